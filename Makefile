@@ -1,0 +1,56 @@
+# EchoStudio: `make run` for the demo site, `make test` for the whole suite. Nothing else is needed.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint typecheck worker venv install install-dev clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker).
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo
+	@echo ""
+	@echo "EchoStudio is starting at http://$(HOST):$(PORT)/  (demo users: admin, actor, reviewer1-4, annotator1-3, lead, evaluator1-3)"
+	@echo "Stop with Ctrl-C; the worker stops with the site."
+	@trap 'kill 0' INT TERM EXIT; \
+	  $(VENV)/bin/celery -A webapp worker -Q default,gpu --concurrency 2 --loglevel INFO & \
+	  DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(VENV)/bin/celery -A webapp worker -Q default,gpu --loglevel INFO
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: install-dev
+	$(VENV)/bin/mypy .
+
+## Run every quality gate and the whole test suite.
+test: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+	ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test $(PY) manage.py check
+	ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test $(PY) manage.py makemigrations --check --dry-run
+	ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test $(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/test var/broker

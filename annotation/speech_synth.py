@@ -1,0 +1,166 @@
+"""Synthetic speech from eSpeak NG, for test fixtures, benchmarks and demo data.
+
+The `espeakng-loader` wheel ships the eSpeak NG shared library and its voice data, so this works
+on any machine with the project's requirements and no system packages. The library is driven
+through ctypes in synchronous mode: `espeak_Synth` returns only after every audio buffer has been
+handed to our callback, which makes a call a plain function from text to samples.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import threading
+import wave
+from dataclasses import dataclass
+
+import espeakng_loader
+import numpy as np
+import numpy.typing as npt
+
+# Values from eSpeak NG's speak_lib.h.
+_AUDIO_OUTPUT_SYNCHRONOUS = 2
+_INITIALIZE_DONT_EXIT = 0x8000  # return an error instead of calling exit() when data is missing
+_CHARS_UTF8 = 1
+_POS_CHARACTER = 1
+_PARAM_RATE = 1
+_PARAM_PITCH = 3
+_EE_OK = 0
+
+MIN_RATE_WPM = 80
+MAX_RATE_WPM = 450
+
+# int callback(short *wav, int numsamples, espeak_EVENT *events); the events are not needed.
+_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+
+
+class _VoiceSpec(ctypes.Structure):
+    """espeak_VOICE, used to pick a voice by language code ("en-gb") when no voice has that name."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("languages", ctypes.c_char_p),
+        ("identifier", ctypes.c_char_p),
+        ("gender", ctypes.c_ubyte),
+        ("age", ctypes.c_ubyte),
+        ("variant", ctypes.c_ubyte),
+        ("xx1", ctypes.c_ubyte),
+        ("score", ctypes.c_int),
+        ("spare", ctypes.c_void_p),
+    ]
+
+
+@dataclass(frozen=True)
+class SynthesizedSpeech:
+    samples: npt.NDArray[np.int16]
+    sample_rate: int
+
+    @property
+    def duration_seconds(self) -> float:
+        """Return the length of the speech in seconds."""
+        return len(self.samples) / self.sample_rate
+
+
+class _Engine:
+    """The one eSpeak NG instance of this process.
+
+    eSpeak NG keeps its voice, parameters and output buffer in C globals, so every synthesis
+    runs under one lock, and the callback appends to a buffer that only the lock holder uses.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._library: ctypes.CDLL | None = None
+        self._sample_rate = 0
+        self._chunks: list[npt.NDArray[np.int16]] = []
+        # Kept on the instance so the C side never calls a garbage-collected trampoline.
+        self._callback = _SynthCallback(self._collect)
+
+    def _collect(self, wav: ctypes._Pointer[ctypes.c_short], numsamples: int, _events: int | None) -> int:
+        if numsamples > 0 and wav:
+            self._chunks.append(np.ctypeslib.as_array(wav, shape=(numsamples,)).astype(np.int16))
+        return 0  # 0 = carry on synthesising
+
+    def _start(self) -> ctypes.CDLL:
+        if self._library is not None:
+            return self._library
+        library = ctypes.CDLL(espeakng_loader.get_library_path())
+        library.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        library.espeak_Initialize.restype = ctypes.c_int
+        library.espeak_SetSynthCallback.argtypes = [_SynthCallback]
+        library.espeak_SetSynthCallback.restype = None
+        library.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        library.espeak_SetVoiceByName.restype = ctypes.c_int
+        library.espeak_SetVoiceByProperties.argtypes = [ctypes.POINTER(_VoiceSpec)]
+        library.espeak_SetVoiceByProperties.restype = ctypes.c_int
+        library.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+        library.espeak_SetParameter.restype = ctypes.c_int
+        library.espeak_Synth.argtypes = [
+            ctypes.c_char_p,
+            ctypes.c_size_t,
+            ctypes.c_uint,
+            ctypes.c_int,
+            ctypes.c_uint,
+            ctypes.c_uint,
+            ctypes.POINTER(ctypes.c_uint),
+            ctypes.c_void_p,
+        ]
+        library.espeak_Synth.restype = ctypes.c_int
+        data_path = espeakng_loader.get_data_path().encode()
+        sample_rate = library.espeak_Initialize(
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path, _INITIALIZE_DONT_EXIT
+        )
+        if sample_rate <= 0:
+            raise RuntimeError(f"eSpeak NG failed to initialise with data at {data_path.decode()}")
+        library.espeak_SetSynthCallback(self._callback)
+        self._sample_rate = sample_rate
+        self._library = library
+        return library
+
+    def synthesize(self, text: str, rate_wpm: int, pitch: int, voice: str) -> SynthesizedSpeech:
+        with self._lock:
+            library = self._start()
+            if (
+                library.espeak_SetVoiceByName(voice.encode()) != _EE_OK
+                and library.espeak_SetVoiceByProperties(ctypes.byref(_VoiceSpec(languages=voice.encode())))
+                != _EE_OK
+            ):
+                raise ValueError(f"eSpeak NG has no voice named {voice!r}")
+            # Set after the voice, because loading a voice resets the prosody parameters.
+            library.espeak_SetParameter(_PARAM_RATE, rate_wpm, 0)
+            library.espeak_SetParameter(_PARAM_PITCH, pitch, 0)
+            encoded = text.encode()
+            self._chunks = []
+            try:
+                status = library.espeak_Synth(
+                    encoded, len(encoded) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None
+                )
+                if status != _EE_OK:
+                    raise RuntimeError(f"eSpeak NG synthesis failed with status {status}")
+                samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, dtype=np.int16)
+            finally:
+                self._chunks = []
+            return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate)
+
+
+_ENGINE = _Engine()
+
+
+def synthesize(text: str, *, rate_wpm: int = 175, pitch: int = 50, voice: str = "en-us") -> SynthesizedSpeech:
+    """Return `text` spoken by eSpeak NG at `rate_wpm` words per minute and `pitch` (0-100)."""
+    if not MIN_RATE_WPM <= rate_wpm <= MAX_RATE_WPM:
+        raise ValueError(f"rate_wpm must be between {MIN_RATE_WPM} and {MAX_RATE_WPM}, got {rate_wpm}")
+    if not 0 <= pitch <= 100:
+        raise ValueError(f"pitch must be between 0 and 100, got {pitch}")
+    return _ENGINE.synthesize(text, rate_wpm, pitch, voice)
+
+
+def to_wav_bytes(samples: npt.NDArray[np.int16], sample_rate: int) -> bytes:
+    """Return mono 16-bit PCM `samples` as the bytes of a WAV file."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(sample_rate)
+        wav.writeframes(np.asarray(samples, dtype="<i2").tobytes())
+    return buffer.getvalue()

@@ -1,0 +1,277 @@
+"""A synchronous client for LLM judges behind any OpenAI-compatible chat-completions endpoint.
+
+`JudgeClient.complete_json(messages)` sends one prompt and returns a `JudgeReply`; it never raises
+for a bad answer: HTTP errors, timeouts, garbage and non-JSON content all come back as
+`ok=False` with the error and the raw text kept, so the caller can store the judge error and
+exclude it from aggregates. 429, 5xx, timeouts and connection errors are retried with
+exponential backoff and jitter, honouring Retry-After.
+
+`JudgeClient.judge_many(requests, on_result)` runs many prompts with at most
+`max_concurrency` in flight, on threads: the caller is a Celery task, so the API is synchronous,
+and `on_result` is called on the caller's own thread so it may use the Django ORM.
+
+Answers are cached by sha256 of (model, messages, temperature) through any object with
+get(key) / set(key, value) (`JudgeCache`): the same prompt to the same judge model is paid
+once. Only answers that parsed as a JSON object are cached, so rerunning a judging job retries
+the failures.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+Message = Mapping[str, Any]
+# Besides 5xx: rate limits (429) and the statuses the official openai client also retries
+# (408 request timeout, 409 lock conflict).
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class ChatJudgeConfig:
+    base_url: str  # OpenAI-style, e.g. "https://api.openai.com/v1" or "http://gpu-box:8000/v1" (vLLM)
+    model: str
+    api_key: str = ""
+    timeout_s: float = 60.0
+    max_retries: int = 3  # retries after the first attempt
+    max_concurrency: int = 4
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    backoff_base_s: float = 1.0
+    backoff_max_s: float = 60.0  # also the most a Retry-After header can make us wait
+    json_mode: bool = False  # send response_format={"type": "json_object"} (OpenAI, vLLM support it)
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    ok: bool
+    data: dict[str, Any] | None
+    raw_text: str
+    error: str | None
+    attempts: int  # HTTP requests sent for this answer; 0 when it came from the cache
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    key: Hashable  # the caller's id for this prompt (e.g. a model-output pk and stage)
+    messages: Sequence[Message]
+
+
+class JudgeCache(Protocol):
+    def get(self, key: str) -> str | None: ...
+
+    def set(self, key: str, value: str) -> None: ...
+
+
+class InMemoryJudgeCache:
+    """A thread-safe dict cache (tests, scripts); the Django side stores answers in the database."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._values.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        with self._lock:
+            self._values[key] = value
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values)
+
+
+def cache_key(model: str, messages: Sequence[Message], temperature: float) -> str:
+    """Return the sha256 hex digest identifying a prompt to a judge model."""
+    payload = json.dumps(
+        {"model": model, "messages": list(messages), "temperature": temperature},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def extract_json_object(text: str) -> dict[str, Any] | None:
+    """Return the JSON object that is the whole text, or the first fenced (```json) block; else None."""
+    candidates = [text.strip()] + [match.group(1).strip() for match in _FENCE.finditer(text)]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+class JudgeClient:
+    """One judge endpoint and model; use as a context manager or call close()."""
+
+    def __init__(
+        self,
+        config: ChatJudgeConfig,
+        cache: JudgeCache | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.config = config
+        self.cache = cache
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
+        self._http = httpx.Client(
+            base_url=config.base_url.rstrip("/") + "/",
+            headers=headers,
+            timeout=config.timeout_s,
+            limits=httpx.Limits(max_connections=max(1, config.max_concurrency)),
+        )
+
+    def __enter__(self) -> JudgeClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def cache_key(self, messages: Sequence[Message]) -> str:
+        return cache_key(self.config.model, messages, self.config.temperature)
+
+    def complete_json(self, messages: Sequence[Message]) -> JudgeReply:
+        """Return the judge's answer to one prompt as a JSON object, or the reason it has none."""
+        key = self.cache_key(messages)
+        if self.cache is not None:
+            cached = self.cache.get(key)
+            if cached is not None:
+                return _reply_from_text(cached, attempts=0, cached=True)
+        reply = self._request(messages)
+        if reply.ok and self.cache is not None:
+            self.cache.set(key, reply.raw_text)
+        return reply
+
+    def judge_many(
+        self,
+        requests: Sequence[JudgeRequest],
+        on_result: Callable[[JudgeRequest, JudgeReply], None] | None = None,
+    ) -> list[JudgeReply]:
+        """Return the replies in request order, with at most max_concurrency prompts in flight.
+
+        `on_result` is called on the calling thread as each answer arrives. Requests with
+        identical prompts are sent once and share the reply.
+        """
+        by_prompt: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            by_prompt.setdefault(self.cache_key(request.messages), []).append(index)
+        replies: list[JudgeReply | None] = [None] * len(requests)
+        with ThreadPoolExecutor(max_workers=max(1, self.config.max_concurrency)) as pool:
+            futures = {
+                pool.submit(self.complete_json, requests[indexes[0]].messages): indexes
+                for indexes in by_prompt.values()
+            }
+            for future in as_completed(futures):
+                reply = future.result()
+                for index in futures[future]:
+                    replies[index] = reply
+                    if on_result is not None:
+                        on_result(requests[index], reply)
+        return [reply for reply in replies if reply is not None]
+
+    def _request(self, messages: Sequence[Message]) -> JudgeReply:
+        payload: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": list(messages),
+            "temperature": self.config.temperature,
+        }
+        if self.config.max_tokens is not None:
+            payload["max_tokens"] = self.config.max_tokens
+        if self.config.json_mode:
+            payload["response_format"] = {"type": "json_object"}
+
+        attempts = 0
+        while True:
+            attempts += 1
+            retry_after: float | None = None
+            try:
+                response = self._http.post("chat/completions", json=payload)
+            except httpx.TimeoutException as exc:
+                error, raw_text = f"timeout after {self.config.timeout_s:g}s ({type(exc).__name__})", ""
+            except httpx.TransportError as exc:
+                error, raw_text = f"connection error: {type(exc).__name__}: {exc}", ""
+            else:
+                if response.status_code == 200:
+                    return _reply_from_body(response.text, attempts)
+                error, raw_text = f"HTTP {response.status_code}", response.text
+                if not _is_retryable(response.status_code):
+                    return JudgeReply(False, None, raw_text, error, attempts)
+                retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
+            if attempts > self.config.max_retries:
+                return JudgeReply(
+                    False, None, raw_text, f"{error} (gave up after {attempts} attempts)", attempts
+                )
+            self._sleep(self._backoff(attempts, retry_after))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.config.backoff_max_s)
+        exponential = min(self.config.backoff_base_s * 2 ** (attempt - 1), self.config.backoff_max_s)
+        # Full jitter over the upper half keeps concurrent workers from retrying in lockstep.
+        return exponential * (0.5 + 0.5 * self._rng.random())
+
+
+def _is_retryable(status: int) -> bool:
+    return status in RETRYABLE_STATUS or 500 <= status <= 599
+
+
+def _retry_after_seconds(header: str | None) -> float | None:
+    if header is None:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _reply_from_body(body: str, attempts: int) -> JudgeReply:
+    """Return the reply for a 200 response: pick the assistant content out of the completion."""
+    try:
+        completion = json.loads(body)
+        content = completion["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return JudgeReply(
+            False, None, body, "malformed chat completion (no choices[0].message.content)", attempts
+        )
+    if not isinstance(content, str):
+        return JudgeReply(False, None, body, "chat completion content is not text", attempts)
+    return _reply_from_text(content, attempts)
+
+
+def _reply_from_text(text: str, attempts: int, cached: bool = False) -> JudgeReply:
+    data = extract_json_object(text)
+    if data is None:
+        return JudgeReply(False, None, text, "answer is not a JSON object", attempts, cached)
+    return JudgeReply(True, data, text, None, attempts, cached)

@@ -1,0 +1,354 @@
+"""EchoEval scoring rules (paper appendix C.3): sub-scores, hard caps and automatic flags.
+
+A judge (an LLM or a person applying the rubric by hand) returns sub-scores and failure flags for
+one stage of one model output; `score_stage` turns them into the stage score:
+final = min(raw_sum, cap), where cap is the lowest cap among the flags that apply.
+
+Nothing here clips or guesses: a missing, unknown, out-of-range or non-numeric sub-score, or an
+unknown flag, raises RubricError, so a broken judgement is stored as a judge error (and excluded
+from aggregates, as the paper does) instead of silently becoming a plausible number.
+
+`automatic_flags` covers the flags the app can decide from structured data without a judge
+(empty output, missing reasoning fields, strategy overlap with the gold reference).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+PERCEPTION = "perception"
+REASONING = "reasoning"
+SHIFT_PERCEPTION = "shift_perception"
+RESPONSE_CONTENT = "response_content"
+RESPONSE_AUDIO = "response_audio"
+
+STAGES: tuple[str, ...] = (PERCEPTION, REASONING, SHIFT_PERCEPTION, RESPONSE_CONTENT, RESPONSE_AUDIO)
+
+# The five EchoEval scenarios (paper section 4, Table 10). Table 2 calls audio-dominant "Neutral"
+# and high-arousal "Intense".
+IMPLICIT = "implicit"
+AUDIO_DOMINANT = "audio-dominant"
+MODALITY_CONFLICT = "modality-conflict"
+HIGH_AROUSAL = "high-arousal"
+EMOTION_SHIFT = "emotion-shift"
+SCENARIOS: tuple[str, ...] = (IMPLICIT, AUDIO_DOMINANT, MODALITY_CONFLICT, HIGH_AROUSAL, EMOTION_SHIFT)
+
+# Inclusive (low, high) range of every sub-score, per stage, in the order of appendix C.3.
+SUBSCORE_RANGES: dict[str, dict[str, tuple[int, int]]] = {
+    PERCEPTION: {
+        "polarity": (0, 1),
+        "emotion": (0, 2),
+        "modality_consistency": (0, 1),
+        "situation": (0, 2),
+        "intensity": (0, 2),
+        "prosody": (0, 2),
+    },
+    REASONING: {
+        "context": (0, 2),
+        "latent_need": (0, 2),
+        "core_demand": (0, 2),
+        "strategy": (0, 3),
+        "constraints": (0, 1),
+    },
+    SHIFT_PERCEPTION: {
+        "situation": (0, 2),
+        "emotion_shift": (0, 6),
+        "structure": (0, 2),
+    },
+    RESPONSE_CONTENT: {"content": (1, 5)},
+    RESPONSE_AUDIO: {"audio": (1, 5)},
+}
+
+# Hard-fail flags and the cap each one imposes on the stage score.
+FLAG_CAPS: dict[str, dict[str, int]] = {
+    PERCEPTION: {
+        "empty_or_off_topic": 1,
+        "wrong_primary_emotion": 5,
+        # Applies only to modality-conflict (satire / self-mockery) items; see MODALITY_CONFLICT_FLAG.
+        "missed_modality_conflict": 7,
+    },
+    REASONING: {
+        "missing_fields": 1,
+        "recommends_not_recommended": 6,
+        "no_recommended_overlap": 8,
+    },
+    SHIFT_PERCEPTION: {"empty_or_off_task": 1},
+    RESPONSE_CONTENT: {"harmful": 1, "hard_failure": 3},
+    RESPONSE_AUDIO: {"unintelligible": 1, "inappropriate_voice": 2},
+}
+
+MODALITY_CONFLICT_FLAG = "missed_modality_conflict"
+
+# Shift perception: a 0 on either of these sub-scores is a "fundamental miss" and caps the score at 5.
+SHIFT_FUNDAMENTAL_SUBSCORES: tuple[str, ...] = ("situation", "emotion_shift")
+SHIFT_FUNDAMENTAL_MISS_CAP = 5
+SHIFT_FUNDAMENTAL_MISS_REASON = "fundamental_miss"
+
+# Fields a structured reasoning output must fill (paper C.2: the ToM annotation components the
+# model is asked to produce; constraints are optional in a model's output).
+REQUIRED_REASONING_FIELDS: tuple[str, ...] = ("context", "latent_need", "core_demand", "strategy")
+
+
+class RubricError(ValueError):
+    """A judgement that breaks the rubric (bad sub-score or flag); stored as a judge error."""
+
+
+@dataclass(frozen=True)
+class StageScore:
+    stage: str
+    raw_sum: float
+    cap: int | None
+    cap_reasons: tuple[str, ...]
+    final: float
+    max_score: int
+
+
+def stage_max(stage: str) -> int:
+    """Return the highest score a stage can reach (10 for the reasoning stages, 5 for responses)."""
+    ranges = _ranges_for(stage)
+    return sum(high for _, high in ranges.values())
+
+
+def score_stage(
+    stage: str,
+    subscores: Mapping[str, int | float],
+    flags: Iterable[str],
+    *,
+    scenario: str | None = None,
+) -> StageScore:
+    """Return the capped stage score for one judgement; raise RubricError on any rubric break."""
+    ranges = _ranges_for(stage)
+    values = _validated_subscores(stage, ranges, subscores)
+    flag_set = set(flags)
+    unknown_flags = flag_set - set(FLAG_CAPS[stage])
+    if unknown_flags:
+        raise RubricError(f"unknown {stage} flag(s): {', '.join(sorted(unknown_flags))}")
+
+    caps: list[tuple[int, str]] = []
+    for flag in flag_set:
+        if flag == MODALITY_CONFLICT_FLAG and scenario != MODALITY_CONFLICT:
+            # The judge may raise it anywhere, but the paper caps only satire / self-mockery items.
+            continue
+        caps.append((FLAG_CAPS[stage][flag], flag))
+    if stage == SHIFT_PERCEPTION and any(values[name] == 0 for name in SHIFT_FUNDAMENTAL_SUBSCORES):
+        caps.append((SHIFT_FUNDAMENTAL_MISS_CAP, SHIFT_FUNDAMENTAL_MISS_REASON))
+
+    raw_sum = math.fsum(values.values())
+    caps.sort()
+    cap = caps[0][0] if caps else None
+    final = raw_sum if cap is None else min(raw_sum, float(cap))
+    return StageScore(
+        stage=stage,
+        raw_sum=raw_sum,
+        cap=cap,
+        cap_reasons=tuple(reason for _, reason in caps),
+        final=final,
+        max_score=stage_max(stage),
+    )
+
+
+def _ranges_for(stage: str) -> dict[str, tuple[int, int]]:
+    try:
+        return SUBSCORE_RANGES[stage]
+    except KeyError:
+        raise RubricError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}") from None
+
+
+def _validated_subscores(
+    stage: str, ranges: Mapping[str, tuple[int, int]], subscores: Mapping[str, object]
+) -> dict[str, float]:
+    missing = set(ranges) - set(subscores)
+    unknown = set(subscores) - set(ranges)
+    if missing:
+        raise RubricError(f"missing {stage} sub-score(s): {', '.join(sorted(missing))}")
+    if unknown:
+        raise RubricError(f"unknown {stage} sub-score(s): {', '.join(sorted(str(n) for n in unknown))}")
+    values: dict[str, float] = {}
+    for name, (low, high) in ranges.items():
+        value = subscores[name]
+        # bool is an int subclass; a judge answering `true` has not given a score.
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise RubricError(f"{stage} sub-score {name!r} is not a number: {value!r}")
+        if not low <= value <= high:
+            raise RubricError(f"{stage} sub-score {name!r}={value} outside {low}-{high}")
+        values[name] = float(value)
+    return values
+
+
+# --- Support strategies -------------------------------------------------------------------------
+
+# Canonical strategy names (paper B.3 / C.2: validation, reassurance, guidance, reframing ... after
+# PsyQA / ESConv) and the phrasings models and annotators use for them. Matching is done on the
+# canonical names so "Validate her feelings" and "emotional validation" count as the same strategy.
+STRATEGY_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "emotional_validation": (
+        "validation",
+        "emotional validation",
+        "validate feelings",
+        "validate emotions",
+        "validating feelings",
+        "acknowledge feelings",
+        "acknowledging feelings",
+        "emotional acknowledgement",
+        "emotional acknowledgment",
+        "reflection of feelings",
+        "reflect feelings",
+        "empathic reflection",
+        "empathize",
+        "empathise",
+    ),
+    "reassurance": (
+        "reassurance",
+        "reassure",
+        "affirmation and reassurance",
+        "affirmation",
+        "comfort",
+        "comforting",
+        "soothing",
+    ),
+    "guidance": (
+        "guidance",
+        "practical guidance",
+        "advice",
+        "give advice",
+        "providing suggestions",
+        "suggestions",
+        "suggest",
+        "problem solving",
+        "problem-solving",
+        "actionable steps",
+        "action planning",
+    ),
+    "cognitive_reframing": (
+        "cognitive reframing",
+        "reframing",
+        "reframe",
+        "positive reframing",
+        "perspective shift",
+        "offer perspective",
+        "perspective taking",
+    ),
+    "active_listening": (
+        "active listening",
+        "listening",
+        "restatement",
+        "restatement or paraphrasing",
+        "paraphrasing",
+        "paraphrase",
+        "reflective listening",
+    ),
+    "questioning": (
+        "question",
+        "questions",
+        "questioning",
+        "ask questions",
+        "open questions",
+        "open-ended questions",
+        "clarifying questions",
+        "gentle inquiry",
+        "exploration",
+    ),
+    "information": (
+        "information",
+        "providing information",
+        "information sharing",
+        "psychoeducation",
+    ),
+    "self_disclosure": ("self disclosure", "self-disclosure", "share own experience"),
+    "encouragement": ("encouragement", "encourage", "motivation", "empowerment", "empower"),
+    "shared_joy": ("shared joy", "share joy", "celebrate", "celebration", "congratulate", "congratulations"),
+    "de_escalation": ("de-escalation", "de escalation", "calming", "calm down", "grounding", "breathing"),
+    "humor": ("humor", "humour", "playful", "light humor", "playful engagement"),
+}
+
+_SYNONYM_TO_STRATEGY: dict[str, str] = {}
+for _canonical, _phrases in STRATEGY_SYNONYMS.items():
+    _SYNONYM_TO_STRATEGY[_canonical.replace("_", " ")] = _canonical
+    for _phrase in _phrases:
+        _SYNONYM_TO_STRATEGY[re.sub(r"[^a-z0-9]+", " ", _phrase.lower()).strip()] = _canonical
+
+
+def normalise_strategy(name: str) -> str:
+    """Return the canonical strategy name, or the cleaned lower-case text when it is not in the taxonomy.
+
+    Unknown names are kept (cleaned) rather than dropped so that gold and model strategies outside
+    the taxonomy still match each other when they are spelled alike.
+    """
+    cleaned = re.sub(r"[^a-z0-9]+", " ", name.lower()).strip()
+    return _SYNONYM_TO_STRATEGY.get(cleaned, cleaned.replace(" ", "_"))
+
+
+def strategy_names(value: object) -> set[str]:
+    """Return canonical strategy names from a list of names or one string separated by , ; or newlines."""
+    if value is None:
+        return set()
+    parts: Iterable[object]
+    if isinstance(value, str):
+        parts = re.split(r"[,;\n]+", value)
+    elif isinstance(value, Sequence | set | frozenset):
+        parts = value
+    else:
+        raise RubricError(f"strategies must be a string or a list of strings, not {type(value).__name__}")
+    names = set()
+    for part in parts:
+        if not isinstance(part, str):
+            raise RubricError(f"strategy names must be strings, not {part!r}")
+        if part.strip():
+            names.add(normalise_strategy(part))
+    return names
+
+
+def automatic_flags(
+    stage: str, output: str | Mapping[str, object] | None, gold: Mapping[str, object]
+) -> set[str]:
+    """Return the hard-fail flags the app can decide itself from the model output and the gold reference.
+
+    `output` is the model's text for the stage, or for reasoning the parsed fields (context,
+    latent_need, core_demand, strategy as a list or a separated string). `gold` is the adjudicated
+    reference; reasoning uses its `recommended_strategies` and `not_recommended_strategies`.
+    """
+    _ranges_for(stage)
+    if _is_empty(output):
+        return {_EMPTY_OUTPUT_FLAG[stage]}
+    if stage != REASONING or not isinstance(output, Mapping):
+        return set()
+
+    flags: set[str] = set()
+    if any(_is_empty(output.get(name)) for name in REQUIRED_REASONING_FIELDS):
+        flags.add("missing_fields")
+    proposed = strategy_names(output.get("strategy"))
+    recommended = strategy_names(gold.get("recommended_strategies"))
+    not_recommended = strategy_names(gold.get("not_recommended_strategies"))
+    if proposed & not_recommended:
+        flags.add("recommends_not_recommended")
+    # Without proposed strategies the output already fails as missing_fields; without gold
+    # recommendations there is nothing to overlap with.
+    if proposed and recommended and not proposed & recommended:
+        flags.add("no_recommended_overlap")
+    return flags
+
+
+# The flag that an empty output earns at each stage. A response with no text is a hard content
+# failure; a response with no audio cannot be understood.
+_EMPTY_OUTPUT_FLAG: dict[str, str] = {
+    PERCEPTION: "empty_or_off_topic",
+    REASONING: "missing_fields",
+    SHIFT_PERCEPTION: "empty_or_off_task",
+    RESPONSE_CONTENT: "hard_failure",
+    RESPONSE_AUDIO: "unintelligible",
+}
+
+
+def _is_empty(value: object) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, Mapping):
+        return all(_is_empty(v) for v in value.values())
+    if isinstance(value, Sequence | set | frozenset):
+        return all(_is_empty(v) for v in value)
+    return False

@@ -1,0 +1,226 @@
+"""Shared fixtures: named users per role, logged-in clients, a real Celery worker, real Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+if TYPE_CHECKING:
+    from webapp.models import User
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def services_required() -> bool:
+    """CI sets ECHOSTUDIO_REQUIRE_SERVICES=1 so a missing service fails instead of skipping."""
+    return os.environ.get("ECHOSTUDIO_REQUIRE_SERVICES", "") not in ("", "0", "false")
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip a test whose service is unavailable, or fail it when services are required."""
+    if services_required():
+        pytest.fail(f"required service unavailable: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., User]:
+    from webapp.models import User
+    from webapp.roles import Role
+
+    counter = iter(range(1, 10_000))
+
+    def make(role: Role | None = None, username: str | None = None, **extra: object) -> User:
+        name = username or f"{role.value if role else 'norole'}{next(counter)}"
+        user = User.objects.create_user(username=name, password="pw-for-tests-123", **extra)  # type: ignore[arg-type]
+        if role is not None:
+            from webapp.roles import grant_role
+
+            grant_role(user, role)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def users(make_user: Callable[..., User]) -> dict[str, User]:
+    """One user per role, plus one without any role."""
+    from webapp.roles import Role
+
+    return {
+        "actor": make_user(Role.VOICE_ACTOR, "actor"),
+        "reviewer": make_user(Role.REVIEWER, "reviewer"),
+        "annotator": make_user(Role.ANNOTATOR, "annotator"),
+        "lead": make_user(Role.LEAD_ANNOTATOR, "lead"),
+        "evaluator": make_user(Role.EVALUATOR, "evaluator"),
+        "admin": make_user(Role.ADMIN, "admin"),
+        "norole": make_user(None, "norole"),
+    }
+
+
+@pytest.fixture
+def client_for(users: dict[str, User]) -> Callable[[str], Client]:
+    """Return a client logged in as the named user of the `users` fixture."""
+
+    def login(name: str) -> Client:
+        client = Client()
+        client.force_login(users[name])
+        return client
+
+    return login
+
+
+def _worker_environment(extra: dict[str, str]) -> dict[str, str]:
+    settings_dict = connection.settings_dict
+    env = dict(os.environ)
+    if connection.vendor == "sqlite":
+        env["DATABASE_URL"] = f"sqlite:///{settings_dict['NAME']}"
+    else:
+        auth = settings_dict["USER"] + (f":{settings_dict['PASSWORD']}" if settings_dict["PASSWORD"] else "")
+        env["DATABASE_URL"] = (
+            f"postgres://{auth}@{settings_dict['HOST'] or 'localhost'}:{settings_dict['PORT'] or 5432}"
+            f"/{settings_dict['NAME']}"
+        )
+    env.update(extra)
+    return env
+
+
+class WorkerProcess:
+    """A real `celery worker` process consuming both queues, started and killed by tests."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        self.env = env
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "webapp",
+                "worker",
+                "-Q",
+                "default,gpu",
+                "--concurrency",
+                "1",
+                "--loglevel",
+                "INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children at once, as a crash or OOM kill would."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+
+@pytest.fixture
+def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start real worker processes against the test database and the configured broker."""
+    from webapp.celery import app
+    from webapp.health import check_broker
+
+    if not check_broker()["ok"]:
+        skip_or_fail(f"Celery broker {app.conf.broker_url} is not reachable")
+    if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
+        pytest.skip("a worker process cannot share an in-memory SQLite database")
+    started: list[WorkerProcess] = []
+
+    def start(**extra_env: str) -> WorkerProcess:
+        worker = WorkerProcess(_worker_environment(extra_env), tmp_path / f"worker{len(started)}.log")
+        worker.start()
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, message: str) -> None:
+    """Poll until the predicate holds; fail with the message after the timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    pytest.fail(message)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    if not CHROMIUM.exists() or shutil.which("chromium") is None:
+        skip_or_fail("Debian's chromium is not installed (apt-get install chromium chromium-driver)")
+    return str(CHROMIUM)
+
+
+@pytest.fixture
+def browser_page(chromium_path: str, live_server: object) -> Iterator[object]:
+    """A Playwright page in real headless Chromium, pointed at the live test server."""
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop; Django must allow ORM calls from test code anyway.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        context = browser.new_context()
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: object) -> None:
+    # Real hashers cost ~0.5 s per user on this machine; the hash itself is not what tests check.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]

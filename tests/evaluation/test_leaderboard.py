@@ -1,0 +1,184 @@
+import csv
+import io
+
+import pytest
+
+from evaluation.leaderboard import StageRecord, build_leaderboard, scores_by_system, to_csv, to_latex
+
+SCENARIOS = {
+    "i1": "implicit",
+    "i2": "implicit",
+    "i3": "audio-dominant",
+    "i4": "modality-conflict",
+    "i5": "high-arousal",
+    "i6": "emotion-shift",
+}
+
+
+def _records(system, stage, scores):
+    return [
+        StageRecord(
+            system,
+            item,
+            SCENARIOS[item],
+            "shift_perception" if stage == "perception" and SCENARIOS[item] == "emotion-shift" else stage,
+            score,
+        )
+        for item, score in scores.items()
+    ]
+
+
+# System A (speech out):
+#   perception  i1 8, i2 6, i3 7, i4 judge error, i5 9, shift i6 5
+#     -> Implicit 7.0, Neutral 7.0, Conflict "-" (0 valid, 1 excluded), Intense 9.0, Shift 5.0
+#     -> Avg. pooled over items (8+6+7+9+5)/5 = 7.0, 5 valid, 1 excluded
+#   reasoning   6, 8, error, 7, 7, 8 -> 36/5 = 7.2
+#   content     4, 4, 3, 5, 4, 4 -> 4.0; audio 4, 5, 4, 4, 3, 4 -> 4.0; response 8.0
+#   All = (7.0 + 7.2 + 8.0) / 3 = 7.4
+# System B (speech-to-text, no audio):
+#   perception  i1 5, i2 7, i3 4, i4 6, i5 8, shift i6 2
+#     -> Implicit 6.0, Neutral 4, Conflict 6, Intense 8, Shift 2
+#     -> Avg. pooled 32/6 = 5.3333 (the mean of the five columns would be 5.2)
+#   reasoning   4, 6, 5, 5, 5, 5 -> 5.0
+#   content     3, 3, 4, 4, 3, error -> 17/5 = 3.4; audio "-"; response = content = 3.4
+#   All = (5.3333 + 5.0 + 3.4) / 3 = 4.57778
+# System C: only implicit perception 7, 7 -> Implicit 7.0 and Avg. 7.0, no other stage, All "-".
+RECORDS = [
+    *_records("A", "perception", {"i1": 8, "i2": 6, "i3": 7, "i4": None, "i5": 9, "i6": 5}),
+    *_records("A", "reasoning", {"i1": 6, "i2": 8, "i3": None, "i4": 7, "i5": 7, "i6": 8}),
+    *_records("A", "response_content", {"i1": 4, "i2": 4, "i3": 3, "i4": 5, "i5": 4, "i6": 4}),
+    *_records("A", "response_audio", {"i1": 4, "i2": 5, "i3": 4, "i4": 4, "i5": 3, "i6": 4}),
+    *_records("B", "perception", {"i1": 5, "i2": 7, "i3": 4, "i4": 6, "i5": 8, "i6": 2}),
+    *_records("B", "reasoning", {"i1": 4, "i2": 6, "i3": 5, "i4": 5, "i5": 5, "i6": 5}),
+    *_records("B", "response_content", {"i1": 3, "i2": 3, "i3": 4, "i4": 4, "i5": 3, "i6": None}),
+    *_records("C", "perception", {"i1": 7, "i2": 7}),
+]
+
+
+def _values(row):
+    return {key: cell.value for key, cell in row.cells.items()}
+
+
+def test_table_two_values_by_hand():
+    table = build_leaderboard(RECORDS, systems=["A", "B", "C"])
+    a, b, c = table.rows
+    assert _values(a) == pytest.approx(
+        {
+            "perception_implicit": 7.0,
+            "perception_audio_dominant": 7.0,
+            "perception_modality_conflict": None,
+            "perception_high_arousal": 9.0,
+            "perception_emotion_shift": 5.0,
+            "perception_avg": 7.0,
+            "reasoning_avg": 7.2,
+            "response_content": 4.0,
+            "response_audio": 4.0,
+            "response_avg": 8.0,
+            "all_avg": 7.4,
+        }
+    )
+    assert _values(b) == pytest.approx(
+        {
+            "perception_implicit": 6.0,
+            "perception_audio_dominant": 4.0,
+            "perception_modality_conflict": 6.0,
+            "perception_high_arousal": 8.0,
+            "perception_emotion_shift": 2.0,
+            "perception_avg": 32 / 6,
+            "reasoning_avg": 5.0,
+            "response_content": 3.4,
+            "response_audio": None,
+            "response_avg": 3.4,
+            "all_avg": (32 / 6 + 5.0 + 3.4) / 3,
+        }
+    )
+    assert _values(c)["perception_avg"] == 7.0
+    assert _values(c)["all_avg"] is None
+
+
+def test_judge_errors_are_counted_not_averaged():
+    a, b, _ = build_leaderboard(RECORDS, systems=["A", "B", "C"]).rows
+    conflict = a.cells["perception_modality_conflict"]
+    assert (conflict.n_valid, conflict.n_excluded) == (0, 1)
+    assert (a.cells["perception_avg"].n_valid, a.cells["perception_avg"].n_excluded) == (5, 1)
+    assert (a.cells["reasoning_avg"].n_valid, a.cells["reasoning_avg"].n_excluded) == (5, 1)
+    assert (b.cells["response_content"].n_valid, b.cells["response_content"].n_excluded) == (5, 1)
+    assert (b.cells["response_audio"].n_valid, b.cells["response_audio"].n_excluded) == (0, 0)
+
+
+def test_top_two_marks_with_ties():
+    a, b, c = build_leaderboard(RECORDS, systems=["A", "B", "C"]).rows
+    # Implicit: A 7.0 and C 7.0 tie for best, B 6.0 second
+    assert [row.cells["perception_implicit"].mark for row in (a, b, c)] == ["best", "second", "best"]
+    # Conflict: only B has a value
+    assert [row.cells["perception_modality_conflict"].mark for row in (a, b, c)] == [None, "best", None]
+    assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", "second", None]
+    assert [row.cells["response_avg"].mark for row in (a, b, c)] == ["best", "second", None]
+
+
+def test_rows_default_to_sorted_system_names():
+    assert [row.system for row in build_leaderboard(RECORDS).rows] == ["A", "B", "C"]
+
+
+def test_csv_has_values_and_counts():
+    rows = list(csv.DictReader(io.StringIO(to_csv(build_leaderboard(RECORDS)))))
+    assert [row["system"] for row in rows] == ["A", "B", "C"]
+    assert rows[0]["all_avg"] == "7.4000"
+    assert rows[0]["perception_modality_conflict"] == ""
+    assert rows[0]["perception_modality_conflict_n_excluded"] == "1"
+    assert rows[1]["perception_avg"] == "5.3333"
+    assert rows[1]["response_audio"] == ""
+
+
+def test_latex_bolds_best_underlines_second_and_escapes_names():
+    records = [*RECORDS, *[StageRecord("Qwen_2.5 & co", "i1", "implicit", "perception", 1.0)]]
+    latex = to_latex(build_leaderboard(records, systems=["A", "B", "Qwen_2.5 & co"]))
+    lines = latex.splitlines()
+    assert lines[0] == r"\begin{tabular}{lccccccccccc}"
+    assert r"\multicolumn{6}{c}{Perception$\uparrow$}" in latex
+    labels = "Implicit & Neutral & Conflict & Intense & Shift & Avg. & Avg. & Content & Audio & Avg. & Avg."
+    assert f" & {labels} \\\\" in lines
+    row_a = next(line for line in lines if line.startswith("A &"))
+    assert row_a == (
+        r"A & \textbf{7.00} & \textbf{7.00} & - & \textbf{9.00} & \textbf{5.00} & \textbf{7.00} & "
+        r"\textbf{7.20} & \textbf{4.00} & \textbf{4.00} & \textbf{8.00} & \textbf{7.40} \\"
+    )
+    row_b = next(line for line in lines if line.startswith("B &"))
+    assert row_b.startswith(r"B & \underline{6.00} & \underline{4.00} & \textbf{6.00} & \underline{8.00}")
+    assert any(line.startswith(r"Qwen\_2.5 \& co & 1.00") for line in lines)
+
+
+def test_inconsistent_records_are_refused():
+    with pytest.raises(ValueError, match="duplicate"):
+        build_leaderboard([RECORDS[0], RECORDS[0]])
+    with pytest.raises(ValueError, match="does not apply"):
+        build_leaderboard([StageRecord("A", "i6", "emotion-shift", "perception", 5.0)])
+    with pytest.raises(ValueError, match="unknown scenario"):
+        build_leaderboard([StageRecord("A", "i1", "sarcasm", "perception", 5.0)])
+
+
+def test_scores_by_system_feeds_paired_tests():
+    assert scores_by_system(RECORDS, "reasoning")["A"] == {"i1": 6, "i2": 8, "i4": 7, "i5": 7, "i6": 8}
+
+
+def test_reproduces_a_row_of_the_paper():
+    # Step-Audio2 mini in Table 2, with each item scored at its column's value and Table 10's item
+    # counts (220 per scenario, 120 emotion-shift): pooled perception (220 * 11.97 + 120 * 1.41) /
+    # 1000 = 2.8026 -> 2.80 as printed; All = (2.8026 + 1.80 + 2.15 + 3.22) / 3 = 3.32 as printed.
+    columns = {"implicit": 3.57, "audio-dominant": 3.15, "modality-conflict": 3.12, "high-arousal": 2.13}
+    records = []
+    for scenario, count, stage, score in [
+        *[(scenario, 220, "perception", score) for scenario, score in columns.items()],
+        ("emotion-shift", 120, "shift_perception", 1.41),
+    ]:
+        for n in range(count):
+            item = f"{scenario}-{n}"
+            records += [
+                StageRecord("Step-Audio2 mini", item, scenario, stage, score),
+                StageRecord("Step-Audio2 mini", item, scenario, "reasoning", 1.80),
+                StageRecord("Step-Audio2 mini", item, scenario, "response_content", 2.15),
+                StageRecord("Step-Audio2 mini", item, scenario, "response_audio", 3.22),
+            ]
+    (row,) = build_leaderboard(records).rows
+    shown = {key: f"{cell.value:.2f}" for key, cell in row.cells.items() if cell.value is not None}
+    assert (shown["perception_avg"], shown["response_avg"], shown["all_avg"]) == ("2.80", "5.37", "3.32")

@@ -1,0 +1,98 @@
+import pytest
+
+from evaluation.rubrics import automatic_flags, normalise_strategy, strategy_names
+
+GOLD = {
+    "recommended_strategies": ["emotional validation", "reassurance"],
+    "not_recommended_strategies": ["advice"],
+}
+FULL_REASONING = {
+    "context": "She is sarcastic about the cancelled trip.",
+    "latent_need": "To feel her disappointment is legitimate.",
+    "core_demand": "Acknowledge the letdown before anything else.",
+    "strategy": ["Validate feelings", "Reassure"],
+}
+
+
+@pytest.mark.parametrize(
+    ("stage", "output", "flag"),
+    [
+        ("perception", "", "empty_or_off_topic"),
+        ("perception", "  \n", "empty_or_off_topic"),
+        ("shift_perception", None, "empty_or_off_task"),
+        ("reasoning", "", "missing_fields"),
+        ("reasoning", {"context": "", "strategy": []}, "missing_fields"),
+        ("response_content", "", "hard_failure"),
+        ("response_audio", None, "unintelligible"),
+    ],
+)
+def test_empty_output_earns_the_stage_empty_flag(stage, output, flag):
+    assert automatic_flags(stage, output, GOLD) == {flag}
+
+
+def test_non_empty_text_output_raises_no_flag():
+    assert automatic_flags("perception", "Sad, low energy, slow speech.", GOLD) == set()
+    assert automatic_flags("reasoning", "free-text reasoning the judge must read", GOLD) == set()
+
+
+def test_complete_reasoning_with_recommended_strategies_raises_no_flag():
+    assert automatic_flags("reasoning", FULL_REASONING, GOLD) == set()
+
+
+def test_a_blank_required_field_is_missing_fields():
+    assert automatic_flags("reasoning", {**FULL_REASONING, "latent_need": " "}, GOLD) == {"missing_fields"}
+
+
+def test_no_strategy_is_missing_fields_not_a_strategy_mismatch():
+    without_strategy = {k: v for k, v in FULL_REASONING.items() if k != "strategy"}
+    assert automatic_flags("reasoning", without_strategy, GOLD) == {"missing_fields"}
+
+
+def test_recommending_a_not_recommended_strategy_is_flagged_through_synonyms():
+    # "give advice" and gold "advice" are both guidance; "validation" still overlaps the recommended.
+    output = {**FULL_REASONING, "strategy": "validation; give advice"}
+    assert automatic_flags("reasoning", output, GOLD) == {"recommends_not_recommended"}
+
+
+def test_wrong_direction_and_no_overlap_together():
+    output = {**FULL_REASONING, "strategy": ["Problem solving"]}
+    assert automatic_flags("reasoning", output, GOLD) == {
+        "recommends_not_recommended",
+        "no_recommended_overlap",
+    }
+
+
+def test_no_overlap_with_recommended_strategies():
+    output = {**FULL_REASONING, "strategy": ["humour"]}
+    assert automatic_flags("reasoning", output, GOLD) == {"no_recommended_overlap"}
+
+
+def test_strategies_outside_the_taxonomy_match_when_spelled_alike():
+    gold = {"recommended_strategies": ["Radical acceptance"], "not_recommended_strategies": []}
+    output = {**FULL_REASONING, "strategy": ["radical-acceptance"]}
+    assert automatic_flags("reasoning", output, gold) == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [
+        ("Reflection of Feelings", "emotional_validation"),
+        ("Affirmation-and-Reassurance", "reassurance"),
+        ("providing suggestions", "guidance"),
+        ("Cognitive reframing", "cognitive_reframing"),
+        ("emotional_validation", "emotional_validation"),
+        ("Radical  Acceptance!", "radical_acceptance"),
+    ],
+)
+def test_normalise_strategy(name, canonical):
+    assert normalise_strategy(name) == canonical
+
+
+def test_strategy_names_split_strings_and_accept_lists():
+    assert strategy_names("validation, reassure\nadvice") == {
+        "emotional_validation",
+        "reassurance",
+        "guidance",
+    }
+    assert strategy_names(["validation", ""]) == {"emotional_validation"}
+    assert strategy_names(None) == set()

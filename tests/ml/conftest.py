@@ -1,0 +1,24 @@
+"""Fixtures for the EchoChat model tests: tiny random models of the real classes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from ml.speech_model import SpeechLM, build_tiny_speech_lm
+
+
+@pytest.fixture(autouse=True)
+def _two_threads() -> None:
+    # The test machine has two cores shared with other suites.
+    torch.set_num_threads(2)
+
+
+@pytest.fixture
+def tiny_qwen2_audio() -> SpeechLM:
+    return build_tiny_speech_lm("qwen2_audio", seed=0)
+
+
+@pytest.fixture
+def tiny_omni_thinker() -> SpeechLM:
+    return build_tiny_speech_lm("qwen2_5_omni_thinker", seed=0)

@@ -1,0 +1,39 @@
+"""`manage.py seed_demo` loads users for every role and 25 items with real speech, idempotently."""
+
+from __future__ import annotations
+
+import io
+import wave
+from collections import Counter
+
+from django.core.management import call_command
+
+from annotation.models import Item, Review, Take
+from webapp.models import User
+from webapp.roles import Role, user_roles
+from webapp.storage import read_media
+
+
+def test_seed_demo_twice_creates_everything_once(db: None, settings, tmp_path) -> None:
+    settings.STORAGES = {**settings.STORAGES, "default": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    first, second = io.StringIO(), io.StringIO()
+    call_command("seed_demo", stdout=first)
+    counts = (User.objects.count(), Item.objects.count(), Take.objects.count(), Review.objects.count())
+    call_command("seed_demo", stdout=second)
+    assert (User.objects.count(), Item.objects.count(), Take.objects.count(), Review.objects.count()) == counts
+
+    assert Item.objects.count() == 25
+    assert Counter(Item.objects.values_list("scenario", flat=True)) == {
+        "implicit": 5, "audio-dominant": 5, "high-arousal": 5, "modality-conflict": 5, "emotion-shift": 5}
+    held = set().union(*(user_roles(user) for user in User.objects.all()))
+    assert held == set(Role)
+    assert "annotator1" in first.getvalue()
+    assert "already existed" in second.getvalue()
+
+    take = Take.objects.filter(status=Take.Status.ACCEPTED).first()
+    assert take is not None
+    with wave.open(io.BytesIO(read_media(take.audio_key))) as wav:
+        assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (16000, 1, 2)
+        assert wav.getnframes() / 16000 > 1.0
+    assert "actor" not in take.audio_key

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _create_role_groups(**_: Any) -> None:
+    from webapp.roles import ensure_role_groups
+
+    ensure_role_groups()
+
+
+class WebappConfig(AppConfig):
+    name = "webapp"
+    verbose_name = "EchoStudio"
+
+    def ready(self) -> None:
+        from webapp import tasks  # noqa: F401  (registers the job kinds)
+
+        post_migrate.connect(_create_role_groups, sender=self)

@@ -1,0 +1,44 @@
+"""The Celery app: two queues, `default` (audio, judging, exports) and `gpu` (inference, training)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_ready
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+
+app = Celery("echostudio")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = (Queue("default"), Queue("gpu"))
+app.autodiscover_tasks(["webapp", "annotation", "evaluation", "ml"])
+
+
+def _ensure_broker_folders() -> None:
+    options = app.conf.broker_transport_options or {}
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        if key in options:
+            Path(options[key]).mkdir(parents=True, exist_ok=True)
+
+
+_ensure_broker_folders()
+
+
+@app.task(name="webapp.run_job", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_job_task(job_id: int) -> None:
+    """Run the job with this id (see webapp.jobs.run_job)."""
+    from webapp.jobs import run_job
+
+    run_job(job_id)
+
+
+@worker_ready.connect
+def _reap_on_start(**_: Any) -> None:
+    # A worker that starts after a crash picks up the pieces of jobs its predecessor left running.
+    from webapp.jobs import reap_stale_jobs
+
+    reap_stale_jobs()

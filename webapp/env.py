@@ -1,0 +1,114 @@
+"""Read settings from environment variables, failing loudly on values that make no sense.
+
+A typo in production configuration should stop the process at start-up with a message naming
+the variable, not surface hours later as a confusing runtime error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlparse
+
+
+class ImproperSetting(Exception):
+    """An environment variable holds a value the settings cannot use."""
+
+
+def env_str(name: str, default: str = "") -> str:
+    """Return the variable's value stripped of surrounding whitespace, or the default."""
+    return os.environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """Return a boolean from 1/0, true/false, yes/no, on/off; anything else is an error."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperSetting(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    """Return an integer, refusing non-numbers and values below the minimum."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperSetting(f"{name}={raw!r} is not an integer") from None
+    if minimum is not None and value < minimum:
+        raise ImproperSetting(f"{name}={value} is below the minimum of {minimum}")
+    return value
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    """Return a float, refusing non-numbers and values below the minimum."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ImproperSetting(f"{name}={raw!r} is not a number") from None
+    if minimum is not None and value < minimum:
+        raise ImproperSetting(f"{name}={value} is below the minimum of {minimum}")
+    return value
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Return a comma-separated list with blanks dropped."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class DatabaseUrl:
+    engine: str
+    name: str
+    user: str
+    password: str
+    host: str
+    port: str
+    options: dict[str, str]
+
+
+def parse_database_url(url: str, *, base_dir: Path) -> dict[str, object]:
+    """Return a Django DATABASES entry for a postgres:// or sqlite:/// URL."""
+    parsed = urlparse(url)
+    scheme = parsed.scheme.lower()
+    if scheme in {"postgres", "postgresql", "pgsql"}:
+        name = unquote(parsed.path.lstrip("/"))
+        if not name:
+            raise ImproperSetting(f"DATABASE_URL {url!r} names no database")
+        options = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": unquote(parsed.username or ""),
+            "PASSWORD": unquote(parsed.password or ""),
+            "HOST": parsed.hostname or "",
+            "PORT": str(parsed.port or ""),
+            "OPTIONS": options,
+            "CONN_MAX_AGE": 60,
+            "CONN_HEALTH_CHECKS": True,
+        }
+    if scheme == "sqlite":
+        # sqlite:///relative.db and sqlite:////absolute.db, as dj-database-url reads them.
+        path_text = unquote(parsed.path)
+        path = Path(path_text[1:]) if path_text.startswith("//") else base_dir / path_text.lstrip("/")
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(path),
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
+            "TEST": {"NAME": str(path.with_name(path.stem + "-test.sqlite3"))},
+        }
+    raise ImproperSetting(f"DATABASE_URL scheme {scheme!r} is not supported (use postgres:// or sqlite:///)")

@@ -1,0 +1,268 @@
+"""The Job machinery every long task uses: start, run with progress, cancel, recover from dead workers.
+
+A job function is a plain callable `(job, reporter) -> result dict` registered with `@job_task`.
+The Celery task around it takes only the job id, so a redelivered message (acks_late) or a manual
+re-run finds the row and decides from its status whether there is anything left to do.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
+
+logger = logging.getLogger(__name__)
+
+QUEUES = ("default", "gpu")
+JobResult = dict[str, Any] | None
+JobFunction = Callable[[Job, "JobReporter"], JobResult]
+
+
+class JobCancelled(Exception):
+    """Raised inside a job function when an admin asked to cancel it."""
+
+
+class JobNotRegistered(KeyError):
+    """No job function has been registered under this kind."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    kind: str
+    queue: str
+    function: JobFunction
+    title: str
+
+
+_REGISTRY: dict[str, JobSpec] = {}
+
+
+def job_task(kind: str, *, queue: str = "default", title: str = "") -> Callable[[JobFunction], JobFunction]:
+    """Register a job function under `kind` and create the Celery task that runs it."""
+    if queue not in QUEUES:
+        raise ValueError(f"unknown queue {queue!r}; use one of {QUEUES}")
+
+    def register(function: JobFunction) -> JobFunction:
+        _REGISTRY[kind] = JobSpec(kind=kind, queue=queue, function=function, title=title or kind)
+        return function
+
+    return register
+
+
+def job_spec(kind: str) -> JobSpec:
+    """Return the registered spec for a job kind."""
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        raise JobNotRegistered(kind) from None
+
+
+def registered_kinds() -> list[str]:
+    """Return every registered job kind, sorted."""
+    return sorted(_REGISTRY)
+
+
+def start_job(kind: str, *, started_by: User | None = None, parameters: dict[str, Any] | None = None) -> Job:
+    """Create a queued Job and enqueue it once the surrounding transaction commits."""
+    spec = job_spec(kind)
+    job = Job.objects.create(
+        kind=kind, queue=spec.queue, parameters=parameters or {}, started_by=started_by, message="Queued"
+    )
+    # on_commit: the worker must never receive an id whose row it cannot see yet.
+    transaction.on_commit(lambda: enqueue(job))
+    return job
+
+
+def enqueue(job: Job) -> None:
+    """Send the job's id to its queue."""
+    from webapp.celery import run_job_task
+
+    run_job_task.apply_async(args=(job.pk,), queue=job.queue)
+
+
+def cancel_job(job: Job) -> Job:
+    """Cancel a queued job at once, or ask a running one to stop at its next progress report."""
+    with transaction.atomic():
+        locked = Job.objects.select_for_update().get(pk=job.pk)
+        if locked.status == JobStatus.QUEUED:
+            locked.status = JobStatus.CANCELLED
+            locked.finished_at = timezone.now()
+            locked.message = "Cancelled before it started"
+            locked.save(update_fields=["status", "finished_at", "message"])
+        elif locked.status == JobStatus.RUNNING:
+            locked.cancel_requested = True
+            locked.message = "Cancelling…"
+            locked.save(update_fields=["cancel_requested", "message"])
+    return locked
+
+
+class JobReporter:
+    """Reports progress and metrics to the job row from inside a job function."""
+
+    def __init__(self, job: Job, *, min_interval_s: float = 0.2) -> None:
+        self.job = job
+        self._min_interval_s = min_interval_s
+        self._last_write = 0.0
+        self._metrics: list[dict[str, Any]] = list(job.metrics or [])
+        self._log: list[str] = [job.log] if job.log else []
+
+    def progress(self, fraction: float, message: str = "", *, force: bool = False) -> None:
+        """Record progress in [0, 1]; raises JobCancelled when a cancel was requested."""
+        now = time.monotonic()
+        if not force and now - self._last_write < self._min_interval_s and fraction < 1.0:
+            return
+        self._last_write = now
+        fraction = max(0.0, min(1.0, float(fraction)))
+        Job.objects.filter(pk=self.job.pk).update(
+            progress=fraction, message=message[:500], heartbeat_at=timezone.now()
+        )
+        self.job.progress, self.job.message = fraction, message
+        self.check_cancelled()
+
+    def metric(self, step: int, **values: float) -> None:
+        """Append one point of a metric time series (loss, rho, reward...) shown as charts."""
+        self._metrics.append({"step": step, **{k: float(v) for k, v in values.items()}})
+        Job.objects.filter(pk=self.job.pk).update(metrics=self._metrics, heartbeat_at=timezone.now())
+
+    def log(self, line: str) -> None:
+        """Append a line to the job's log."""
+        self._log.append(f"{timezone.now():%H:%M:%S} {line}")
+        Job.objects.filter(pk=self.job.pk).update(log="\n".join(self._log)[-100_000:])
+
+    def check_cancelled(self) -> None:
+        """Raise JobCancelled when an admin asked this job to stop."""
+        if Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists():
+            raise JobCancelled()
+
+    def should_cancel(self) -> bool:
+        """Return True when a cancel was requested (for code that must not raise mid-step)."""
+        return Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+
+
+class _Heartbeat(threading.Thread):
+    """Touches heartbeat_at while a job function runs, so a long silent step is not mistaken for death."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(daemon=True, name=f"job-{job_id}-heartbeat")
+        self.job_id = job_id
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
+                Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(
+                    heartbeat_at=timezone.now()
+                )
+        finally:
+            connection.close()
+
+
+def _claim(job_id: int) -> Job | None:
+    """Mark the job running for this process, or return None when there is nothing to do."""
+    with transaction.atomic():
+        # select_for_update: two deliveries of the same message must not both start the work.
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None or job.status in FINISHED_STATUSES:
+            return None
+        if job.status == JobStatus.RUNNING and not job.is_stale():
+            return None
+        if job.cancel_requested:
+            _finish(job, JobStatus.CANCELLED, message="Cancelled")
+            return None
+        if job.attempts >= settings.JOB_MAX_ATTEMPTS:
+            _finish(
+                job, JobStatus.FAILED, error=f"Gave up after {job.attempts} attempts; the worker kept dying."
+            )
+            return None
+        now = timezone.now()
+        job.status = JobStatus.RUNNING
+        job.attempts += 1
+        job.started_at = now
+        job.heartbeat_at = now
+        job.worker = f"{socket.gethostname()}:{os.getpid()}"
+        job.message = "Started" if job.attempts == 1 else f"Restarted (attempt {job.attempts})"
+        job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker", "message"])
+        return job
+
+
+def _finish(job: Job, status: str, *, result: JobResult = None, error: str = "", message: str = "") -> None:
+    job.status = status
+    job.finished_at = timezone.now()
+    job.error = error
+    if status == JobStatus.SUCCEEDED:
+        job.progress = 1.0
+        job.result = result
+    job.message = message or {"succeeded": "Done", "failed": "Failed", "cancelled": "Cancelled"}.get(
+        status, ""
+    )
+    job.save(update_fields=["status", "finished_at", "error", "progress", "result", "message"])
+
+
+def run_job(job_id: int) -> None:
+    """Run one job to its end in this process; safe to call again for the same id."""
+    # Celery's Django fixup closes stale connections around each task; nothing to do here.
+    job = _claim(job_id)
+    if job is None:
+        return
+    spec = job_spec(job.kind)
+    heartbeat = _Heartbeat(job.pk)
+    heartbeat.start()
+    reporter = JobReporter(job)
+    try:
+        result = spec.function(job, reporter)
+    except JobCancelled:
+        _finish(job, JobStatus.CANCELLED)
+    except Exception as exc:
+        logger.exception("job %s failed", job)
+        job.log = (job.log + "\n" + traceback.format_exc())[-100_000:]
+        Job.objects.filter(pk=job.pk).update(log=job.log)
+        _finish(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+    else:
+        _finish(job, JobStatus.SUCCEEDED, result=result)
+    finally:
+        heartbeat.stopped.set()
+        heartbeat.join(timeout=5)
+
+
+def reap_stale_jobs() -> list[int]:
+    """Re-queue or fail running jobs whose worker stopped sending heartbeats; return their ids."""
+    reaped: list[int] = []
+    candidates = Job.objects.filter(status=JobStatus.RUNNING).only(
+        "pk", "status", "heartbeat_at", "started_at", "created_at"
+    )
+    for candidate in candidates:
+        if not candidate.is_stale():
+            continue
+        with transaction.atomic():
+            job = Job.objects.select_for_update().get(pk=candidate.pk)
+            if not job.is_stale():
+                continue
+            reaped.append(job.pk)
+            if job.attempts < settings.JOB_MAX_ATTEMPTS and not job.cancel_requested:
+                job.status = JobStatus.QUEUED
+                job.message = f"The worker stopped during attempt {job.attempts}; queued again"
+                job.save(update_fields=["status", "message"])
+                transaction.on_commit(lambda job=job: enqueue(job))  # type: ignore[misc]
+            else:
+                _finish(
+                    job,
+                    JobStatus.FAILED,
+                    error=(
+                        f"The worker running this job stopped responding (attempt {job.attempts} of "
+                        f"{settings.JOB_MAX_ATTEMPTS}); no result was recorded."
+                    ),
+                    message="Worker lost",
+                )
+    return reaped

@@ -1,0 +1,24 @@
+"""Load the demo: users for every role and 25 EchoEval items with synthetic speech. Safe to re-run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from annotation.demo import seed_items, seed_users
+
+
+class Command(BaseCommand):
+    help = "Create demo users (passwords printed once) and 25 demo items with eSpeak NG speech."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        created = seed_users()
+        count = seed_items(lambda fraction, message: self.stdout.write(f"  {fraction:4.0%} {message}"))
+        self.stdout.write(self.style.SUCCESS(f"Demo ready: {count} items."))
+        if created:
+            self.stdout.write("Demo logins (shown only this once; reset with `manage.py changepassword`):")
+            for username, password in created.items():
+                self.stdout.write(f"  {username:<12} {password}")
+        else:
+            self.stdout.write("Demo users already existed; their passwords are unchanged.")

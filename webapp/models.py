@@ -1,0 +1,93 @@
+"""Project-wide models: the user (with roles as groups) and the Job every long task reports to."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from django.utils import timezone
+
+
+class User(AbstractUser):
+    """A person using EchoStudio; what they may do comes from their groups (see webapp.roles)."""
+
+    display_name = models.CharField(max_length=150, blank=True)
+
+    class Meta:
+        permissions = [
+            ("record_takes", "Can record and upload takes of assigned scripts"),
+            ("review_takes", "Can blind-review takes"),
+            ("annotate_items", "Can annotate accepted recordings"),
+            ("adjudicate_items", "Can adjudicate annotations into gold references"),
+            ("rate_outputs", "Can rate anonymised model outputs"),
+            ("manage_studio", "Can manage items, people, systems and jobs"),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name or self.username
+
+
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINISHED_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+
+
+class Job(models.Model):
+    """One long-running task: what it is, where it stands, and how it ended."""
+
+    kind = models.CharField(max_length=64, db_index=True)
+    queue = models.CharField(max_length=32, default="default")
+    status = models.CharField(
+        max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True
+    )
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=500, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    metrics = models.JSONField(default=list, blank=True, help_text="Time series of {step, name: value}")
+    log = models.TextField(blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the process running it")
+    attempts = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["kind", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        """Return True once the job has ended, whichever way."""
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def percent(self) -> int:
+        """Return progress as a whole percentage for display."""
+        return round(max(0.0, min(1.0, self.progress)) * 100)
+
+    def is_stale(self, now: Any = None) -> bool:
+        """Return True when the job claims to run but its worker stopped sending heartbeats."""
+        if self.status != JobStatus.RUNNING:
+            return False
+        now = now or timezone.now()
+        last_sign_of_life = self.heartbeat_at or self.started_at or self.created_at
+        return bool(now - last_sign_of_life > timedelta(seconds=settings.JOB_STALE_AFTER_SECONDS))

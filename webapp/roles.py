@@ -1,0 +1,165 @@
+"""The five roles of EchoStudio as groups with permissions, and the checks every view uses.
+
+Roles are Django groups so admins manage people in the Django admin; code asks `has_role`, never
+group names directly. The lead annotator is an annotator with one extra group.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any, TypeVar, cast
+
+from django.contrib.auth.models import AnonymousUser, Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
+
+from webapp.models import User
+
+
+class Role(enum.StrEnum):
+    VOICE_ACTOR = "voice_actor"
+    REVIEWER = "reviewer"
+    ANNOTATOR = "annotator"
+    LEAD_ANNOTATOR = "lead_annotator"
+    EVALUATOR = "evaluator"
+    ADMIN = "admin"
+
+    @property
+    def label(self) -> str:
+        return ROLE_LABELS[self]
+
+
+ROLE_LABELS = {
+    Role.VOICE_ACTOR: "Voice actor",
+    Role.REVIEWER: "Reviewer",
+    Role.ANNOTATOR: "Annotator",
+    Role.LEAD_ANNOTATOR: "Lead annotator",
+    Role.EVALUATOR: "Evaluator",
+    Role.ADMIN: "Admin",
+}
+
+ROLE_PERMISSIONS: dict[Role, tuple[str, ...]] = {
+    Role.VOICE_ACTOR: ("record_takes",),
+    Role.REVIEWER: ("review_takes",),
+    Role.ANNOTATOR: ("annotate_items",),
+    Role.LEAD_ANNOTATOR: ("annotate_items", "adjudicate_items"),
+    Role.EVALUATOR: ("rate_outputs",),
+    Role.ADMIN: ("manage_studio",),
+}
+
+# Where each role's work queue lives; the first role a user holds in this order is their landing page.
+ROLE_HOME_URL_NAMES: dict[Role, str] = {
+    Role.ADMIN: "admin_dashboard",
+    Role.LEAD_ANNOTATOR: "annotation:adjudication_queue",
+    Role.ANNOTATOR: "annotation:annotator_queue",
+    Role.REVIEWER: "annotation:review_queue",
+    Role.EVALUATOR: "evaluation:evaluator_queue",
+    Role.VOICE_ACTOR: "annotation:actor_queue",
+}
+
+
+def ensure_role_groups() -> dict[Role, Group]:
+    """Create (or repair) one group per role carrying that role's permissions."""
+    user_type = ContentType.objects.get_for_model(User)
+    groups: dict[Role, Group] = {}
+    for role, codenames in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role.label)
+        permissions = Permission.objects.filter(content_type=user_type, codename__in=codenames)
+        group.permissions.set(permissions)
+        groups[role] = group
+    return groups
+
+
+def grant_role(user: User, role: Role) -> None:
+    """Add the user to the role's group (a lead annotator is also an annotator)."""
+    groups = ensure_role_groups()
+    user.groups.add(groups[role])
+    if role == Role.LEAD_ANNOTATOR:
+        user.groups.add(groups[Role.ANNOTATOR])
+    if role == Role.ADMIN and not user.is_staff:
+        user.is_staff = True
+        user.save(update_fields=["is_staff"])
+    _forget_cached_roles(user)
+
+
+def user_roles(user: User | AnonymousUser) -> frozenset[Role]:
+    """Return the roles the user holds (cached on the user object for the request)."""
+    if not user.is_authenticated:
+        return frozenset()
+    cached = getattr(user, "_echostudio_roles", None)
+    if cached is not None:
+        return cast(frozenset[Role], cached)
+    by_label = {role.label: role for role in Role}
+    names = user.groups.values_list("name", flat=True)
+    roles = {by_label[name] for name in names if name in by_label}
+    if user.is_superuser:
+        roles.add(Role.ADMIN)
+    frozen = frozenset(roles)
+    setattr(user, "_echostudio_roles", frozen)  # noqa: B010  (a per-request cache, not a model field)
+    return frozen
+
+
+def _forget_cached_roles(user: User) -> None:
+    if hasattr(user, "_echostudio_roles"):
+        del user._echostudio_roles
+
+
+def has_role(user: User | AnonymousUser, *roles: Role) -> bool:
+    """Return True when the user holds any of the roles."""
+    return bool(user_roles(user) & set(roles))
+
+
+def home_url_for(user: User | AnonymousUser) -> str | None:
+    """Return the URL of the user's main work queue, or None when they hold no role."""
+    held = user_roles(user)
+    for role, url_name in ROLE_HOME_URL_NAMES.items():
+        if role in held:
+            return reverse(url_name)
+    return None
+
+
+def queues_for(user: User | AnonymousUser) -> list[tuple[str, str]]:
+    """Return (label, url) of every work queue the user may open, for the navigation bar."""
+    held = user_roles(user)
+    return [(role.label, reverse(name)) for role, name in ROLE_HOME_URL_NAMES.items() if role in held]
+
+
+ViewFunc = TypeVar("ViewFunc", bound=Callable[..., HttpResponse])
+
+
+def role_required(*roles: Role) -> Callable[[ViewFunc], ViewFunc]:
+    """Allow the view to users holding any of the roles: anonymous users log in, others get 403."""
+
+    def decorate(view: ViewFunc) -> ViewFunc:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not request.user.is_authenticated:
+                return redirect(f"{reverse('login')}?next={request.get_full_path()}")
+            if not has_role(request.user, *roles):
+                raise PermissionDenied("Your role does not give access to this page.")
+            return view(request, *args, **kwargs)
+
+        return cast(ViewFunc, wrapper)
+
+    return decorate
+
+
+class HasRole(BasePermission):
+    """DRF permission: the view lists `required_roles`; the user must hold one of them."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        required: Iterable[Role] = getattr(view, "required_roles", ())
+        return bool(request.user and request.user.is_authenticated and has_role(request.user, *required))
+
+
+def role_context(request: HttpRequest) -> dict[str, Any]:
+    """Template context: the user's roles and work queues for the navigation bar."""
+    return {"user_roles": user_roles(request.user), "work_queues": queues_for(request.user), "Role": Role}

@@ -1,0 +1,202 @@
+"""EchoStudio settings: one module, read from environment variables.
+
+With nothing set, EchoStudio runs on embedded defaults: SQLite, media on the local disk, and a
+Celery broker kept in files under var/ so a real worker process runs tasks without any server.
+Production sets DATABASE_URL, CELERY_BROKER_URL and ECHOSTUDIO_S3_BUCKET (see README).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from webapp.env import ImproperSetting, env_bool, env_float, env_int, env_list, env_str, parse_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("ECHOSTUDIO_VAR_DIR") or BASE_DIR / "var")
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("ECHOSTUDIO_PRODUCTION", False):
+        raise ImproperSetting("DJANGO_SECRET_KEY must be set in production")
+    SECRET_KEY = "echostudio-development-key-not-for-production"
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "rest_framework",
+    "drf_spectacular",
+    "webapp",
+    "annotation",
+    "evaluation",
+    "ml",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "webapp.urls"
+WSGI_APPLICATION = "webapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "webapp.roles.role_context",
+            ],
+        },
+    }
+]
+
+DATABASE_URL = env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'echostudio.sqlite3'}"
+DATABASES = {"default": parse_database_url(DATABASE_URL, base_dir=BASE_DIR)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_USER_MODEL = "webapp.User"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+MEDIA_ROOT = Path(env_str("ECHOSTUDIO_MEDIA_ROOT") or VAR_DIR / "media")
+MEDIA_URL = "/media/"
+
+# Media: S3 when a bucket is configured, the local disk otherwise. Either way browsers only
+# ever get audio through webapp.storage.audio_url, which never exposes who made a file.
+S3_BUCKET = env_str("ECHOSTUDIO_S3_BUCKET")
+AUDIO_URL_TTL_SECONDS = env_int("ECHOSTUDIO_AUDIO_URL_TTL_SECONDS", 900, minimum=30)
+if S3_BUCKET:
+    STORAGES = {
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": S3_BUCKET,
+                "region_name": env_str("AWS_S3_REGION_NAME") or None,
+                "endpoint_url": env_str("AWS_S3_ENDPOINT_URL") or None,
+                "querystring_auth": True,
+                "querystring_expire": AUDIO_URL_TTL_SECONDS,
+                "default_acl": None,
+                "file_overwrite": False,
+            },
+        },
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+else:
+    STORAGES = {
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(MEDIA_ROOT)},
+        },
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# Celery. The embedded default keeps messages in files under var/broker: no server to run, yet
+# tasks still execute in a separate worker process (never eager mode) so progress is real.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
+BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    # A message whose worker died is redelivered after this long (acks_late keeps it unacked).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=10)
+    }
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# A running job whose heartbeat is older than this is considered orphaned (its worker died).
+JOB_HEARTBEAT_SECONDS = env_float("ECHOSTUDIO_JOB_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
+JOB_STALE_AFTER_SECONDS = env_float("ECHOSTUDIO_JOB_STALE_AFTER_SECONDS", 60.0, minimum=0.5)
+JOB_MAX_ATTEMPTS = env_int("ECHOSTUDIO_JOB_MAX_ATTEMPTS", 2, minimum=1)
+
+# OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.
+DRAFT_LLM_BASE_URL = env_str("ECHOSTUDIO_DRAFT_LLM_BASE_URL")
+DRAFT_LLM_MODEL = env_str("ECHOSTUDIO_DRAFT_LLM_MODEL", "gpt-4o-mini")
+DRAFT_LLM_API_KEY = env_str("ECHOSTUDIO_DRAFT_LLM_API_KEY")
+JUDGE_BASE_URL = env_str("ECHOSTUDIO_JUDGE_BASE_URL")
+JUDGE_MODEL = env_str("ECHOSTUDIO_JUDGE_MODEL", "gpt-4o")
+JUDGE_API_KEY = env_str("ECHOSTUDIO_JUDGE_API_KEY")
+JUDGE_TIMEOUT_SECONDS = env_float("ECHOSTUDIO_JUDGE_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+JUDGE_MAX_CONCURRENCY = env_int("ECHOSTUDIO_JUDGE_MAX_CONCURRENCY", 4, minimum=1)
+
+# Models for the gpu queue: a local path or s3:// URI; never a hub name.
+ECHOCHAT_BASE_MODEL = env_str("ECHOSTUDIO_BASE_MODEL")
+CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpoints")
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "EchoStudio API",
+    "DESCRIPTION": "Record, review, annotate and evaluate EchoEval utterances.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
+}
+
+if not DEBUG and env_bool("ECHOSTUDIO_PRODUCTION", False):
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True

@@ -1,0 +1,99 @@
+"""Where media live and how browsers reach them.
+
+Files are stored under random keys (see `new_media_key`) so a key says nothing about who made it.
+Browsers get audio only through `audio_url`: a presigned, short-lived S3 URL in production, or a
+signed, expiring URL served by `serve_signed_media` on the embedded default. Neither contains a
+user name, an original file name or any metadata.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+import uuid
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core import signing
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+_SIGNING_SALT = "echostudio.media"
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+
+
+def new_media_key(kind: str, extension: str) -> str:
+    """Return a fresh random storage key such as 'audio/take/3f2a….wav'."""
+    extension = extension.lower().lstrip(".") or "bin"
+    if not re.fullmatch(r"[a-z0-9]{1,8}", extension) or not re.fullmatch(r"[a-z_-]{1,32}", kind):
+        raise ValueError("kind and extension must be short plain words")
+    return f"audio/{kind}/{uuid.uuid4().hex}.{extension}"
+
+
+def save_media(key: str, data: bytes) -> str:
+    """Store bytes under the key and return the key actually used."""
+    return default_storage.save(key, ContentFile(data))
+
+
+def read_media(key: str) -> bytes:
+    """Return the stored bytes of a key."""
+    with default_storage.open(key, "rb") as handle:
+        return bytes(handle.read())
+
+
+def delete_media(*keys: str) -> None:
+    """Delete stored files, ignoring keys that are already gone."""
+    for key in keys:
+        if key and default_storage.exists(key):
+            default_storage.delete(key)
+
+
+def audio_url(key: str) -> str:
+    """Return a short-lived URL for the browser that reveals nothing about the file's author."""
+    if settings.S3_BUCKET:
+        return str(default_storage.url(key))
+    token = signing.dumps(key, salt=_SIGNING_SALT, compress=False)
+    return reverse("signed_media", args=[token])
+
+
+@login_required
+@require_GET
+def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
+    """Serve a locally stored file named by a signed, unexpired token (supports Range for seeking)."""
+    try:
+        key = signing.loads(token, salt=_SIGNING_SALT, max_age=settings.AUDIO_URL_TTL_SECONDS)
+    except signing.BadSignature:
+        raise Http404("This link has expired or is not valid.") from None
+    if not isinstance(key, str) or not default_storage.exists(key):
+        raise Http404("No such file.")
+    size = default_storage.size(key)
+    content_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
+    handle = default_storage.open(key, "rb")
+    match = _RANGE.match(request.headers.get("Range", ""))
+    if match and (match.group(1) or match.group(2)):
+        if match.group(1):
+            start = int(match.group(1))
+            end = int(match.group(2)) if match.group(2) else size - 1
+        else:
+            start, end = max(0, size - int(match.group(2))), size - 1
+        end = min(end, size - 1)
+        if start > end:
+            handle.close()
+            response = HttpResponse(status=416)
+            response["Content-Range"] = f"bytes */{size}"
+            return response
+        handle.seek(start)
+        body = handle.read(end - start + 1)
+        handle.close()
+        response = HttpResponse(body, status=206, content_type=content_type)
+        response["Content-Range"] = f"bytes {start}-{end}/{size}"
+    else:
+        response = FileResponse(handle, content_type=content_type)  # type: ignore[assignment]
+    response["Accept-Ranges"] = "bytes"
+    response["Cache-Control"] = "private, max-age=60"
+    # No filename in Content-Disposition: downloads must not carry any author information.
+    response["Content-Disposition"] = "inline"
+    return response

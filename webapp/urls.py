@@ -1,0 +1,26 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from webapp import storage, views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("accounts/login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
+    path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("manage/", views.admin_dashboard, name="admin_dashboard"),
+    path("manage/jobs/", views.job_list, name="job_list"),
+    path("manage/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
+    path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
+    path("manage/demo/resynthesize/", views.start_demo_resynthesis, name="start_demo_resynthesis"),
+    path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path("", include("annotation.urls")),
+    path("", include("evaluation.urls")),
+    path("django-admin/", admin.site.urls),
+]

@@ -1,0 +1,87 @@
+"""Project-level pages: landing, health, jobs and the admin dashboard."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from webapp.health import check_broker, check_database
+from webapp.http import StudioRequest
+from webapp.jobs import cancel_job, reap_stale_jobs, start_job
+from webapp.models import Job
+from webapp.roles import Role, home_url_for, role_required
+
+
+@login_required
+def home(request: StudioRequest) -> HttpResponse:
+    """Send each person to their own work queue."""
+    url = home_url_for(request.user)
+    if url is None:
+        return render(request, "webapp/no_role.html", status=403)
+    return redirect(url)
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """Report database and broker reachability: 200 when both answer, 503 otherwise."""
+    database, broker = check_database(), check_broker()
+    healthy = database["ok"] and broker["ok"]
+    return JsonResponse(
+        {"status": "ok" if healthy else "unavailable", "database": database, "broker": broker},
+        status=200 if healthy else 503,
+    )
+
+
+@role_required(Role.ADMIN)
+def admin_dashboard(request: StudioRequest) -> HttpResponse:
+    """The admin's landing page: what the studio holds and the latest jobs."""
+    from annotation.models import Item
+
+    states = dict(Item.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
+    jobs = Job.objects.select_related("started_by")[:20]
+    return render(
+        request,
+        "webapp/admin_dashboard.html",
+        {"item_states": [(label, states.get(value, 0)) for value, label in Item.State.choices], "jobs": jobs},
+    )
+
+
+@role_required(Role.ADMIN)
+def job_list(request: StudioRequest) -> HttpResponse:
+    """Every job, newest first."""
+    jobs = Job.objects.select_related("started_by")[:200]
+    return render(request, "webapp/job_list.html", {"jobs": jobs})
+
+
+@role_required(Role.ADMIN)
+@never_cache
+def job_detail(request: StudioRequest, job_id: int) -> HttpResponse:
+    """A job's page; htmx polls the `progress` partial until the job ends."""
+    # Each poll doubles as the watchdog: a job whose worker died is detected while someone watches.
+    reap_stale_jobs()
+    job = get_object_or_404(Job, pk=job_id)
+    template = "webapp/job_detail.html#progress" if request.htmx else "webapp/job_detail.html"
+    return render(request, template, {"job": job})
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def job_cancel(request: StudioRequest, job_id: int) -> HttpResponse:
+    """Cancel a job (queued: at once; running: at its next progress report)."""
+    job = cancel_job(get_object_or_404(Job, pk=job_id))
+    if request.htmx:
+        return render(request, "webapp/job_detail.html#progress", {"job": job})
+    return redirect("job_detail", job_id=job.pk)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def start_demo_resynthesis(request: StudioRequest) -> HttpResponse:
+    """Start the demo job that synthesises the demo items' speech again."""
+    job = start_job("resynthesize_demo_audio", started_by=request.user, parameters={})
+    return redirect("job_detail", job_id=job.pk)
