@@ -16,7 +16,10 @@ from tests.ml.samples import PROMPT, TARGET, voiced_audio
 def two_row_batch(speech_lm: SpeechLM) -> SpeechBatch:
     """Rows of different lengths, so the padded row goes through an explicit attention mask."""
     return speech_lm.collate(
-        [SpeechExample(voiced_audio(1.0), PROMPT, TARGET), SpeechExample(voiced_audio(0.6, 120.0), "Hi", TARGET)]
+        [
+            SpeechExample(voiced_audio(1.0), PROMPT, TARGET),
+            SpeechExample(voiced_audio(0.6, 120.0), "Hi", TARGET),
+        ]
     )
 
 
@@ -45,7 +48,9 @@ def eager_rho(
 
 @pytest.mark.parametrize("arch", ["qwen2_audio", "qwen2_5_omni_thinker"])
 @pytest.mark.parametrize(("layers", "heads"), [(None, None), ([1], [0, 3])])
-def test_rho_equals_the_eager_attention_average(arch: str, layers: list[int] | None, heads: list[int] | None) -> None:
+def test_rho_equals_the_eager_attention_average(
+    arch: str, layers: list[int] | None, heads: list[int] | None
+) -> None:
     speech_lm = build_tiny_speech_lm(arch, seed=1)
     batch = two_row_batch(speech_lm)
 
@@ -129,5 +134,4 @@ def test_training_with_aaa_raises_rho_more_than_plain_sft() -> None:
         train_sft(speech_lm, examples, config)
         gains[lambda_aaa] = float(measure_rho(speech_lm, batch).mean() - before)
 
-    print(gains)
-    assert gains[0.5] > gains[0.0] + 0.05
+    assert gains[0.5] > gains[0.0] + 0.2

@@ -40,7 +40,9 @@ def test_gates_zero_later_stages_when_an_earlier_stage_fails() -> None:
 
 
 def test_reasoning_response_and_total_rewards() -> None:
-    assert [reasoning_reward(rollout, CONFIG) for rollout in GROUP] == pytest.approx([0.8, 0.5 / 3, 1.1 / 3, 1.7 / 3])
+    assert [reasoning_reward(rollout, CONFIG) for rollout in GROUP] == pytest.approx(
+        [0.8, 0.5 / 3, 1.1 / 3, 1.7 / 3]
+    )
     # 0.5 * content / 5 + 0.5 * audio alignment
     assert [response_reward(rollout, CONFIG) for rollout in GROUP] == pytest.approx([0.9, 0.2, 1.0, 0.0])
     # 0.5 R_reas + 0.4 r_resp + 0.1 r_fmt
@@ -51,13 +53,21 @@ def test_reasoning_response_and_total_rewards() -> None:
 
 def test_response_span_signal_mixes_response_and_format() -> None:
     # 0.8 r_resp + 0.2 r_fmt
-    assert [span_signals(rollout, CONFIG)["response"] for rollout in GROUP] == pytest.approx([0.92, 0.36, 0.8, 0.2])
+    assert [span_signals(rollout, CONFIG)["response"] for rollout in GROUP] == pytest.approx(
+        [0.92, 0.36, 0.8, 0.2]
+    )
 
 
 def test_span_advantage_uses_the_sample_std_over_the_group() -> None:
     group = [
-        RolloutScores(perception=1.0, reasoning=0.0, strategy=0.0, content=0.0, audio_alignment=0.0, format=1.0),
-        *[RolloutScores(perception=0.0, reasoning=0.0, strategy=0.0, content=0.0, audio_alignment=0.0, format=1.0)]
+        RolloutScores(
+            perception=1.0, reasoning=0.0, strategy=0.0, content=0.0, audio_alignment=0.0, format=1.0
+        ),
+        *[
+            RolloutScores(
+                perception=0.0, reasoning=0.0, strategy=0.0, content=0.0, audio_alignment=0.0, format=1.0
+            )
+        ]
         * 3,
     ]
     # mean 0.25, deviations (0.75, -0.25, -0.25, -0.25), sample variance 0.75 / 3 = 0.25, std 0.5
@@ -73,7 +83,9 @@ def test_span_advantage_uses_the_sample_std_over_the_group() -> None:
 
 def test_closed_gates_leave_a_constant_column_with_zero_advantage() -> None:
     group = [
-        RolloutScores(perception=0.5, reasoning=0.9, strategy=strategy, content=3.0, audio_alignment=1.0, format=1.0)
+        RolloutScores(
+            perception=0.5, reasoning=0.9, strategy=strategy, content=3.0, audio_alignment=1.0, format=1.0
+        )
         for strategy in (0.1, 0.5, 0.9, 1.0)
     ]
 
@@ -111,4 +123,6 @@ def test_weights_must_sum_to_one_and_scores_stay_in_range() -> None:
     with pytest.raises(ValueError, match="sum to 1"):
         SdcaConfig(content_weight=0.7, audio_weight=0.5)
     with pytest.raises(ValueError, match="content"):
-        RolloutScores(perception=0.5, reasoning=0.5, strategy=0.5, content=6.0, audio_alignment=1.0, format=1.0)
+        RolloutScores(
+            perception=0.5, reasoning=0.5, strategy=0.5, content=6.0, audio_alignment=1.0, format=1.0
+        )

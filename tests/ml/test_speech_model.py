@@ -64,13 +64,18 @@ def test_span_token_ranges_decode_to_the_span_text(tiny_qwen2_audio: SpeechLM) -
 
 
 def test_left_padding_shifts_target_starts(tiny_qwen2_audio: SpeechLM) -> None:
-    examples = [SpeechExample(voiced_audio(1.0), PROMPT, TARGET), SpeechExample(voiced_audio(0.5), "Hi", TARGET)]
+    examples = [
+        SpeechExample(voiced_audio(1.0), PROMPT, TARGET),
+        SpeechExample(voiced_audio(0.5), "Hi", TARGET),
+    ]
     right = tiny_qwen2_audio.collate(examples)
     left = tiny_qwen2_audio.collate(examples, padding_side="left")
 
     width = right.input_ids.shape[1]
     lengths = right.attention_mask.sum(dim=1).tolist()
-    assert left.target_starts == [start + width - length for start, length in zip(right.target_starts, lengths)]
+    assert left.target_starts == [
+        start + width - length for start, length in zip(right.target_starts, lengths)
+    ]
     assert left.attention_mask[1, : width - lengths[1]].sum() == 0
 
 
@@ -87,7 +92,9 @@ def test_completion_logprobs_agree_with_the_loss(tiny_qwen2_audio: SpeechLM) -> 
     assert (logprobs[~mask] == 0).all()
 
 
-def test_save_and_reload_round_trips_weights_and_preprocessing(tiny_qwen2_audio: SpeechLM, tmp_path: Path) -> None:
+def test_save_and_reload_round_trips_weights_and_preprocessing(
+    tiny_qwen2_audio: SpeechLM, tmp_path: Path
+) -> None:
     audio = voiced_audio(1.0)
     batch = tiny_qwen2_audio.build_inputs(audio, PROMPT, TARGET)
     before = tiny_qwen2_audio.forward(batch).logits
@@ -125,9 +132,9 @@ def test_omni_thinker_adapter_trains_and_round_trips(tiny_omni_thinker: SpeechLM
 
     ranges = tiny_omni_thinker.target_span_token_ranges(batch)[0]
     start, end = ranges["perception"]
-    assert tiny_omni_thinker.tokenizer.decode(batch.input_ids[0, start:end]) == parse_output(TARGET).span_text(
-        "perception"
-    )
+    assert tiny_omni_thinker.tokenizer.decode(batch.input_ids[0, start:end]) == parse_output(
+        TARGET
+    ).span_text("perception")
     assert int(tiny_omni_thinker.audio_token_mask(batch.input_ids).sum()) == 25
 
     tiny_omni_thinker.save_pretrained(tmp_path)

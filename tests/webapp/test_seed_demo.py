@@ -15,17 +15,32 @@ from webapp.storage import read_media
 
 
 def test_seed_demo_twice_creates_everything_once(db: None, settings, tmp_path) -> None:
-    settings.STORAGES = {**settings.STORAGES, "default": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path)}}}
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path)},
+        },
+    }
     first, second = io.StringIO(), io.StringIO()
     call_command("seed_demo", stdout=first)
     counts = (User.objects.count(), Item.objects.count(), Take.objects.count(), Review.objects.count())
     call_command("seed_demo", stdout=second)
-    assert (User.objects.count(), Item.objects.count(), Take.objects.count(), Review.objects.count()) == counts
+    assert (
+        User.objects.count(),
+        Item.objects.count(),
+        Take.objects.count(),
+        Review.objects.count(),
+    ) == counts
 
     assert Item.objects.count() == 25
     assert Counter(Item.objects.values_list("scenario", flat=True)) == {
-        "implicit": 5, "audio-dominant": 5, "high-arousal": 5, "modality-conflict": 5, "emotion-shift": 5}
+        "implicit": 5,
+        "audio-dominant": 5,
+        "high-arousal": 5,
+        "modality-conflict": 5,
+        "emotion-shift": 5,
+    }
     held = set().union(*(user_roles(user) for user in User.objects.all()))
     assert held == set(Role)
     assert "annotator1" in first.getvalue()

@@ -1,0 +1,122 @@
+"""Perception and Theory-of-Mind annotations, machine drafts, and adjudicated gold references.
+
+Label payloads are JSON documents with one shared shape (see `annotation.label_schema`), so the
+evaluation judges and the training datasets read gold references without knowing about forms.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from annotation.models.recording import Item
+
+
+class Strategy(models.Model):
+    """One emotional-support strategy of the taxonomy admins manage (e.g. emotional validation)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    active = models.BooleanField(default=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name_plural = "strategies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Annotation(models.Model):
+    """One annotator's labels for one item: a draft while they work, then submitted."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNED, db_index=True)
+    perception = models.JSONField(default=dict, blank=True)
+    tom = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0, help_text="Bumped on every save; guards stale saves")
+    changed_from_draft = models.JSONField(
+        default=list, blank=True, help_text="Fields the annotator changed from the machine draft"
+    )
+    machine_draft = models.ForeignKey(
+        "MachineDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="one_annotation_per_annotator")
+        ]
+        ordering = ["assigned_at"]
+
+    def __str__(self) -> str:
+        return f"annotation of {self.item_id} by {self.annotator_id} ({self.status})"
+
+
+class AnnotationRevision(models.Model):
+    """A snapshot of an annotation at each submit, so submitted work keeps its history."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    perception = models.JSONField(default=dict)
+    tom = models.JSONField(default=dict)
+    saved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["annotation", "version"]
+
+
+class MachineDraft(models.Model):
+    """ToM fields drafted by an LLM for an item, kept apart from human work."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="machine_drafts")
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    tom = models.JSONField(default=dict)
+    raw_text = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class GoldReference(models.Model):
+    """The adjudicated reference for an item; versioned, the newest is current."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="gold_references")
+    version = models.PositiveIntegerField()
+    perception = models.JSONField(default=dict)
+    tom = models.JSONField(default=dict)
+    reference_response = models.TextField(blank=True, help_text="An empathetic reference reply, if any")
+    adjudicated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    fast_tracked = models.BooleanField(default=False)
+    source_annotations = models.ManyToManyField(Annotation, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    is_current = models.BooleanField(default=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "version"], name="gold_version_unique"),
+            models.UniqueConstraint(
+                fields=["item"], condition=models.Q(is_current=True), name="one_current_gold_per_item"
+            ),
+        ]
+        ordering = ["item", "-version"]
+
+    def __str__(self) -> str:
+        return f"gold v{self.version} of {self.item_id}"
