@@ -77,6 +77,9 @@ class AnnotationRevision(models.Model):
     class Meta:
         ordering = ["annotation", "version"]
 
+    def __str__(self) -> str:
+        return f"revision {self.version} of annotation {self.annotation_id}"
+
 
 class MachineDraft(models.Model):
     """ToM fields drafted by an LLM for an item, kept apart from human work."""
@@ -91,6 +94,9 @@ class MachineDraft(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"draft of {self.item_id} by {self.model_name}"
 
 
 class GoldReference(models.Model):
