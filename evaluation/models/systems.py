@@ -60,7 +60,9 @@ class ModelOutput(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["system", "item", "benchmark_version"], name="one_output_per_item")
+            models.UniqueConstraint(
+                fields=["system", "item", "benchmark_version"], name="one_output_per_item"
+            )
         ]
         ordering = ["system", "item"]
 
