@@ -108,6 +108,7 @@ if S3_BUCKET:
                 "endpoint_url": env_str("AWS_S3_ENDPOINT_URL") or None,
                 "querystring_auth": True,
                 "querystring_expire": AUDIO_URL_TTL_SECONDS,
+                "signature_version": "s3v4",
                 "default_acl": None,
                 "file_overwrite": False,
             },
