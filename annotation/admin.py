@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from annotation import labelling_admin  # noqa: F401  (strategies, projects, labels, gold)
 from annotation.models import Item, Review, Take
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation import demo
+from annotation import demo, drafts, takes
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 
@@ -13,3 +13,15 @@ def resynthesize_demo_audio(job: Job, reporter: JobReporter) -> JobResult:
     reporter.progress(0.0, "Starting eSpeak NG", force=True)
     count = demo.resynthesize_demo_audio(lambda fraction, message: reporter.progress(fraction, message))
     return {"takes": count}
+
+
+@job_task(drafts.JOB_KIND, title="Draft Theory-of-Mind labels with an LLM")
+def draft_tom(job: Job, reporter: JobReporter) -> JobResult:
+    """Ask the configured chat endpoint for ToM drafts of the job's items (see annotation.drafts)."""
+    return drafts.run_draft_job(job, reporter)
+
+
+@job_task(takes.ANALYSIS_JOB_KIND, title="Analyse a take and send it to review")
+def analyze_take(job: Job, reporter: JobReporter) -> JobResult:
+    """QC metrics and acoustic features of one uploaded take, then three reviewers (see annotation.takes)."""
+    return takes.analyze_take(int(job.parameters["take"]), reporter)

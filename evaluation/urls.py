@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from evaluation import views
 
@@ -6,4 +6,6 @@ app_name = "evaluation"
 
 urlpatterns = [
     path("rate/", views.evaluator_queue, name="evaluator_queue"),
+    path("", include("evaluation.study_urls")),
+    path("", include("evaluation.judging_urls")),
 ]

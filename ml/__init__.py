@@ -1,0 +1,1 @@
+"""EchoChat model code (torch and transformers only; nothing here imports Django)."""

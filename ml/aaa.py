@@ -17,6 +17,9 @@ recomputes softmax(q k^T * scale + mask) for the perception query rows only, aft
 those rows. That costs |P| x T per head instead of T x T, and keeps the graph, so the gradient
 of L_AAA reaches the query/key projections and, through the audio keys, the audio projector.
 
+Memory: each observed layer keeps B x H x |P| x T float32 probabilities for backward, so on a
+large model pick ``aaa_layers`` (e.g. the last third) rather than every layer.
+
 With gradient checkpointing, call ``backward`` inside the context: the recomputed layers then
 take the same path as the original forward (read ``rho`` before that, since recomputation adds
 observations).
@@ -42,18 +45,32 @@ _COLLECTOR_ATTRIBUTE = "_aaa_collector"
 
 
 class AudioAttentionCollector:
-    """Accumulates, per example, the audio attention mass of the selected query rows."""
+    """Accumulates, per example, the audio attention mass of the selected query rows.
+
+    All examples are handled at once: each row's query positions are padded to the longest row,
+    and padding rows are dropped from the averages (they attend everywhere, so they stay finite).
+    """
 
     def __init__(
         self, query_mask: torch.Tensor, audio_mask: torch.Tensor, heads: Sequence[int] | None = None
     ):
         if query_mask.shape != audio_mask.shape:
             raise ValueError("query_mask and audio_mask must both be B x T")
-        self.query_rows = [row.nonzero().flatten() for row in query_mask.to(torch.bool)]
+        query_mask = query_mask.to(torch.bool)
+        self.row_counts = query_mask.sum(dim=1)
+        width = max(int(self.row_counts.max()), 1) if query_mask.numel() else 1
+        # Stable sort puts each row's query positions first, in order; the rest is padding.
+        order = torch.sort((~query_mask).to(torch.int8), dim=1, stable=True).indices
+        self.query_positions = order[:, :width]
+        self.row_valid = torch.arange(width, device=query_mask.device).unsqueeze(
+            0
+        ) < self.row_counts.unsqueeze(1)
         self.audio_mask = audio_mask.to(torch.bool)
         self.heads = list(heads) if heads is not None else None
-        self._layer_values: list[list[torch.Tensor]] = [[] for _ in self.query_rows]
-        self._device = self.audio_mask.device
+        self._layer_values: list[torch.Tensor] = []
+        # The mask is shared by all layers of one forward: gather its rows once.
+        self._bias_source: torch.Tensor | None = None
+        self._bias: torch.Tensor | None = None
 
     def observe(
         self,
@@ -64,41 +81,71 @@ class AudioAttentionCollector:
         scaling: float | None,
     ) -> None:
         """Record one layer: query B x H x T x D and key B x KV x S x D, after rotary embedding."""
-        heads_total, query_length, head_dim = query.shape[1], query.shape[2], query.shape[3]
-        key_length = key.shape[2]
+        batch, heads_total, query_length, head_dim = query.shape
+        key_heads, key_length = key.shape[1], key.shape[2]
         if key_length != self.audio_mask.shape[1]:
             raise ValueError("AAA expects a full-sequence forward (no cache): key length must equal T")
-        groups = heads_total // key.shape[1]
-        head_index = torch.tensor(
-            self.heads if self.heads is not None else range(heads_total),
-            device=query.device,
-            dtype=torch.long,
-        )
+        positions = self.query_positions.to(query.device)
+        rows = positions.shape[1]
+        groups = heads_total // key_heads
+        if self.heads is None:
+            chosen_heads = heads_total
+            gathered = query.gather(2, positions[:, None, :, None].expand(batch, heads_total, rows, head_dim))
+            # Grouped-query attention without copying keys: fold each key head's query group together.
+            grouped = gathered.reshape(batch, key_heads, groups * rows, head_dim).float()
+            scores = torch.matmul(grouped, key.float().transpose(-1, -2)).view(
+                batch, heads_total, rows, key_length
+            )
+        else:
+            head_index = torch.tensor(self.heads, device=query.device, dtype=torch.long)
+            chosen_heads = len(self.heads)
+            selected = query.index_select(1, head_index)
+            gathered = selected.gather(
+                2, positions[:, None, :, None].expand(batch, chosen_heads, rows, head_dim)
+            )
+            chosen_keys = key.index_select(1, head_index // groups)
+            scores = torch.matmul(gathered.float(), chosen_keys.float().transpose(-1, -2))
         scale = scaling if scaling is not None else head_dim**-0.5
-        self._device = query.device
-        audio = self.audio_mask.to(query.device)
-        for example, rows in enumerate(self.query_rows):
-            if rows.numel() == 0:
-                continue
-            rows = rows.to(query.device)
-            chosen_queries = query[example].index_select(0, head_index).index_select(1, rows).float()
-            # Grouped-query attention: each query head reads key head h // groups.
-            chosen_keys = key[example].index_select(0, head_index // groups).float()
-            scores = torch.matmul(chosen_queries, chosen_keys.transpose(-1, -2)) * scale
-            scores = _apply_mask(scores, attention_mask, example, rows, head_index, query_length, key_length)
-            probabilities = torch.softmax(scores, dim=-1)
-            audio_mass = torch.matmul(probabilities, audio[example].to(probabilities.dtype))
-            self._layer_values[example].append(audio_mass.mean())
+        scores = scores * scale + self._row_bias(attention_mask, query_length, key_length, query.device)
+        probabilities = torch.softmax(scores, dim=-1)
+        audio = self.audio_mask.to(device=query.device, dtype=probabilities.dtype)
+        audio_mass = torch.matmul(probabilities, audio[:, None, :, None]).squeeze(-1)
+        valid = self.row_valid.to(query.device)
+        totals = (audio_mass * valid[:, None, :]).sum(dim=(1, 2))
+        counts = (self.row_counts.to(query.device) * chosen_heads).clamp(min=1)
+        self._layer_values.append(totals / counts)
+
+    def _row_bias(
+        self, attention_mask: torch.Tensor | None, query_length: int, key_length: int, device: torch.device
+    ) -> torch.Tensor:
+        """Return the additive mask (B x 1|H x rows x S) for the gathered query rows."""
+        if self._bias is not None and self._bias_source is attention_mask:
+            return self._bias
+        positions = self.query_positions.to(device)
+        if attention_mask is None:
+            # SDPA was told is_causal=True: query i sees keys up to i (shifted when keys outnumber queries).
+            keys = torch.arange(key_length, device=device)
+            visible = keys[None, None, :] <= (positions + key_length - query_length)[:, :, None]
+            rows = visible.unsqueeze(1)
+        else:
+            mask = attention_mask.expand(positions.shape[0], -1, -1, -1)
+            rows = mask.gather(2, positions[:, None, :, None].expand(-1, mask.shape[1], -1, key_length))
+        if rows.dtype == torch.bool:
+            bias = torch.zeros(rows.shape, device=device).masked_fill(~rows, float("-inf"))
+        else:
+            bias = rows.float()
+        # Padding rows may point at fully masked positions; let them see everything to stay finite.
+        bias = torch.where(self.row_valid.to(device)[:, None, :, None], bias, torch.zeros_like(bias))
+        self._bias_source, self._bias = attention_mask, bias
+        return bias
 
     def per_example_rho(self) -> torch.Tensor:
-        """Return rho for each example (NaN where the example has no query rows)."""
-        missing = torch.tensor(float("nan"), device=self._device)
-        return torch.stack(
-            [
-                torch.stack(layer_values).mean() if layer_values else missing
-                for layer_values in self._layer_values
-            ]
-        )
+        """Return rho for each example (NaN where the example has no query rows or nothing was observed)."""
+        if not self._layer_values:
+            return torch.full(self.row_counts.shape, float("nan"), device=self.audio_mask.device)
+        values = torch.stack(self._layer_values).mean(dim=0)
+        has_rows = self.row_counts.to(values.device) > 0
+        return torch.where(has_rows, values, torch.full_like(values, float("nan")))
 
     def rho(self) -> torch.Tensor:
         """Return the mean rho over examples that have query rows (NaN when none has)."""
@@ -113,31 +160,6 @@ class AudioAttentionCollector:
         if not valid.any():
             return values.new_zeros(())
         return -torch.log(values[valid] + epsilon).mean()
-
-
-def _apply_mask(
-    scores: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    example: int,
-    rows: torch.Tensor,
-    head_index: torch.Tensor,
-    query_length: int,
-    key_length: int,
-) -> torch.Tensor:
-    """Apply the layer's attention mask (bool keep-mask, additive float mask, or implicit causal)
-    to scores of shape heads x rows x keys."""
-    if attention_mask is None:
-        # SDPA was told is_causal=True: query i sees keys up to i (shifted when keys outnumber queries).
-        keys = torch.arange(key_length, device=scores.device)
-        visible = keys.unsqueeze(0) <= (rows + key_length - query_length).unsqueeze(1)
-        return scores.masked_fill(~visible.unsqueeze(0), float("-inf"))
-    mask = attention_mask[example if attention_mask.shape[0] > 1 else 0]
-    if mask.shape[0] > 1:
-        mask = mask.index_select(0, head_index)
-    mask = mask.index_select(1, rows)
-    if mask.dtype == torch.bool:
-        return scores.masked_fill(~mask, float("-inf"))
-    return scores + mask.float()
 
 
 def aaa_sdpa_attention_forward(

@@ -2,6 +2,7 @@
 
 from annotation.models.labels import (
     Annotation,
+    AnnotationProject,
     AnnotationRevision,
     GoldReference,
     MachineDraft,
@@ -20,6 +21,7 @@ from annotation.models.recording import (
 
 __all__ = [
     "Annotation",
+    "AnnotationProject",
     "AnnotationRevision",
     "Emotion",
     "GoldReference",

@@ -7,9 +7,52 @@ evaluation judges and the training datasets read gold references without knowing
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.models.recording import Item
+
+DEFAULT_ANNOTATORS_PER_ITEM = 3
+
+
+class AnnotationProject(models.Model):
+    """How many annotators label the items a project covers, and who may be assigned.
+
+    A project covers items by split and scenario rather than by listing them, so ten thousand
+    items need no picking; an item belongs to the first active project (by priority) covering
+    it, and items no project covers get DEFAULT_ANNOTATORS_PER_ITEM from the whole pool.
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(
+        default=DEFAULT_ANNOTATORS_PER_ITEM, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    splits = models.JSONField(default=list, blank=True, help_text="Splits covered; empty covers every split")
+    scenarios = models.JSONField(
+        default=list, blank=True, help_text="Scenarios covered; empty covers every scenario"
+    )
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="annotation_projects",
+        help_text="Who may be assigned; empty means every annotator (lead annotators only when listed)",
+    )
+    priority = models.PositiveIntegerField(default=100, help_text="Lower numbers are matched first")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["priority", "pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def covers(self, item: Item) -> bool:
+        """Return True when the item's split and scenario fall under this project."""
+        return (not self.splits or item.split in self.splits) and (
+            not self.scenarios or item.scenario in self.scenarios
+        )
 
 
 class Strategy(models.Model):
@@ -51,6 +94,9 @@ class Annotation(models.Model):
     machine_draft = models.ForeignKey(
         "MachineDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    suggestions = models.JSONField(
+        default=dict, blank=True, help_text="Acoustic suggestions the perception fields started from"
+    )
     assigned_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
@@ -63,6 +109,11 @@ class Annotation(models.Model):
 
     def __str__(self) -> str:
         return f"annotation of {self.item_id} by {self.annotator_id} ({self.status})"
+
+    @property
+    def is_submitted(self) -> bool:
+        """Return True once the annotator has submitted (their labels are final until reopened)."""
+        return self.status == self.Status.SUBMITTED
 
 
 class AnnotationRevision(models.Model):
@@ -98,6 +149,11 @@ class MachineDraft(models.Model):
     def __str__(self) -> str:
         return f"draft of {self.item_id} by {self.model_name}"
 
+    @property
+    def ok(self) -> bool:
+        """Return True when the model answered with usable ToM fields."""
+        return not self.error
+
 
 class GoldReference(models.Model):
     """The adjudicated reference for an item; versioned, the newest is current."""
@@ -111,6 +167,10 @@ class GoldReference(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     fast_tracked = models.BooleanField(default=False)
+    imported = models.BooleanField(
+        default=False, help_text="Came from an imported dataset, not adjudicated here"
+    )
+    note = models.TextField(blank=True, help_text="The lead's reasoning, for later readers")
     source_annotations = models.ManyToManyField(Annotation, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     is_current = models.BooleanField(default=True, db_index=True)

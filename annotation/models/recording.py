@@ -99,6 +99,12 @@ class Take(models.Model):
     duration_seconds = models.FloatField(default=0.0)
     qc = models.JSONField(default=dict, blank=True)
     features = models.JSONField(default=dict, blank=True)
+    contours = models.JSONField(
+        default=dict, blank=True, help_text="Pitch and intensity contours for display (see acoustics)"
+    )
+    analysis_job = models.ForeignKey(
+        "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 

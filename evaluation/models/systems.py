@@ -56,6 +56,8 @@ class ModelOutput(models.Model):
     structured = models.BooleanField(default=False, help_text="Parsed from EchoChat's <think> format")
     parse_problems = models.JSONField(default=list, blank=True)
     response_audio_key = models.CharField(max_length=200, blank=True)
+    # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
+    response_audio_sha256 = models.CharField(max_length=64, blank=True)
     imported_at = models.DateTimeField(auto_now=True)
 
     class Meta:

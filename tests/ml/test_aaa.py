@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 import torch
@@ -79,7 +80,8 @@ def test_logits_are_identical_with_and_without_the_collector(tiny_qwen2_audio: S
             observed = tiny_qwen2_audio.forward(batch).logits
 
     assert torch.equal(plain, observed)
-    assert tiny_qwen2_audio.language_model.config._attn_implementation == "sdpa"
+    config: Any = tiny_qwen2_audio.language_model.config
+    assert config._attn_implementation == "sdpa"
 
 
 def test_aaa_loss_reaches_query_key_projections_and_the_audio_projector(tiny_qwen2_audio: SpeechLM) -> None:
@@ -91,13 +93,13 @@ def test_aaa_loss_reaches_query_key_projections_and_the_audio_projector(tiny_qwe
         tiny_qwen2_audio.forward(batch)
         collector.loss().backward()
 
-    layers = tiny_qwen2_audio.language_model.layers  # type: ignore[union-attr]
-    projector = tiny_qwen2_audio.base_model.model.multi_modal_projector.linear  # type: ignore[union-attr]
-    assert layers[0].self_attn.q_proj.weight.grad.abs().sum() > 0
-    assert layers[0].self_attn.k_proj.weight.grad.abs().sum() > 0
-    assert projector.weight.grad.abs().sum() > 0
+    attentions: list[Any] = tiny_qwen2_audio.decoder_attention_modules()
+    model: Any = tiny_qwen2_audio.base_model
+    assert attentions[0].q_proj.weight.grad.abs().sum() > 0
+    assert attentions[0].k_proj.weight.grad.abs().sum() > 0
+    assert model.model.multi_modal_projector.linear.weight.grad.abs().sum() > 0
     # Layer 1 is not observed and lies after layer 0's attention: nothing flows back into it.
-    assert layers[1].self_attn.q_proj.weight.grad is None
+    assert attentions[1].q_proj.weight.grad is None
 
 
 def test_gradient_checkpointing_gives_the_same_aaa_gradients() -> None:
@@ -114,7 +116,8 @@ def test_gradient_checkpointing_gives_the_same_aaa_gradients() -> None:
             output = speech_lm.forward(batch)
             assert output.loss is not None
             (output.loss + 0.5 * collector.loss()).backward()
-        gradients.append(speech_lm.language_model.layers[0].self_attn.q_proj.weight.grad.clone())  # type: ignore[union-attr]
+        first_attention: Any = speech_lm.decoder_attention_modules()[0]
+        gradients.append(first_attention.q_proj.weight.grad.clone())
 
     assert torch.allclose(gradients[0], gradients[1], atol=1e-6)
 

@@ -12,9 +12,15 @@ from ml.checkpoints import load_checkpoint, save_checkpoint, verify_checkpoint
 from ml.speech_model import LoraSettings, SpeechLM
 
 
-def test_metadata_records_config_data_metrics_and_weight_hashes(tiny_qwen2_audio: SpeechLM, tmp_path: Path) -> None:
+def test_metadata_records_config_data_metrics_and_weight_hashes(
+    tiny_qwen2_audio: SpeechLM, tmp_path: Path
+) -> None:
     saved = save_checkpoint(
-        tiny_qwen2_audio, tmp_path, {"learning_rate": 1e-5, "device": "cpu"}, ["snap-a", "snap-b"], {"ce": 1.5}
+        tiny_qwen2_audio,
+        tmp_path,
+        {"learning_rate": 1e-5, "device": "cpu"},
+        ["snap-a", "snap-b"],
+        {"ce": 1.5},
     )
 
     metadata = json.loads((tmp_path / "metadata.json").read_text())
@@ -44,7 +50,7 @@ def test_verification_rejects_changed_weights(tiny_qwen2_audio: SpeechLM, tmp_pa
 def test_a_directory_without_metadata_is_not_a_checkpoint(tiny_qwen2_audio: SpeechLM, tmp_path: Path) -> None:
     tiny_qwen2_audio.save_pretrained(tmp_path)
 
-    with pytest.raises(FileNotFoundError, match="metadata.json"):
+    with pytest.raises(FileNotFoundError, match=r"metadata\.json"):
         load_checkpoint(tmp_path)
 
 

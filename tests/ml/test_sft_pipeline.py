@@ -27,7 +27,9 @@ def test_progress_reports_every_step_and_metrics(tiny_qwen2_audio: SpeechLM) -> 
     reports: list[tuple[float, str, dict[str, float]]] = []
     config = SftConfig(epochs=2, batch_size=2, learning_rate=1e-3, lambda_aaa=0.1)
 
-    result = train_sft(tiny_qwen2_audio, examples(3), config, on_progress=lambda *report: reports.append(report))
+    result = train_sft(
+        tiny_qwen2_audio, examples(3), config, on_progress=lambda *report: reports.append(report)
+    )
 
     # 3 examples in batches of 2: two steps per epoch, the second with one example.
     assert result.steps_completed == result.total_steps == 4
@@ -41,7 +43,9 @@ def test_progress_reports_every_step_and_metrics(tiny_qwen2_audio: SpeechLM) -> 
 
 
 def test_plain_sft_skips_aaa_and_resamples_audio(tiny_qwen2_audio: SpeechLM) -> None:
-    result = train_sft(tiny_qwen2_audio, examples(2, sample_rate=8000), SftConfig(max_steps=1, lambda_aaa=0.0))
+    result = train_sft(
+        tiny_qwen2_audio, examples(2, sample_rate=8000), SftConfig(max_steps=1, lambda_aaa=0.0)
+    )
 
     entry = result.last_metrics()
     assert entry["loss"] == entry["ce"]
@@ -69,10 +73,14 @@ def test_sft_checkpoint_reloads_and_generates_the_learned_format(tmp_path: Path)
     config = SftConfig(max_steps=50, batch_size=2, learning_rate=1e-2, lambda_aaa=0.1, aaa_layers=(-1,))
     result = train_sft(speech_lm, examples(2), config)
 
-    saved = save_checkpoint(speech_lm, tmp_path / "sft", config.to_dict(), ["snapshot-7"], result.last_metrics())
+    saved = save_checkpoint(
+        speech_lm, tmp_path / "sft", config.to_dict(), ["snapshot-7"], result.last_metrics()
+    )
     loaded = load_checkpoint(tmp_path / "sft", verify=True)
     outputs = run_inference(
-        loaded.speech_lm, [InferenceItem("item-1", voiced_audio(0.8, seed=9), 16_000, PROMPT)], max_new_tokens=200
+        loaded.speech_lm,
+        [InferenceItem("item-1", voiced_audio(0.8, seed=9), 16_000, PROMPT)],
+        max_new_tokens=200,
     )
 
     assert result.history[-1]["ce"] < 0.2
@@ -101,7 +109,9 @@ def test_lora_checkpoint_saves_the_adapter_and_reloads_on_its_base(tmp_path: Pat
     assert loaded.metadata.lora == lora.to_dict()
     batch = speech_lm.build_inputs(voiced_audio(0.8), PROMPT, TARGET)
     with torch.no_grad():
-        assert torch.allclose(loaded.speech_lm.forward(batch).logits, speech_lm.forward(batch).logits, atol=1e-5)
+        assert torch.allclose(
+            loaded.speech_lm.forward(batch).logits, speech_lm.forward(batch).logits, atol=1e-5
+        )
 
 
 def test_inference_stops_when_cancelled(tiny_qwen2_audio: SpeechLM) -> None:

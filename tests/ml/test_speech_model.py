@@ -74,7 +74,7 @@ def test_left_padding_shifts_target_starts(tiny_qwen2_audio: SpeechLM) -> None:
     width = right.input_ids.shape[1]
     lengths = right.attention_mask.sum(dim=1).tolist()
     assert left.target_starts == [
-        start + width - length for start, length in zip(right.target_starts, lengths)
+        start + width - length for start, length in zip(right.target_starts, lengths, strict=True)
     ]
     assert left.attention_mask[1, : width - lengths[1]].sum() == 0
 

@@ -1,0 +1,141 @@
+// The rating page of a listening study: playback gating, keyboard shortcuts, submission.
+//
+// The questions stay disabled until the reply has played to the end. The browser then tells the
+// server, which checks that enough time has passed since the page was shown and records the
+// playback; the server refuses a rating for a sample whose playback it has not recorded, so
+// removing this script does not get around the rule. Seeking ahead of what was heard is undone
+// until the reply has been played once.
+(function () {
+  "use strict";
+  const root = document.getElementById("rating");
+  if (!root) return;
+  const form = document.getElementById("rating-form");
+  const controls = document.getElementById("rating-controls");
+  const reply = document.getElementById("response-audio");
+  const query = document.getElementById("query-audio");
+  const status = document.getElementById("playback-status");
+  const hint = document.getElementById("form-hint");
+  const questions = Array.from(root.querySelectorAll(".question"));
+  let unlocked = root.dataset.unlocked === "true";
+  let heardUntil = 0;
+  let active = 0;
+  let submitting = false;
+
+  function csrfToken() {
+    return form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  }
+
+  function say(element, text) {
+    if (element) element.textContent = text;
+  }
+
+  function chosen(question) {
+    return question.querySelector("input:checked");
+  }
+
+  function activate(index) {
+    active = Math.max(0, Math.min(questions.length - 1, index));
+    questions.forEach((question, i) => question.classList.toggle("active", i === active));
+  }
+
+  function firstUnanswered() {
+    const index = questions.findIndex((question) => !chosen(question));
+    return index === -1 ? questions.length - 1 : index;
+  }
+
+  function unlock() {
+    unlocked = true;
+    root.dataset.unlocked = "true";
+    controls.disabled = false;
+    say(status, "Played: the questions are open. Press 1–5 to score the highlighted question.");
+    activate(firstUnanswered());
+  }
+
+  async function reportPlayback() {
+    const response = await fetch(root.dataset.playedUrl, {
+      method: "POST",
+      headers: { "X-CSRFToken": csrfToken() },
+      credentials: "same-origin",
+    });
+    const body = await response.json();
+    if (response.ok && body.unlocked) {
+      unlock();
+    } else {
+      say(status, body.error || "The playback could not be recorded; play the reply again.");
+    }
+  }
+
+  if (reply) {
+    reply.addEventListener("timeupdate", () => {
+      if (!reply.seeking) heardUntil = Math.max(heardUntil, reply.currentTime);
+    });
+    reply.addEventListener("seeking", () => {
+      if (!unlocked && reply.currentTime > heardUntil + 0.5) reply.currentTime = heardUntil;
+    });
+    reply.addEventListener("ended", () => {
+      if (!unlocked) reportPlayback();
+    });
+  }
+
+  function toggle(audio, other) {
+    if (!audio) return;
+    if (audio.paused) {
+      if (other) other.pause();
+      audio.play();
+    } else {
+      audio.pause();
+    }
+  }
+
+  function score(value) {
+    const input = questions[active].querySelector(`input[value="${value}"]`);
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    activate(questions.every(chosen) ? active : firstUnanswered());
+    say(hint, "");
+  }
+
+  function submit() {
+    if (submitting) return;
+    if (!unlocked) {
+      say(hint, "Play the whole reply first.");
+      return;
+    }
+    if (!questions.every(chosen)) {
+      activate(firstUnanswered());
+      say(hint, "Score every question before submitting.");
+      return;
+    }
+    submitting = true;
+    form.submit();
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    submit();
+  });
+
+  questions.forEach((question, index) => {
+    question.addEventListener("change", () => activate(questions.every(chosen) ? index : firstUnanswered()));
+  });
+
+  document.addEventListener("keydown", (event) => {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.target.matches("textarea, input[type=text]")) return;
+    if (event.key === " ") {
+      event.preventDefault();
+      toggle(reply, query);
+    } else if (event.key === "q" || event.key === "Q") {
+      toggle(query, reply);
+    } else if (/^[1-5]$/.test(event.key)) {
+      event.preventDefault();
+      if (unlocked) score(event.key);
+      else say(hint, "Play the whole reply first.");
+    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      activate(active + (event.key === "ArrowDown" ? 1 : -1));
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      submit();
+    }
+  });
+})();

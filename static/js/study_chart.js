@@ -1,0 +1,77 @@
+// The results chart of a listening study: grouped bars (one colour per system, one group per
+// dimension) with 95% interval whiskers drawn by a small Chart.js plugin from each dataset's
+// `low` and `high` arrays. The tooltip shows how many ratings each bar rests on.
+(function () {
+  "use strict";
+  const canvas = document.getElementById("mos-chart");
+  const source = document.getElementById("mos-chart-data");
+  if (!canvas || !source || typeof Chart === "undefined") return;
+  const chartData = JSON.parse(source.textContent);
+  const colours = ["#2f5bd3", "#d3812f", "#1f8a4c", "#a23bb0", "#c0392b", "#4a8ca8", "#7a6a2f", "#5b6477"];
+
+  const errorBars = {
+    id: "errorBars",
+    afterDatasetsDraw(chart) {
+      const { ctx, scales } = chart;
+      let drawn = 0;
+      ctx.save();
+      ctx.strokeStyle = "#1d2433";
+      ctx.lineWidth = 1.5;
+      chart.data.datasets.forEach((dataset, datasetIndex) => {
+        const meta = chart.getDatasetMeta(datasetIndex);
+        if (meta.hidden) return;
+        meta.data.forEach((bar, index) => {
+          const low = dataset.low[index];
+          const high = dataset.high[index];
+          if (low === null || high === null || low === undefined || high === undefined) return;
+          const top = scales.y.getPixelForValue(high);
+          const bottom = scales.y.getPixelForValue(low);
+          const cap = Math.min(6, bar.width / 3);
+          ctx.beginPath();
+          ctx.moveTo(bar.x, top);
+          ctx.lineTo(bar.x, bottom);
+          ctx.moveTo(bar.x - cap, top);
+          ctx.lineTo(bar.x + cap, top);
+          ctx.moveTo(bar.x - cap, bottom);
+          ctx.lineTo(bar.x + cap, bottom);
+          ctx.stroke();
+          drawn += 1;
+        });
+      });
+      ctx.restore();
+      canvas.dataset.errorBars = String(drawn);
+    },
+  };
+
+  const chart = new Chart(canvas, {
+    type: "bar",
+    data: {
+      labels: chartData.labels,
+      datasets: chartData.datasets.map((dataset, index) => ({
+        ...dataset,
+        backgroundColor: colours[index % colours.length],
+      })),
+    },
+    options: {
+      maintainAspectRatio: false,
+      animation: false,
+      scales: { y: { min: 1, max: 5, title: { display: true, text: "MOS (1-5), 95% interval" } } },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            label(context) {
+              const dataset = context.dataset;
+              const i = context.dataIndex;
+              const mean = context.parsed.y;
+              const interval =
+                dataset.low[i] === null ? "no interval" : `[${dataset.low[i].toFixed(2)}, ${dataset.high[i].toFixed(2)}]`;
+              return `${dataset.label}: ${mean === null ? "—" : mean.toFixed(2)} ${interval}, n = ${dataset.n[i]} ratings`;
+            },
+          },
+        },
+      },
+    },
+    plugins: [errorBars],
+  });
+  canvas.dataset.rendered = String(chart.data.datasets.length);
+})();

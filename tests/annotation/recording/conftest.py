@@ -1,0 +1,46 @@
+"""Fixtures of the recording-studio tests: media in a temporary folder, audio made once per session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.annotation.audio_corpus import glide, harmonic_tone, valid_encodings, wav_of
+
+if TYPE_CHECKING:
+    from webapp.models import User
+
+
+@pytest.fixture(autouse=True)
+def media_dir(settings, tmp_path: Path) -> Path:
+    """Store media under a fresh folder per test, so 'nothing left behind' can be checked on disk."""
+    folder = tmp_path / "media"
+    folder.mkdir()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(folder)}},
+    }
+    return folder
+
+
+@pytest.fixture(scope="session")
+def take_wav() -> bytes:
+    """A 1.2 s voice-like tone gliding up from 150 to 220 Hz: a valid take, cheap to make."""
+    return wav_of(harmonic_tone(glide(150.0, 220.0, seconds=1.2)))
+
+
+@pytest.fixture(scope="session")
+def take_encodings(take_wav: bytes) -> dict[str, bytes]:
+    """The take in every format browsers and desktop tools produce."""
+    return valid_encodings(take_wav)
+
+
+@pytest.fixture
+def review_panel(make_user: Callable[..., User]) -> list[User]:
+    """Four reviewers, one more than a take needs, so spreading the work can be seen."""
+    from webapp.roles import Role
+
+    return [make_user(Role.REVIEWER, f"panel{n}") for n in range(1, 5)]

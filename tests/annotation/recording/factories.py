@@ -1,0 +1,69 @@
+"""Building blocks of the recording tests: items, uploads through the API, the analysis job, verdicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import Item, Review, Take
+from annotation.reviews import submit_verdict
+from webapp.jobs import run_job
+from webapp.models import User
+
+
+def make_item(external_id: str = "EE-0001", actor: User | None = None, **fields: Any) -> Item:
+    """Create an item; assigned to `actor` (and open for recording) when one is given."""
+    values: dict[str, Any] = {
+        "text": "I finally finished the marathon. My legs are still shaking.",
+        "scenario": "implicit",
+        "target_emotion": "happy",
+        "emotion_variant": "pride",
+        "target_intensity": "medium",
+        "instructions": "Warm, smiling voice.",
+        "actor": actor,
+        "state": Item.State.RECORDING if actor else Item.State.SCRIPTED,
+        **fields,
+    }
+    return Item.objects.create(external_id=external_id, **values)
+
+
+def upload(client: Client, item: Item, data: bytes, filename: str = "take.wav") -> Any:
+    """POST a take to the upload API as the browser does (multipart field `audio`)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return client.post(
+        reverse("annotation:api_item_takes", args=[item.external_id]),
+        {"audio": SimpleUploadedFile(filename, data)},
+    )
+
+
+def analysed(take: Take) -> Take:
+    """Run the take's analysis job here, in this process, and return the take as it is now."""
+    assert take.analysis_job_id is not None
+    run_job(take.analysis_job_id)
+    take.refresh_from_db()
+    return take
+
+
+def record(actor: User, item: Item, wav: bytes) -> Take:
+    """Upload through the real API as the actor, run the analysis, return the take in review."""
+    client = Client()
+    client.force_login(actor)
+    response = upload(client, item, wav)
+    assert response.status_code == 201, response.content
+    return analysed(Take.objects.get(public_id=response.json()["id"]))
+
+
+def decide(take: Take, *verdicts: str, reasons: tuple[str, ...] = ("wrong_emotion",)) -> list[str]:
+    """Give the take's reviewers these verdicts in order; return the outcomes."""
+    outcomes = []
+    for review, verdict in zip(take.reviews.order_by("pk"), verdicts, strict=False):
+        result = submit_verdict(review.pk, review.reviewer, verdict, reasons if verdict == "reject" else ())
+        outcomes.append(result.outcome)
+    return outcomes
+
+
+def pending_reviews(take: Take) -> list[Review]:
+    return list(take.reviews.filter(verdict=Review.Verdict.PENDING))

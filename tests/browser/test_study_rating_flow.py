@@ -1,0 +1,81 @@
+"""Real Chromium: an evaluator rates a short study by keyboard, trap included; the admin reads the results."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.models import StudyRating
+from evaluation.studies import next_assignment
+from tests.evaluation.study_support import build_world, make_study, rate_everything
+from webapp.roles import Role
+
+pytestmark = pytest.mark.browser
+
+
+def _log_in(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw-for-tests-123")
+    page.click("button[type=submit]")
+
+
+def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
+    browser_page, live_server, users, make_user
+):
+    page = browser_page
+    rater, colleague = users["evaluator"], make_user(Role.EVALUATOR)
+    world = build_world(make_user, n_systems=2, n_items=3)
+    study = make_study(
+        world,
+        [rater, colleague],
+        users["admin"],
+        items_per_system=2,
+        ratings_per_output=2,
+        dimensions=["content_helpfulness", "naturalness"],
+        training_count=1,
+        trap_count=1,
+    )
+
+    _log_in(page, live_server, "evaluator")
+    page.click("text=Start")
+    total = study.assignments.filter(evaluator=rater).count()
+    seen_trap = False
+    for number in range(1, total + 1):
+        page.wait_for_selector(f"[data-testid=progress-text]:has-text('Sample {number} of {total}')")
+        assert page.locator("#rating-controls").is_disabled()
+        stimulus = next_assignment(study, rater).stimulus
+        page.keyboard.press("1")  # locked: nothing may be chosen before the reply has played
+        assert page.locator("#rating-controls input:checked").count() == 0
+        page.keyboard.press(" ")
+        # unlocks only after the audio really ended and the server accepted the playback
+        page.wait_for_selector("#rating[data-unlocked=true]", timeout=20_000)
+        assert page.evaluate("document.getElementById('response-audio').ended")
+        if stimulus.kind == "trap":
+            seen_trap = True
+            assert "Please select score 2" in page.inner_text("[data-testid=response-text]")
+            page.keyboard.press("2")
+            page.keyboard.press("2")
+        else:
+            page.keyboard.press("4" if stimulus.system.name.endswith("A") else "2")
+            page.keyboard.press("5" if stimulus.system.name.endswith("A") else "3")
+        page.keyboard.press("Enter")
+    page.wait_for_selector("[data-testid=study-done]")
+    assert seen_trap
+    assert StudyRating.objects.filter(assignment__evaluator=rater).count() == 2 * total
+    trap_scores = StudyRating.objects.filter(assignment__evaluator=rater, assignment__stimulus__kind="trap")
+    assert set(trap_scores.values_list("score", flat=True)) == {2}
+
+    rate_everything(study, colleague, lambda a, d: 2 if a.stimulus.kind == "trap" else 4)
+    page.click("text=Log out")
+    _log_in(page, live_server, "admin")
+    page.click("text=Listening studies")
+    page.click(f"text={study.name}")
+    table = page.locator("[data-testid=mos-table]")
+    assert "SecretSystemA" in table.inner_text() and "SecretSystemB" in table.inner_text()
+    assert "n = 2 outputs · 4 ratings" in table.inner_text()
+    chart = page.locator("[data-testid=mos-chart]")
+    page.wait_for_function("document.getElementById('mos-chart').dataset.errorBars !== undefined")
+    assert chart.get_attribute("data-rendered") == "2"
+    assert int(chart.get_attribute("data-error-bars")) == 4  # 2 systems x 2 dimensions
+    screening = page.locator("[data-testid=screening] tr[data-rater=evaluator]").inner_text()
+    assert "0 of 1" in screening  # the trap was passed

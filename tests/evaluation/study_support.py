@@ -1,0 +1,111 @@
+"""Builders for listening-study tests: recorded items, systems with spoken outputs, quick raters."""
+
+from __future__ import annotations
+
+import io
+import wave
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from functools import lru_cache
+
+from django.utils import timezone
+
+from annotation.models import Item, Take
+from annotation.speech_synth import synthesize, to_wav_bytes
+from evaluation.models import ModelOutput, Study, StudyAssignment, System
+from evaluation.studies import StudySpec, create_study, record_playback, submit_rating
+from webapp.models import User
+from webapp.roles import Role
+from webapp.storage import new_media_key, save_media
+
+QUERY_SPEECH = "I lost my job today."
+REPLY_SPEECH = "I am so sorry."
+SCENARIOS = ("implicit", "audio-dominant", "high-arousal", "modality-conflict", "emotion-shift")
+
+
+@lru_cache(maxsize=4)
+def spoken(text: str) -> bytes:
+    """Return WAV bytes of real synthetic speech, synthesised once per test session."""
+    speech = synthesize(text, rate_wpm=300)
+    return to_wav_bytes(speech.samples, speech.sample_rate)
+
+
+def wav_seconds(data: bytes) -> float:
+    """Return the length of WAV bytes in seconds."""
+    with wave.open(io.BytesIO(data)) as wav:
+        return wav.getnframes() / wav.getframerate()
+
+
+@dataclass
+class StudyWorld:
+    items: list[Item]
+    systems: list[System]
+    outputs: list[ModelOutput]
+
+
+def build_world(
+    make_user: Callable[..., User], n_systems: int = 2, n_items: int = 4, prefix: str = "T"
+) -> StudyWorld:
+    """Create recorded items (scenarios in turn) and systems whose outputs are short real speech."""
+    actor = make_user(Role.VOICE_ACTOR)
+    query_audio, reply_audio = spoken(QUERY_SPEECH), spoken(REPLY_SPEECH)
+    items = []
+    for n in range(n_items):
+        item = Item.objects.create(
+            external_id=f"{prefix}-{n:03d}",
+            text=f"Query number {n}: I lost my job today.",
+            scenario=SCENARIOS[n % len(SCENARIOS)],
+            target_emotion="sad",
+            state=Item.State.RECORDED,
+        )
+        key = save_media(new_media_key("take", "wav"), query_audio)
+        take = Take.objects.create(
+            item=item, actor=actor, audio_key=key, original_key=key, status=Take.Status.ACCEPTED
+        )
+        item.recording = take
+        item.save(update_fields=["recording"])
+        items.append(item)
+    systems = [System.objects.create(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
+    outputs = [
+        ModelOutput.objects.create(
+            system=system,
+            item=item,
+            response_text=f"I am sorry to hear that ({item.external_id}).",
+            response_audio_key=save_media(new_media_key("output", "wav"), reply_audio),
+        )
+        for system in systems
+        for item in items
+    ]
+    return StudyWorld(items=items, systems=systems, outputs=outputs)
+
+
+def make_study(world: StudyWorld, evaluators: list[User], admin: User, **overrides: object) -> Study:
+    """Create a study over the world with small defaults (overridable field by field)."""
+    spec: dict[str, object] = {
+        "name": "Pilot study",
+        "instructions": "Listen, then rate.",
+        "systems": world.systems,
+        "evaluators": evaluators,
+        "items_per_system": 2,
+        "ratings_per_output": len(evaluators),
+        "training_count": 1,
+        "trap_count": 1,
+        "seed": 5,
+    }
+    spec.update(overrides)
+    return create_study(StudySpec(**spec), created_by=admin)  # type: ignore[arg-type]
+
+
+def play(assignment: StudyAssignment) -> None:
+    """Mark the assignment as shown long enough ago and its playback as recorded."""
+    assignment.presented_at = timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 1)
+    assignment.save(update_fields=["presented_at"])
+    record_playback(assignment)
+
+
+def rate_everything(study: Study, evaluator: User, score_for: Callable[[StudyAssignment, str], int]) -> None:
+    """Rate all of the evaluator's assignments in order, scores chosen by score_for(assignment, dimension)."""
+    for assignment in study.assignments.filter(evaluator=evaluator).select_related("stimulus").order_by("position"):
+        play(assignment)
+        submit_rating(assignment.pk, {key: score_for(assignment, key) for key in study.dimensions})
