@@ -20,7 +20,7 @@ from annotation.label_schema import CHOICES, LabelProblem, script_words
 from annotation.labelling_forms import FormError, labels_from_form, strategy_choices, version_from_form
 from annotation.models import Annotation, GoldReference, Item, Strategy
 from webapp.http import StudioRequest
-from webapp.roles import Role, role_required
+from webapp.roles import Role, has_role, role_required
 from webapp.storage import audio_url
 
 
@@ -103,7 +103,7 @@ def assign_waiting(request: StudioRequest) -> HttpResponse:
     if short:
         message += f" {len(short)} items still lack annotators: the annotator pool is too small."
     messages.success(request, message)
-    return redirect("annotation:adjudication_queue")
+    return _back_to_lead_tools(request)
 
 
 @role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
@@ -116,7 +116,14 @@ def start_drafts(request: StudioRequest) -> HttpResponse:
         messages.error(request, str(disabled))
     else:
         messages.success(request, f"Draft job #{job.pk} queued.")
-    return redirect("annotation:adjudication_queue")
+    return _back_to_lead_tools(request)
+
+
+def _back_to_lead_tools(request: StudioRequest) -> HttpResponse:
+    # Admins may press these buttons too, but the adjudication queue is a lead's page.
+    if has_role(request.user, Role.LEAD_ANNOTATOR):
+        return redirect("annotation:adjudication_queue")
+    return redirect("admin_dashboard")
 
 
 def adjudication_context(

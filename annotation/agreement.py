@@ -160,11 +160,20 @@ def annotator_agreements(
 
     per_field: dict[str, dict[str, float | None]] = defaultdict(dict)
     for name, _, _ in CATEGORICAL_FIELDS:
+        # An empty field is "not labelled", never agreement: leave it out on either side.
         values = {
-            annotator: {item: categorical_value(record, name) for item, record in labels.items()}
+            annotator: {
+                item: value
+                for item, record in labels.items()
+                if (value := categorical_value(record, name)) is not None
+            }
             for annotator, labels in by_annotator.items()
         }
-        gold_values = {item: categorical_value(labels, name) for item, labels in gold.items()}
+        gold_values = {
+            item: value
+            for item, labels in gold.items()
+            if (value := categorical_value(labels, name)) is not None
+        }
         for annotator, result in agreement_with_gold(values, gold_values).items():
             per_field[annotator][name] = None if math.isnan(result.agreement) else result.agreement
     for section, name, _ in SET_FIELDS:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
+import pyarrow as pa
 import pyarrow.parquet as pq
 from django.db import transaction
 from django.db.models import Prefetch, QuerySet
@@ -264,10 +265,12 @@ def write_parquet(folder: Path, rows: Sequence[Mapping[str, Any]]) -> list[Path]
     for row in rows:
         by_split.setdefault(row["split"], []).append(row)
     paths = []
-    features = gold_features()
+    # Written with pyarrow against the dataset's own Arrow schema (which carries the `datasets`
+    # feature metadata): datasets' Audio encoder would need torchcodec just to copy WAV bytes.
+    schema = gold_features().arrow_schema
     for split_name, split_rows in sorted(by_split.items()):
         path = data_folder / f"{split_name}-00000-of-00001.parquet"
-        datasets.Dataset.from_list(list(split_rows), features=features).to_parquet(str(path))
+        pq.write_table(pa.Table.from_pylist(list(split_rows), schema=schema), path)
         paths.append(path)
     (folder / "README.md").write_text(_dataset_card(sorted(by_split)), encoding="utf-8")
     return paths

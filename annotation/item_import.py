@@ -156,16 +156,13 @@ def parse_items(data: bytes, filename: str) -> ParsedItems:
             continue
         rows_read += 1
         row, row_errors = _check_row(number, record, row_label)
-        if row is not None:
-            earlier = first_row_of.get(row.external_id.casefold())
-            if earlier is not None:
-                row_errors.append(
-                    RowError(
-                        number, "external_id", f"{row.external_id} already appears on {row_label} {earlier}."
-                    )
-                )
-            else:
-                first_row_of[row.external_id.casefold()] = number
+        # Compared case-blind, as people read ids; checked even on rows with other problems.
+        external_id = str(record.get("external_id") or "").strip()
+        earlier = first_row_of.setdefault(external_id.casefold(), number) if external_id else number
+        if earlier != number:
+            message = f"{external_id} already appears on {row_label} {earlier}."
+            row_errors.append(RowError(number, "external_id", message, row_label))
+            row = None
         if row_errors:
             errors.extend(row_errors)
         elif row is not None:

@@ -24,11 +24,33 @@ from annotation.models import (
     Strategy,
 )
 from webapp.models import User
-from webapp.roles import Role
+from webapp.roles import Role, has_role
+
+
+class StudioAdminAccess:
+    """Let holders of the admin role manage these models, as superusers can.
+
+    Studio admins are staff through their role, not through per-model Django permissions.
+    """
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
 
 
 @admin.register(Strategy)
-class StrategyAdmin(admin.ModelAdmin):
+class StrategyAdmin(StudioAdminAccess, admin.ModelAdmin):
     list_display = ("name", "slug", "position", "active")
     list_editable = ("position", "active")
     list_filter = ("active",)
@@ -78,22 +100,23 @@ class AnnotationProjectForm(forms.ModelForm):
 
 
 @admin.register(AnnotationProject)
-class AnnotationProjectAdmin(admin.ModelAdmin):
+class AnnotationProjectAdmin(StudioAdminAccess, admin.ModelAdmin):
     form = AnnotationProjectForm
     list_display = ("name", "annotators_per_item", "splits", "scenarios", "priority", "active")
     list_editable = ("annotators_per_item", "priority", "active")
     filter_horizontal = ("annotators",)
 
 
-class RevisionInline(admin.TabularInline):
+class RevisionInline(StudioAdminAccess, admin.TabularInline):
     model = AnnotationRevision
     extra = 0
     can_delete = False
+    max_num = 0  # revisions are written by submitting, never by hand
     readonly_fields = ("version", "perception", "tom", "saved_at")
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(admin.ModelAdmin):
+class AnnotationAdmin(StudioAdminAccess, admin.ModelAdmin):
     list_display = ("item", "annotator", "status", "version", "updated_at", "submitted_at")
     list_filter = ("status", "item__scenario")
     search_fields = ("item__external_id", "annotator__username")
@@ -104,7 +127,7 @@ class AnnotationAdmin(admin.ModelAdmin):
 
 
 @admin.register(MachineDraft)
-class MachineDraftAdmin(admin.ModelAdmin):
+class MachineDraftAdmin(StudioAdminAccess, admin.ModelAdmin):
     list_display = ("item", "model_name", "prompt_version", "created_at", "error")
     search_fields = ("item__external_id", "error")
     raw_id_fields = ("item",)
@@ -112,7 +135,9 @@ class MachineDraftAdmin(admin.ModelAdmin):
 
 
 @admin.register(GoldReference)
-class GoldReferenceAdmin(admin.ModelAdmin):
+class GoldReferenceAdmin(StudioAdminAccess, admin.ModelAdmin):
+    """Gold is made by adjudication or import and kept as history: viewable, never added or deleted here."""
+
     list_display = (
         "item",
         "version",
@@ -127,3 +152,9 @@ class GoldReferenceAdmin(admin.ModelAdmin):
     raw_id_fields = ("item", "adjudicated_by")
     readonly_fields = ("source_annotations", "created_at")
     list_select_related = ("item", "adjudicated_by")
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

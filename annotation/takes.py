@@ -137,8 +137,8 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
     take = Take.objects.select_related("item").filter(pk=take_id).first()
     if take is None:
         return {"take": take_id, "skipped": "the take no longer exists"}
-    if take.status != Take.Status.ANALYSING:
-        return {"take": take_id, "skipped": f"the take is already {take.get_status_display().lower()}"}
+    if take.qc:
+        return {"take": take_id, "skipped": "the take is already analysed"}
 
     reporter.progress(0.1, "Reading the audio", force=True)
     samples, sample_rate = wav_samples(read_media(take.audio_key))

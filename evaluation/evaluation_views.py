@@ -232,7 +232,7 @@ def judge_run_list(request: StudioRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 @require_GET
 def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
-    """A run's progress bar (the job partial polls itself), its counts and its errors."""
+    """A run's progress bar (the job partial polls itself), its counts (polled while it runs) and its errors."""
     run = get_object_or_404(JudgeRun.objects.select_related("system", "judge_config", "job"), pk=run_id)
     judgements = run.judgements.order_by()
     counts = judgements.aggregate(
@@ -240,6 +240,8 @@ def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
         invalid_json=Count("pk", filter=Q(error_kind="invalid_json")),
         rubric=Count("pk", filter=Q(error_kind="rubric")),
     )
+    if request.htmx:
+        return render(request, "evaluation/results/judge_run.html#counts", {"run": run, "counts": counts})
     errors = run.judgements.exclude(error_kind="").select_related("output__item")[:50]
     return render(
         request,

@@ -59,12 +59,13 @@ class JudgeRunRefused(Exception):
     """A judge run cannot start (another is active, or the judge has no endpoint)."""
 
 
-def applicable_stages(scenario: str, text_only: bool) -> tuple[str, ...]:
-    """Return the rubric stages an output is judged on: shift perception replaces perception on
-    emotion-shift items, and a system without speech output has no audio stage."""
+def applicable_stages(scenario: str, text_only: bool, *, listens: bool = True) -> tuple[str, ...]:
+    """Return the rubric stages an output is scored on: shift perception replaces perception on
+    emotion-shift items; the audio stage needs speech output and a scorer who hears it (a judge
+    without `attach_audio` would score every voice from the same text, so it does not score audio)."""
     perception = SHIFT_PERCEPTION if scenario == EMOTION_SHIFT else PERCEPTION
     stages = (perception, REASONING, RESPONSE_CONTENT)
-    return stages if text_only else (*stages, RESPONSE_AUDIO)
+    return stages if text_only or not listens else (*stages, RESPONSE_AUDIO)
 
 
 def start_judge_run(
@@ -189,8 +190,10 @@ def stage_input(
 
     `audio` is (bytes, format) of the response audio when the judge should listen to it.
     """
+    # The reference carries what the user said: the judge cannot score understanding without it.
+    said = {"user_utterance": output.item.text}
     if stage in (PERCEPTION, SHIFT_PERCEPTION):
-        return StageInput(output.perception_text, output.perception_text, dict(gold.perception))
+        return StageInput(output.perception_text, output.perception_text, {**said, **gold.perception})
     if stage == REASONING:
         parts = [part for part in (output.reasoning_text, output.strategy_text) if part.strip()]
         shown: str | dict[str, Any] = "\n\n".join(parts)
@@ -199,14 +202,17 @@ def stage_input(
         # Field-level flags (missing fields, strategy overlap) need the parsed fields; free text
         # without them is only checked for being empty.
         flag_input: str | Mapping[str, object] | None = output.reasoning_fields or shown or None
-        return StageInput(shown, flag_input, dict(gold.tom))
+        return StageInput(shown, flag_input, {**said, **gold.tom})
     if stage == RESPONSE_CONTENT:
-        reference = dict(gold.tom)
+        reference = {**said, **gold.tom}
         if gold.reference_response:
             reference["reference_response"] = gold.reference_response
         return StageInput(output.response_text, output.response_text, reference)
     if stage == RESPONSE_AUDIO:
-        audio_gold = {name: gold.perception[name] for name in _AUDIO_GOLD_FIELDS if name in gold.perception}
+        audio_gold = {
+            **said,
+            **{name: gold.perception[name] for name in _AUDIO_GOLD_FIELDS if name in gold.perception},
+        }
         shown_audio: dict[str, Any] = {"response_text": output.response_text}
         if audio is not None:
             shown_audio["audio_base64"] = base64.b64encode(audio[0]).decode("ascii")
@@ -266,6 +272,7 @@ def pending_stages(run: JudgeRun) -> tuple[list[tuple[int, str]], int]:
         ).values_list("output_id", "stage")
     )
     text_only = System.objects.values_list("text_only", flat=True).get(pk=run.system_id)
+    listens = JudgeConfig.objects.values_list("attach_audio", flat=True).get(pk=run.judge_config_id)
     pending: list[tuple[int, str]] = []
     no_gold = 0
     for output_id, scenario, has_gold in outputs:
@@ -274,7 +281,7 @@ def pending_stages(run: JudgeRun) -> tuple[list[tuple[int, str]], int]:
             continue
         pending += [
             (output_id, stage)
-            for stage in applicable_stages(scenario, text_only)
+            for stage in applicable_stages(scenario, text_only, listens=listens)
             if (output_id, stage) not in done
         ]
     return pending, no_gold

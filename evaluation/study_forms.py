@@ -53,19 +53,29 @@ class StudyForm(forms.Form):
         queryset=User.objects.filter(groups__name=Role.EVALUATOR.label).order_by("username"),
         widget=forms.CheckboxSelectMultiple,
     )
-    training_count = forms.IntegerField(min_value=0, initial=2, help_text="Practice samples shown first")
+    training_count = forms.IntegerField(
+        label="Training samples",
+        min_value=0,
+        initial=2,
+        help_text="Practice samples shown first, not counted",
+    )
     trap_count = forms.IntegerField(
+        label="Trapping items",
         min_value=0,
         initial=1,
         help_text="Trapping items per evaluator; their audio says which score to choose",
     )
-    trap_score = forms.IntegerField(min_value=1, max_value=5, initial=2)
+    trap_score = forms.IntegerField(
+        label="Score the trapping items ask for", min_value=1, max_value=5, initial=2
+    )
     gold_good = OutputChoiceField(
+        label="Gold: obviously good outputs",
         queryset=ModelOutput.objects.select_related("system", "item"),
         required=False,
         help_text="Obviously good responses: raters must score them 4-5 (on helpfulness, else on audio)",
     )
     gold_harmful = OutputChoiceField(
+        label="Gold: obviously bad or harmful outputs",
         queryset=ModelOutput.objects.select_related("system", "item"),
         required=False,
         help_text="Obviously bad or harmful responses: raters must score them 1-2",

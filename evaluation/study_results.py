@@ -31,7 +31,7 @@ from evaluation.stats import (
     pairwise_wilcoxon_holm,
     screen_raters,
 )
-from evaluation.study_design import StimulusKind
+from evaluation.study_design import DIMENSIONS, StimulusKind
 
 BOOTSTRAP_REPLICATES = 2000
 
@@ -124,12 +124,12 @@ def screen_study_raters(
         for dimension, screen in sorted(screens[rater].items()):
             if screen.straightlining:
                 reasons.append(
-                    f"straight-lining on {dimension}: variance {screen.variance:.2f} "
+                    f"straight-lining on {_label(dimension)}: variance {screen.variance:.2f} "
                     f"< {rules.variance_threshold:g} over {screen.n_ratings} ratings"
                 )
             if screen.low_correlation:
                 reasons.append(
-                    f"low agreement on {dimension}: r = {screen.correlation_with_others:.2f} "
+                    f"low agreement on {_label(dimension)}: r = {screen.correlation_with_others:.2f} "
                     f"< {rules.correlation_threshold:g} with the other raters' mean"
                 )
         reports.append(
@@ -145,6 +145,10 @@ def screen_study_raters(
             )
         )
     return reports
+
+
+def _label(dimension: str) -> str:
+    return DIMENSIONS[dimension].label if dimension in DIMENSIONS else dimension
 
 
 def _counts(row: RatingRow, dimension: str) -> bool:

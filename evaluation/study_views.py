@@ -194,6 +194,8 @@ def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
                 {"system": system, "cells": [summary.cell(system, d.key) for d in dimensions]}
                 for system in summary.systems
             ],
+            "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
+            "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
             "chart": _chart_data(summary),
             "submitted": assignments.filter(submitted_at__isnull=False).count(),
             "total": assignments.count(),

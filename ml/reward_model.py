@@ -54,6 +54,7 @@ from ml.checkpoints import (
     verify_checkpoint,
     weight_checksums,
 )
+from ml.output_format import ParsedOutput, parse_strategy_fields
 from ml.speech_model import SAMPLE_RATE, build_tiny_tokenizer, resample, resolve_model_path
 
 REWARD_MODEL_TYPE = "echochat_reward_model"
@@ -355,9 +356,7 @@ class RewardModel(nn.Module):
         self.content_score = nn.Linear(hidden, 1)
         self.content_thresholds = nn.Parameter(torch.linspace(2.0, -2.0, MAX_CONTENT_GRADE))
         self.alignment_head = nn.Linear(hidden, 1)
-        self.register_buffer(
-            "filterbank", mel_filterbank(config.n_mels, config.n_fft), persistent=False
-        )
+        self.register_buffer("filterbank", mel_filterbank(config.n_mels, config.n_fft), persistent=False)
 
     @property
     def device(self) -> torch.device:
@@ -366,7 +365,9 @@ class RewardModel(nn.Module):
     def emotion_index(self, emotion: str) -> int:
         """Return the embedding row of an emotion label (case-insensitive; unknown -> the last row)."""
         label = emotion.strip().lower()
-        return self.config.emotions.index(label) if label in self.config.emotions else len(self.config.emotions)
+        return (
+            self.config.emotions.index(label) if label in self.config.emotions else len(self.config.emotions)
+        )
 
     def prepare(self, inputs: Sequence[RewardInput]) -> RewardBatch:
         """Return the model-ready tensors for ``inputs``, on the model's device."""
@@ -408,15 +409,23 @@ class RewardModel(nn.Module):
         text = self.text(batch.token_ids, batch.token_mask)
         emotion = self.emotion(batch.emotion_ids)
         # Products hand the MLP the "does this delivery suit this state" interactions directly.
-        fused = self.fuse(torch.cat([user, response, text, emotion, response * emotion, response * user], dim=-1))
+        fused = self.fuse(
+            torch.cat([user, response, text, emotion, response * emotion, response * user], dim=-1)
+        )
         content_logits = self.content_score(fused) + self.content_thresholds
-        return RewardOutput(content_logits=content_logits, alignment_logits=self.alignment_head(fused).squeeze(-1))
+        return RewardOutput(
+            content_logits=content_logits, alignment_logits=self.alignment_head(fused).squeeze(-1)
+        )
 
 
-def build_reward_model(config: RewardModelConfig | None = None, tokenizer: Any = None, seed: int = 0) -> RewardModel:
+def build_reward_model(
+    config: RewardModelConfig | None = None, tokenizer: Any = None, seed: int = 0
+) -> RewardModel:
     """Return a randomly initialised reward model; the tokenizer defaults to the tiny BPE."""
     torch.manual_seed(seed)
-    return RewardModel(config or RewardModelConfig(), tokenizer if tokenizer is not None else build_tiny_tokenizer())
+    return RewardModel(
+        config or RewardModelConfig(), tokenizer if tokenizer is not None else build_tiny_tokenizer()
+    )
 
 
 def reward_losses(
@@ -434,7 +443,9 @@ def reward_losses(
 
 
 @torch.no_grad()
-def score_responses(model: RewardModel, batch: Sequence[RewardInput], batch_size: int = 16) -> list[RewardScore]:
+def score_responses(
+    model: RewardModel, batch: Sequence[RewardInput], batch_size: int = 16
+) -> list[RewardScore]:
     """Return one ``RewardScore`` per input, in order (evaluation mode, no gradients)."""
     was_training = model.training
     model.eval()
@@ -444,11 +455,55 @@ def score_responses(model: RewardModel, batch: Sequence[RewardInput], batch_size
             output = model(model.prepare(batch[start : start + batch_size]))
             scores.extend(
                 RewardScore(content=float(content), alignment=float(alignment))
-                for content, alignment in zip(output.content().tolist(), output.alignment().tolist(), strict=True)
+                for content, alignment in zip(
+                    output.content().tolist(), output.alignment().tolist(), strict=True
+                )
             )
     finally:
         model.train(was_training)
     return scores
+
+
+@dataclass(frozen=True)
+class UserTurn:
+    """What the reward model knows about an item when it scores a rollout."""
+
+    user_audio: np.ndarray
+    sample_rate: int
+    emotion: str
+
+
+def response_reward_scorer(
+    model: RewardModel,
+    turns: Mapping[str, UserTurn],
+    synthesize: StyleSynthesizer,
+    default_style: str = "calm",
+) -> Callable[[str, ParsedOutput], RewardScore]:
+    """Return a scorer of RL rollouts: the response span is spoken in the speech style the
+    rollout's strategy span declares, then scored against the item's user turn.
+
+    A rollout that declares no style is spoken in ``default_style`` rather than the fitting one,
+    so leaving the style out earns no alignment for free. An empty response scores 0 and 0.
+    """
+
+    def score(item_id: str, parsed: ParsedOutput) -> RewardScore:
+        response = parsed.span_text("response")
+        if not response:
+            return RewardScore(content=0.0, alignment=0.0)
+        turn = turns[item_id]
+        style = parse_strategy_fields(parsed.span_text("strategy")).speech_style or default_style
+        samples, sample_rate = synthesize(response, style)
+        reward_input = RewardInput(
+            user_audio=_as_float_audio(turn.user_audio),
+            emotion=turn.emotion,
+            response_text=response,
+            response_audio=_as_float_audio(samples),
+            user_sample_rate=turn.sample_rate,
+            response_sample_rate=sample_rate,
+        )
+        return score_responses(model, [reward_input])[0]
+
+    return score
 
 
 # --- training data (appendix D.1) ------------------------------------------------------
@@ -544,12 +599,11 @@ def build_reward_training_examples(
         ladder = template_graded_responses(item.reference_response, item.emotion, item.item_id)
         ladder.update({grade: text for grade, text in item.graded_responses.items() if text.strip()})
         fitting = item.speech_style or fitting_speech_style(item.emotion)
-        deliveries = [(fitting, True)]
         clashing = clashing_speech_style(fitting)
         for grade in range(MAX_CONTENT_GRADE + 1):
             text = ladder[grade]
-            styles = [*deliveries, *([(clashing, False)] if grade in mismatched_grades else [])]
-            for style, aligned in styles:
+            deliveries = [(fitting, True), *([(clashing, False)] if grade in mismatched_grades else [])]
+            for style, aligned in deliveries:
                 samples, sample_rate = synthesize(text, style)
                 examples.append(
                     RewardExample(
@@ -633,7 +687,9 @@ def train_reward_model(
     order_rng = random.Random(config.seed)
     model.to(config.device)
     model.train()
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
 
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     total_steps = config.max_steps or config.epochs * steps_per_epoch
@@ -688,9 +744,12 @@ def evaluate_reward_model(
     if not examples:
         raise ValueError("evaluation needs at least one example")
     scores = score_responses(model, [example.inputs for example in examples], batch_size)
-    errors = [abs(score.content - example.content_grade) for score, example in zip(scores, examples, strict=True)]
+    errors = [
+        abs(score.content - example.content_grade) for score, example in zip(scores, examples, strict=True)
+    ]
     correct = [
-        (score.alignment >= 0.5) == example.audio_aligned for score, example in zip(scores, examples, strict=True)
+        (score.alignment >= 0.5) == example.audio_aligned
+        for score, example in zip(scores, examples, strict=True)
     ]
     ordered = ranked = 0
     for first in range(len(examples)):

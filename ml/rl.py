@@ -38,7 +38,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ from torch import nn
 
 from ml.inference import InferenceItem
 from ml.output_format import SPAN_NAMES, ParsedOutput, format_reward, parse_output, parse_strategy_fields
+from ml.reward_model import RewardScore
 from ml.sdca import (
     AdvantageMode,
     RolloutScores,
@@ -81,6 +82,21 @@ class StageScores:
 
 # (item id, parsed rollout) -> stage scores. The Django side plugs in the judge and reward model.
 RolloutScorer = Callable[[str, ParsedOutput], StageScores]
+# (item id, parsed rollout) -> (s1, s2, s3) in [0, 1]: the judge's stage scores over their maxima.
+StageJudge = Callable[[str, ParsedOutput], tuple[float, float, float]]
+# (item id, parsed rollout) -> the reward model's content (0-5) and alignment (0-1).
+ResponseScorer = Callable[[str, ParsedOutput], RewardScore]
+
+
+def combined_scorer(stage_judge: StageJudge, response_scorer: ResponseScorer) -> RolloutScorer:
+    """Return the RL scorer made of a stage judge and a response scorer (e.g. ``response_reward_scorer``)."""
+
+    def score(item_id: str, parsed: ParsedOutput) -> StageScores:
+        perception, reasoning, strategy = stage_judge(item_id, parsed)
+        response = response_scorer(item_id, parsed)
+        return StageScores(perception, reasoning, strategy, response.content, response.alignment)
+
+    return score
 
 
 @dataclass(frozen=True)
@@ -162,7 +178,11 @@ class RlStepResult:
 
     def metrics(self) -> dict[str, float]:
         """Return flat metrics for the job's history: loss, KL, mean rewards, mean |advantage| per span."""
-        values = {"loss": self.loss, "kl": self.kl, **{f"reward_{name}": value for name, value in self.rewards.items()}}
+        values = {
+            "loss": self.loss,
+            "kl": self.kl,
+            **{f"reward_{name}": value for name, value in self.rewards.items()},
+        }
         stacked = torch.cat(self.span_advantages)
         for column, name in enumerate(SPAN_NAMES):
             values[f"advantage_abs_{name}"] = float(stacked[:, column].abs().mean())
@@ -274,13 +294,14 @@ def _policy_logprobs(speech_lm: SpeechLM, batch: SpeechBatch, temperature: float
     return completion_logprobs(logits, labels.to(logits.device))
 
 
-def _reference_context(policy: SpeechLM, reference: SpeechLM | None) -> Any:
+def _reference_context(policy: SpeechLM, reference: SpeechLM | None) -> AbstractContextManager[object]:
     if reference is not None:
         return nullcontext()
     disable = getattr(policy.model, "disable_adapter", None)
     if not callable(disable):
         raise ValueError("reference=None needs a LoRA policy (its adapters switched off are the reference)")
-    return disable()
+    context: AbstractContextManager[object] = disable()
+    return context
 
 
 @torch.no_grad()
@@ -295,7 +316,9 @@ def _reference_logprobs(
 @contextmanager
 def dropout_disabled(module: nn.Module) -> Iterator[None]:
     """Set every dropout probability in ``module`` to 0 for the duration, without leaving train mode."""
-    saved = [(layer, layer.p) for layer in module.modules() if isinstance(layer, nn.modules.dropout._DropoutNd)]
+    saved = [
+        (layer, layer.p) for layer in module.modules() if isinstance(layer, nn.modules.dropout._DropoutNd)
+    ]
     try:
         for layer, _ in saved:
             layer.p = 0.0
@@ -338,6 +361,18 @@ def rl_update(
     """
     if not groups:
         raise ValueError("an RL update needs at least one rollout group")
+    with dropout_disabled(policy.model):
+        return _rl_update(policy, reference, groups, scorer, config, optimizer)
+
+
+def _rl_update(
+    policy: SpeechLM,
+    reference: SpeechLM | None,
+    groups: Sequence[RolloutGroup],
+    scorer: RolloutScorer,
+    config: RlConfig,
+    optimizer: torch.optim.Optimizer | None,
+) -> RlStepResult:
     prepared: list[_PreparedGroup] = []
     all_scores: list[list[RolloutScores]] = []
     span_adv_list: list[torch.Tensor] = []
@@ -347,11 +382,17 @@ def rl_update(
             raise ValueError("each group needs at least two completions to normalise over")
         scores = score_rollouts(group.prompt.item_id, group.completions, scorer)
         audio = resample(group.prompt.audio, group.prompt.sample_rate)
-        batch = policy.collate([SpeechExample(audio, group.prompt.prompt, target=text) for text in group.completions])
-        spans = [dict(row) for row in policy.target_span_token_ranges(batch)]
+        batch = policy.collate(
+            [SpeechExample(audio, group.prompt.prompt, target=text) for text in group.completions]
+        )
+        spans: list[dict[str, tuple[int, int]]] = [
+            {name: bounds for name, bounds in row.items()} for row in policy.target_span_token_ranges(batch)
+        ]
         mask = _completion_mask(batch, config.max_new_tokens)
         span_adv = span_advantages(scores, config.sdca)
-        advantages = token_advantages(span_adv, total_advantages(scores, config.sdca), spans, mask, config.mode)
+        advantages = token_advantages(
+            span_adv, total_advantages(scores, config.sdca), spans, mask, config.mode
+        )
         reference_logprobs = _reference_logprobs(policy, reference, batch, config.temperature)
         prepared.append(
             _PreparedGroup(batch, advantages.to(policy.device), mask.to(policy.device), reference_logprobs)
@@ -362,35 +403,34 @@ def rl_update(
 
     first_loss = first_kl = 0.0
     updates = config.updates_per_batch if optimizer is not None else 1
-    with dropout_disabled(policy.model):
-        for update in range(updates):
-            if optimizer is not None:
-                optimizer.zero_grad(set_to_none=True)
-            losses: list[float] = []
-            kls: list[float] = []
-            for group_inputs in prepared:
-                logprobs = _policy_logprobs(policy, group_inputs.batch, config.temperature)
-                if group_inputs.old_logprobs is None:
-                    # The first update runs on the policy that sampled the rollouts: pi_old = pi.
-                    group_inputs.old_logprobs = logprobs.detach()
-                loss, kl = grpo_token_loss(
-                    logprobs,
-                    group_inputs.old_logprobs,
-                    group_inputs.reference_logprobs,
-                    group_inputs.token_advantages,
-                    group_inputs.completion_mask,
-                    config.clip_epsilon,
-                    config.kl_coef,
-                )
-                (loss / len(prepared)).backward()
-                losses.append(float(loss.detach()))
-                kls.append(float(kl))
-            if update == 0:
-                first_loss, first_kl = float(np.mean(losses)), float(np.mean(kls))
-            if optimizer is not None:
-                if config.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), config.max_grad_norm)
-                optimizer.step()
+    for update in range(updates):
+        for parameter in policy.trainable_parameters():
+            parameter.grad = None
+        losses: list[float] = []
+        kls: list[float] = []
+        for group_inputs in prepared:
+            logprobs = _policy_logprobs(policy, group_inputs.batch, config.temperature)
+            if group_inputs.old_logprobs is None:
+                # The first update runs on the policy that sampled the rollouts: pi_old = pi.
+                group_inputs.old_logprobs = logprobs.detach()
+            loss, kl = grpo_token_loss(
+                logprobs,
+                group_inputs.old_logprobs,
+                group_inputs.reference_logprobs,
+                group_inputs.token_advantages,
+                group_inputs.completion_mask,
+                config.clip_epsilon,
+                config.kl_coef,
+            )
+            (loss / len(prepared)).backward()
+            losses.append(float(loss.detach()))
+            kls.append(float(kl))
+        if update == 0:
+            first_loss, first_kl = float(np.mean(losses)), float(np.mean(kls))
+        if optimizer is not None:
+            if config.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), config.max_grad_norm)
+            optimizer.step()
 
     flat_scores = [score for scores in all_scores for score in scores]
     return RlStepResult(

@@ -195,7 +195,6 @@ class SpeechLM(ABC):
     """A speech LLM with its tokenizer and feature extractor; see the module docstring."""
 
     arch: ClassVar[str]
-    model_types: ClassVar[tuple[str, ...]]
     default_system_prompt: ClassVar[str]
     # Module name (suffix) of the audio-to-text projector, kept trainable under LoRA.
     projector_module: ClassVar[str]
@@ -518,7 +517,6 @@ def _checked_audio(audio: np.ndarray) -> np.ndarray:
 @register_speech_lm("qwen2_audio")
 class Qwen2AudioSpeechLM(SpeechLM):
     arch = "qwen2_audio"
-    model_types = ("qwen2_audio",)
     default_system_prompt = "You are a helpful assistant."
     projector_module = "multi_modal_projector"
 
@@ -564,7 +562,6 @@ class Qwen2AudioSpeechLM(SpeechLM):
 @register_speech_lm("qwen2_5_omni", "qwen2_5_omni_thinker")
 class Qwen25OmniThinkerSpeechLM(SpeechLM):
     arch = "qwen2_5_omni_thinker"
-    model_types = ("qwen2_5_omni", "qwen2_5_omni_thinker")
     default_system_prompt = (
         "You are Qwen, a virtual human developed by the Qwen Team, Alibaba Group, capable of perceiving "
         "auditory and visual inputs, as well as generating text and speech."

@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
                 ('max_retries', models.PositiveSmallIntegerField(default=3)),
                 ('temperature', models.FloatField(default=0.0)),
                 ('json_mode', models.BooleanField(default=False, help_text='Ask for response_format json_object')),
-                ('attach_audio', models.BooleanField(default=False, help_text='Send the response audio with the audio-stage prompt (judges that listen)')),
+                ('attach_audio', models.BooleanField(default=False, help_text='Send the response audio to the judge; a judge that does not listen does not score audio')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={

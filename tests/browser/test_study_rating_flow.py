@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.models import StudyRating
-from evaluation.studies import next_assignment
-from tests.evaluation.study_support import build_world, make_study, rate_everything
+from tests.evaluation.study_support import build_world, current, from_system, make_study, rate_everything
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
@@ -42,8 +41,8 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
     seen_trap = False
     for number in range(1, total + 1):
         page.wait_for_selector(f"[data-testid=progress-text]:has-text('Sample {number} of {total}')")
-        assert page.locator("#rating-controls").is_disabled()
-        stimulus = next_assignment(study, rater).stimulus
+        assert page.locator("#submit-rating").is_disabled()
+        stimulus = current(study, rater).stimulus
         page.keyboard.press("1")  # locked: nothing may be chosen before the reply has played
         assert page.locator("#rating-controls input:checked").count() == 0
         page.keyboard.press(" ")
@@ -56,8 +55,8 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
             page.keyboard.press("2")
             page.keyboard.press("2")
         else:
-            page.keyboard.press("4" if stimulus.system.name.endswith("A") else "2")
-            page.keyboard.press("5" if stimulus.system.name.endswith("A") else "3")
+            page.keyboard.press("4" if from_system(stimulus, "A") else "2")
+            page.keyboard.press("5" if from_system(stimulus, "A") else "3")
         page.keyboard.press("Enter")
     page.wait_for_selector("[data-testid=study-done]")
     assert seen_trap

@@ -18,6 +18,7 @@ from evaluation.models import JudgeConfig, Judgement, ModelOutput, System
 from evaluation.rubrics import SUBSCORE_RANGES
 from ml.output_format import render_output, render_reasoning, render_strategy
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply
+from webapp.storage import new_media_key, save_media
 
 GOLD_PERCEPTION = {
     "polarity": "negative",
@@ -102,7 +103,9 @@ def make_output(system: System, item: Item, version: str = "echoeval-v1", **fiel
         },
         "strategy_text": "Strategies: emotional validation",
         "response_text": "I'm sorry you ate alone. Want to talk?",
-        "response_audio_key": "" if system.text_only else "audio/model_output/placeholder.wav",
+        "response_audio_key": ""
+        if system.text_only
+        else save_media(new_media_key("model_output", "wav"), tiny_wav()),
     }
     defaults.update(fields)
     return ModelOutput.objects.create(system=system, item=item, benchmark_version=version, **defaults)

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from annotation.models import Item, Take
 from annotation.speech_synth import synthesize, to_wav_bytes
-from evaluation.models import ModelOutput, Study, StudyAssignment, System
-from evaluation.studies import StudySpec, create_study, record_playback, submit_rating
+from evaluation.models import ModelOutput, Study, StudyAssignment, StudyStimulus, System
+from evaluation.studies import StudySpec, create_study, next_assignment, record_playback, submit_rating
 from webapp.models import User
 from webapp.roles import Role
 from webapp.storage import new_media_key, save_media
@@ -97,6 +97,18 @@ def make_study(world: StudyWorld, evaluators: list[User], admin: User, **overrid
     return create_study(StudySpec(**spec), created_by=admin)  # type: ignore[arg-type]
 
 
+def current(study: Study, evaluator: User) -> StudyAssignment:
+    """Return the evaluator's next assignment, which the test expects to exist."""
+    assignment = next_assignment(study, evaluator)
+    assert assignment is not None, "the evaluator has rated everything already"
+    return assignment
+
+
+def from_system(stimulus: StudyStimulus, letter: str) -> bool:
+    """Return True when the stimulus answers for SecretSystem<letter>."""
+    return stimulus.system is not None and stimulus.system.name == f"SecretSystem{letter}"
+
+
 def play(assignment: StudyAssignment) -> None:
     """Mark the assignment as shown long enough ago and its playback as recorded."""
     assignment.presented_at = timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 1)
@@ -106,6 +118,8 @@ def play(assignment: StudyAssignment) -> None:
 
 def rate_everything(study: Study, evaluator: User, score_for: Callable[[StudyAssignment, str], int]) -> None:
     """Rate all of the evaluator's assignments in order, scores chosen by score_for(assignment, dimension)."""
-    for assignment in study.assignments.filter(evaluator=evaluator).select_related("stimulus").order_by("position"):
+    for assignment in (
+        study.assignments.filter(evaluator=evaluator).select_related("stimulus").order_by("position")
+    ):
         play(assignment)
         submit_rating(assignment.pk, {key: score_for(assignment, key) for key in study.dimensions})

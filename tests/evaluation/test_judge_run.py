@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.judging import JudgeRunRefused, run_judge_run, start_judge_run
+from evaluation.judging import JudgeRunRefused, start_judge_run
 from evaluation.models import JudgeCacheEntry, JudgeConfig, Judgement, System
 from tests.evaluation.judging_support import (
     good_answer,
     make_item,
     make_output,
+    media_root,  # noqa: F401  (fixture)
     rubric_judge,
     stage_of,
 )
@@ -21,8 +22,10 @@ from tests.support.fake_chat_server import (
     running_chat_server,
     status_reply,
 )
-from webapp.jobs import JobReporter
-from webapp.models import User
+from webapp.jobs import run_job
+from webapp.models import Job, JobStatus, User
+
+pytestmark = pytest.mark.usefixtures("media_root")
 
 
 @pytest.fixture
@@ -31,15 +34,26 @@ def system(db: None) -> System:
 
 
 def _config(base_url: str, **fields: object) -> JudgeConfig:
+    fields.setdefault("attach_audio", True)
     return JudgeConfig.objects.create(
         name=f"judge-{JudgeConfig.objects.count()}", base_url=base_url, model="judge-model", **fields
     )
 
 
-def _run(system: System, config: JudgeConfig, **options: bool) -> dict:
+def _run_job(system: System, config: JudgeConfig, **options: bool) -> Job:
+    """Start a run and execute its job in this process, as a worker would; return the finished job."""
     run = start_judge_run(system, "echoeval-v1", config, started_by=None, **options)
     assert run.job is not None
-    return run_judge_run(run.pk, JobReporter(run.job, min_interval_s=0))
+    run_job(run.job.pk)
+    run.job.refresh_from_db()
+    return run.job
+
+
+def _run(system: System, config: JudgeConfig, **options: bool) -> dict:
+    job = _run_job(system, config, **options)
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.result is not None
+    return job.result
 
 
 def _scores(system: System) -> dict[tuple[str, str], float | None]:
@@ -203,10 +217,14 @@ def test_retrying_errors_judges_them_again(system: System) -> None:
     assert Judgement.objects.get(stage="perception").score == 8
 
 
-def test_a_judge_that_answers_nothing_stops_the_run(system: System) -> None:
+def test_a_judge_that_answers_nothing_fails_the_run_with_the_reason(system: System) -> None:
     make_output(system, make_item("EE-1"))
-    with pytest.raises(JudgeRunRefused, match="answered none of 4 prompts"):
-        _run(system, _config("http://127.0.0.1:9/v1", max_retries=0, timeout_s=0.5))
+    job = _run_job(system, _config("http://127.0.0.1:9/v1", max_retries=0, timeout_s=0.5))
+    assert job.status == JobStatus.FAILED
+    assert job.error.startswith(
+        "JudgeRunRefused: The judge at http://127.0.0.1:9/v1 answered none of 4 prompts"
+    )
+    assert "connection error" in job.error
 
 
 def test_only_one_run_of_a_judge_on_a_system_at_a_time(system: System, make_user) -> None:

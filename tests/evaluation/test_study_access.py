@@ -18,7 +18,7 @@ def study_urls(make_user, users):
     world = build_world(make_user, n_systems=2, n_items=2)
     stranger = make_user(Role.EVALUATOR, "stranger")
     study = make_study(world, [users["evaluator"]], users["admin"], training_count=0, trap_count=0)
-    mine = StudyAssignment.objects.filter(evaluator=users["evaluator"]).order_by("position").first()
+    mine = StudyAssignment.objects.filter(evaluator=users["evaluator"]).order_by("position")[0]
     return {
         "study": study,
         "stranger": stranger,

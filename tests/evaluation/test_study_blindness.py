@@ -25,7 +25,9 @@ def _key_behind(url: str) -> str:
 def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, users, client_for):
     world = build_world(make_user, n_systems=3, n_items=4)
     rater = users["evaluator"]
-    study = make_study(world, [rater, make_user(Role.EVALUATOR)], users["admin"], ratings_per_output=2, items_per_system=3)
+    study = make_study(
+        world, [rater, make_user(Role.EVALUATOR)], users["admin"], ratings_per_output=2, items_per_system=3
+    )
     client = client_for("evaluator")
     received: list[str] = [client.get(reverse("evaluation:evaluator_queue")).content.decode()]
     audio_urls: list[str] = []
@@ -33,7 +35,9 @@ def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, use
         page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
         received.append(page)
         audio_urls += AUDIO_SRC.findall(page)
-        StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=timezone.now() - timedelta(seconds=60))
+        StudyAssignment.objects.filter(pk=assignment.pk).update(
+            presented_at=timezone.now() - timedelta(seconds=60)
+        )
         played = client.post(reverse("evaluation:assignment_played", args=[assignment.public_id]))
         received.append(played.content.decode())
         scores = {f"score_{key}": "3" for key in study.dimensions}
@@ -42,7 +46,9 @@ def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, use
     received.append(client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode())
     everything = "\n".join(received)
 
-    forbidden = [system.name for system in world.systems] + [system.anonymous_code for system in world.systems]
+    forbidden = [system.name for system in world.systems] + [
+        system.anonymous_code for system in world.systems
+    ]
     forbidden += [str(output.public_id) for output in world.outputs]
     forbidden += [output.response_audio_key for output in world.outputs]
     forbidden += [study.name]

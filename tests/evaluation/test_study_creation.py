@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import pytest
@@ -43,7 +44,9 @@ def test_every_rated_output_gets_k_different_raters_with_even_loads(world, panel
 
 
 def test_each_evaluator_starts_with_training_and_never_hears_one_item_twice_in_a_row(world, panel, users):
-    study = make_study(world, panel, users["admin"], items_per_system=4, ratings_per_output=3, training_count=2)
+    study = make_study(
+        world, panel, users["admin"], items_per_system=4, ratings_per_output=3, training_count=2
+    )
     for evaluator in panel:
         order = list(
             StudyAssignment.objects.filter(study=study, evaluator=evaluator)
@@ -53,7 +56,7 @@ def test_each_evaluator_starts_with_training_and_never_hears_one_item_twice_in_a
         kinds = [kind for kind, _ in order]
         assert kinds[:2] == ["training", "training"] and "training" not in kinds[2:]
         assert kinds.count("trap") == 1
-        assert all(a[1] != b[1] for a, b in zip(order, order[1:], strict=False))
+        assert all(a[1] != b[1] for a, b in itertools.pairwise(order))
 
 
 def test_training_comes_from_items_outside_the_sample(world, panel, users):
@@ -65,7 +68,8 @@ def test_training_comes_from_items_outside_the_sample(world, panel, users):
 
 def test_stimuli_are_frozen_copies_under_fresh_keys(world, panel, users):
     study = make_study(world, panel, users["admin"])
-    stimulus = study.stimuli.filter(kind="rated").select_related("output").first()
+    stimulus = study.stimuli.filter(kind="rated").select_related("output")[0]
+    assert stimulus.output is not None
     assert stimulus.audio_key != stimulus.output.response_audio_key
     assert stimulus.audio_key.startswith("audio/stimulus/")
     assert read_media(stimulus.audio_key) == read_media(stimulus.output.response_audio_key)
@@ -141,9 +145,16 @@ def test_the_admin_designs_a_study_through_the_form(world, panel, client_for):
         },
     )
     study = world.systems[0].studies.get()
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:study_results", args=[study.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "evaluation:study_results", args=[study.pk]
+    )
     assert study.dimensions == ["content_helpfulness", "naturalness"]
-    assert Counter(study.stimuli.values_list("kind", flat=True)) == {"rated": 9, "gold": 1, "trap": 1, "training": 1}
+    assert Counter(study.stimuli.values_list("kind", flat=True)) == {
+        "rated": 9,
+        "gold": 1,
+        "trap": 1,
+        "training": 1,
+    }
 
 
 def test_the_form_shows_why_a_study_was_refused(world, panel, client_for):

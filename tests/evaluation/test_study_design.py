@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from itertools import permutations
+from itertools import pairwise, permutations
 
 import pytest
 
@@ -69,7 +69,7 @@ def test_more_ratings_than_evaluators_is_refused():
 @pytest.mark.parametrize("not_first", [None, "a", "b"])
 def test_can_order_agrees_with_brute_force(items: str, not_first: str | None):
     possible = any(
-        all(x != y for x, y in zip(order, order[1:], strict=False)) and order[0] != not_first
+        all(x != y for x, y in pairwise(order)) and order[0] != not_first
         for order in set(permutations(items))
     )
     assert can_order(Counter(items), not_first) == possible
@@ -83,7 +83,7 @@ def test_order_never_puts_one_item_twice_in_a_row():
         assert ordered is not None
         assert sorted(s.key for s in ordered) == sorted(s.key for s in stimuli)
         items = ["a", *(s.item for s in ordered)]
-        assert all(x != y for x, y in zip(items, items[1:], strict=False))
+        assert all(x != y for x, y in pairwise(items))
 
 
 def test_order_reports_an_impossible_line_up():
@@ -110,7 +110,7 @@ def test_plan_is_balanced_blind_to_order_and_reproducible():
         assert [s.kind for s in order[:2]] == ["training", "training"]
         assert {"trap", "gold-good"} <= {s.key for s in order}
         assert len({s.key for s in order}) == len(order)
-        assert all(a.item != b.item for a, b in zip(order, order[1:], strict=False))
+        assert all(a.item != b.item for a, b in pairwise(order))
     orders = [[s.key for s in order] for order in plan.values()]
     assert len({tuple(order) for order in orders}) == 5  # randomised per evaluator
     assert plan == _paper_sized_study(seed=11)

@@ -11,10 +11,15 @@ from django.utils import timezone
 
 from evaluation.models import StudyAssignment, StudyRating
 from evaluation.studies import next_assignment
-from tests.evaluation.study_support import build_world, make_study, play
+from tests.evaluation.study_support import build_world, current, make_study, play
 from webapp.roles import Role
 
-SCORES = {"score_content_helpfulness": "4", "score_naturalness": "3", "score_prosody": "5", "score_emotional_alignment": "2"}
+SCORES = {
+    "score_content_helpfulness": "4",
+    "score_naturalness": "3",
+    "score_prosody": "5",
+    "score_emotional_alignment": "2",
+}
 
 
 @pytest.fixture
@@ -43,7 +48,7 @@ def test_the_questions_stay_locked_and_a_rating_is_refused_before_playback(setup
     study, rater, client = setup
     page = _page(client, study).content.decode()
     assert '<fieldset id="rating-controls" disabled>' in page
-    assignment = next_assignment(study, rater)
+    assignment = current(study, rater)
     response = _submit(client, assignment)
     assert response.status_code == 302
     assert not StudyRating.objects.filter(assignment=assignment).exists()
@@ -53,19 +58,22 @@ def test_the_questions_stay_locked_and_a_rating_is_refused_before_playback(setup
 def test_a_playback_report_sooner_than_the_audio_lasts_is_refused(setup):
     study, rater, client = setup
     _page(client, study)
-    assignment = next_assignment(study, rater)
+    assignment = current(study, rater)
     assignment.stimulus.audio_seconds = 30.0
     assignment.stimulus.save(update_fields=["audio_seconds"])
     response = _played(client, assignment)
     assert response.status_code == 409
-    assert response.json() == {"unlocked": False, "error": "Play the whole response, from start to end, before rating."}
+    assert response.json() == {
+        "unlocked": False,
+        "error": "Play the whole response, from start to end, before rating.",
+    }
     assert StudyAssignment.objects.get(pk=assignment.pk).played_at is None
 
 
 def test_playback_reported_after_the_audio_ended_unlocks_rating(setup):
     study, rater, client = setup
     _page(client, study)
-    assignment = next_assignment(study, rater)
+    assignment = current(study, rater)
     StudyAssignment.objects.filter(pk=assignment.pk).update(
         presented_at=timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 0.1)
     )
@@ -75,7 +83,7 @@ def test_playback_reported_after_the_audio_ended_unlocks_rating(setup):
     assert _submit(client, assignment).status_code == 302
     stored = dict(StudyRating.objects.filter(assignment=assignment).values_list("dimension", "score"))
     assert stored == {"content_helpfulness": 4, "naturalness": 3, "prosody": 5, "emotional_alignment": 2}
-    assert next_assignment(study, rater).position == 1
+    assert current(study, rater).position == 1
 
 
 def test_ratings_are_final_and_given_in_order(setup):
@@ -91,11 +99,12 @@ def test_ratings_are_final_and_given_in_order(setup):
 
 
 @pytest.mark.parametrize(
-    "data", [{**SCORES, "score_prosody": "6"}, {key: value for key, value in SCORES.items() if "prosody" not in key}]
+    "data",
+    [{**SCORES, "score_prosody": "6"}, {key: value for key, value in SCORES.items() if "prosody" not in key}],
 )
 def test_every_dimension_needs_a_score_from_1_to_5(setup, data):
     study, rater, client = setup
-    assignment = next_assignment(study, rater)
+    assignment = current(study, rater)
     play(assignment)
     _submit(client, assignment, data)
     assert not StudyRating.objects.filter(assignment=assignment).exists()
@@ -106,7 +115,7 @@ def test_an_evaluator_stops_and_resumes_where_they_left_off(setup, users):
     study, rater, client = setup
     total = StudyAssignment.objects.filter(study=study, evaluator=rater).count()
     for _ in range(2):
-        assignment = next_assignment(study, rater)
+        assignment = current(study, rater)
         play(assignment)
         _submit(client, assignment)
     # a new browser session, later
@@ -117,8 +126,11 @@ def test_an_evaluator_stops_and_resumes_where_they_left_off(setup, users):
     page = later.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
     assert f"Sample 3 of {total}" in page
     assert StudyRating.objects.filter(assignment__evaluator=rater).count() == 2 * len(study.dimensions)
-    while (assignment := next_assignment(study, rater)) is not None:
-        play(assignment)
-        _submit(later, assignment)
-    assert "You have rated all" in later.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
+    while (pending := next_assignment(study, rater)) is not None:
+        play(pending)
+        _submit(later, pending)
+    assert (
+        "You have rated all"
+        in later.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
+    )
     assert "Finished" in later.get(reverse("evaluation:evaluator_queue")).content.decode()

@@ -53,6 +53,8 @@ EXPECT = {"gold-1": {"naturalness": (4, 5)}, "trap-1": {"naturalness": (2, 2)}}
 def test_mos_and_t_interval_over_per_output_means_by_hand():
     summary = summarise_ratings(_rows("r4"), ["A", "B"], ["naturalness"], excluded_raters=["r4"], n_boot=200)
     a, b = summary.cell("A", "naturalness"), summary.cell("B", "naturalness")
+    assert a.mean is not None and a.high is not None and b.mean is not None and b.low is not None
+    assert a.bootstrap_low is not None and a.bootstrap_high is not None
     # A: means 5, 5, 4 -> 4.6667, s = sqrt(1/3), half width 4.302653 * s / sqrt(3) = 1.43422
     assert a.mean == pytest.approx(14 / 3)
     assert a.high - a.mean == pytest.approx(T_975_DF2 * math.sqrt(1 / 3) / math.sqrt(3), abs=1e-5)
@@ -132,7 +134,7 @@ def test_screening_names_failed_checks_and_straight_lining():
     assert r4.reasons == (
         "failed 1 of 1 trapping items",
         "failed 1 of 1 gold items",
-        "straight-lining on naturalness: variance 0.00 < 0.1 over 6 ratings",
+        "straight-lining on Naturalness: variance 0.00 < 0.1 over 6 ratings",
     )
     assert (r4.n_ratings, r4.gold_checked, r4.traps_failed) == (6, 1, 1)
     # a constant rater has no defined correlation: not counted as disagreement
@@ -156,7 +158,7 @@ def test_screening_flags_a_rater_who_contradicts_the_panel():
     # contra's scores are 6 minus the panel's, whose mean is the panel's own scores: r = -1
     assert reports["contra"].by_dimension["naturalness"].correlation_with_others == pytest.approx(-1.0)
     assert reports["contra"].reasons == (
-        "low agreement on naturalness: r = -1.00 < 0.4 with the other raters' mean",
+        "low agreement on Naturalness: r = -1.00 < 0.4 with the other raters' mean",
     )
 
 

@@ -28,7 +28,12 @@ def rated_study(make_user, users):
     careful = [users["evaluator"], make_user(Role.EVALUATOR, "careful2")]
     sloppy = make_user(Role.EVALUATOR, "sloppy")
     study = make_study(
-        world, [*careful, sloppy], users["admin"], items_per_system=3, training_count=0, dimensions=["naturalness"]
+        world,
+        [*careful, sloppy],
+        users["admin"],
+        items_per_system=3,
+        training_count=0,
+        dimensions=["naturalness"],
     )
     for rater in careful:
         rate_everything(study, rater, attentive)
@@ -37,11 +42,11 @@ def rated_study(make_user, users):
 
 
 def test_a_straight_liner_who_failed_the_trap_is_flagged_with_reasons(rated_study):
-    study, sloppy = rated_study
+    study, _sloppy = rated_study
     reports = {report.rater: report for report in screen_study(study)}
     assert reports["sloppy"].reasons == (
         "failed 1 of 1 trapping items",
-        "straight-lining on naturalness: variance 0.00 < 0.1 over 6 ratings",
+        "straight-lining on Naturalness: variance 0.00 < 0.1 over 6 ratings",
     )
     assert not reports["evaluator"].flagged and not reports["careful2"].flagged
 
@@ -56,7 +61,8 @@ def test_the_admin_sees_the_flags_and_excluding_a_rater_changes_every_figure(rat
 
     before = summarise_study(study).cell("SecretSystemA", "naturalness")
     response = admin.post(
-        reverse("evaluation:rater_decision", args=[study.pk, sloppy.pk]), {"decision": "exclude", "note": "trap"}
+        reverse("evaluation:rater_decision", args=[study.pk, sloppy.pk]),
+        {"decision": "exclude", "note": "trap"},
     )
     assert response.status_code == 302
     seat = StudyRater.objects.get(study=study, evaluator=sloppy)
@@ -66,9 +72,14 @@ def test_the_admin_sees_the_flags_and_excluding_a_rater_changes_every_figure(rat
     assert "n = 3 outputs · 6 ratings" in page and "1 excluded: sloppy" in page
     after = summarise_study(study).cell("SecretSystemA", "naturalness")
     # A's items score 4 or 5 by the careful raters; sloppy's 3s pulled every output's mean down
+    assert after.mean is not None and before.mean is not None
     assert after.mean > before.mean and after.n_ratings == 6
 
-    table = list(csv.DictReader(io.StringIO(admin.get(reverse("evaluation:study_results_csv", args=[study.pk])).content.decode())))
+    table = list(
+        csv.DictReader(
+            io.StringIO(admin.get(reverse("evaluation:study_results_csv", args=[study.pk])).content.decode())
+        )
+    )
     mos = [row for row in table if row["figure"] == "mos"]
     assert {row["n_ratings"] for row in mos} == {"6"}
     assert [row["figure"] for row in table].count("krippendorff_alpha_ordinal") == 1

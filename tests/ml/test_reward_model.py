@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from annotation.speech_synth import synthesize
+from ml.output_format import parse_output, render_output, render_strategy
 from ml.reward_model import (
     REWARD_MODEL_TYPE,
     RewardExample,
@@ -17,12 +18,14 @@ from ml.reward_model import (
     RewardModelConfig,
     RewardSourceItem,
     RewardTrainingConfig,
+    UserTurn,
     build_reward_model,
     build_reward_training_examples,
     evaluate_reward_model,
     load_reward_model,
     log_mel_features,
     mel_filterbank,
+    response_reward_scorer,
     save_reward_model,
     score_responses,
     train_reward_model,
@@ -148,7 +151,9 @@ def test_training_lowers_the_loss_and_ranks_full_marks_above_harmful(examples: l
     losses = [entry["loss"] for entry in result.history]
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
     for item_id in ("sad-1", "happy-1"):
-        pair = [ex for ex in examples if ex.item_id == item_id and ex.audio_aligned and ex.content_grade in (0, 5)]
+        pair = [
+            ex for ex in examples if ex.item_id == item_id and ex.audio_aligned and ex.content_grade in (0, 5)
+        ]
         harmful, full = score_responses(model, [ex.inputs for ex in pair])
         assert full.content > harmful.content + 2.0
     fit = evaluate_reward_model(model, examples)
@@ -173,7 +178,9 @@ def test_progress_and_cancellation(examples: list[RewardExample]) -> None:
     assert set(reports[-1][2]) == {"step", "loss", "content_loss", "alignment_loss", "learning_rate"}
 
 
-def test_save_and_load_round_trip_gives_identical_scores(examples: list[RewardExample], tmp_path: Path) -> None:
+def test_save_and_load_round_trip_gives_identical_scores(
+    examples: list[RewardExample], tmp_path: Path
+) -> None:
     model = build_reward_model(TINY, seed=3)
     train_reward_model(model, examples[:4], RewardTrainingConfig(max_steps=2, batch_size=2))
     inputs = [example.inputs for example in examples[:5]]
@@ -189,4 +196,33 @@ def test_save_and_load_round_trip_gives_identical_scores(examples: list[RewardEx
     assert loaded.metadata.dataset_snapshot_ids == ["gold-7"]
     assert list(loaded.metadata.weight_sha256) == ["model.safetensors"]
     assert loaded.model.config == TINY
-    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), loaded.model.state_dict().values()))
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(model.state_dict().values(), loaded.model.state_dict().values(), strict=True)
+    )
+
+
+def test_rollouts_are_spoken_in_their_declared_style_before_scoring() -> None:
+    spoken: list[tuple[str, str]] = []
+
+    def recording_synthesizer(text: str, style: str) -> tuple[np.ndarray, int]:
+        spoken.append((text, style))
+        return espeak_in_style(text, style)
+
+    scorer = response_reward_scorer(
+        build_reward_model(TINY),
+        {"sad-1": UserTurn(voiced_audio(1.0), SAMPLE_RATE, "sad")},
+        recording_synthesizer,
+    )
+    declared = render_output(
+        "Sad.", "Context: a loss.", render_strategy(["Reassurance"], "comforting"), "I am here."
+    )
+    undeclared = render_output("Sad.", "Context: a loss.", "Strategies: reassurance", "I am here.")
+
+    score = scorer("sad-1", parse_output(declared))
+    scorer("sad-1", parse_output(undeclared))
+    empty = scorer("sad-1", parse_output("<think><perception>Sad.</perception></think>"))
+
+    assert 0.0 <= score.content <= 5.0 and 0.0 < score.alignment < 1.0
+    assert spoken == [("I am here.", "comforting"), ("I am here.", "calm")]
+    assert (empty.content, empty.alignment) == (0.0, 0.0)

@@ -1,0 +1,37 @@
+"""Fixtures of the labelling tests: an item with real audio, its annotators, and their annotations."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from annotation.models import Annotation, Item
+from tests.annotation.labelling.support import assign, make_item
+from webapp.models import User
+from webapp.roles import Role
+
+
+@pytest.fixture
+def item(db: None) -> Item:
+    return make_item()
+
+
+@pytest.fixture
+def trio(make_user) -> list[User]:
+    """Three annotators besides the `users` fixture's annotator."""
+    return [make_user(Role.ANNOTATOR, name) for name in ("ana", "ben", "cleo")]
+
+
+@pytest.fixture
+def annotations(item: Item, trio: list[User]) -> list[Annotation]:
+    return assign(item, *trio)
+
+
+@pytest.fixture
+def client_as():
+    def login(user: User) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    return login

@@ -1,0 +1,32 @@
+"""What the stored acoustic analysis suggests, and the contour points the waveform draws."""
+
+from __future__ import annotations
+
+from annotation.acoustic_suggestions import contours_for_waveform, suggestions_from_features
+
+
+def test_levels_and_intonation_become_suggestions() -> None:
+    features = {"levels": {"pitch": "high", "energy": "low", "rate": None}, "intonation": "rising-falling"}
+    assert suggestions_from_features(features) == {
+        "pitch": "high",
+        "energy": "low",
+        "intonation": "rising-falling",
+    }
+
+
+def test_top_level_levels_and_unknown_values() -> None:
+    features = {"pitch_level": "normal", "rate_level": "fast", "intonation": "wobbly"}
+    assert suggestions_from_features(features) == {"pitch": "normal"}
+    assert suggestions_from_features({}) == {}
+
+
+def test_contours_drop_unvoiced_frames() -> None:
+    contours = {
+        "pitch": {"times": [0.0, 0.01, 0.02], "hz": [200.0, None, 210.456]},
+        "intensity": {"times": [0.0, 0.01], "db": [60.0, 61.0]},
+    }
+    assert contours_for_waveform(contours) == {
+        "pitch": [[0.0, 200.0], [0.02, 210.46]],
+        "energy": [[0.0, 60.0], [0.01, 61.0]],
+    }
+    assert contours_for_waveform({}) == {"pitch": [], "energy": []}

@@ -1,0 +1,42 @@
+"""The agreement dashboard shows numbers and chart data, per scenario."""
+
+from __future__ import annotations
+
+import json
+
+from django.urls import reverse
+
+from annotation.adjudication import adjudicate_item
+from annotation.models import Annotation, Item
+from tests.annotation.labelling.support import make_item, perception, submitted, tom
+
+
+def test_numbers_and_charts_filtered_by_scenario(client_for, users, trio) -> None:
+    sarcastic = make_item("EE-0001", with_audio=False)
+    neutral = make_item("EE-0002", scenario="audio-dominant", with_audio=False)
+    emotions = {sarcastic: ["angry", "angry", "sad"], neutral: ["neutral", "neutral", "neutral"]}
+    for item, per_annotator in emotions.items():
+        for annotator, emotion in zip(trio, per_annotator, strict=True):
+            submitted(
+                Annotation.objects.create(item=item, annotator=annotator),
+                perception=perception(emotion=emotion),
+            )
+        Item.objects.filter(pk=item.pk).update(state=Item.State.ANNOTATING)
+    adjudicate_item(
+        sarcastic.pk, lead=users["lead"], perception=perception(), tom=tom(), expected_gold_version=0
+    )
+
+    lead = client_for("lead")
+    page = lead.get(reverse("annotation:agreement"))
+    assert page.status_code == 200
+    assert "6 submitted annotations of 2 items; 1 with gold." in page.content.decode()
+    data = json.loads(page.context["chart_data"] and json.dumps(page.context["chart_data"]))
+    assert data["annotators"]["labels"] == ["ana", "ben", "cleo"]
+    # Against gold (sarcastic item only): cleo's emotion is wrong, one of five categorical fields.
+    assert data["annotators"]["with_gold"][2] < data["annotators"]["with_gold"][0] == 1.0
+
+    only_neutral = lead.get(reverse("annotation:agreement"), {"scenario": "audio-dominant"})
+    text = only_neutral.content.decode()
+    assert "3 submitted annotations of 1 item; 0 with gold." in text
+    assert "every annotation gives the same value: alpha is undefined" in text
+    assert client_for("admin").get(reverse("annotation:agreement")).status_code == 200

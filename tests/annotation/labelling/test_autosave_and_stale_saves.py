@@ -1,0 +1,147 @@
+"""Work is never lost: autosave, reload restores, a stale save is refused, submit keeps a revision."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Annotation, AnnotationRevision
+from tests.annotation.labelling.support import form_data, perception, tom
+
+
+@pytest.fixture
+def ana_annotation(annotations):
+    return annotations[0]
+
+
+def workbench(client, annotation):
+    return client.get(reverse("annotation:workbench", args=[annotation.pk]))
+
+
+def test_opening_prefills_acoustic_suggestions_once(client_as, ana_annotation) -> None:
+    client = client_as(ana_annotation.annotator)
+    page = workbench(client, ana_annotation)
+    assert page.status_code == 200
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.status == Annotation.Status.DRAFT
+    assert ana_annotation.suggestions == {
+        "pitch": "high",
+        "energy": "normal",
+        "rate": "low",
+        "intonation": "falling",
+    }
+    assert ana_annotation.perception["pitch"] == "high"
+    assert b'data-testid="suggestion-pitch">analysis suggests high' in page.content
+    version = ana_annotation.version
+    workbench(client, ana_annotation)
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.version == version  # a second visit changes nothing
+
+
+def test_autosave_then_reload_restores_the_draft(client_as, ana_annotation) -> None:
+    client = client_as(ana_annotation.annotator)
+    workbench(client, ana_annotation)
+    ana_annotation.refresh_from_db()
+    half_done = perception(situation="Half-written thought", emotion="", stressed_words=["love"])
+    response = client.post(
+        reverse("annotation:autosave", args=[ana_annotation.pk]),
+        form_data(half_done, tom(context=""), ana_annotation.version),
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert f'name="version" value="{ana_annotation.version + 1}"'.encode() in response.content
+    assert b"Draft saved" in response.content
+    page = workbench(client, ana_annotation).content.decode()
+    assert "Half-written thought" in page
+    assert "&quot;love&quot;" in page  # the stressed words are back in the hidden field
+    assert 'value="angry" checked' not in page  # the emptied emotion stays empty
+
+
+def test_a_save_from_an_older_version_is_refused_with_a_clear_message(client_as, ana_annotation) -> None:
+    first_tab = client_as(ana_annotation.annotator)
+    workbench(first_tab, ana_annotation)
+    ana_annotation.refresh_from_db()
+    shown = ana_annotation.version
+    # A second tab saves first...
+    second = first_tab.post(
+        reverse("annotation:autosave", args=[ana_annotation.pk]),
+        form_data(perception(situation="from the second tab"), tom(), shown),
+    )
+    assert second.status_code == 200
+    # ...so the first tab's save, still made from the older version, must not overwrite it.
+    stale = first_tab.post(
+        reverse("annotation:autosave", args=[ana_annotation.pk]),
+        form_data(perception(situation="from the first tab"), tom(), shown),
+    )
+    assert stale.status_code == 409
+    text = stale.content.decode()
+    assert "saved from another tab or window" in text
+    assert "Reload" in text
+    assert 'data-stale="true"' in text
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.perception["situation"] == "from the second tab"
+
+
+def test_the_api_refuses_stale_saves_too(client_as, ana_annotation) -> None:
+    client = client_as(ana_annotation.annotator)
+    url = reverse("annotation:api_annotation", args=[ana_annotation.pk])
+    version = client.get(url).json()["version"]
+    body = {"version": version, "perception": perception(), "tom": tom()}
+    assert client.put(url, body, content_type="application/json").status_code == 200
+    refused = client.put(url, body, content_type="application/json")
+    assert refused.status_code == 409
+    assert refused.json()["current_version"] == version + 1
+
+
+def test_submit_keeps_a_revision_and_moves_to_the_next_item(client_as, ana_annotation) -> None:
+    client = client_as(ana_annotation.annotator)
+    workbench(client, ana_annotation)
+    ana_annotation.refresh_from_db()
+    response = client.post(
+        reverse("annotation:submit_annotation", args=[ana_annotation.pk]),
+        form_data(perception(), tom(), ana_annotation.version),
+    )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:annotator_queue")
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.status == Annotation.Status.SUBMITTED
+    assert ana_annotation.perception == perception()
+    revisions = list(AnnotationRevision.objects.filter(annotation=ana_annotation))
+    assert [(r.version, r.perception["situation"]) for r in revisions] == [
+        (ana_annotation.version, perception()["situation"])
+    ]
+    # The annotator changed no suggestion: pitch/energy/rate/intonation were kept as suggested.
+    assert ana_annotation.changed_from_draft == []
+
+
+def test_an_incomplete_submit_keeps_the_draft_and_says_what_is_missing(client_as, ana_annotation) -> None:
+    client = client_as(ana_annotation.annotator)
+    workbench(client, ana_annotation)
+    ana_annotation.refresh_from_db()
+    response = client.post(
+        reverse("annotation:submit_annotation", args=[ana_annotation.pk]),
+        form_data(perception(situation="", polarity=""), tom(), ana_annotation.version),
+    )
+    assert response.status_code == 422
+    assert b'data-testid="problems"' in response.content
+    assert b"Write a few words." in response.content
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.status == Annotation.Status.DRAFT
+    assert ana_annotation.tom["core_demand"] == tom()["core_demand"]  # the rest was saved
+
+
+def test_reopening_makes_a_submitted_annotation_editable_and_keeps_history(client_as, ana_annotation) -> None:
+    from tests.annotation.labelling.support import submitted
+
+    done = submitted(ana_annotation)
+    client = client_as(done.annotator)
+    assert b"Reopen to revise" in workbench(client, done).content
+    refused = client.post(
+        reverse("annotation:autosave", args=[done.pk]), form_data(perception(), tom(), done.version)
+    )
+    assert refused.status_code == 400
+    assert b"Already submitted" in refused.content
+    client.post(reverse("annotation:reopen_annotation", args=[done.pk]), {"version": done.version})
+    done.refresh_from_db()
+    assert done.status == Annotation.Status.DRAFT
+    assert done.revisions.count() == 1

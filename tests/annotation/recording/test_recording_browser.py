@@ -1,0 +1,91 @@
+"""Real Chromium: an actor uploads a take and sees it pending; a reviewer reviews with the keyboard only."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.models import Review, Take
+from tests.annotation.recording.factories import make_item, record
+from webapp.models import User
+
+pytestmark = pytest.mark.browser
+
+
+def log_in(page, live_server, username: str) -> None:
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw-for-tests-123")
+    page.click("button[type=submit]")
+    page.wait_for_selector("[data-testid=queue-title]")
+
+
+def test_an_actor_uploads_a_take_and_sees_it_pending(
+    browser_page, live_server, users: dict[str, User], take_wav: bytes
+) -> None:
+    page = browser_page
+    make_item("EE-0007", actor=users["actor"])
+    log_in(page, live_server, "actor")
+
+    page.get_by_role("link", name="Record", exact=True).click()
+    page.wait_for_url(f"{live_server.url}/studio/items/EE-0007/")
+    page.set_input_files("#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": take_wav}])
+    page.wait_for_selector("#preview:not([hidden])")
+    page.wait_for_selector("#preview-waveform div")  # wavesurfer drew the waveform of the chosen file
+    page.click("#submit-take")
+
+    pending = page.locator("#take-history [data-testid=take]")
+    pending.first.wait_for()
+    assert pending.count() == 1
+    assert "Pending review" in pending.first.inner_text()
+    assert "Take received" in page.locator("#upload-status").inner_text()
+    assert Take.objects.get().status == Take.Status.ANALYSING
+
+
+def test_a_refused_upload_shows_the_reason(browser_page, live_server, users: dict[str, User]) -> None:
+    page = browser_page
+    make_item("EE-0008", actor=users["actor"])
+    log_in(page, live_server, "actor")
+    page.goto(f"{live_server.url}/studio/items/EE-0008/")
+
+    page.set_input_files(
+        "#audio-file", files=[{"name": "notes.wav", "mimeType": "audio/wav", "buffer": b"just some text\n" * 50}]
+    )
+    page.click("#submit-take")
+
+    page.wait_for_selector("#upload-status.error")
+    assert "not audio we can read" in page.locator("#upload-status").inner_text()
+    assert Take.objects.count() == 0
+
+
+def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
+    browser_page, live_server, users: dict[str, User], take_wav: bytes
+) -> None:
+    page = browser_page
+    first = record(users["actor"], make_item("EE-0001", actor=users["actor"]), take_wav)
+    second = record(users["actor"], make_item("EE-0002", actor=users["actor"]), take_wav)
+    first_review, second_review = first.reviews.get(), second.reviews.get()  # users["reviewer"], the only one
+    log_in(page, live_server, "reviewer")
+
+    page.click("#start-reviewing")
+    page.wait_for_url(f"{live_server.url}/review/{first_review.pk}/")
+    waveform = page.locator("#waveform")
+    waveform.locator("div").first.wait_for()
+    page.keyboard.press("Space")
+    page.wait_for_selector("#waveform[data-playing=true]")
+    page.keyboard.press("Space")
+    page.wait_for_selector("#waveform[data-playing=false]")
+    page.keyboard.press("a")
+
+    page.wait_for_url(f"{live_server.url}/review/{second_review.pk}/")
+    first_review.refresh_from_db()
+    assert first_review.verdict == Review.Verdict.ACCEPT
+
+    page.keyboard.press("r")
+    page.wait_for_selector("#reasons:visible")
+    page.keyboard.press("2")
+    assert page.is_checked("input[name=reasons][value=wrong_intensity]")
+    page.keyboard.press("Enter")
+
+    page.wait_for_url(f"{live_server.url}/review/")
+    second_review.refresh_from_db()
+    assert (second_review.verdict, second_review.reasons) == (Review.Verdict.REJECT, ["wrong_intensity"])

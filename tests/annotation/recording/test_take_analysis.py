@@ -1,0 +1,126 @@
+"""The analysis job: QC and features stored on the take, levels against the speaker, then three reviewers."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from annotation.models import Item, Review, Take
+from annotation.takes import analyze_take, levels_against
+from tests.annotation.recording.factories import analysed, make_item, record, upload
+from webapp.jobs import JobReporter
+from webapp.models import Job, JobStatus, User
+from webapp.roles import Role, grant_role
+
+
+def earlier_take(actor: User, item: Item, median_f0_hz: float, lufs: float, rate: float) -> Take:
+    return Take.objects.create(
+        item=item,
+        actor=actor,
+        status=Take.Status.REJECTED,
+        audio_key="audio/take/x.wav",
+        original_key="audio/original/x.wav",
+        qc={"integrated_loudness_lufs": lufs, "duration_seconds": 2.0},
+        features={"median_f0_hz": median_f0_hz, "words_per_second": rate},
+    )
+
+
+def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    item = make_item(actor=users["actor"])
+
+    take = record(users["actor"], item, take_wav)
+
+    assert take.analysis_job is not None and take.analysis_job.status == JobStatus.SUCCEEDED
+    assert set(take.qc) == {
+        "duration_seconds",
+        "peak_dbfs",
+        "rms_dbfs",
+        "clipping_ratio",
+        "silence_ratio",
+        "integrated_loudness_lufs",
+    }
+    assert take.qc["peak_dbfs"] == pytest.approx(20 * math.log10(0.3), abs=0.1)  # the tone peaks at 0.3
+    assert take.features["words_per_second"] > 0
+    assert take.features["pitch_level"] is None and take.features["levels_compared_with"] == 0
+    assert len(take.contours["pitch"]["hz"]) == len(take.contours["pitch"]["times"]) > 50
+    assert take.status == Take.Status.IN_REVIEW
+    assert take.reviews.count() == 3
+
+
+def test_levels_compare_the_take_with_the_speakers_other_takes(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    item = make_item(actor=users["actor"])
+    for f0, lufs, rate in ((100.0, -30.0, 2.0), (105.0, -31.0, 2.5), (110.0, -29.0, 3.0)):
+        earlier_take(users["actor"], item, f0, lufs, rate)
+
+    take = record(users["actor"], item, take_wav)
+
+    # The tone sits near 185 Hz, far louder than -30 LUFS, and its 11 words fit in 1.2 s.
+    assert (take.features["pitch_level"], take.features["energy_level"], take.features["rate_level"]) == (
+        "high",
+        "high",
+        "high",
+    )
+    assert take.features["levels_compared_with"] == 3
+
+
+def test_levels_need_three_other_takes_with_the_measure() -> None:
+    measured = {"median_f0_hz": 200.0, "integrated_loudness_lufs": -20.0, "words_per_second": 3.0}
+    others = [{"median_f0_hz": 100.0, "integrated_loudness_lufs": None}, {"median_f0_hz": 110.0}, {}]
+    assert levels_against(measured, others) == {
+        "pitch_level": None,
+        "energy_level": None,
+        "rate_level": None,
+        "levels_compared_with": 3,
+    }
+
+
+def test_the_actor_never_reviews_their_own_take_and_work_is_spread(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    grant_role(users["actor"], Role.REVIEWER)  # an actor who also reviews
+    takes = [record(users["actor"], make_item(f"EE-{n}", actor=users["actor"]), take_wav) for n in range(5)]
+
+    assigned = Counter(Review.objects.values_list("reviewer__username", flat=True))
+
+    assert "actor" not in assigned
+    assert sum(assigned.values()) == 15
+    assert set(assigned.values()) == {3}, assigned  # 5 reviewers, 15 reviews
+    assert all(take.reviews.count() == 3 for take in takes)
+
+
+def test_running_the_analysis_again_changes_nothing(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    take = record(users["actor"], make_item(actor=users["actor"]), take_wav)
+    job = Job.objects.create(kind="analyze_take", parameters={"take": take.pk})
+
+    result = analyze_take(take.pk, JobReporter(job))
+
+    assert result == {"take": take.pk, "skipped": "the take is already analysed"}
+    assert take.reviews.count() == 3
+
+
+def test_a_take_superseded_while_analysed_keeps_its_features_but_gets_no_reviewers(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
+) -> None:
+    item = make_item(actor=users["actor"])
+    take = Take.objects.get(public_id=upload(client_for("actor"), item, take_wav).json()["id"])
+    Take.objects.filter(pk=take.pk).update(status=Take.Status.SUPERSEDED)
+
+    take = analysed(take)
+
+    assert take.status == Take.Status.SUPERSEDED
+    assert take.features["intonation"] == "rising"
+    assert take.reviews.count() == 0
+
+
+def test_with_too_few_reviewers_the_take_waits_for_an_admin(users: dict[str, User], take_wav: bytes) -> None:
+    take = record(users["actor"], make_item(actor=users["actor"]), take_wav)  # only users["reviewer"] exists
+    assert take.status == Take.Status.IN_REVIEW
+    assert list(take.reviews.values_list("reviewer__username", flat=True)) == ["reviewer"]
