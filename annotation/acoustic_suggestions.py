@@ -1,8 +1,9 @@
 """What the acoustic analysis of a take suggests for the perception fields, and what the waveform draws.
 
-The analysis job stores its results on the take: scalar features (`Take.features`, from
-`acoustics.scalar_features`, with `levels` holding pitch/energy/rate against the speaker's other
-takes) and display contours (`Take.contours`, from `acoustics.contours_for_display`). These
+The analysis job (annotation.takes) stores its results on the take: scalar features
+(`Take.features`: `acoustics.scalar_features` plus `pitch_level`, `energy_level` and `rate_level`
+against the speaker's other takes) and display contours (`Take.contours`, from
+`acoustics.contours_for_display`). These
 functions read them defensively: a take analysed before a field existed, or not analysed at all,
 simply suggests less.
 """
@@ -19,16 +20,13 @@ from annotation.label_schema import INTONATIONS, LEVELS
 def suggestions_from_features(features: Mapping[str, Any]) -> dict[str, str]:
     """Return {field: value} for the pitch, energy, rate and intonation the analysis suggests.
 
-    Levels are read from `features["levels"]` (or `prosody_levels`), or a top-level
-    `<field>_level`; intonation from `features["intonation"]`. Values outside the label
+    Levels come from `pitch_level`, `energy_level` and `rate_level` (None when the speaker has too
+    few other takes to compare with), intonation from `intonation`; values outside the label
     vocabularies are ignored.
     """
     suggestions: dict[str, str] = {}
-    levels = features.get("levels") or features.get("prosody_levels") or {}
-    if not isinstance(levels, Mapping):
-        levels = {}
     for field in ("pitch", "energy", "rate"):
-        value = levels.get(field, features.get(f"{field}_level"))
+        value = features.get(f"{field}_level")
         if value in LEVELS:
             suggestions[field] = str(value)
     intonation = features.get("intonation")

@@ -15,7 +15,7 @@ from annotation.audio_upload import AudioRejected
 from annotation.models import Take
 from annotation.recording_access import item_for_actor, review_for_reviewer
 from annotation.recording_serializers import (
-    ErrorSerializer,
+    RecordingErrorSerializer,
     ReviewSerializer,
     TakeSerializer,
     TakeUploadSerializer,
@@ -55,7 +55,11 @@ class ItemTakesView(APIView):
 
     @extend_schema(
         summary="List my takes of an assigned script",
-        responses={200: TakeSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer},
+        responses={
+            200: TakeSerializer(many=True),
+            403: RecordingErrorSerializer,
+            404: RecordingErrorSerializer,
+        },
     )
     def get(self, request: Request, external_id: str) -> Response:
         item = item_for_actor(_user(request), external_id)
@@ -72,10 +76,12 @@ class ItemTakesView(APIView):
         request={"multipart/form-data": TakeUploadSerializer},
         responses={
             201: TakeSerializer,
-            400: OpenApiResponse(ErrorSerializer, description="The audio was refused; `detail` says why"),
-            403: ErrorSerializer,
-            404: OpenApiResponse(ErrorSerializer, description="No such script assigned to you"),
-            409: OpenApiResponse(ErrorSerializer, description="The script takes no recording now"),
+            400: OpenApiResponse(
+                RecordingErrorSerializer, description="The audio was refused; `detail` says why"
+            ),
+            403: RecordingErrorSerializer,
+            404: OpenApiResponse(RecordingErrorSerializer, description="No such script assigned to you"),
+            409: OpenApiResponse(RecordingErrorSerializer, description="The script takes no recording now"),
         },
     )
     def post(self, request: Request, external_id: str) -> Response:
@@ -120,10 +126,12 @@ class VerdictView(APIView):
         request=VerdictSerializer,
         responses={
             200: ReviewSerializer,
-            400: ErrorSerializer,
-            403: ErrorSerializer,
-            404: ErrorSerializer,
-            409: OpenApiResponse(ErrorSerializer, description="Already decided, or the take left review"),
+            400: RecordingErrorSerializer,
+            403: RecordingErrorSerializer,
+            404: RecordingErrorSerializer,
+            409: OpenApiResponse(
+                RecordingErrorSerializer, description="Already decided, or the take left review"
+            ),
         },
     )
     def post(self, request: Request, review_id: int) -> Response:

@@ -13,7 +13,7 @@ from annotation.reviews import MAX_COMMENT_CHARS, feedback_from
 from webapp.storage import audio_url
 
 
-class ErrorSerializer(serializers.Serializer[Any]):
+class RecordingErrorSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField(
         help_text="Why the request was refused, written for the person who sent it"
     )
@@ -25,7 +25,7 @@ class TakeUploadSerializer(serializers.Serializer[Any]):
     )
 
 
-class FeedbackSerializer(serializers.Serializer[Any]):
+class TakeFeedbackSerializer(serializers.Serializer[Any]):
     reasons = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()),
         help_text="[reason label, how many reviewers gave it], most frequent first",
@@ -66,7 +66,7 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
     def get_page_url(self, take: Take) -> str:
         return reverse("annotation:take_detail", args=[take.public_id])
 
-    @extend_schema_field(FeedbackSerializer(allow_null=True))
+    @extend_schema_field(TakeFeedbackSerializer(allow_null=True))
     def get_feedback(self, take: Take) -> dict[str, Any] | None:
         """Reasons and comments once the take is decided (never who gave them)."""
         if take.status not in (Take.Status.ACCEPTED, Take.Status.REJECTED):
@@ -75,7 +75,7 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
         return {"reasons": [list(pair) for pair in feedback.reasons], "comments": feedback.comments}
 
 
-class ScriptSerializer(serializers.ModelSerializer[Item]):
+class ReviewScriptSerializer(serializers.ModelSerializer[Item]):
     """What a reviewer needs to judge a take: the script and what the performance should convey."""
 
     class Meta:
@@ -95,7 +95,7 @@ class ScriptSerializer(serializers.ModelSerializer[Item]):
 class ReviewSerializer(serializers.ModelSerializer[Review]):
     """A review as its reviewer sees it: the script and the audio, nothing about who recorded it."""
 
-    item = ScriptSerializer(source="take.item", read_only=True)
+    item = ReviewScriptSerializer(source="take.item", read_only=True)
     audio_url = serializers.SerializerMethodField()
     duration_seconds = serializers.FloatField(source="take.duration_seconds", read_only=True)
     page_url = serializers.SerializerMethodField()

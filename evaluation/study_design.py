@@ -219,27 +219,44 @@ def order_without_repeats(
     Each step draws uniformly among the remaining stimuli whose item differs from the last one
     and leaves a remainder that `can_order` accepts, so it never paints itself into a corner.
     `previous_item` is the item shown just before this block (the end of the training set).
+
+    With m stimuli left, placing one of item x leaves m - 1 whose bound is ceil((m - 1) / 2) =
+    m // 2: an item holding more than m // 2 must go now, and when m - 1 is odd, x itself may not
+    keep exactly m // 2. While m // 2 is at least the largest count at the start, neither can
+    happen, so until the last few steps any stimulus of another item than the last will do.
     """
-    remaining = list(stimuli)
-    counts = Counter(stimulus.item for stimulus in remaining)
+    counts = Counter(stimulus.item for stimulus in stimuli)
     if not can_order(counts, previous_item):
         return None
+    most = max(counts.values(), default=0)
+    remaining = list(stimuli)
     ordered: list[Stimulus] = []
     last = previous_item
-    while remaining:
-        allowed_items = set()
-        for item in counts:
-            if item == last or counts[item] == 0:
-                continue
-            counts[item] -= 1
-            if can_order(+counts, item):
-                allowed_items.add(item)
-            counts[item] += 1
-        choice = rng.choice([stimulus for stimulus in remaining if stimulus.item in allowed_items])
-        remaining.remove(choice)
+    while remaining and len(remaining) // 2 >= most:
+        index = rng.randrange(len(remaining))
+        if remaining[index].item == last:
+            continue  # at most half the remainder is of the last item: a redraw soon succeeds
+        remaining[index], remaining[-1] = remaining[-1], remaining[index]
+        choice = remaining.pop()
         counts[choice.item] -= 1
         ordered.append(choice)
         last = choice.item
+    pools: dict[str, list[Stimulus]] = {}
+    for stimulus in remaining:
+        pools.setdefault(stimulus.item, []).append(stimulus)
+    for left in range(len(remaining), 0, -1):
+        bound = left // 2
+        crowded = [item for item, count in counts.items() if count > bound]
+        candidates = crowded or [item for item, count in counts.items() if count]
+        allowed = [
+            item for item in candidates if item != last and not (left % 2 == 0 and counts[item] - 1 == bound)
+        ]
+        # The item in proportion to its count, then one of its stimuli: a uniform draw over stimuli.
+        item = rng.choices(allowed, weights=[counts[item] for item in allowed])[0]
+        pool = pools[item]
+        ordered.append(pool.pop(rng.randrange(len(pool))))
+        counts[item] -= 1
+        last = item
     return ordered
 
 

@@ -6,3 +6,6 @@ from django.apps import AppConfig
 class MlConfig(AppConfig):
     name = "ml"
     verbose_name = "EchoChat training and inference"
+
+    def ready(self) -> None:
+        from ml import tasks  # noqa: F401  (registers the job kinds)

@@ -42,7 +42,11 @@ CONTRARY_STRATEGY_FLAG = "recommends_not_recommended"
 # The judge client's errors for a 200 answer that is unusable (the same list as
 # evaluation.judging.ANSWER_ERROR_PREFIXES, which lives in a Django module); any other error
 # means the prompt got no answer at all.
-_ANSWER_ERRORS = ("answer is not a JSON object", "malformed chat completion", "chat completion content is not text")
+_ANSWER_ERRORS = (
+    "answer is not a JSON object",
+    "malformed chat completion",
+    "chat completion content is not text",
+)
 
 
 class JudgeUnavailable(RuntimeError):

@@ -72,7 +72,9 @@ def load_start_model(source: str, device: str, dtype: str, *, for_rl: bool = Fal
         return StartModel(speech_lm, adapter_base=None, source=source)
     local = resolve_model_path(source)
     if not (local / METADATA_FILE).is_file():
-        return StartModel(load_speech_lm(local, device=device, dtype=dtype), adapter_base=source, source=source)
+        return StartModel(
+            load_speech_lm(local, device=device, dtype=dtype), adapter_base=source, source=source
+        )
     loaded = load_checkpoint(source, device=device, dtype=dtype, trainable=True, verify=True)
     speech_lm = loaded.speech_lm
     if speech_lm.lora is None:

@@ -99,7 +99,9 @@ def speak_in_style(text: str, style: str) -> tuple[np.ndarray, int]:
 
 
 def rollout_scorer(
-    rows: Sequence[RecordAudio], stage_judge: StageJudge | None = None, reward_model: RewardModel | None = None
+    rows: Sequence[RecordAudio],
+    stage_judge: StageJudge | None = None,
+    reward_model: RewardModel | None = None,
 ) -> RolloutScorer:
     """Return the RL scorer: stage scores from the judge and the response reward from the reward
     model, each replaced by ``ml.rl.HeuristicScorer`` (word overlap with gold) when not given."""

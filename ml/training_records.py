@@ -29,6 +29,8 @@ import numpy.typing as npt
 from ml.output_format import render_output, render_reasoning, render_strategy
 
 RECORDS_FILE = "records.jsonl"
+# Written beside the records by the web app's export: {"snapshot": id, "content_hash": ..., ...}.
+MANIFEST_FILE = "manifest.json"
 AUDIO_FOLDER = "audio"
 # The one instruction EchoChat is trained, rewarded and evaluated with.
 ECHOCHAT_INSTRUCTION = (
@@ -61,7 +63,10 @@ class TrainingRecord:
         if not self.response.strip():
             return None
         return render_output(
-            self.perception, self.reasoning, render_strategy(self.strategies, self.speech_style), self.response
+            self.perception,
+            self.reasoning,
+            render_strategy(self.strategies, self.speech_style),
+            self.response,
         )
 
     def to_json(self) -> str:

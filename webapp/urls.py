@@ -22,5 +22,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
+    path("", include("ml.urls")),
     path("django-admin/", admin.site.urls),
 ]

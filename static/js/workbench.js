@@ -71,13 +71,16 @@
       const span = high - low || 1;
       context.strokeStyle = colour;
       context.lineWidth = 1.5;
+      // Unvoiced frames are missing from the points: a step well above the usual one is a gap,
+      // left open rather than bridged by a line.
+      const steps = points.slice(1).map((p, i) => p[0] - points[i][0]).sort((a, b) => a - b);
+      const gap = 2.5 * steps[Math.floor(steps.length / 2)];
       context.beginPath();
       let previous = null;
       points.forEach(([t, v]) => {
         const x = (t / duration) * width;
         const y = height - 6 - ((v - low) / span) * (height - 12);
-        // A gap in the contour (unvoiced frames) is left as a gap rather than bridged by a line.
-        if (previous === null || t - previous > 0.05) context.moveTo(x, y); else context.lineTo(x, y);
+        if (previous === null || t - previous > gap) context.moveTo(x, y); else context.lineTo(x, y);
         previous = t;
       });
       context.stroke();

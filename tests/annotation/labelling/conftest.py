@@ -1,6 +1,6 @@
 """Fixtures of the labelling tests: an item with real audio, its annotators, and their annotations."""
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: the `annotations` fixture would shadow it.
 
 import pytest
 from django.test import Client

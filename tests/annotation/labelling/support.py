@@ -17,8 +17,16 @@ SCRIPT = "Oh great, another Monday. I just love waiting in the rain."
 
 @cache
 def speech_like_wav() -> bytes:
-    """Return 1.5 s of a voice-like tone gliding 220 -> 180 Hz as 16 kHz mono 16-bit WAV."""
+    """Return 1.5 s of a voice-like tone gliding 220 -> 260 -> 180 Hz as 16 kHz mono 16-bit WAV."""
     return wav_of(harmonic_tone(glide(220.0, 260.0, 180.0, seconds=1.5)))
+
+
+def display_contours() -> dict[str, Any]:
+    """Return contours shaped like acoustics.contours_for_display: falling pitch with an unvoiced gap."""
+    times = [round(0.02 * step, 2) for step in range(75)]
+    hz = [None if 30 <= step < 36 else round(250.0 - 60.0 * step / 74, 1) for step in range(75)]
+    db = [round(60.0 + 8.0 * (1 - abs(step - 37) / 37), 1) for step in range(75)]
+    return {"pitch": {"times": times, "hz": hz}, "intensity": {"times": times, "db": db}}
 
 
 def make_item(
@@ -44,13 +52,12 @@ def make_item(
             original_key=key,
             duration_seconds=1.5,
             features={
-                "levels": {"pitch": "high", "energy": "normal", "rate": "low"},
+                "pitch_level": "high",
+                "energy_level": "normal",
+                "rate_level": "low",
                 "intonation": "falling",
             },
-            contours={
-                "pitch": {"times": [0.1, 0.2, 0.3, 0.4], "hz": [220.0, 240.0, None, 190.0]},
-                "intensity": {"times": [0.1, 0.2, 0.3, 0.4], "db": [60.0, 65.0, 63.0, 58.0]},
-            },
+            contours=display_contours(),
         )
         item.recording = take
         item.save(update_fields=["recording"])

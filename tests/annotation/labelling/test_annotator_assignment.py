@@ -44,6 +44,7 @@ def test_assigning_again_tops_up_and_never_duplicates(db: None, annotators) -> N
 
 def test_the_performer_never_labels_their_own_take(db: None, make_user) -> None:
     item = make_item()
+    assert item.recording is not None
     performer = item.recording.actor
     from webapp.roles import grant_role
 

@@ -58,6 +58,7 @@ def test_a_draft_is_stored_apart_from_human_work(item, endpoint, django_capture_
     request = server.chat_requests[0]
     assert request.headers["Authorization"] == "Bearer sk-test"
     body = request.json
+    assert isinstance(body, dict)
     assert body["model"] == "draft-model"
     prompt = json.dumps(body["messages"])
     assert item.text in prompt and "emotional-validation" in prompt

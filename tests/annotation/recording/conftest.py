@@ -21,7 +21,10 @@ def media_dir(settings, tmp_path: Path) -> Path:
     folder.mkdir()
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(folder)}},
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(folder)},
+        },
     }
     return folder
 

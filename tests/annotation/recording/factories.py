@@ -58,12 +58,13 @@ def record(actor: User, item: Item, wav: bytes) -> Take:
 
 def decide(take: Take, *verdicts: str, reasons: tuple[str, ...] = ("wrong_emotion",)) -> list[str]:
     """Give the take's reviewers these verdicts in order; return the outcomes."""
-    outcomes = []
+    outcomes: list[str] = []
     for review, verdict in zip(take.reviews.order_by("pk"), verdicts, strict=False):
         result = submit_verdict(review.pk, review.reviewer, verdict, reasons if verdict == "reject" else ())
         outcomes.append(result.outcome)
     return outcomes
 
 
-def pending_reviews(take: Take) -> list[Review]:
-    return list(take.reviews.filter(verdict=Review.Verdict.PENDING))
+def first_review(take: Take) -> Review:
+    """Return the take's earliest assigned review."""
+    return take.reviews.order_by("pk")[0]

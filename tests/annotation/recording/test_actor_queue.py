@@ -13,7 +13,9 @@ from webapp.models import User
 def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    item = make_item("EE-0042", actor=users["actor"], emotion_variant="pride", instructions="Warm, smiling voice.")
+    item = make_item(
+        "EE-0042", actor=users["actor"], emotion_variant="pride", instructions="Warm, smiling voice."
+    )
     take = record(users["actor"], item, take_wav)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["misread_script"], "")
@@ -35,4 +37,6 @@ def test_the_accepted_tab_lists_recorded_scripts(users: dict[str, User], client_
     page = client_for("actor").get(reverse("annotation:actor_queue") + "?tab=accepted").content.decode()
 
     assert "EE-0099" in page
-    assert reverse("annotation:record_item", args=["EE-0099"]) not in page, "a recorded script takes no new take"
+    assert reverse("annotation:record_item", args=["EE-0099"]) not in page, (
+        "a recorded script takes no new take"
+    )

@@ -66,7 +66,12 @@ def test_the_admin_page_assigns_a_filtered_batch(actors: list[User], client_for)
 
     response = client_for("admin").post(
         reverse("annotation:assign_items"),
-        {"which": "unassigned", "scenarios": ["implicit"], "actors": [actors[0].pk, actors[1].pk], "limit": "3"},
+        {
+            "which": "unassigned",
+            "scenarios": ["implicit"],
+            "actors": [actors[0].pk, actors[1].pk],
+            "limit": "3",
+        },
         follow=True,
     )
 

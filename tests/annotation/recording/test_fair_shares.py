@@ -19,8 +19,14 @@ def test_scripts_are_dealt_round_the_actors_scenario_by_scenario() -> None:
 
 
 def test_shares_differ_by_at_most_one_overall_and_within_each_scenario() -> None:
-    mix = {"implicit": 22, "audio-dominant": 22, "high-arousal": 22, "modality-conflict": 22, "emotion-shift": 12}
-    scripts = []
+    mix = {
+        "implicit": 22,
+        "audio-dominant": 22,
+        "high-arousal": 22,
+        "modality-conflict": 22,
+        "emotion-shift": 12,
+    }
+    scripts: list[ScriptToAssign] = []
     for scenario, count in mix.items():
         scripts += [ScriptToAssign(len(scripts) + n, scenario) for n in range(count)]
     actors = [1, 2, 3, 4, 5, 6, 7]
@@ -36,7 +42,9 @@ def test_shares_differ_by_at_most_one_overall_and_within_each_scenario() -> None
 
 
 def test_the_actors_with_fewest_scripts_get_the_odd_ones() -> None:
-    plan = balanced_assignment([ScriptToAssign(i, "implicit") for i in range(4)], [1, 2, 3], {1: 9, 2: 0, 3: 4})
+    plan = balanced_assignment(
+        [ScriptToAssign(i, "implicit") for i in range(4)], [1, 2, 3], {1: 9, 2: 0, 3: 4}
+    )
     assert Counter(plan.values()) == {2: 2, 3: 1, 1: 1}
 
 

@@ -20,16 +20,31 @@ def test_a_good_csv_gives_normalised_rows() -> None:
 
     assert parsed.errors == []
     assert parsed.rows == [
-        ItemRow(2, "EE-1", "Oh great, another meeting.", "modality-conflict", "angry", "sarcasm", "high",
-                'Drawn-out "great".', "dev"),
+        ItemRow(
+            2,
+            "EE-1",
+            "Oh great, another meeting.",
+            "modality-conflict",
+            "angry",
+            "sarcasm",
+            "high",
+            'Drawn-out "great".',
+            "dev",
+        ),
         ItemRow(3, "EE-2", "The package arrived.", "audio-dominant", "sad", "", "medium", "", "test"),
     ]
 
 
 def test_jsonl_with_aliases_and_a_utf8_bom() -> None:
     lines = [
-        {"id": "EE-7", "script": "I can't find her!", "scenario": "high-arousal", "emotion": "fear",
-         "variant": "panic", "intensity": "high"},
+        {
+            "id": "EE-7",
+            "script": "I can't find her!",
+            "scenario": "high-arousal",
+            "emotion": "fear",
+            "variant": "panic",
+            "intensity": "high",
+        },
         {"id": 8, "script": "It was just my sister.", "scenario": "emotional shift", "emotion": "happy"},
     ]
     data = "\ufeff".encode() + "\n\n".join(json.dumps(line) for line in lines).encode()
@@ -70,7 +85,9 @@ def test_each_problem_names_its_row_and_field() -> None:
 
 
 def test_jsonl_problems_name_the_line() -> None:
-    data = b'{"external_id": "A", "text": "t", "scenario": "implicit", "target_emotion": "sad"}\nnot json\n[1]\n'
+    data = (
+        b'{"external_id": "A", "text": "t", "scenario": "implicit", "target_emotion": "sad"}\nnot json\n[1]\n'
+    )
     data += b'{"external_id": "B", "text": 5, "scenario": "implicit", "target_emotion": "sad", "mood": "x"}\n'
 
     parsed = parse_items(data, "items.jsonl")
@@ -99,7 +116,9 @@ def test_file_level_problems_stop_everything() -> None:
 def test_the_format_comes_from_the_content_when_the_name_does_not_say() -> None:
     line = b'{"external_id": "A", "text": "t", "scenario": "implicit", "target_emotion": "sad"}'
     assert parse_items(line, "upload").format == "jsonl"
-    assert parse_items(b"external_id\ttext\tscenario\ttarget_emotion\nA\tt\timplicit\tsad\n", "upload").rows[
-        0
-    ].text == "t"
-
+    assert (
+        parse_items(b"external_id\ttext\tscenario\ttarget_emotion\nA\tt\timplicit\tsad\n", "upload")
+        .rows[0]
+        .text
+        == "t"
+    )

@@ -32,18 +32,25 @@ def test_a_file_with_a_bad_row_imports_nothing(db: None) -> None:
 
 
 def test_the_admin_may_import_the_valid_rows_only(db: None) -> None:
-    data = csv_of("EE-1,Hello.,implicit,sad,low", "EE-2,Hi.,implicit,gloomy,low", "EE-3,Hey.,high-arousal,angry,high")
+    data = csv_of(
+        "EE-1,Hello.,implicit,sad,low", "EE-2,Hi.,implicit,gloomy,low", "EE-3,Hey.,high-arousal,angry,high"
+    )
 
     report = import_items(data, "items.csv", import_valid_rows=True)
 
     assert (report.imported, report.created, report.invalid_rows) == (True, 2, 1)
-    assert list(Item.objects.values_list("external_id", "state")) == [("EE-1", "scripted"), ("EE-3", "scripted")]
+    assert list(Item.objects.values_list("external_id", "state")) == [
+        ("EE-1", "scripted"),
+        ("EE-3", "scripted"),
+    ]
 
 
 def test_importing_again_updates_changed_scripts_and_leaves_the_rest(db: None) -> None:
     import_items(csv_of("EE-1,Hello.,implicit,sad,low", "EE-2,Hi.,implicit,sad,low"), "items.csv")
 
-    report = import_items(csv_of("EE-1,Hello.,implicit,sad,low", "EE-2,Hi there.,implicit,sad,high"), "items.csv")
+    report = import_items(
+        csv_of("EE-1,Hello.,implicit,sad,low", "EE-2,Hi there.,implicit,sad,high"), "items.csv"
+    )
 
     assert (report.created, report.updated, report.unchanged) == (0, 1, 1)
     assert Item.objects.get(external_id="EE-2").text == "Hi there."
@@ -53,17 +60,23 @@ def test_importing_again_updates_changed_scripts_and_leaves_the_rest(db: None) -
 def test_a_recorded_script_cannot_change(db: None) -> None:
     make_item("EE-1", text="Hello.", scenario="implicit", target_emotion="sad", state=Item.State.RECORDED)
 
-    report = import_items(csv_of("EE-1,Goodbye.,implicit,sad,medium", "EE-9,New.,implicit,sad,low"), "items.csv")
+    report = import_items(
+        csv_of("EE-1,Goodbye.,implicit,sad,medium", "EE-9,New.,implicit,sad,low"), "items.csv"
+    )
 
     assert not report.imported
-    assert [str(error) for error in report.errors] == ["Row 2, text: EE-1 is already recorded; its script can no longer change."]
+    assert [str(error) for error in report.errors] == [
+        "Row 2, text: EE-1 is already recorded; its script can no longer change."
+    ]
     assert not Item.objects.filter(external_id="EE-9").exists()
     assert Item.objects.get(external_id="EE-1").text == "Hello."
 
 
 def test_ten_thousand_rows_import_in_one_go(db: None) -> None:
     scenarios = ["implicit", "audio-dominant", "high-arousal", "modality-conflict", "emotion-shift"]
-    rows = [f"GEN-{n:05d},Generated line number {n}.,{scenarios[n % 5]},neutral,medium" for n in range(10_000)]
+    rows = [
+        f"GEN-{n:05d},Generated line number {n}.,{scenarios[n % 5]},neutral,medium" for n in range(10_000)
+    ]
     data = csv_of(*rows)
 
     started = time.perf_counter()
@@ -96,7 +109,7 @@ def test_the_management_command_imports_and_reports(db: None, tmp_path: Path) ->
 
 
 def test_the_file_vocabularies_match_the_models() -> None:
-    assert SCENARIOS == tuple(Scenario.values)
-    assert EMOTIONS == tuple(Emotion.values)
-    assert INTENSITIES == tuple(Intensity.values)
-    assert SPLITS == tuple(Split.values)
+    assert tuple(Scenario.values) == SCENARIOS
+    assert tuple(Emotion.values) == EMOTIONS
+    assert tuple(Intensity.values) == INTENSITIES
+    assert tuple(Split.values) == SPLITS

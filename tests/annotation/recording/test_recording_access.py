@@ -43,21 +43,41 @@ def endpoints(users: dict[str, User], take_wav: bytes) -> list[Endpoint]:
         page("actor queue", reverse("annotation:actor_queue"), "actor"),
         page("record page", reverse("annotation:record_item", args=[item.external_id]), "actor"),
         page("take page", take_url, "actor", "admin"),
-        page("reviewer override", reverse("annotation:take_reviewers", args=[take.public_id]), "admin",
-             method="post", ok=302),
-        page("analyse again", reverse("annotation:take_reanalyse", args=[take.public_id]), "admin",
-             method="post", ok=302),
+        page(
+            "reviewer override",
+            reverse("annotation:take_reviewers", args=[take.public_id]),
+            "admin",
+            method="post",
+            ok=302,
+        ),
+        page(
+            "analyse again",
+            reverse("annotation:take_reanalyse", args=[take.public_id]),
+            "admin",
+            method="post",
+            ok=302,
+        ),
         page("review queue", reverse("annotation:review_queue"), "reviewer"),
         page("review page", reverse("annotation:review_take", args=[review.pk]), "reviewer"),
         page("import items", reverse("annotation:import_items"), "admin"),
         page("assign items", reverse("annotation:assign_items"), "admin"),
         page("recording dashboard", reverse("annotation:recording_dashboard"), "admin"),
         api("list my takes", reverse("annotation:api_item_takes", args=[item.external_id]), "actor"),
-        api("upload a take", reverse("annotation:api_item_takes", args=[item.external_id]), "actor",
-            method="post", ok=400),
+        api(
+            "upload a take",
+            reverse("annotation:api_item_takes", args=[item.external_id]),
+            "actor",
+            method="post",
+            ok=400,
+        ),
         api("open reviews", reverse("annotation:api_open_reviews"), "reviewer"),
-        api("verdict", reverse("annotation:api_review_verdict", args=[review.pk]), "reviewer",
-            method="post", ok=400),
+        api(
+            "verdict",
+            reverse("annotation:api_review_verdict", args=[review.pk]),
+            "reviewer",
+            method="post",
+            ok=400,
+        ),
     ]
 
 
@@ -104,4 +124,3 @@ def test_admin_actions_are_post_only(client_for, endpoints: list[Endpoint]) -> N
     for endpoint in endpoints:
         if endpoint.method == "post" and not endpoint.api:
             assert admin.get(endpoint.url).status_code == 405, endpoint.name
-

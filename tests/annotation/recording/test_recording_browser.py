@@ -28,7 +28,9 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
 
     page.get_by_role("link", name="Record", exact=True).click()
     page.wait_for_url(f"{live_server.url}/studio/items/EE-0007/")
-    page.set_input_files("#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": take_wav}])
+    page.set_input_files(
+        "#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": take_wav}]
+    )
     page.wait_for_selector("#preview:not([hidden])")
     page.wait_for_selector("#preview-waveform div")  # wavesurfer drew the waveform of the chosen file
     page.click("#submit-take")
@@ -48,7 +50,8 @@ def test_a_refused_upload_shows_the_reason(browser_page, live_server, users: dic
     page.goto(f"{live_server.url}/studio/items/EE-0008/")
 
     page.set_input_files(
-        "#audio-file", files=[{"name": "notes.wav", "mimeType": "audio/wav", "buffer": b"just some text\n" * 50}]
+        "#audio-file",
+        files=[{"name": "notes.wav", "mimeType": "audio/wav", "buffer": b"just some text\n" * 50}],
     )
     page.click("#submit-take")
 

@@ -23,7 +23,12 @@ def test_the_dashboard_shows_states_acceptance_load_and_kappa(
     page = response.content.decode()
     charts = response.context["charts"]
     assert dict(zip(charts["states"]["labels"], charts["states"]["counts"], strict=True)) == {
-        "Scripted": 1, "Recording": 2, "In review": 0, "Recorded": 2, "Annotating": 0, "Gold": 0,
+        "Scripted": 1,
+        "Recording": 2,
+        "In review": 0,
+        "Recorded": 2,
+        "Annotating": 0,
+        "Gold": 0,
     }
     (row,) = response.context["actor_rows"]
     assert (row["total"], row["accepted"], row["rejected"], row["waiting"]) == (4, 2, 2, 0)

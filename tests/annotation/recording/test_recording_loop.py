@@ -13,10 +13,10 @@ from tests.annotation.recording.factories import analysed, decide, upload
 from webapp.models import User
 
 ITEMS_CSV = (
-    "external_id,text,scenario,target_emotion,emotion_variant,target_intensity,instructions\n"
-    "EE-0001,The package arrived this afternoon.,audio-dominant,sad,grief,high,\"Heavy, slow.\"\n"
-    "EE-0002,Oh great another meeting.,modality-conflict,angry,sarcasm,medium,Drawn-out 'great'.\n"
-).encode()
+    b"external_id,text,scenario,target_emotion,emotion_variant,target_intensity,instructions\n"
+    b'EE-0001,The package arrived this afternoon.,audio-dominant,sad,grief,high,"Heavy, slow."\n'
+    b"EE-0002,Oh great another meeting.,modality-conflict,angry,sarcasm,medium,Drawn-out 'great'.\n"
+)
 
 
 def test_import_assign_upload_analyse_and_three_accepts_make_the_recording(

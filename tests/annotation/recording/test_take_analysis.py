@@ -71,7 +71,11 @@ def test_levels_compare_the_take_with_the_speakers_other_takes(
 
 def test_levels_need_three_other_takes_with_the_measure() -> None:
     measured = {"median_f0_hz": 200.0, "integrated_loudness_lufs": -20.0, "words_per_second": 3.0}
-    others = [{"median_f0_hz": 100.0, "integrated_loudness_lufs": None}, {"median_f0_hz": 110.0}, {}]
+    others: list[dict[str, float | None]] = [
+        {"median_f0_hz": 100.0, "integrated_loudness_lufs": None},
+        {"median_f0_hz": 110.0},
+        {},
+    ]
     assert levels_against(measured, others) == {
         "pitch_level": None,
         "energy_level": None,

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Take
 from annotation.reviews import submit_verdict
-from tests.annotation.recording.factories import make_item, record
+from tests.annotation.recording.factories import first_review, make_item, record
 from webapp.models import User
 
 
@@ -50,9 +50,15 @@ def test_an_admin_sees_who_recorded_and_who_reviews_and_can_replace_a_reviewer(
     assert "Recorded by actor" in page
     assert all(review.reviewer.username in page for review in take.reviews.select_related("reviewer"))
 
-    review = take.reviews.first()
-    spare = next(user for user in [users["reviewer"], *review_panel] if not take.reviews.filter(reviewer=user).exists())
-    response = admin.post(reverse("annotation:take_reviewers", args=[take.public_id]), {"review": review.pk, "reviewer": spare.pk}, follow=True)
+    review = first_review(take)
+    spare = next(
+        user for user in [users["reviewer"], *review_panel] if not take.reviews.filter(reviewer=user).exists()
+    )
+    response = admin.post(
+        reverse("annotation:take_reviewers", args=[take.public_id]),
+        {"review": review.pk, "reviewer": spare.pk},
+        follow=True,
+    )
 
     assert f"The review now goes to {spare}." in response.content.decode()
     review.refresh_from_db()
@@ -66,11 +72,15 @@ def test_a_take_short_of_reviewers_gets_one_added_by_an_admin(
     from webapp.roles import Role
 
     newcomer = make_user(Role.REVIEWER, "newcomer")
-    client_for("admin").post(reverse("annotation:take_reviewers", args=[take.public_id]), {"reviewer": newcomer.pk})
+    client_for("admin").post(
+        reverse("annotation:take_reviewers", args=[take.public_id]), {"reviewer": newcomer.pk}
+    )
 
     assert set(take.reviews.values_list("reviewer__username", flat=True)) == {"reviewer", "newcomer"}
     refused = client_for("admin").post(
-        reverse("annotation:take_reviewers", args=[take.public_id]), {"reviewer": users["actor"].pk}, follow=True
+        reverse("annotation:take_reviewers", args=[take.public_id]),
+        {"reviewer": users["actor"].pk},
+        follow=True,
     )
     assert "Choose a reviewer who is not the actor" in refused.content.decode()
     assert take.reviews.count() == 2

@@ -57,7 +57,11 @@ def test_browser_and_desktop_formats_are_accepted_and_normalised(
     # Lossy codecs pad the start and end by a few frames.
     assert body["duration_seconds"] == pytest.approx(1.2, abs=0.15)
     with wave.open(io.BytesIO(read_media(take.audio_key))) as normalised:
-        assert (normalised.getframerate(), normalised.getnchannels(), normalised.getsampwidth()) == (16000, 1, 2)
+        assert (normalised.getframerate(), normalised.getnchannels(), normalised.getsampwidth()) == (
+            16000,
+            1,
+            2,
+        )
     assert read_media(take.original_key) == take_encodings[container]
     assert len(stored_files(media_dir)) == 2
     for key in (take.audio_key, take.original_key):

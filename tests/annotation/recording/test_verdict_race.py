@@ -38,9 +38,7 @@ def test_two_last_verdicts_at_once_give_exactly_one_outcome(
             close_old_connections()
             connection.close()
 
-    threads = [
-        threading.Thread(target=give_verdict, args=(review.pk, review.reviewer)) for review in waiting
-    ]
+    threads = [threading.Thread(target=give_verdict, args=(review.pk, review.reviewer)) for review in waiting]
 
     # when: both verdicts arrive while the item is locked, and are then let go together
     with transaction.atomic():

@@ -1,0 +1,231 @@
+"""Train EchoChat outside the web app, on one GPU or many: SFT with AAA, RL with SDCA.
+
+Input is a dataset export of the web app (``manage.py export_training_data``: records.jsonl,
+the user audio, manifest.json); output is a checkpoint directory or ``s3://`` prefix in the
+layout of ``ml.checkpoints``, which ``manage.py register_checkpoint`` makes usable in the app.
+No Django is imported. Examples::
+
+    python -m ml.cli sft --data export/records.jsonl --model s3://models/qwen2-audio --output ckpt/sft-1
+    torchrun --nproc_per_node 8 -m ml.cli sft --data export/records.jsonl --model /models/base --output ckpt/sft-1
+    accelerate launch --num_processes 8 -m ml.cli rl --data export/records.jsonl --model ckpt/sft-1 \\
+        --output ckpt/rl-1 --reward-model ckpt/reward-1 --judge-url http://vllm:8000/v1 --judge-model judge
+
+With several processes every rank trains on an equal shard and gradients are averaged before each
+optimizer step (see ``ml.runtime``); rank 0 prints the metrics and saves the checkpoint.
+``--model tiny`` builds a random tiny model, for a smoke test on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch.distributed as dist
+
+from ml.runtime import (
+    Ranks,
+    StartModel,
+    gradients_averaged_across_ranks,
+    init_ranks,
+    load_start_model,
+    resolve_device,
+    resolve_dtype,
+    save_trained_model,
+    shard_evenly,
+)
+from ml.speech_model import LoraSettings
+from ml.training_records import MANIFEST_FILE, RecordAudio, read_records
+
+
+def _layers(text: str) -> tuple[int, ...] | None:
+    return tuple(int(part) for part in text.split(",") if part.strip()) or None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of ``python -m ml.cli``."""
+    parser = argparse.ArgumentParser(prog="python -m ml.cli", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("sft", "supervised fine-tuning with AAA"), ("rl", "GRPO with SDCA")):
+        command = commands.add_parser(name, help=help_text)
+        command.add_argument("--data", required=True, type=Path, help="records.jsonl of a dataset export")
+        command.add_argument(
+            "--model", required=True, help="base model or checkpoint: path, s3:// URI or 'tiny'"
+        )
+        command.add_argument("--output", required=True, help="checkpoint directory or s3:// prefix")
+        command.add_argument("--epochs", type=int, default=1)
+        command.add_argument("--max-steps", type=int, default=None)
+        command.add_argument("--learning-rate", type=float, default=1e-5)
+        command.add_argument("--lora-rank", type=int, default=16, help="0: train every weight, no LoRA")
+        command.add_argument("--gradient-checkpointing", action="store_true")
+        command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
+        command.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPUs, float32 on CPUs")
+        command.add_argument("--seed", type=int, default=0)
+        if name == "sft":
+            command.add_argument("--batch-size", type=int, default=4)
+            command.add_argument("--gradient-accumulation-steps", type=int, default=1)
+            command.add_argument("--lambda-aaa", type=float, default=0.1)
+            command.add_argument("--aaa-layers", type=_layers, default=None, help="e.g. -1,-2 (default: all)")
+        else:
+            command.add_argument("--mode", choices=("sdca", "grpo"), default="sdca")
+            command.add_argument("--group-size", type=int, default=4)
+            command.add_argument("--kl-coef", type=float, default=0.04)
+            command.add_argument("--prompts-per-step", type=int, default=1)
+            command.add_argument("--max-new-tokens", type=int, default=512)
+            command.add_argument("--temperature", type=float, default=1.0)
+            command.add_argument(
+                "--reward-model", default=None, help="reward checkpoint (default: heuristic)"
+            )
+            command.add_argument(
+                "--judge-url", default=None, help="OpenAI-compatible judge (default: heuristic)"
+            )
+            command.add_argument("--judge-model", default="gpt-4o")
+            command.add_argument("--judge-api-key-env", default="ECHOSTUDIO_JUDGE_API_KEY")
+    return parser
+
+
+def dataset_id(records_file: Path) -> str:
+    """Return the export's snapshot id from manifest.json, else a hash of the records."""
+    manifest = records_file.parent / MANIFEST_FILE
+    if manifest.is_file():
+        return str(json.loads(manifest.read_text())["snapshot"])
+    return "records-sha256:" + hashlib.sha256(records_file.read_bytes()).hexdigest()[:16]
+
+
+def _lora(args: argparse.Namespace) -> LoraSettings | None:
+    return LoraSettings(rank=args.lora_rank, alpha=2 * args.lora_rank) if args.lora_rank > 0 else None
+
+
+def _printer(ranks: Ranks) -> Callable[[float, str, dict[str, float]], None]:
+    def report(fraction: float, message: str, metrics: dict[str, float]) -> None:
+        if ranks.is_main:
+            print(json.dumps({"progress": round(fraction, 4), "message": message, **metrics}), flush=True)
+
+    return report
+
+
+def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
+    """Train with SFT + AAA on this rank's shard; rank 0 saves. Return the run's summary."""
+    from ml.sft import SftConfig, train_sft
+    from ml.training_inputs import sft_examples
+
+    device = resolve_device(args.device, ranks.local_rank)
+    config = SftConfig(
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        learning_rate=args.learning_rate,
+        batch_size=args.batch_size,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        lambda_aaa=args.lambda_aaa,
+        aaa_layers=args.aaa_layers,
+        lora=_lora(args),
+        gradient_checkpointing=args.gradient_checkpointing,
+        device=device,
+        dtype=resolve_dtype(args.dtype, device),
+        seed=args.seed,
+    )
+    # Records without a reference response have no target: filter before sharding so shards match.
+    with_targets = [row for row in rows if row.record.target is not None]
+    start = load_start_model(args.model, config.device, config.dtype)
+    with gradients_averaged_across_ranks(ranks):
+        result = train_sft(
+            start.speech_lm, sft_examples(shard_evenly(with_targets, ranks)), config, _printer(ranks)
+        )
+    return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
+
+
+def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
+    """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
+    from evaluation.judge_client import ChatJudgeConfig, JudgeClient
+    from ml.judge_scoring import JudgeStageScorer
+    from ml.reward_model import load_reward_model
+    from ml.rl import RlConfig, train_rl
+    from ml.training_inputs import inference_items, judge_golds, rollout_scorer
+
+    device = resolve_device(args.device, ranks.local_rank)
+    config = RlConfig(
+        mode=args.mode,
+        group_size=args.group_size,
+        kl_coef=args.kl_coef,
+        learning_rate=args.learning_rate,
+        prompts_per_step=args.prompts_per_step,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        lora=_lora(args),
+        gradient_checkpointing=args.gradient_checkpointing,
+        device=device,
+        dtype=resolve_dtype(args.dtype, device),
+        seed=args.seed,
+    )
+    shard = shard_evenly(rows, ranks)
+    reward = load_reward_model(args.reward_model, device=device).model if args.reward_model else None
+    judge = None
+    if args.judge_url:
+        client = JudgeClient(
+            ChatJudgeConfig(
+                base_url=args.judge_url,
+                model=args.judge_model,
+                api_key=os.environ.get(args.judge_api_key_env, ""),
+            )
+        )
+        judge = JudgeStageScorer(client, judge_golds(shard))
+    start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
+    with gradients_averaged_across_ranks(ranks):
+        result = train_rl(
+            start.speech_lm,
+            None,
+            inference_items(shard),
+            rollout_scorer(shard, judge, reward),
+            config,
+            _printer(ranks),
+        )
+    return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
+
+
+def _save(
+    args: argparse.Namespace,
+    start: StartModel,
+    config: dict[str, Any],
+    metrics: dict[str, float],
+    steps: int,
+    ranks: Ranks,
+) -> dict[str, Any]:
+    summary: dict[str, Any] = {"steps": steps, "metrics": metrics, "output": args.output}
+    if ranks.is_main:
+        saved = save_trained_model(
+            start,
+            args.output,
+            config=config,
+            dataset_snapshot_ids=[dataset_id(args.data)],
+            metrics={"steps": steps, **metrics},
+            extra={"stage": args.command, "world_size": ranks.world_size},
+        )
+        summary["weights"] = sorted(saved.metadata.weight_sha256)
+    return summary
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = build_parser().parse_args(argv)
+    ranks = init_ranks()
+    rows = read_records(args.data)
+    run = run_sft if args.command == "sft" else run_rl
+    summary = run(args, rows, ranks)
+    if ranks.world_size > 1:
+        # Other ranks must not exit (and tear down the group) while rank 0 is still saving.
+        dist.barrier()
+        dist.destroy_process_group()
+    if ranks.is_main:
+        print(json.dumps({"done": True, **summary}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Real Chromium: an annotator labels with keyboard and mouse, reloads mid-way, submits; a lead adjudicates."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from annotation.models import Annotation, GoldReference, Item
+from tests.annotation.labelling.support import assign, make_item, submitted
+from webapp.roles import Role
+
+pytestmark = pytest.mark.browser
+
+
+def log_in(page, live_server, username: str, path: str) -> None:
+    page.goto(f"{live_server.url}/accounts/login/?next={path}")
+    page.fill("input[name=username]", username)
+    page.fill("input[name=password]", "pw-for-tests-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{live_server.url}{path}")
+
+
+def saved_version(page) -> int:
+    page.wait_for_function(
+        "document.querySelector('[data-testid=save-status]').textContent.includes('Draft saved')"
+    )
+    text = page.locator("[data-testid=save-status]").inner_text()
+    match = re.search(r"version (\d+)", text)
+    assert match is not None, text
+    return int(match.group(1))
+
+
+def wait_for_save_after(page, version: int) -> int:
+    page.wait_for_function(
+        "v => { const m = /Draft saved.*version (\\d+)/.exec("
+        "document.querySelector('[data-testid=save-status]').textContent); return m && Number(m[1]) > v; }",
+        arg=version,
+    )
+    return saved_version(page)
+
+
+def test_annotate_reload_submit_then_adjudicate(
+    browser_page, live_server, transactional_db, users, make_user
+) -> None:
+    page = browser_page
+    item = make_item()
+    others = [make_user(Role.ANNOTATOR, name) for name in ("ana", "ben")]
+    mine, *theirs = assign(item, users["annotator"], *others)
+    for annotation in theirs:
+        submitted(annotation)
+
+    # The annotator opens the item from the queue; the waveform loads the recording.
+    log_in(page, live_server, "annotator", "/annotate/")
+    page.click(f"text={item.external_id}")
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    first_version = saved_version(page)
+
+    # Keyboard: 3 = angry, Shift+2 = negative, Alt+2 = medium intensity; speed up playback with ].
+    page.locator("[data-testid=workbench-title]").click()
+    page.keyboard.press("Digit3")
+    page.keyboard.press("Shift+Digit2")
+    page.keyboard.press("Alt+Digit2")
+    page.keyboard.press("]")
+    assert page.locator("[data-testid=speed]").input_value() == "1.25"
+    page.keyboard.press("Space")
+    page.wait_for_function("document.querySelector('[data-testid=playhead]').textContent !== '0.00 s'")
+    page.keyboard.press("Space")
+    # Mouse: two stressed words, and the first lines of the situation.
+    page.click("[data-testid=script-words] >> text=great")
+    page.click("[data-testid=script-words] >> text=love")
+    page.fill("textarea[name=p_situation]", "Dreading a wet Monday")
+    wait_for_save_after(page, first_version)
+
+    # Reload mid-way: everything done so far is back.
+    page.reload()
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    assert page.locator("input[name=p_emotion][value=angry]").is_checked()
+    assert page.locator("input[name=p_polarity][value=negative]").is_checked()
+    assert page.locator("input[name=p_intensity][value=medium]").is_checked()
+    assert page.locator("[data-word=great]").get_attribute("aria-pressed") == "true"
+    assert page.locator("textarea[name=p_situation]").input_value() == "Dreading a wet Monday"
+    # The acoustic suggestions were pre-filled and kept.
+    assert page.locator("input[name=p_pitch][value=high]").is_checked()
+    assert page.locator("input[name=p_intonation][value=falling]").is_checked()
+
+    # Finish the labels and submit with Ctrl+Enter.
+    page.fill("textarea[name=p_prosody_caption]", "Flat, drawn-out, heavy stress on great")
+    page.check("input[name=p_modality_conflict]")
+    page.check("input[name=p_conflict_kind][value=sarcasm]")
+    page.fill("textarea[name=t_context]", "Sarcastic complaint about Mondays")
+    page.fill("textarea[name=t_latent_need]", "To have the frustration acknowledged")
+    page.fill("textarea[name=t_core_demand]", "Empathy, not advice")
+    page.check("input[aria-label='Recommend Emotional validation']")
+    page.check("input[aria-label='Do not recommend Information']")
+    page.click("text=+ premature problem-solving")
+    page.locator("textarea[name=t_core_demand]").press("Control+Enter")
+    page.wait_for_url(f"{live_server.url}/annotate/")
+    assert "Submitted EE-0001." in page.content()
+
+    mine.refresh_from_db()
+    assert mine.status == Annotation.Status.SUBMITTED
+    assert mine.perception["stressed_words"] == ["great", "love"]
+    assert mine.tom["constraints"] == ["premature problem-solving"]
+    assert mine.revisions.count() == 1
+
+    # The lead adjudicates: all three agree on the categorical fields here except what differs.
+    page.click("text=Log out")
+    log_in(page, live_server, "lead", "/adjudicate/")
+    page.click(f"[data-testid=adjudication-queue] >> text={item.external_id}")
+    page.wait_for_selector("[data-testid=comparison]")
+    assert page.locator("tr[data-field='perception.emotion']").get_attribute("data-agreed") == "true"
+    page.click("[data-testid=save-gold]")
+    page.wait_for_url(f"{live_server.url}/adjudicate/")
+    gold = GoldReference.objects.get(item=item, is_current=True)
+    assert gold.adjudicated_by == users["lead"]
+    assert gold.version == 1
+    assert Item.objects.get(pk=item.pk).state == Item.State.GOLD
