@@ -20,6 +20,7 @@ from annotation.label_comparison import (
     Labels,
     categorical_fields_agree,
     compare_labels,
+    labels_agree_on_categories,
     proposed_labels,
 )
 from annotation.label_schema import (
@@ -87,6 +88,13 @@ class ItemComparison:
     fields: list[FieldComparison]
     fast_trackable: bool
     proposal: Labels
+
+
+def fast_trackable(annotations: list[Annotation]) -> bool:
+    """Return True when an item's submitted annotations agree on every categorical field."""
+    return labels_agree_on_categories(
+        [Labels(annotation.perception, annotation.tom) for annotation in annotations]
+    )
 
 
 def compare_item(item: Item, annotations: list[Annotation]) -> ItemComparison:

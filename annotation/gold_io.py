@@ -233,47 +233,90 @@ def export_gold(
     scenario: str | None = None,
     split: str | None = None,
 ) -> ExportSummary:
-    """Write the gold references (optionally of one scenario or split) into `folder`."""
+    """Write the gold references (optionally of one scenario or split) into `folder`.
+
+    Rows stream from the database to the files in batches, so an export of every item never
+    holds all the audio in memory at once.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    rows = list(export_rows(gold_items(scenario, split).iterator(chunk_size=500)))
-    jsonl_path = write_jsonl(folder, rows) if jsonl else None
-    parquet_paths = write_parquet(folder, rows) if parquet else []
-    return ExportSummary(rows=len(rows), jsonl_path=jsonl_path, parquet_paths=parquet_paths)
+    jsonl_writer = JsonlWriter(folder) if jsonl else None
+    parquet_writer = ParquetWriter(folder) if parquet else None
+    count = 0
+    try:
+        for row in export_rows(gold_items(scenario, split).iterator(chunk_size=200)):
+            if jsonl_writer is not None:
+                jsonl_writer.write(row)
+            if parquet_writer is not None:
+                parquet_writer.write(row)
+            count += 1
+    finally:
+        jsonl_path = jsonl_writer.close() if jsonl_writer is not None else None
+        parquet_paths = parquet_writer.close() if parquet_writer is not None else []
+    return ExportSummary(rows=count, jsonl_path=jsonl_path, parquet_paths=parquet_paths)
 
 
-def write_jsonl(folder: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
-    """Write rows as gold.jsonl with the audio as files under audio/; return the JSONL path."""
-    audio_folder = folder / AUDIO_FOLDER
-    audio_folder.mkdir(parents=True, exist_ok=True)
-    path = folder / JSONL_NAME
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            audio = row["audio"]
-            relative = None
-            if audio is not None:
-                relative = f"{AUDIO_FOLDER}/{audio['path']}"
-                (folder / relative).write_bytes(audio["bytes"])
-            handle.write(json.dumps({**row, "audio": relative}, ensure_ascii=False) + "\n")
-    return path
+class JsonlWriter:
+    """Writes rows to gold.jsonl, each row's audio to a WAV file under audio/ named in the row."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+        self.path = folder / JSONL_NAME
+        self._handle = self.path.open("w", encoding="utf-8")
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        audio = row["audio"]
+        relative = None
+        if audio is not None:
+            relative = f"{AUDIO_FOLDER}/{audio['path']}"
+            (self.folder / relative).write_bytes(audio["bytes"])
+        self._handle.write(json.dumps({**row, "audio": relative}, ensure_ascii=False) + "\n")
+
+    def close(self) -> Path:
+        self._handle.close()
+        return self.path
 
 
-def write_parquet(folder: Path, rows: Sequence[Mapping[str, Any]]) -> list[Path]:
-    """Write rows as one parquet file per split under data/, plus a dataset card; return the files."""
-    data_folder = folder / PARQUET_FOLDER
-    data_folder.mkdir(parents=True, exist_ok=True)
-    by_split: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        by_split.setdefault(row["split"], []).append(row)
-    paths = []
-    # Written with pyarrow against the dataset's own Arrow schema (which carries the `datasets`
-    # feature metadata): datasets' Audio encoder would need torchcodec just to copy WAV bytes.
-    schema = gold_features().arrow_schema
-    for split_name, split_rows in sorted(by_split.items()):
-        path = data_folder / f"{split_name}-00000-of-00001.parquet"
-        pq.write_table(pa.Table.from_pylist(list(split_rows), schema=schema), path)
-        paths.append(path)
-    (folder / "README.md").write_text(_dataset_card(sorted(by_split)), encoding="utf-8")
-    return paths
+class ParquetWriter:
+    """Writes rows to one parquet file per split under data/, plus a dataset card, in batches."""
+
+    BATCH_ROWS = 200
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / PARQUET_FOLDER).mkdir(parents=True, exist_ok=True)
+        # Written with pyarrow against the dataset's own Arrow schema (which carries the `datasets`
+        # feature metadata): datasets' Audio encoder would need torchcodec just to copy WAV bytes.
+        self.schema = gold_features().arrow_schema
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[Mapping[str, Any]]] = {}
+
+    def path_for(self, split_name: str) -> Path:
+        return self.folder / PARQUET_FOLDER / f"{split_name}-00000-of-00001.parquet"
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        pending = self._pending.setdefault(row["split"], [])
+        pending.append(row)
+        if len(pending) >= self.BATCH_ROWS:
+            self._flush(row["split"])
+
+    def _flush(self, split_name: str) -> None:
+        rows = self._pending.get(split_name) or []
+        if not rows:
+            return
+        if split_name not in self._writers:
+            self._writers[split_name] = pq.ParquetWriter(self.path_for(split_name), self.schema)
+        self._writers[split_name].write_table(pa.Table.from_pylist(rows, schema=self.schema))
+        self._pending[split_name] = []
+
+    def close(self) -> list[Path]:
+        for split_name in list(self._pending):
+            self._flush(split_name)
+        for writer in self._writers.values():
+            writer.close()
+        splits = sorted(self._writers)
+        (self.folder / "README.md").write_text(_dataset_card(splits), encoding="utf-8")
+        return [self.path_for(split_name) for split_name in splits]
 
 
 def _dataset_card(splits: Sequence[str]) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.assignment import ScriptToAssign, balanced_assignment
@@ -134,20 +134,23 @@ def assign_items(items: QuerySet[Item] | Iterable[int], actors: Sequence[User]) 
         raise ValueError(f"not voice actors: {', '.join(not_actors)}")
     if not actors:
         raise ValueError("choose at least one actor")
-    item_ids = list(items.values_list("pk", flat=True)) if isinstance(items, QuerySet) else list(items)
+    # A subquery, not a list of ids: a batch of tens of thousands would overflow SQLite's parameters.
+    chosen = (
+        Item.objects.filter(pk__in=items.values("pk"))
+        if isinstance(items, QuerySet)
+        else Item.objects.filter(pk__in=list(items))
+    )
     with transaction.atomic():
         # Locked: an upload that arrives now re-checks the item's actor under the same lock.
-        locked = list(
-            Item.objects.select_for_update().filter(pk__in=item_ids).only("pk", "scenario", "state", "actor")
-        )
+        locked = list(chosen.select_for_update().only("pk", "scenario", "state", "actor"))
         assignable = [item for item in locked if item.state in ASSIGNABLE_STATES]
-        load = dict(
-            Item.objects.filter(actor__in=actors, state__in=ASSIGNABLE_STATES)
-            .exclude(pk__in=[item.pk for item in assignable])
-            .values_list("actor")
-            .annotate(n=Count("pk"))
-            .values_list("actor", "n")
+        # What each actor holds besides this batch, so the odd scripts go to those with fewest.
+        load = Counter(
+            Item.objects.filter(actor__in=actors, state__in=ASSIGNABLE_STATES).values_list(
+                "actor_id", flat=True
+            )
         )
+        load.subtract(item.actor_id for item in assignable if item.actor_id is not None)
         plan = balanced_assignment(
             [ScriptToAssign(item.pk, item.scenario) for item in assignable],
             [actor.pk for actor in actors],

@@ -119,6 +119,14 @@ def categorical_fields_agree(comparisons: Sequence[FieldComparison]) -> bool:
     return all(by_name[name].agreed for name in FAST_TRACK_FIELDS)
 
 
+def labels_agree_on_categories(labels: Sequence[Labels]) -> bool:
+    """Return True when two or more annotations agree on every fast-track field (a cheap check for lists)."""
+    if len(labels) < 2:
+        return False
+    documents = [normalise_perception(entry.perception) for entry in labels]
+    return all(len({document[name] for document in documents}) == 1 for name in FAST_TRACK_FIELDS)
+
+
 def proposed_labels(comparisons: Sequence[FieldComparison]) -> Labels:
     """Return the proposed gold reference: every field's proposal, as complete documents."""
     perception = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "perception"}

@@ -142,13 +142,17 @@ def assign_annotators(item: Item) -> AssignmentResult:
 
 def assign_waiting_items(limit: int | None = None) -> list[AssignmentResult]:
     """Assign annotators to every recorded item that has fewer than it needs; return what happened."""
+    projects = list(AnnotationProject.objects.filter(active=True).prefetch_related("annotators"))
+    # Items already holding the largest N any project asks for need nothing: skip them unlocked.
+    most = max([project.annotators_per_item for project in projects] + [DEFAULT_ANNOTATORS_PER_ITEM])
     waiting = (
         Item.objects.filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
+        .annotate(assigned=Count("annotations"))
+        .filter(assigned__lt=most)
         .order_by("pk")
         .values_list("pk", flat=True)
     )
     item_ids = list(waiting[:limit] if limit else waiting)
-    projects = list(AnnotationProject.objects.filter(active=True).prefetch_related("annotators"))
     return assign_items(item_ids, projects=projects)
 
 

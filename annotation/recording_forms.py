@@ -90,7 +90,7 @@ class AssignmentForm(forms.Form):
             items = items.filter(split=data["split"])
         items = items.order_by("external_id")
         if data["limit"]:
-            items = Item.objects.filter(pk__in=list(items.values_list("pk", flat=True)[: data["limit"]]))
+            items = Item.objects.filter(pk__in=items.values("pk")[: data["limit"]])
         return items
 
 

@@ -391,7 +391,7 @@ def recording_dashboard(request: StudioRequest) -> HttpResponse:
     item_states = [(label, state_counts.get(value, 0)) for value, label in Item.State.choices]
 
     per_actor = (
-        Take.objects.values("actor")
+        Take.objects.values("actor", "actor__username", "actor__display_name")
         .annotate(
             total=Count("pk"),
             accepted=Count("pk", filter=Q(status=Take.Status.ACCEPTED)),
@@ -400,11 +400,10 @@ def recording_dashboard(request: StudioRequest) -> HttpResponse:
         )
         .order_by("actor")
     )
-    actor_names = {user.pk: str(user) for user in users_with_role(Role.VOICE_ACTOR)}
     actor_rows = [
         {
             **row,
-            "name": actor_names.get(row["actor"], f"user {row['actor']}"),
+            "name": row["actor__display_name"] or row["actor__username"],
             "rate": acceptance_rate(row["accepted"], row["rejected"]),
         }
         for row in per_actor

@@ -119,7 +119,10 @@ def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
                 locked.state = Item.State.IN_REVIEW
                 locked.save(update_fields=["state", "updated_at"])
     except BaseException:
-        delete_media(audio_key, original_key)
+        # Django runs on_commit hooks (the job's enqueue) after committing, so an error may come
+        # from there with the take already saved: its files then stay with it.
+        if not Take.objects.filter(audio_key=audio_key).exists():
+            delete_media(audio_key, original_key)
         raise
     return take
 

@@ -53,10 +53,7 @@ def adjudication_queue(request: StudioRequest) -> HttpResponse:
         items = Item.objects.filter(state=Item.State.GOLD).order_by("-updated_at", "pk")
     page = Paginator(items, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [
-        (
-            item,
-            tab == "ready" and adjudication.compare_item(item, getattr(item, "submitted", [])).fast_trackable,
-        )
+        (item, tab == "ready" and adjudication.fast_trackable(getattr(item, "submitted", [])))
         for item in page.object_list
     ]
     return render(

@@ -1,7 +1,7 @@
 """Server time and query counts of the annotation pages, small and at 10,000 items / 30,000 annotations.
 
-Run against PostgreSQL (a throwaway test database is created next to the one DATABASE_URL names
-and dropped afterwards):
+Run against PostgreSQL (a throwaway database "bench_<name>" is created next to the one DATABASE_URL
+names, and dropped afterwards):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/echostudio .venv/bin/python bench/annotation_page.py
 
@@ -99,13 +99,14 @@ def build(first: int, count: int, annotators: list[User], actor: User) -> None:
     for item, take in zip(items, takes, strict=True):
         item.recording = take
     Item.objects.bulk_update(items, ["recording"], batch_size=2000)
+    # Every tenth item is fully submitted (ready for adjudication); the others are in progress.
     statuses = (Annotation.Status.ASSIGNED, Annotation.Status.DRAFT, Annotation.Status.SUBMITTED)
     Annotation.objects.bulk_create(
         [
             Annotation(
                 item=item,
                 annotator=annotators[(index * 3 + k) % len(annotators)],
-                status=statuses[(index + k) % 3],
+                status=Annotation.Status.SUBMITTED if index % 10 == 0 else statuses[(index + k) % 3],
                 version=1,
             )
             for index, item in enumerate(items, start=first)
@@ -122,12 +123,14 @@ def measure(client: Client, url: str) -> tuple[int, float]:
         raise SystemExit(f"{url} answered {response.status_code}")
     with CaptureQueriesContext(connection) as queries:
         client.get(url)
+    # Counted now: the captured list is a slice of a log that the next request resets.
+    query_count = len(queries)
     times = []
     for _ in range(REPEATS):
         started = time.perf_counter()
         client.get(url)
         times.append((time.perf_counter() - started) * 1000.0)
-    return len(queries), statistics.median(times)
+    return query_count, statistics.median(times)
 
 
 def measure_all(annotator: User, lead: User) -> list[Measurement]:
@@ -151,6 +154,7 @@ def measure_all(annotator: User, lead: User) -> list[Measurement]:
             lead_client,
             lambda: reverse("annotation:adjudication_queue") + "?show=in_progress",
         ),
+        ("adjudication queue (ready)", lead_client, lambda: reverse("annotation:adjudication_queue")),
     ]
     items, annotations = Item.objects.count(), Annotation.objects.count()
     results = []
@@ -164,6 +168,8 @@ def main() -> None:
     if connection.vendor != "postgresql":
         raise SystemExit("Set DATABASE_URL to a PostgreSQL database (postgres://...).")
     setup_test_environment()
+    # A name of its own, so a test run on the same server never meets this database.
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{connection.settings_dict['NAME']}"
     database = connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         annotators = []
@@ -176,12 +182,15 @@ def main() -> None:
         actor = User.objects.create_user(username="bench-actor")
 
         build(0, 1000, annotators, actor)
-        small = measure_all(annotators[0], lead)
+        first_draft = Annotation.objects.filter(status=Annotation.Status.DRAFT).order_by("pk").first()
+        assert first_draft is not None
+        annotator = first_draft.annotator
+        small = measure_all(annotator, lead)
         started = time.perf_counter()
         build(1000, 9000, annotators, actor)
         print(f"built 9,000 more items and 27,000 annotations in {time.perf_counter() - started:.1f} s")
         connection.cursor().execute("ANALYZE")
-        large = measure_all(annotators[0], lead)
+        large = measure_all(annotator, lead)
 
         print(f"\n{'page':36} {'items':>7} {'annotations':>12} {'queries':>8} {'median ms':>10}")
         for row in [*small, *large]:

@@ -258,10 +258,11 @@ def _results_filter(
 ) -> tuple[ResultsFilterForm, str, JudgeConfig | None]:
     versions = results.benchmark_versions() or [results.DEFAULT_BENCHMARK_VERSION]
     form = form_class(request.GET or None, versions=versions)
-    version, judge = versions[-1], results.default_judge_config()
+    version, judge = versions[-1], None
     if form.is_valid():
         version = form.cleaned_data["version"] or version
-        judge = form.cleaned_data["judge"] or judge
+        judge = form.cleaned_data["judge"]
+    judge = judge or results.default_judge_config()
     form.initial.update({"version": version, "judge": judge.pk if judge else None})
     return form, version, judge
 
@@ -466,10 +467,10 @@ def rubric_sample_detail(request: StudioRequest, sample_id: int) -> HttpResponse
 def agreement(request: StudioRequest) -> HttpResponse:
     """Table 3: judge-human Spearman's rho per stage with bootstrap confidence intervals."""
     form = AgreementForm(request.GET or None)
-    judge, sample = results.default_judge_config(), None
+    judge, sample = None, None
     if form.is_valid():
-        judge = form.cleaned_data["judge"] or judge
-        sample = form.cleaned_data["sample"]
+        judge, sample = form.cleaned_data["judge"], form.cleaned_data["sample"]
+    judge = judge or results.default_judge_config()
     form.initial.update({"judge": judge.pk if judge else None})
     table = results.judge_human_agreement(judge, sample) if judge else None
     return render(

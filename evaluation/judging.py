@@ -30,6 +30,7 @@ from annotation.models import GoldReference
 from evaluation.judge_client import JudgeClient, JudgeReply, JudgeRequest
 from evaluation.judge_prompts import build_messages, parse_judgement, prompt_version
 from evaluation.models import JudgeCacheEntry, JudgeConfig, Judgement, JudgeRun, ModelOutput, System
+from evaluation.results import refresh_planner_statistics
 from evaluation.rubrics import (
     EMOTION_SHIFT,
     PERCEPTION,
@@ -314,6 +315,7 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
         judging = _ChunkJudge(run, client, cache, counts, reporter)
         for chunk in _chunks(pending, chunk_size):
             judging.judge(chunk)
+    refresh_planner_statistics()
     message = f"Judged {counts.valid + counts.judge_errors} stages, {counts.judge_errors} judge errors"
     if counts.unreachable:
         message += f"; {counts.unreachable} got no answer (start the run again to judge them)"

@@ -35,6 +35,7 @@ from django.utils import timezone
 from annotation.audio_upload import ORIGINAL_EXTENSIONS, detect_container
 from annotation.models import Item
 from evaluation.models import HumanJudgement, Judgement, ModelOutput, System
+from evaluation.results import refresh_planner_statistics
 from ml.output_format import parse_output, parse_reasoning_fields, parse_strategy_names
 from webapp.env import env_str
 from webapp.storage import delete_media, new_media_key, save_media
@@ -510,6 +511,7 @@ def _replace_outputs(
             stale_keys += [output.response_audio_key for output in removed if output.response_audio_key]
             ModelOutput.objects.filter(pk__in=[output.pk for output in removed]).delete()
             transaction.on_commit(lambda: delete_media(*stale_keys))
+            transaction.on_commit(refresh_planner_statistics)
     except BaseException:
         delete_media(*saved_keys)
         raise

@@ -7,6 +7,7 @@ rates what, in which order) live in `evaluation.study_design`; the figures in
 
 from __future__ import annotations
 
+import hashlib
 import io
 import random
 import re
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal, cast
 
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from annotation.audio_upload import (
@@ -69,6 +71,7 @@ GOLD_RANGES: dict[GoldVerdict, tuple[int, int]] = {"good": (4, 5), "harmful": (1
 # Playback is accepted this long before the audio's length has passed since the page was shown:
 # the clocks of browser and server, and the decoder's idea of the length, differ by a little.
 PLAYBACK_SLACK_SECONDS = 0.25
+FIGURES_CACHE_SECONDS = 600
 # Only the length of a response is read here, so no upload rule (silence, clipping) applies.
 _ANY_AUDIO = UploadLimits(
     max_bytes=200 * 1024 * 1024,
@@ -556,3 +559,23 @@ def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> St
         excluded_raters=list(excluded),
         seed=study.seed,
     )
+
+
+def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
+    """Return the screening and the figures, reused until a rating arrives or a decision changes.
+
+    Bootstrap intervals and pairwise tests of a large study take seconds; an admin reloading the
+    results must not pay that each time. Ratings are final (never edited or deleted), so their
+    count and highest id, with the decisions, identify what the figures rest on.
+    """
+    ratings = StudyRating.objects.filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    decisions = list(study.raters.order_by("evaluator_id").values_list("evaluator_id", "decision"))
+    fingerprint = hashlib.sha256(repr((ratings, decisions)).encode()).hexdigest()[:32]
+    key = f"study-figures:{study.public_id}:{fingerprint}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cast(tuple[list[RaterReport], StudySummary], cached)
+    rows = study_rating_rows(study)
+    figures = (screen_study(study, rows), summarise_study(study, rows))
+    cache.set(key, figures, FIGURES_CACHE_SECONDS)
+    return figures

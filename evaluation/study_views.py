@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 
 from evaluation.models import Study, StudyAssignment, StudyRater
 from evaluation.studies import (
+    Progress,
     RatingRefused,
     create_study,
     decide_rater,
@@ -25,10 +26,8 @@ from evaluation.studies import (
     present,
     rater_progress,
     record_playback,
-    screen_study,
-    study_rating_rows,
+    study_figures,
     submit_rating,
-    summarise_study,
 )
 from evaluation.study_design import DIMENSIONS, StudyDesignError
 from evaluation.study_forms import StudyForm
@@ -76,7 +75,7 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
     return render(request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress))
 
 
-def _rating_context(study: Study, assignment: StudyAssignment, progress: Any) -> dict[str, Any]:
+def _rating_context(study: Study, assignment: StudyAssignment, progress: Progress) -> dict[str, Any]:
     stimulus = assignment.stimulus
     query = stimulus.item
     return {
@@ -166,9 +165,8 @@ def study_create(request: StudioRequest) -> HttpResponse:
 def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
     """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
     study = get_object_or_404(Study, pk=study_id)
-    rows = study_rating_rows(study)
-    reports = {report.rater: report for report in screen_study(study, rows)}
-    summary = summarise_study(study, rows)
+    screening, summary = study_figures(study)
+    reports = {report.rater: report for report in screening}
     dimensions = study.dimension_list()
     seats = study.raters.select_related("evaluator", "decided_by")
     raters = [
@@ -237,7 +235,8 @@ def _chart_data(summary: StudySummary) -> dict[str, Any]:
 def study_results_csv(request: StudioRequest, study_id: int) -> HttpResponse:
     """Every figure of the study as CSV, each with the number of ratings it rests on."""
     study = get_object_or_404(Study, pk=study_id)
-    response = HttpResponse(summary_csv(summarise_study(study)), content_type="text/csv; charset=utf-8")
+    _, summary = study_figures(study)
+    response = HttpResponse(summary_csv(summary), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-results.csv"'
     return response
 

@@ -147,18 +147,20 @@
       return;
     }
     const mimeType = pickMimeType();
-    recorder = new MediaRecorder(stream, mimeType ? { mimeType: mimeType } : {});
+    const active = new MediaRecorder(stream, mimeType ? { mimeType: mimeType } : {});
+    recorder = active;
     const chunks = [];
-    recorder.addEventListener("dataavailable", function (event) { if (event.data.size) chunks.push(event.data); });
-    recorder.addEventListener("stop", function () {
-      const type = recorder.mimeType || mimeType || "audio/webm";
+    active.addEventListener("dataavailable", function (event) { if (event.data.size) chunks.push(event.data); });
+    // Fires after stopRecording has let go of `recorder`, hence the local `active`.
+    active.addEventListener("stop", function () {
+      const type = active.mimeType || mimeType || "audio/webm";
       const extension = type.indexOf("ogg") >= 0 ? "ogg" : type.indexOf("mp4") >= 0 ? "m4a" : "webm";
       showPreview(new Blob(chunks, { type: type }), "recording." + extension);
     });
     audioContext = new AudioContext();
     watchLevel(audioContext.createMediaStreamSource(stream));
     startedAt = performance.now();
-    recorder.start();
+    active.start();
     startButton.disabled = true;
     stopButton.disabled = false;
     say("Recording…");

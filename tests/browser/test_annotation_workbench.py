@@ -8,6 +8,7 @@ import pytest
 
 from annotation.models import Annotation, GoldReference, Item
 from tests.annotation.labelling.support import assign, make_item, submitted
+from tests.conftest import wait_until
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
@@ -72,6 +73,12 @@ def test_annotate_reload_submit_then_adjudicate(
     page.fill("textarea[name=p_situation]", "Dreading a wet Monday")
     wait_for_save_after(page, first_version)
 
+    def draft_saved() -> bool:
+        mine.refresh_from_db()
+        return mine.perception.get("situation") == "Dreading a wet Monday"
+
+    wait_until(draft_saved, timeout=10, message="the draft was never autosaved")
+
     # Reload mid-way: everything done so far is back.
     page.reload()
     page.wait_for_selector("[data-waveform][data-ready=true]")
@@ -116,3 +123,51 @@ def test_annotate_reload_submit_then_adjudicate(
     assert gold.adjudicated_by == users["lead"]
     assert gold.version == 1
     assert Item.objects.get(pk=item.pk).state == Item.State.GOLD
+
+
+def test_emotion_segments_are_picked_on_the_waveform(
+    browser_page, live_server, transactional_db, users
+) -> None:
+    page = browser_page
+    item = make_item(scenario="emotion-shift")
+    (mine,) = assign(item, users["annotator"])
+    log_in(page, live_server, "annotator", f"/annotate/{mine.pk}/")
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    version = saved_version(page)
+
+    # Mouse: drag across the first half of the waveform to mark a region.
+    box = page.locator("[data-testid=waveform]").bounding_box()
+    assert box is not None
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.3, y, steps=5)
+    page.mouse.move(box["x"] + box["width"] * 0.5, y, steps=5)
+    page.mouse.up()
+    page.wait_for_selector("[data-testid=segments] tbody tr")
+    page.select_option("[aria-label='Segment 1 emotion']", "happy")
+    page.fill("[aria-label='Segment 1 words']", "Oh great")
+    page.locator("[aria-label='Segment 1 words']").press("Tab")
+    # Keyboard: seek to the end and press g for the second segment.
+    page.locator("[data-testid=workbench-title]").click()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("g")
+    page.select_option("[aria-label='Segment 2 emotion']", "sad")
+    wait_for_save_after(page, version)
+
+    def both_segments_saved() -> bool:
+        mine.refresh_from_db()
+        return [s["emotion"] for s in mine.perception.get("emotion_segments", [])] == ["happy", "sad"]
+
+    wait_until(both_segments_saved, timeout=10, message="the segments were never autosaved")
+
+    page.reload()
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    assert page.locator("[data-testid=segments] tbody tr").count() == 2
+    mine.refresh_from_db()
+    segments = mine.perception["emotion_segments"]
+    assert [segment["emotion"] for segment in segments] == ["happy", "sad"]
+    assert segments[0]["words"] == "Oh great"
+    assert 0.0 <= segments[0]["start"] < 0.2 and 0.6 < segments[0]["end"] < 0.9
+    assert segments[1]["start"] == segments[0]["end"] and segments[1]["end"] == 1.5

@@ -75,6 +75,20 @@ def test_can_order_agrees_with_brute_force(items: str, not_first: str | None):
     assert can_order(Counter(items), not_first) == possible
 
 
+@pytest.mark.parametrize("items", ["aaabb", "aaaabbc", "aabbcc", "aaaaabbbbc", "abababa", "aaab"])
+@pytest.mark.parametrize("previous", [None, "a", "b"])
+def test_tight_line_ups_are_found_whenever_one_exists(items: str, previous: str | None):
+    stimuli = [Stimulus(f"{item}{n}", item, "rated") for n, item in enumerate(items)]
+    for seed in range(10):
+        ordered = order_without_repeats(stimuli, random.Random(seed), previous_item=previous)
+        if not can_order(Counter(items), previous):
+            assert ordered is None
+            continue
+        assert ordered is not None and len(ordered) == len(items)
+        line = [previous, *(s.item for s in ordered)]
+        assert all(x != y for x, y in pairwise(line) if x is not None)
+
+
 def test_order_never_puts_one_item_twice_in_a_row():
     stimuli = [Stimulus(f"{item}{n}", item, "rated") for item in "abcd" for n in range(3)]
     stimuli += [Stimulus("x1", "a", "trap"), Stimulus("x2", "e", "gold")]

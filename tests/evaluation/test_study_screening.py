@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.models import StudyRater
-from evaluation.studies import screen_study, summarise_study
+from evaluation.studies import screen_study, study_figures, summarise_study
 from tests.evaluation.study_support import build_world, make_study, rate_everything
 from webapp.roles import Role
 
@@ -95,3 +95,12 @@ def test_the_results_page_shows_table_chart_data_and_tests(rated_study, client_f
     assert "Audio (MOS)" in page and "Naturalness" in page
     assert "SecretSystemA" in page  # the admin is not blind
     assert 'data-testid="pairwise"' in page and "Krippendorff" in page
+
+
+def test_cached_figures_follow_new_ratings(make_user, users):
+    world = build_world(make_user, n_systems=2, n_items=2)
+    study = make_study(world, [users["evaluator"]], users["admin"], training_count=0, dimensions=["prosody"])
+    assert study_figures(study)[1].n_ratings == 0
+    rate_everything(study, users["evaluator"], attentive)
+    screening, summary = study_figures(study)
+    assert summary.n_ratings == 4 and [report.rater for report in screening] == ["evaluator"]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from annotation.label_comparison import Labels, categorical_fields_agree, compare_labels, proposed_labels
+from annotation.label_comparison import (
+    Labels,
+    categorical_fields_agree,
+    compare_labels,
+    labels_agree_on_categories,
+    proposed_labels,
+)
 from annotation.label_schema import script_words
 from tests.annotation.labelling.support import SCRIPT, perception, tom
 
@@ -98,3 +104,11 @@ def test_segments_agree_on_emotions_in_order_not_on_exact_times() -> None:
             [Labels(perception(emotion_segments=a), tom()), Labels(perception(emotion_segments=c), tom())]
         )
     )["perception.emotion_segments"].agreed
+
+
+def test_the_cheap_category_check_matches_the_full_comparison() -> None:
+    agreeing = [Labels(perception(situation=text), tom()) for text in ("a", "b", "c")]
+    disagreeing = [*agreeing[:2], Labels(perception(intensity="high"), tom())]
+    for labels in (agreeing, disagreeing):
+        assert labels_agree_on_categories(labels) == categorical_fields_agree(compare_labels(labels))
+    assert not labels_agree_on_categories(agreeing[:1])  # one annotation agrees with nobody

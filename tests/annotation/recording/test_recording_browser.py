@@ -92,3 +92,61 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page.wait_for_url(f"{live_server.url}/review/")
     second_review.refresh_from_db()
     assert (second_review.verdict, second_review.reasons) == (Review.Verdict.REJECT, ["wrong_intensity"])
+
+
+@pytest.fixture
+def page_with_microphone(chromium_path: str, live_server, take_wav: bytes, tmp_path):
+    """A Chromium page allowed to use a microphone that plays our test take in a loop.
+
+    (Chromium's default fake microphone beeps at full scale, which the server rightly calls clipped.)
+    """
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    microphone = tmp_path / "microphone.wav"
+    microphone.write_bytes(take_wav)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--use-fake-device-for-media-stream",
+                "--use-fake-ui-for-media-stream",
+                f"--use-file-for-fake-audio-capture={microphone}",
+                "--autoplay-policy=no-user-gesture-required",
+            ],
+        )
+        context = browser.new_context(permissions=["microphone"])
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+
+
+def test_an_actor_records_in_the_browser_with_a_level_meter(
+    page_with_microphone, live_server, users: dict[str, User]
+) -> None:
+    page = page_with_microphone
+    make_item("EE-0009", actor=users["actor"])
+    log_in(page, live_server, "actor")
+    page.goto(f"{live_server.url}/studio/items/EE-0009/")
+
+    page.click("#record-start")
+    page.wait_for_function("document.getElementById('level').value > 0.01")  # the meter follows the input
+    page.wait_for_function("parseFloat(document.getElementById('record-clock').textContent) >= 1.5")
+    page.click("#record-stop")
+    page.wait_for_selector("#preview:not([hidden])")
+    page.evaluate("document.getElementById('preview-audio').play()")  # the actor listens before submitting
+    page.wait_for_function("document.getElementById('preview-audio').currentTime > 0.2")
+    page.click("#submit-take")
+
+    page.locator("#take-history [data-testid=take]").first.wait_for()
+    take = Take.objects.get()
+    assert take.original_format == "webm"
+    assert take.duration_seconds > 1.0
