@@ -23,15 +23,9 @@ from annotation.label_comparison import (
     labels_agree_on_categories,
     proposed_labels,
 )
-from annotation.label_schema import (
-    check_perception,
-    check_tom,
-    normalise_perception,
-    normalise_tom,
-    script_words,
-)
-from annotation.labelling import InvalidLabels, LabellingError
-from annotation.models import Annotation, GoldReference, Item, Scenario, Strategy
+from annotation.label_schema import script_words
+from annotation.labelling import LabellingError, checked_labels
+from annotation.models import Annotation, GoldReference, Item
 from webapp.models import User
 
 
@@ -129,20 +123,9 @@ def adjudicate_item(
     note: str = "",
 ) -> GoldReference:
     """Save the lead's choices as the item's new current gold reference; the item becomes gold."""
-    perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item_id)
-        problems = check_perception(
-            perception_doc,
-            emotion_shift=item.scenario == Scenario.EMOTION_SHIFT,
-            words=script_words(item.text),
-            complete=True,
-        )
-        problems += check_tom(
-            tom_doc, strategy_slugs=set(Strategy.objects.values_list("slug", flat=True)), complete=True
-        )
-        if problems:
-            raise InvalidLabels(problems)
+        perception_doc, tom_doc = checked_labels(item, perception, tom, complete=True)
         return _save_gold(
             item, lead, perception_doc, tom_doc, expected_gold_version, reference_response, note
         )

@@ -166,7 +166,7 @@ def adjudication_context(
         "strategy_rows": [(strategy, chosen[strategy.slug]) for strategy in strategies],
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
-        "contours": contours_for_waveform(getattr(recording, "contours", None) or {}) if recording else {},
+        "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "ready": bool(annotations) and all(a.is_submitted for a in item.annotations.all()),
     }

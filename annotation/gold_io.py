@@ -27,7 +27,7 @@ import io
 import json
 import re
 import wave
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -232,23 +232,28 @@ def export_gold(
     parquet: bool = True,
     scenario: str | None = None,
     split: str | None = None,
+    on_row: Callable[[int, int], None] | None = None,
 ) -> ExportSummary:
     """Write the gold references (optionally of one scenario or split) into `folder`.
 
     Rows stream from the database to the files in batches, so an export of every item never
-    holds all the audio in memory at once.
+    holds all the audio in memory at once. `on_row(done, total)` follows the progress.
     """
     folder.mkdir(parents=True, exist_ok=True)
     jsonl_writer = JsonlWriter(folder) if jsonl else None
     parquet_writer = ParquetWriter(folder) if parquet else None
+    items = gold_items(scenario, split)
+    total = items.count() if on_row is not None else 0
     count = 0
     try:
-        for row in export_rows(gold_items(scenario, split).iterator(chunk_size=200)):
+        for row in export_rows(items.iterator(chunk_size=200)):
             if jsonl_writer is not None:
                 jsonl_writer.write(row)
             if parquet_writer is not None:
                 parquet_writer.write(row)
             count += 1
+            if on_row is not None:
+                on_row(count, total)
     finally:
         jsonl_path = jsonl_writer.close() if jsonl_writer is not None else None
         parquet_paths = parquet_writer.close() if parquet_writer is not None else []

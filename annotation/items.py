@@ -99,10 +99,18 @@ def _write_rows(parsed: ParsedItems, import_valid_rows: bool) -> ImportReport:
 
 
 def _existing_items(external_ids: Sequence[str]) -> dict[str, Item]:
+    """Return the items with these ids, locked.
+
+    The lock makes an upload wait while the import rewrites a script, so no take is ever of the
+    old text while the item already holds the new one.
+    """
     found: dict[str, Item] = {}
     for start in range(0, len(external_ids), BATCH):
         chunk = external_ids[start : start + BATCH]
-        for item in Item.objects.filter(external_id__in=chunk).only("pk", "state", *ITEM_FIELDS):
+        rows = (
+            Item.objects.select_for_update().filter(external_id__in=chunk).only("pk", "state", *ITEM_FIELDS)
+        )
+        for item in rows:
             found[item.external_id] = item
     return found
 

@@ -272,7 +272,7 @@ def save_draft(
         annotation = _lock_for_change(annotation_id, user, expected_version)
         if annotation.is_submitted:
             raise AnnotationClosed("Already submitted: reopen the annotation to change it.")
-        perception, tom = _checked(annotation, perception, tom, complete=False)
+        perception, tom = checked_labels(annotation.item, perception, tom, complete=False)
         annotation.perception, annotation.tom = perception, tom
         annotation.status = Annotation.Status.DRAFT
         annotation.version += 1
@@ -293,7 +293,7 @@ def submit_annotation(
         annotation = _lock_for_change(annotation_id, user, expected_version)
         if annotation.is_submitted:
             raise AnnotationClosed("Already submitted.")
-        perception, tom = _checked(annotation, perception, tom, complete=True)
+        perception, tom = checked_labels(annotation.item, perception, tom, complete=True)
         annotation.perception, annotation.tom = perception, tom
         annotation.changed_from_draft = changed_fields(annotation, perception, tom)
         annotation.status = Annotation.Status.SUBMITTED
@@ -341,11 +341,11 @@ def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> A
     return annotation
 
 
-def _checked(
-    annotation: Annotation, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
+def checked_labels(
+    item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the documents normalised, or raise InvalidLabels listing every problem for this item."""
     perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
-    item = annotation.item
     problems = check_perception(
         perception_doc,
         emotion_shift=item.scenario == Scenario.EMOTION_SHIFT,

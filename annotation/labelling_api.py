@@ -6,6 +6,7 @@ annotator's labels; an annotation that is not yours answers 404, as if it did no
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, cast
 
 from django.shortcuts import get_object_or_404
@@ -76,6 +77,24 @@ def _refusal(error: labelling.LabellingError) -> Response:
     return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
 
 
+def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Response:
+    """Run save_draft or submit_annotation on one of my annotations with the posted labels."""
+    annotation = _own(request, pk)
+    labels = LabelsSerializer(data=request.data)
+    labels.is_valid(raise_exception=True)
+    try:
+        changed = action(
+            annotation.pk,
+            user=_user(request),
+            perception=labels.validated_data["perception"],
+            tom=labels.validated_data["tom"],
+            expected_version=labels.validated_data["version"],
+        )
+    except labelling.LabellingError as error:
+        return _refusal(error)
+    return Response(AnnotationSerializer(changed).data)
+
+
 class AnnotationList(ListAPIView[Annotation]):
     """My annotations (never anyone else's), newest assignment first."""
 
@@ -108,20 +127,7 @@ class AnnotationDetail(APIView):
         },
     )
     def put(self, request: Request, pk: int) -> Response:
-        annotation = _own(request, pk)
-        labels = LabelsSerializer(data=request.data)
-        labels.is_valid(raise_exception=True)
-        try:
-            saved = labelling.save_draft(
-                annotation.pk,
-                user=_user(request),
-                perception=labels.validated_data["perception"],
-                tom=labels.validated_data["tom"],
-                expected_version=labels.validated_data["version"],
-            )
-        except labelling.LabellingError as error:
-            return _refusal(error)
-        return Response(AnnotationSerializer(saved).data)
+        return _apply(request, pk, labelling.save_draft)
 
 
 class AnnotationSubmit(APIView):
@@ -140,17 +146,4 @@ class AnnotationSubmit(APIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        annotation = _own(request, pk)
-        labels = LabelsSerializer(data=request.data)
-        labels.is_valid(raise_exception=True)
-        try:
-            submitted = labelling.submit_annotation(
-                annotation.pk,
-                user=_user(request),
-                perception=labels.validated_data["perception"],
-                tom=labels.validated_data["tom"],
-                expected_version=labels.validated_data["version"],
-            )
-        except labelling.LabellingError as error:
-            return _refusal(error)
-        return Response(AnnotationSerializer(submitted).data)
+        return _apply(request, pk, labelling.submit_annotation)

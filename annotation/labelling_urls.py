@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation import adjudication_views, agreement_views, labelling_api, labelling_views
+from annotation import adjudication_views, agreement_views, gold_views, labelling_api, labelling_views
 
 urlpatterns = [
     path("annotate/<int:annotation_id>/", labelling_views.workbench, name="workbench"),
@@ -14,6 +14,10 @@ urlpatterns = [
     path("adjudicate/<int:item_id>/", adjudication_views.adjudicate, name="adjudicate"),
     path("adjudicate/<int:item_id>/fast-track/", adjudication_views.fast_track, name="fast_track"),
     path("agreement/", agreement_views.agreement_dashboard, name="agreement"),
+    path("gold/", gold_views.gold_page, name="gold"),
+    path("gold/export/", gold_views.start_export, name="start_gold_export"),
+    path("gold/import/", gold_views.start_import, name="start_gold_import"),
+    path("gold/export/<int:job_id>/download/", gold_views.download_export, name="download_gold_export"),
     path("api/annotations/", labelling_api.AnnotationList.as_view(), name="api_annotations"),
     path("api/annotations/<int:pk>/", labelling_api.AnnotationDetail.as_view(), name="api_annotation"),
     path(

@@ -97,7 +97,7 @@ def workbench_context(
         "suggested_constraints": SUGGESTED_CONSTRAINTS,
         "draft": draft if draft is not None and draft.ok else None,
         "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
-        "contours": contours_for_waveform(getattr(recording, "contours", None) or {}) if recording else {},
+        "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),

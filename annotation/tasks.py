@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation import demo, drafts, takes
+from annotation import demo, drafts, gold_transfer, takes
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 
@@ -25,3 +25,15 @@ def draft_tom(job: Job, reporter: JobReporter) -> JobResult:
 def analyze_take(job: Job, reporter: JobReporter) -> JobResult:
     """QC metrics and acoustic features of one uploaded take, then three reviewers (see annotation.takes)."""
     return takes.analyze_take(int(job.parameters["take"]), reporter)
+
+
+@job_task(gold_transfer.EXPORT_KIND, title="Export gold references (JSONL + parquet)")
+def export_gold(job: Job, reporter: JobReporter) -> JobResult:
+    """Write the gold references with items and audio into a downloadable archive."""
+    return gold_transfer.run_export(job, reporter)
+
+
+@job_task(gold_transfer.IMPORT_KIND, title="Import gold references")
+def import_gold(job: Job, reporter: JobReporter) -> JobResult:
+    """Import an uploaded gold export, all or nothing."""
+    return gold_transfer.run_import(job, reporter)

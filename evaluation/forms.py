@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from evaluation.human_rubric import HandScore
+from evaluation.judge_prompts import SUBSCORE_GUIDE
 from evaluation.models import JudgeConfig, RubricSample, System
 from evaluation.results import DEFAULT_BENCHMARK_VERSION, DEFAULT_CORRECT_THRESHOLD
 from evaluation.rubrics import FLAG_CAPS, MODALITY_CONFLICT, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
@@ -141,6 +142,7 @@ class HandRubricForm(forms.Form):
             for name, (low, high) in SUBSCORE_RANGES[stage].items():
                 self.fields[f"{stage}__{name}"] = forms.TypedChoiceField(
                     label=name.replace("_", " ").capitalize(),
+                    help_text=SUBSCORE_GUIDE[stage][name],
                     choices=[(value, str(value)) for value in range(low, high + 1)],
                     coerce=int,
                     widget=forms.RadioSelect(attrs={"class": "scale"}),

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import torch
 import torch.distributed as dist
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
 from ml.speech_model import SpeechLM, build_tiny_speech_lm, load_speech_lm, resolve_model_path
@@ -169,7 +170,7 @@ def gradients_averaged_across_ranks(ranks: Ranks) -> Iterator[None]:
     if ranks.world_size == 1:
         yield
         return
-    handle = torch.optim.optimizer.register_optimizer_step_pre_hook(_average_gradients)
+    handle = register_optimizer_step_pre_hook(_average_gradients)
     try:
         yield
     finally:

@@ -418,10 +418,9 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     system_name = str(parameters["system_name"])
     version = parameters.get("benchmark_version") or "echoeval-v1"
     existing = System.objects.filter(name=system_name).first()
-    if existing is not None and existing.category != System.Category.OURS:
-        raise ValueError(
-            f"system {system_name!r} is not an EchoChat system; its outputs are not ours to replace"
-        )
+    if existing is not None and (existing.category != System.Category.OURS or not existing.text_only):
+        # EchoChat inference writes text only; another system's outputs (or audio) are not ours to replace.
+        raise ValueError(f"system {system_name!r} is not a text-only EchoChat system; choose another name")
     reporter.progress(0.0, "Reading the dataset snapshot", force=True)
     items = inference_items(snapshot_records(snapshot))
     device, dtype = _devices(parameters.get("device") or "auto", parameters.get("dtype") or "auto")

@@ -119,8 +119,9 @@ def render_gold_perception(perception: Mapping[str, Any]) -> str:
         prosody.append("stress on " + ", ".join(f'"{word}"' for word in stressed))
     if prosody:
         sentences.append(f"Prosody: {'; '.join(prosody)}.")
-    if perception.get("prosody_caption"):
-        sentences.append(str(perception["prosody_caption"]).strip().rstrip(".") + ".")
+    caption = str(perception.get("prosody_caption") or "").strip().rstrip(".")
+    if caption:
+        sentences.append(caption[0].upper() + caption[1:] + ".")
     if perception.get("situation"):
         sentences.append(f"Situation: {str(perception['situation']).strip().rstrip('.')}.")
     if perception.get("modality_conflict"):

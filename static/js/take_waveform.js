@@ -10,6 +10,7 @@
   const contours = dataNode ? JSON.parse(dataNode.textContent) : null;
   const PITCH_COLOUR = "#d35400";
   const ENERGY_COLOUR = "#16a085";
+  const ENERGY_SPAN_DB = 50;
 
   const player = window.WaveSurfer.create({
     container: "#waveform",
@@ -37,7 +38,8 @@
     for (let i = 0; i < times.length; i++) {
       if (values[i] === null) { drawing = false; continue; }
       const x = (times[i] / duration) * width;
-      const y = height - margin - ((values[i] - range[0]) / span) * (height - 2 * margin);
+      const share = Math.max(0, (values[i] - range[0]) / span);
+      const y = height - margin - share * (height - 2 * margin);
       if (drawing) context.lineTo(x, y); else context.moveTo(x, y);
       drawing = true;
     }
@@ -54,6 +56,8 @@
     context.clearRect(0, 0, canvas.width, canvas.height);
     const pitchRange = extent(contours.pitch.hz);
     const energyRange = extent(contours.intensity.db);
+    // Pauses read near 0 dB; showing only the top 50 dB keeps the speech's own movement visible.
+    if (energyRange) energyRange[0] = Math.max(energyRange[0], energyRange[1] - ENERGY_SPAN_DB);
     if (energyRange) drawLine(context, contours.intensity.times, contours.intensity.db, energyRange, duration, ENERGY_COLOUR);
     if (pitchRange) drawLine(context, contours.pitch.times, contours.pitch.hz, pitchRange, duration, PITCH_COLOUR);
     const parts = [];

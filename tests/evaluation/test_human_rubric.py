@@ -76,7 +76,7 @@ def test_nothing_an_evaluator_receives_names_the_system(sample: RubricSample, cl
 def test_evaluators_reach_only_their_own_samples(sample: RubricSample, client_for, make_user) -> None:
     outsider = Client()
     outsider.force_login(make_user(Role.EVALUATOR, "outsider"))
-    entry = sample.entries.select_related("output").first()
+    entry = sample.entries.select_related("output").get(position=0)
     assert outsider.get(reverse("evaluation:rubric_next", args=[sample.pk])).status_code == 404
     assert (
         outsider.get(reverse("evaluation:rubric_score", args=[sample.pk, entry.output.public_id])).status_code

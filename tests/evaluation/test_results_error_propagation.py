@@ -25,7 +25,8 @@ from tests.evaluation.judging_support import make_item, make_judgement, make_out
 #   7     error  8      4            excluded (judge error)
 #   8     8      8      (not judged) excluded (incomplete)
 # P(R|P) = 3/4, P(Resp|R) = 2/4, cascade = (1 + 2) / (2 + 2) = 0.75
-ROWS = [
+NOT_JUDGED = -1
+ROWS: list[tuple[int, str, float | None, float | None, float | None]] = [
     (1, "implicit", 8, 7, 4),
     (2, "implicit", 9, 5, 2),
     (3, "implicit", 7, 6, 2),
@@ -33,7 +34,7 @@ ROWS = [
     (5, "implicit", 5, 8, 2),
     (6, "emotion-shift", 6, 6, 3),
     (7, "implicit", None, 8, 4),
-    (8, "implicit", 8, 8, "absent"),
+    (8, "implicit", 8, 8, NOT_JUDGED),
 ]
 
 
@@ -47,7 +48,7 @@ def config(db: None) -> JudgeConfig:
             output, "shift_perception" if scenario == "emotion-shift" else "perception", judge, perception
         )
         make_judgement(output, "reasoning", judge, reasoning)
-        if content != "absent":
+        if content != NOT_JUDGED:
             make_judgement(output, "response_content", judge, content)
         # Audio scores play no part in the cascade.
         make_judgement(output, "response_audio", judge, 1)
@@ -75,7 +76,9 @@ def test_the_threshold_is_a_setting_shown_beside_the_table(config: JudgeConfig, 
     html = response.content.decode()
     assert '<strong data-testid="threshold-value">0.8</strong>' in html
     assert "perception ≥ 8/10, reasoning ≥ 8/10, response content ≥ 4/5" in html
-    row = re.search(r'<tr data-system="S">(.*?)</tr>', html, re.S).group(1)
+    match = re.search(r'<tr data-system="S">(.*?)</tr>', html, re.S)
+    assert match is not None
+    row = match.group(1)
     cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', row)
     assert cells == ["0.00", "0.00", "0.78", "6", "2"]
 

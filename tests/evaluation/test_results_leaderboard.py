@@ -105,16 +105,24 @@ def test_table_two_figures_from_the_database(config: JudgeConfig) -> None:
     assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", "second", None]
 
 
+def _row(html: str, system: str) -> str:
+    match = re.search(rf'<tr data-system="{system}">(.*?)</tr>', html, re.S)
+    assert match is not None, f"no row for {system}"
+    return match.group(1)
+
+
 def test_the_page_shows_marks_excluded_counts_and_the_chart(config: JudgeConfig, client_for) -> None:
     response = client_for("admin").get(reverse("evaluation:leaderboard"), {"judge": config.pk})
     html = response.content.decode()
     assert response.status_code == 200
-    row_a = re.search(r'<tr data-system="A">(.*?)</tr>', html, re.S).group(1)
+    row_a = _row(html, "A")
     assert 'data-mark="best" title="22 valid, 2 excluded">7.40<span class="excluded">−2</span></td>' in row_a
     assert '<td class="num" title="0 valid, 1 excluded">-<span class="excluded">−1</span></td>' in row_a
     assert '<td class="num" data-testid="excluded">2</td>' in row_a
-    row_b = re.search(r'<tr data-system="B">(.*?)</tr>', html, re.S).group(1)
-    assert 'data-mark="second" title="17 valid, 1 excluded">4.58<span class="excluded">−1</span></td>' in row_b
+    row_b = _row(html, "B")
+    assert (
+        'data-mark="second" title="17 valid, 1 excluded">4.58<span class="excluded">−1</span></td>' in row_b
+    )
     assert 'id="leaderboard-chart"' in html and "chart-4.6.1.umd.min.js" in html
 
 

@@ -2,47 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pytest
-
 from annotation.models import GoldReference, Item, Split, Strategy, Take
-from evaluation.rubrics import SUBSCORE_RANGES
-from ml.training_records import wav_bytes
-from tests.support.fake_chat_server import RecordedRequest
+from tests.ml_jobs.samples import GOLD_PERCEPTION, GOLD_TOM, REFERENCE_RESPONSE, voiced_wav
 from webapp.jobs import run_job
 from webapp.models import Job, User
 from webapp.storage import new_media_key, save_media
-
-GOLD_PERCEPTION = {
-    "polarity": "negative",
-    "emotion": "sad",
-    "emotion_variant": "loneliness",
-    "intensity": "medium",
-    "pitch": "low",
-    "prosody_caption": "soft and slow",
-    "situation": "eats alone",
-    "modality_conflict": False,
-}
-GOLD_TOM = {
-    "context": "alone again",
-    "latent_need": "company",
-    "core_demand": "be heard",
-    "recommended_strategies": ["emotional-validation"],
-    "not_recommended_strategies": ["information"],
-    "constraints": ["lecturing"],
-}
-REFERENCE_RESPONSE = "That sounds lonely. I am here."
-
-
-def voiced_wav(seconds: float = 0.6, pitch_hz: float = 160.0) -> bytes:
-    """Return a short vowel-like WAV: harmonics under an envelope."""
-    time = np.arange(int(seconds * 16_000)) / 16_000
-    phase = 2 * np.pi * pitch_hz * time
-    signal = 0.3 * np.sin(np.pi * time / seconds) * sum(np.sin(k * phase) / k for k in range(1, 4))
-    return wav_bytes(signal.astype(np.float32), 16_000)
 
 
 def make_ready_item(
@@ -101,36 +67,8 @@ def tiny_sft_parameters(**config: Any) -> dict[str, Any]:
     }
 
 
-def rubric_stage(request: RecordedRequest) -> str:
-    """Return the rubric stage a judge prompt asks about (read from its answer template)."""
-    assert isinstance(request.json, dict)
-    system_prompt = request.json["messages"][0]["content"]
-    for stage, ranges in SUBSCORE_RANGES.items():
-        if '{"subscores": {' + ", ".join(f'"{name}": <int>' for name in ranges) + "}" in system_prompt:
-            return stage
-    raise AssertionError("not a rubric prompt")
-
-
 def finished(job: Job) -> Job:
     """Run the job in this process as a worker would; return it reloaded."""
     run_job(job.pk)
     job.refresh_from_db()
     return job
-
-
-@pytest.fixture
-def ml_storage(settings: Any, tmp_path: Path) -> Path:
-    """Keep media and checkpoints under the test's own folder; return the checkpoint folder."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path / "media")},
-        },
-    }
-    settings.CHECKPOINT_DIR = tmp_path / "checkpoints"
-    # The heartbeat thread writes from its own connection, which SQLite locks out while the test's
-    # transaction is open; heartbeats are not what these tests are about.
-    settings.JOB_HEARTBEAT_SECONDS = 3600
-    settings.ECHOCHAT_BASE_MODEL = ""
-    return tmp_path / "checkpoints"

@@ -12,7 +12,7 @@ from ml.checkpoint_registry import ensure_tiny_base
 from ml.launch import SFT_JOB, start_ml_job
 from ml.models import Checkpoint
 from tests.conftest import wait_until
-from tests.ml_jobs.support import finished, make_ready_item, ml_storage, tiny_sft_parameters  # noqa: F401
+from tests.ml_jobs.support import finished, make_ready_item, tiny_sft_parameters
 from webapp.jobs import cancel_job, run_job
 from webapp.models import Job, JobStatus, User
 
@@ -30,7 +30,9 @@ def test_cancelling_mid_training_ends_cancelled_without_a_checkpoint(
     # given an SFT job that would train for many steps, running on a worker thread
     actor = make_user(None, "actor-c")
     make_ready_item(actor, "TR-0")
-    job = start_ml_job(SFT_JOB, started_by=None, parameters=tiny_sft_parameters(max_steps=400), splits=["train"])
+    job = start_ml_job(
+        SFT_JOB, started_by=None, parameters=tiny_sft_parameters(max_steps=400), splits=["train"]
+    )
     worker = threading.Thread(target=_run_in_thread, args=(job.pk,))
     worker.start()
 

@@ -9,7 +9,7 @@ import pytest
 from evaluation.judge_client import ChatJudgeConfig, JudgeClient
 from ml.judge_scoring import JudgeGold, JudgeStageScorer, JudgeUnavailable
 from ml.output_format import parse_output, render_output, render_reasoning, render_strategy
-from tests.ml_jobs.support import GOLD_PERCEPTION, GOLD_TOM, rubric_stage
+from tests.ml_jobs.samples import GOLD_PERCEPTION, GOLD_TOM, rubric_stage
 from tests.support.fake_chat_server import (
     FakeChatServer,
     RecordedRequest,
@@ -21,7 +21,14 @@ from tests.support.fake_chat_server import (
 )
 
 SUBSCORES = {
-    "perception": {"polarity": 1, "emotion": 2, "modality_consistency": 1, "situation": 1, "intensity": 1, "prosody": 2},
+    "perception": {
+        "polarity": 1,
+        "emotion": 2,
+        "modality_consistency": 1,
+        "situation": 1,
+        "intensity": 1,
+        "prosody": 2,
+    },
     "shift_perception": {"situation": 2, "emotion_shift": 4, "structure": 1},
     "reasoning": {"context": 2, "latent_need": 1, "core_demand": 2, "strategy": 2, "constraints": 1},
 }
@@ -31,7 +38,9 @@ def answer(request: RecordedRequest) -> Reply:
     return json_reply({"subscores": SUBSCORES[rubric_stage(request)], "flags": []})
 
 
-def rollout(perception: str = "Sad and lonely.", strategies: tuple[str, ...] = ("Emotional validation",)) -> str:
+def rollout(
+    perception: str = "Sad and lonely.", strategies: tuple[str, ...] = ("Emotional validation",)
+) -> str:
     return render_output(
         perception,
         render_reasoning("alone", "company", "be heard", "none"),
@@ -58,7 +67,9 @@ def test_stage_scores_are_the_capped_rubric_scores_over_their_maxima(judge: Fake
     assert {rubric_stage(request) for request in judge.chat_requests} == {"perception", "reasoning"}
 
 
-def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signal(judge: FakeChatServer) -> None:
+def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signal(
+    judge: FakeChatServer,
+) -> None:
     _, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout(strategies=("Information",))))
     # the app's own flag caps reasoning at 6 even though the judge raised none
     assert (s2, s3) == (0.6, 0.0)
@@ -73,7 +84,8 @@ def test_emotion_shift_items_are_judged_on_the_shift_rubric(judge: FakeChatServe
 def test_an_empty_span_scores_zero_without_asking_the_judge(judge: FakeChatServer) -> None:
     scorer = scorer_for(judge)
     s1, s2, _ = scorer("EE-1", parse_output("<think><reasoning>Context: alone</reasoning></think>I am here."))
-    assert (s1, s2) == (0.0, 0.3)
+    # reasoning lacks latent need, core demand and strategies: the missing-fields cap of 1 applies
+    assert (s1, s2) == (0.0, 0.1)
     assert [rubric_stage(request) for request in judge.chat_requests] == ["reasoning"]
     assert scorer.counts.skipped_empty == 1
 

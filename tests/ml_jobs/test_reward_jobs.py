@@ -10,7 +10,8 @@ from evaluation.models import ModelOutput, System
 from ml.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
 from ml.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from ml.output_format import render_output, render_strategy
-from tests.ml_jobs.support import finished, make_ready_item, ml_storage, voiced_wav  # noqa: F401
+from tests.ml_jobs.samples import voiced_wav
+from tests.ml_jobs.support import finished, make_ready_item
 from webapp.models import JobStatus, User
 from webapp.storage import new_media_key, save_media
 
@@ -76,7 +77,9 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     text_only = ModelOutput.objects.create(
         system=system,
         item=make_ready_item(actor, "TE-0", split="test"),
-        raw_text=render_output("Sad.", "Context: alone.", render_strategy(["Reassurance"], "excited"), "Cheer up!"),
+        raw_text=render_output(
+            "Sad.", "Context: alone.", render_strategy(["Reassurance"], "excited"), "Cheer up!"
+        ),
         strategy_text=render_strategy(["Reassurance"], "excited"),
         response_text="Cheer up!",
     )
@@ -86,7 +89,11 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
         start_ml_job(
             REWARD_SCORING_JOB,
             started_by=None,
-            parameters={"reward_checkpoint": checkpoint.pk, "system": system.pk, "benchmark_version": "echoeval-v1"},
+            parameters={
+                "reward_checkpoint": checkpoint.pk,
+                "system": system.pk,
+                "benchmark_version": "echoeval-v1",
+            },
         )
     )
 

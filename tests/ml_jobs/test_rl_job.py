@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ml.launch import RL_JOB, start_ml_job
 from ml.models import Checkpoint
-from tests.ml_jobs.support import finished, make_ready_item, ml_storage  # noqa: F401
+from tests.ml_jobs.support import finished, make_ready_item
 from webapp.models import JobStatus, User
 
 
@@ -46,13 +46,20 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
     # then the step's loss, KL, rewards and per-span advantages are finite numbers
     assert job.status == JobStatus.SUCCEEDED, job.error
     (point,) = job.metrics
-    expected = {"loss", "kl", "reward_total", "reward_format", *(f"advantage_abs_{span}" for span in ("perception", "reasoning", "strategy", "response"))}
+    expected = {
+        "loss",
+        "kl",
+        "reward_total",
+        "reward_format",
+        *(f"advantage_abs_{span}" for span in ("perception", "reasoning", "strategy", "response")),
+    }
     assert expected <= set(point)
     assert all(math.isfinite(value) for value in point.values())
     # and the log says where the scores came from
     assert "heuristic scorer of ml.rl" in job.log
     # and the checkpoint is a LoRA adapter over the tiny base, trained from it
     checkpoint = Checkpoint.objects.get(produced_by=job)
+    assert checkpoint.parent is not None
     assert (checkpoint.kind, checkpoint.parent.name) == (Checkpoint.Kind.RL, "tiny-demo-qwen2-audio")
     assert checkpoint.base_model == checkpoint.parent.uri
     metadata = json.loads((Path(checkpoint.uri) / "metadata.json").read_text())

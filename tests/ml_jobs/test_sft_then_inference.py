@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,20 +15,15 @@ from evaluation.rubrics import SUBSCORE_RANGES
 from ml.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
 from ml.models import Checkpoint, DatasetSnapshot
 from ml.output_format import parse_output
-from tests.ml_jobs.support import (  # noqa: F401  (ml_storage is a fixture)
-    finished,
-    make_ready_item,
-    ml_storage,
-    rubric_stage,
-    tiny_sft_parameters,
-)
+from tests.ml_jobs.samples import rubric_stage
+from tests.ml_jobs.support import finished, make_ready_item, tiny_sft_parameters
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.models import JobStatus, User
 
 pytestmark = pytest.mark.slow
 
 # Short gold so the tiny model learns the whole output format in a few seconds of training.
-SHORT_GOLD = {
+SHORT_GOLD: dict[str, Any] = {
     "perception": {"emotion": "sad", "intensity": "medium"},
     "tom": {
         "context": "alone",
@@ -68,6 +64,7 @@ def test_an_sft_checkpoint_answers_the_test_split_and_the_judges_score_it(
     assert sft.status == JobStatus.SUCCEEDED, sft.error
     checkpoint = Checkpoint.objects.get(produced_by=sft)
     snapshot = DatasetSnapshot.objects.get(job=sft)
+    assert sft.result is not None and checkpoint.parent is not None
     assert sft.result["checkpoint"] == checkpoint.pk
     assert (checkpoint.kind, checkpoint.dataset_snapshot, checkpoint.parent.name) == (
         Checkpoint.Kind.SFT,
