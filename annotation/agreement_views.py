@@ -49,8 +49,6 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
         "annotation/labelling/agreement.html",
         {
             "report": report,
-            "alpha_fields": alpha_fields,
-            "set_fields": set_fields,
             "scenario": scenario,
             "is_lead": has_role(request.user, Role.LEAD_ANNOTATOR),
             "scenarios": Scenario.choices,

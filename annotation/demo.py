@@ -8,11 +8,14 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Item, Review, Take
+from annotation.takes import analyze_take
+from webapp.jobs import JobReporter
 from webapp.models import User
 from webapp.roles import Role, grant_role
 from webapp.storage import delete_media, new_media_key, save_media
@@ -382,9 +385,20 @@ def store_demo_take(item: Item, actor: User, demo: DemoItem) -> Take:
     else:
         old_keys = tuple({take.audio_key, take.original_key})
         take.audio_key, take.original_key, take.duration_seconds = key, key, duration
-        take.save(update_fields=["audio_key", "original_key", "duration_seconds"])
+        take.qc, take.features, take.contours = {}, {}, {}
+        take.save(update_fields=["audio_key", "original_key", "duration_seconds", "qc", "features", "contours"])
     delete_media(*old_keys)
+    # Demo takes skip the upload path, so measure them here: take pages and the annotation
+    # workbench then show real pitch and energy contours.
+    analyze_take(take.pk, cast(JobReporter, _SilentProgress()))
     return take
+
+
+class _SilentProgress:
+    """Stands in for a JobReporter when demo takes are analysed outside a job."""
+
+    def progress(self, fraction: float, message: str = "", *, force: bool = False) -> None:
+        return None
 
 
 def seed_items(progress: Callable[[float, str], None] | None = None) -> int:

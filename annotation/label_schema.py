@@ -51,8 +51,6 @@ ORDINAL_SCALES: dict[str, tuple[str, ...]] = {
     "rate": LEVELS,
 }
 NOMINAL_FIELDS = ("polarity", "emotion", "intonation")
-# The perception fields the acoustic analysis suggests before the annotator listens.
-ACOUSTIC_FIELDS = ("pitch", "energy", "rate", "intonation")
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "polarity": POLARITIES,

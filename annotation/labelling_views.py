@@ -18,7 +18,6 @@ from django.views.decorators.http import require_POST
 from annotation import labelling
 from annotation.acoustic_suggestions import contours_for_waveform
 from annotation.label_schema import (
-    ACOUSTIC_FIELDS,
     CHOICES,
     CONFLICT_KINDS,
     SUGGESTED_CONSTRAINTS,
@@ -86,7 +85,6 @@ def workbench_context(
         "is_emotion_shift": item.scenario == Scenario.EMOTION_SHIFT,
         "choices": CHOICES,
         "conflict_kinds": [kind for kind in CONFLICT_KINDS if kind],
-        "acoustic_fields": ACOUSTIC_FIELDS,
         "suggestions": annotation.suggestions,
         "strategy_rows": [
             (strategy, chosen[strategy.slug])

@@ -57,8 +57,8 @@ class TakeNotAllowed(Exception):
 
 
 def upload_limits() -> UploadLimits:
-    """Return the upload limits, with the size limit from settings (TAKE_UPLOAD_MAX_BYTES)."""
-    max_bytes = int(getattr(settings, "TAKE_UPLOAD_MAX_BYTES", DEFAULT_LIMITS.max_bytes))
+    """Return the upload limits, with the size limit from settings (UPLOAD_MAX_BYTES)."""
+    max_bytes = int(settings.UPLOAD_MAX_BYTES)
     return UploadLimits(max_bytes=max_bytes)
 
 

@@ -82,6 +82,10 @@ class _JobForm(forms.Form):
             (value, f"{label} ({counts.get(value, 0)} ready)") for value, label in Split.choices
         ]
         self.fields["splits"].initial = list(self.default_splits)
+        # What to train and on what first, the device last.
+        first = [name for name in ("start_from", "splits", "checkpoint_name") if name in self.fields]
+        rest = [name for name in self.fields if name not in first and name != "device"]
+        self.order_fields([*first, *rest, "device"])
 
     def chosen_splits(self) -> list[str]:
         """Return the chosen splits."""

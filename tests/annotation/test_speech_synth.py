@@ -65,11 +65,11 @@ def test_voice_by_language_code() -> None:
 
 
 @pytest.mark.parametrize(
-    "settings", [{"rate_wpm": 20}, {"rate_wpm": 1000}, {"pitch": -1}, {"pitch": 101}, {"voice": "xx-none"}]
+    "voice_settings", [{"rate_wpm": 20}, {"rate_wpm": 1000}, {"pitch": -1}, {"pitch": 101}, {"voice": "xx-none"}]
 )
-def test_out_of_range_settings_are_refused(settings: dict[str, object]) -> None:
+def test_out_of_range_voice_settings_are_refused(voice_settings: dict[str, object]) -> None:
     with pytest.raises(ValueError):
-        synthesize(LINE, **settings)  # type: ignore[arg-type]
+        synthesize(LINE, **voice_settings)  # type: ignore[arg-type]
 
 
 def test_wav_bytes_round_trip() -> None:

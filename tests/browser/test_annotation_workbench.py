@@ -171,3 +171,21 @@ def test_emotion_segments_are_picked_on_the_waveform(
     assert segments[0]["words"] == "Oh great"
     assert 0.0 <= segments[0]["start"] < 0.2 and 0.6 < segments[0]["end"] < 0.9
     assert segments[1]["start"] == segments[0]["end"] and segments[1]["end"] == 1.5
+
+
+def test_a_second_tab_is_told_its_save_is_stale(browser_page, live_server, transactional_db, users) -> None:
+    first = browser_page
+    item = make_item()
+    (mine,) = assign(item, users["annotator"])
+    log_in(first, live_server, "annotator", f"/annotate/{mine.pk}/")
+    second = first.context.new_page()
+    second.goto(f"{live_server.url}/annotate/{mine.pk}/")
+    version = saved_version(second)
+
+    first.fill("textarea[name=p_situation]", "typed in the first tab")
+    wait_for_save_after(first, version)
+    second.fill("textarea[name=p_situation]", "typed in the second tab")
+    second.wait_for_selector("[data-testid=save-status][data-stale=true]")
+    assert "saved from another tab or window" in second.locator("[data-testid=save-status]").inner_text()
+    mine.refresh_from_db()
+    assert mine.perception["situation"] == "typed in the first tab"

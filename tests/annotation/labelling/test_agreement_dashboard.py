@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.urls import reverse
 
 from annotation.adjudication import adjudicate_item
@@ -30,7 +28,7 @@ def test_numbers_and_charts_filtered_by_scenario(client_for, users, trio) -> Non
     page = lead.get(reverse("annotation:agreement"))
     assert page.status_code == 200
     assert "6 submitted annotations of 2 items; 1 with gold." in page.content.decode()
-    data = json.loads(page.context["chart_data"] and json.dumps(page.context["chart_data"]))
+    data = page.context["chart_data"]
     assert data["annotators"]["labels"] == ["ana", "ben", "cleo"]
     # Against gold (sarcastic item only): cleo's emotion is wrong, one of five categorical fields.
     assert data["annotators"]["with_gold"][2] < data["annotators"]["with_gold"][0] == 1.0

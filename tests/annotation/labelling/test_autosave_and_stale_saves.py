@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotation, AnnotationRevision
-from tests.annotation.labelling.support import form_data, perception, tom
+from tests.annotation.labelling.support import form_data, perception, submitted, tom
 
 
 @pytest.fixture
@@ -131,8 +131,6 @@ def test_an_incomplete_submit_keeps_the_draft_and_says_what_is_missing(client_as
 
 
 def test_reopening_makes_a_submitted_annotation_editable_and_keeps_history(client_as, ana_annotation) -> None:
-    from tests.annotation.labelling.support import submitted
-
     done = submitted(ana_annotation)
     client = client_as(done.annotator)
     assert b"Reopen to revise" in workbench(client, done).content

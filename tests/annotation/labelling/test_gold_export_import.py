@@ -11,6 +11,7 @@ from annotation.adjudication import adjudicate_item
 from annotation.gold_io import GoldImportError, export_gold, import_gold, read_rows
 from annotation.models import Annotation, GoldReference, Item
 from tests.annotation.labelling.support import make_item, perception, speech_like_wav, submitted, tom
+from webapp.models import User
 from webapp.roles import Role
 
 SEGMENTS = [
@@ -106,10 +107,7 @@ def test_unknown_annotators_are_skipped_and_counted(gold_items, users, tmp_path)
     export_gold(tmp_path, parquet=False)
     Item.objects.all().delete()
     Annotation.objects.all().delete()
-    users_to_drop = ["ana", "ben"]
-    from webapp.models import User
-
-    User.objects.filter(username__in=users_to_drop).delete()
+    User.objects.filter(username__in=["ana", "ben"]).delete()
     summary = import_gold(tmp_path / "gold.jsonl", imported_by=users["admin"])
     assert (summary.annotations_imported, summary.annotations_skipped) == (2, 4)
     assert summary.unknown_annotators == {"ana", "ben"}

@@ -27,7 +27,7 @@ def stored_files(media_dir: Path) -> list[Path]:
 def test_a_bad_upload_gets_a_400_with_its_reason_and_leaves_nothing_behind(
     bad: BadUpload, users: dict[str, User], client_for, media_dir: Path, settings
 ) -> None:
-    settings.TAKE_UPLOAD_MAX_BYTES = bad.limits.max_bytes
+    settings.UPLOAD_MAX_BYTES = bad.limits.max_bytes
     item = make_item(actor=users["actor"])
 
     response = upload(client_for("actor"), item, bad.data, bad.filename)
