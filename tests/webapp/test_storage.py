@@ -65,8 +65,6 @@ def test_deleted_media_is_gone(client_for, stored_key: str) -> None:
 
 
 def test_s3_audio_urls_are_presigned_and_short_lived(settings, monkeypatch: pytest.MonkeyPatch) -> None:
-    from django.core.files.storage import storages
-
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
     settings.S3_BUCKET = "echostudio-media"
@@ -83,7 +81,6 @@ def test_s3_audio_urls_are_presigned_and_short_lived(settings, monkeypatch: pyte
             },
         },
     }
-    storages._storages.clear()  # the settings fixture swaps STORAGES; forget the cached backend
     key = new_media_key("take", "wav")
     url = audio_url(key)
     assert url.startswith("https://echostudio-media.s3")
