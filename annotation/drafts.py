@@ -70,7 +70,7 @@ def draft_config() -> ChatJudgeConfig | None:
         api_key=settings.DRAFT_LLM_API_KEY,
         timeout_s=float(getattr(settings, "DRAFT_LLM_TIMEOUT_SECONDS", 60.0)),
         max_retries=int(getattr(settings, "DRAFT_LLM_MAX_RETRIES", 2)),
-        max_concurrency=int(getattr(settings, "JUDGE_MAX_CONCURRENCY", 4)),
+        max_concurrency=settings.JUDGE_MAX_CONCURRENCY,
         temperature=0.0,
         json_mode=True,
     )
