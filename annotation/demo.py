@@ -386,7 +386,9 @@ def store_demo_take(item: Item, actor: User, demo: DemoItem) -> Take:
         old_keys = tuple({take.audio_key, take.original_key})
         take.audio_key, take.original_key, take.duration_seconds = key, key, duration
         take.qc, take.features, take.contours = {}, {}, {}
-        take.save(update_fields=["audio_key", "original_key", "duration_seconds", "qc", "features", "contours"])
+        take.save(
+            update_fields=["audio_key", "original_key", "duration_seconds", "qc", "features", "contours"]
+        )
     delete_media(*old_keys)
     # Demo takes skip the upload path, so measure them here: take pages and the annotation
     # workbench then show real pitch and energy contours.

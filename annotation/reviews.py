@@ -164,6 +164,9 @@ def _decide(item: Item, take: Take) -> Outcome:
         others.update(status=Take.Status.SUPERSEDED, decided_at=now)
         item.recording, item.state = take, Item.State.RECORDED
         item.save(update_fields=["recording", "state", "updated_at"])
+        # Annotation starts as soon as the recording is in; after commit, so the assignment (its own
+        # transaction and locks) sees the item as recorded.
+        transaction.on_commit(lambda: _start_annotation(item.pk))
         return "accepted"
     take.status, take.decided_at = Take.Status.REJECTED, now
     take.save(update_fields=["status", "decided_at"])
@@ -171,6 +174,14 @@ def _decide(item: Item, take: Take) -> Outcome:
         item.state = Item.State.RECORDING
         item.save(update_fields=["state", "updated_at"])
     return "rejected"
+
+
+def _start_annotation(item_id: int) -> None:
+    from annotation.labelling import assign_annotators
+
+    item = Item.objects.filter(pk=item_id).first()
+    if item is not None:
+        assign_annotators(item)
 
 
 def _check_new_reviewer(take: Take, reviewer: User) -> None:

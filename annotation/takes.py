@@ -27,7 +27,7 @@ from annotation.acoustics import (
     relative_levels,
     scalar_features,
 )
-from annotation.audio_upload import DEFAULT_LIMITS, AudioRejected, UploadLimits, normalise_upload
+from annotation.audio_upload import AudioRejected, UploadLimits, normalise_upload
 from annotation.models import Item, Take
 from annotation.reviews import assign_reviewers
 from webapp.jobs import JobReporter, start_job

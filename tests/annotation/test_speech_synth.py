@@ -65,7 +65,8 @@ def test_voice_by_language_code() -> None:
 
 
 @pytest.mark.parametrize(
-    "voice_settings", [{"rate_wpm": 20}, {"rate_wpm": 1000}, {"pitch": -1}, {"pitch": 101}, {"voice": "xx-none"}]
+    "voice_settings",
+    [{"rate_wpm": 20}, {"rate_wpm": 1000}, {"pitch": -1}, {"pitch": 101}, {"voice": "xx-none"}],
 )
 def test_out_of_range_voice_settings_are_refused(voice_settings: dict[str, object]) -> None:
     with pytest.raises(ValueError):

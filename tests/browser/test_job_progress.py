@@ -17,8 +17,13 @@ def test_admin_starts_a_job_and_its_progress_bar_reaches_done(
     browser_page, live_server, users, worker_factory
 ) -> None:
     for demo in DEMO_ITEMS[:3]:
-        item = Item.objects.create(external_id=demo.external_id, text=demo.text, scenario=demo.scenario,
-                                   target_emotion=demo.emotion, actor=users["actor"])
+        item = Item.objects.create(
+            external_id=demo.external_id,
+            text=demo.text,
+            scenario=demo.scenario,
+            target_emotion=demo.emotion,
+            actor=users["actor"],
+        )
         store_demo_take(item, users["actor"], demo)
     worker_factory()
     page = browser_page

@@ -57,5 +57,6 @@ def test_two_last_verdicts_at_once_give_exactly_one_outcome(
     take.refresh_from_db()
     item.refresh_from_db()
     assert take.status == Take.Status.ACCEPTED
-    assert (item.state, item.recording_id) == (Item.State.RECORDED, take.pk)
+    # The accepted recording went straight on to its annotators once the decision committed.
+    assert (item.state, item.recording_id) == (Item.State.ANNOTATING, take.pk)
     assert list(take.reviews.values_list("verdict", flat=True)) == ["accept"] * 3
