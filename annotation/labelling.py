@@ -137,7 +137,9 @@ class _Loads:
 def assign_annotators(item: Item) -> AssignmentResult:
     """Give a recorded item its annotators (the project's N, default 3), least-loaded first."""
     projects = list(AnnotationProject.objects.filter(active=True).prefetch_related("annotators"))
-    return assign_items([item.pk], projects=projects)[0]
+    results = assign_items([item.pk], projects=projects)
+    # An item no longer waiting for labels (already gold, or not recorded yet) gets nobody new.
+    return results[0] if results else AssignmentResult(item_id=item.pk)
 
 
 def assign_waiting_items(limit: int | None = None) -> list[AssignmentResult]:

@@ -8,10 +8,23 @@ from collections import Counter
 
 from django.core.management import call_command
 
-from annotation.models import Item, Review, Take
+from annotation.models import Annotation, GoldReference, Item, Review, Take
+from evaluation.models import ModelOutput
 from webapp.models import User
 from webapp.roles import Role, user_roles
 from webapp.storage import read_media
+
+
+def _counts() -> tuple[int, ...]:
+    return (
+        User.objects.count(),
+        Item.objects.count(),
+        Take.objects.count(),
+        Review.objects.count(),
+        Annotation.objects.filter(status="submitted").count(),
+        GoldReference.objects.count(),
+        ModelOutput.objects.count(),
+    )
 
 
 def test_seed_demo_twice_creates_everything_once(db: None, settings, tmp_path) -> None:
@@ -52,3 +65,4 @@ def test_seed_demo_twice_creates_everything_once(db: None, settings, tmp_path) -
         assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (16000, 1, 2)
         assert wav.getnframes() / 16000 > 1.0
     assert "actor" not in take.audio_key
+    assert take.qc and take.contours, "demo takes are measured so their pages show contours"

@@ -7,6 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from annotation.demo import seed_items, seed_users
+from annotation.demo_labels import seed_demo_labels
+from evaluation.demo_outputs import seed_demo_outputs
 
 
 class Command(BaseCommand):
@@ -15,7 +17,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         created = seed_users()
         count = seed_items(lambda fraction, message: self.stdout.write(f"  {fraction:4.0%} {message}"))
-        self.stdout.write(self.style.SUCCESS(f"Demo ready: {count} items."))
+        gold = seed_demo_labels()
+        outputs = seed_demo_outputs()
+        self.stdout.write(
+            self.style.SUCCESS(f"Demo ready: {count} items, {gold} with gold, {outputs} model outputs.")
+        )
         if created:
             self.stdout.write("Demo logins (shown only this once; reset with `manage.py changepassword`):")
             for username, password in created.items():
