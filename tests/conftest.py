@@ -16,6 +16,8 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from tests.support.s3_server import s3_server  # noqa: F401  (a fixture every test folder may use)
+
 if TYPE_CHECKING:
     from webapp.models import User
 

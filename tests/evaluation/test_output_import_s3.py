@@ -14,7 +14,7 @@ from tests.evaluation.judging_support import (
     media_root,  # noqa: F401  (fixture)
     tiny_wav,
 )
-from tests.support.s3_server import S3Server, s3_server  # noqa: F401  (fixture)
+from tests.support.s3_server import S3Server
 
 pytestmark = pytest.mark.usefixtures("media_root")
 

@@ -9,7 +9,7 @@ import torch
 from ml.checkpoints import load_checkpoint, save_checkpoint
 from ml.speech_model import SpeechExample, SpeechLM
 from tests.ml.samples import PROMPT, TARGET, voiced_audio
-from tests.support.s3_server import S3Server, s3_server  # noqa: F401  (fixture)
+from tests.support.s3_server import S3Server
 
 
 def test_a_checkpoint_round_trips_through_s3(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import urllib.request
 
-from tests.support.s3_server import S3Server, s3_server  # noqa: F401  (fixture)
+from tests.support.s3_server import S3Server
 from webapp.storage import audio_url, new_media_key, read_media, save_media
 
 
