@@ -220,6 +220,11 @@ def browser_page(chromium_path: str, live_server: object) -> Iterator[object]:
         finally:
             context.close()
             browser.close()
+            # ORM calls made while Playwright's loop runs get connections of their own context
+            # (asgiref locals); close them here, or PostgreSQL cannot drop the test database.
+            from django.db import connections
+
+            connections.close_all()
 
 
 @pytest.fixture(autouse=True)
