@@ -45,6 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ml.batching import shuffled_batches
 from ml.checkpoints import (
     METADATA_FILE,
     CheckpointMetadata,
@@ -694,16 +695,12 @@ def train_reward_model(
     steps_per_epoch = math.ceil(len(examples) / config.batch_size)
     total_steps = config.max_steps or config.epochs * steps_per_epoch
     result = RewardTrainingResult(total_steps=total_steps)
-    order: list[int] = []
+    batches = shuffled_batches(len(examples), config.batch_size, order_rng)
     for step in range(total_steps):
         if should_cancel is not None and should_cancel():
             result.cancelled = True
             break
-        if not order:
-            order = list(range(len(examples)))
-            order_rng.shuffle(order)
-        taken = [examples[index] for index in order[: config.batch_size]]
-        order = order[config.batch_size :]
+        taken = [examples[index] for index in next(batches)]
 
         output = model(model.prepare([example.inputs for example in taken]))
         content_loss, alignment_loss = reward_losses(

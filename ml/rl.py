@@ -46,6 +46,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ml.batching import shuffled_batches
 from ml.inference import InferenceItem
 from ml.output_format import SPAN_NAMES, ParsedOutput, format_reward, parse_output, parse_strategy_fields
 from ml.reward_model import RewardScore
@@ -505,16 +506,12 @@ def train_rl(
     steps_per_epoch = math.ceil(len(prompts) / config.prompts_per_step)
     total_steps = config.max_steps or config.epochs * steps_per_epoch
     result = RlResult(total_steps=total_steps)
-    order: list[int] = []
+    batches = shuffled_batches(len(prompts), config.prompts_per_step, order_rng)
     for step in range(total_steps):
         if should_cancel is not None and should_cancel():
             result.cancelled = True
             break
-        if not order:
-            order = list(range(len(prompts)))
-            order_rng.shuffle(order)
-        taken = [prompts[index] for index in order[: config.prompts_per_step]]
-        order = order[config.prompts_per_step :]
+        taken = [prompts[index] for index in next(batches)]
         outcome = rl_step(policy, reference, taken, scorer, config, optimizer)
         metrics = {"step": float(step + 1), **outcome.metrics()}
         result.history.append(metrics)

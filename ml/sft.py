@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ml.aaa import DEFAULT_AAA_EPSILON, collect_audio_attention, perception_query_mask
+from ml.batching import shuffled_batches
 from ml.speech_model import LoraSettings, SpeechBatch, SpeechExample, SpeechLM, resample
 
 ProgressCallback = Callable[[float, str, dict[str, float]], None]
@@ -176,15 +177,6 @@ def sft_step(
     return {name: float(np.mean([entry[name] for entry in metrics])) for name in metrics[0]}
 
 
-def _shuffled_steps(count: int, per_step: int, rng: random.Random) -> Iterator[list[int]]:
-    """Yield example indices per step, reshuffled every pass; a pass's last step may be smaller."""
-    while True:
-        order = list(range(count))
-        rng.shuffle(order)
-        for start in range(0, count, per_step):
-            yield order[start : start + per_step]
-
-
 def _learning_rate(config: SftConfig, step: int) -> float:
     if config.warmup_steps and step < config.warmup_steps:
         return config.learning_rate * (step + 1) / config.warmup_steps
@@ -215,7 +207,7 @@ def train_sft(
     total_steps = config.max_steps or config.epochs * steps_per_epoch
     result = SftResult(total_steps=total_steps)
 
-    step_indices = _shuffled_steps(len(speech_examples), examples_per_step, order_rng)
+    step_indices = shuffled_batches(len(speech_examples), examples_per_step, order_rng)
     for step in range(total_steps):
         if should_cancel is not None and should_cancel():
             result.cancelled = True
