@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from annotation import labelling_admin  # noqa: F401  (strategies, projects, labels, gold)
-from annotation.models import Item, Review, Take
+from annotation.labelling import admin as labelling_admin  # noqa: F401  (strategies, projects, labels, gold)
+from annotation.recording.models import Item, Review, Take
 
 
 @admin.register(Item)

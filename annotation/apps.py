@@ -7,7 +7,7 @@ from django.db.models.signals import post_migrate
 
 
 def _seed_empty_taxonomy(**_: Any) -> None:
-    from annotation.taxonomy import seed_default_taxonomy_if_empty
+    from annotation.labelling.taxonomy import seed_default_taxonomy_if_empty
 
     seed_default_taxonomy_if_empty()
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from annotation import demo, drafts, gold_transfer, takes
+from annotation.demo import recording as demo
+from annotation.gold import transfer_jobs as gold_transfer
+from annotation.labelling import drafts
+from annotation.recording import takes
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 
@@ -17,13 +20,13 @@ def resynthesize_demo_audio(job: Job, reporter: JobReporter) -> JobResult:
 
 @job_task(drafts.JOB_KIND, title="Draft Theory-of-Mind labels with an LLM")
 def draft_tom(job: Job, reporter: JobReporter) -> JobResult:
-    """Ask the configured chat endpoint for ToM drafts of the job's items (see annotation.drafts)."""
+    """Ask the configured chat endpoint for ToM drafts of the job's items (see annotation.labelling.drafts)."""
     return drafts.run_draft_job(job, reporter)
 
 
 @job_task(takes.ANALYSIS_JOB_KIND, title="Analyse a take and send it to review")
 def analyze_take(job: Job, reporter: JobReporter) -> JobResult:
-    """QC metrics and acoustic features of one uploaded take, then three reviewers (see annotation.takes)."""
+    """QC metrics and acoustic features of one uploaded take, then three reviewers (see annotation.recording.takes)."""
     return takes.analyze_take(int(job.parameters["take"]), reporter)
 
 

@@ -1,7 +1,9 @@
 from django.urls import path
 
-from annotation import recording_api, recording_views, views
-from annotation.labelling_urls import urlpatterns as labelling_urlpatterns
+from annotation.labelling import queues as views
+from annotation.labelling.urls import urlpatterns as labelling_urlpatterns
+from annotation.recording import api as recording_api
+from annotation.recording import views as recording_views
 
 app_name = "annotation"
 

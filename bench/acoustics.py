@@ -22,15 +22,15 @@ import imageio_ffmpeg
 import numpy as np
 import parselmouth
 
-from annotation.acoustics import (
+from annotation.audio.acoustics import (
     FRAME_SECONDS,
     PITCH_CEILING_HZ,
     PITCH_FLOOR_HZ,
     AcousticAnalysis,
     analyze,
 )
-from annotation.audio_upload import normalise_upload
-from annotation.speech_synth import synthesize, to_wav_bytes
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.audio.upload import normalise_upload
 
 SENTENCES = [
     "I finally heard back from the hospital this morning.",

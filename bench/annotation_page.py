@@ -27,14 +27,15 @@ import django
 
 django.setup()
 
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
-from django.urls import reverse  # noqa: E402
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext, setup_test_environment
+from django.urls import reverse
 
-from annotation.models import Annotation, Item, Take  # noqa: E402
-from webapp.models import User  # noqa: E402
-from webapp.roles import Role, grant_role  # noqa: E402
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item, Take
+from webapp.models import User
+from webapp.roles import Role, grant_role
 
 ANNOTATORS = 30
 REPEATS = 15

@@ -27,18 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django.setup()
 
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
-from django.urls import reverse  # noqa: E402
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext, setup_test_environment
+from django.urls import reverse
 
-from annotation.models import Item  # noqa: E402
-from evaluation.judging import applicable_stages  # noqa: E402
-from evaluation.models import JudgeConfig, Judgement, ModelOutput, System  # noqa: E402
-from evaluation.results import refresh_planner_statistics  # noqa: E402
-from evaluation.rubrics import stage_max  # noqa: E402
-from webapp.models import User  # noqa: E402
-from webapp.roles import Role, grant_role  # noqa: E402
+from annotation.recording.models import Item
+from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.judging.rubrics import stage_max
+from evaluation.judging.runs import applicable_stages
+from evaluation.outputs.models import ModelOutput, System
+from evaluation.results.reports import refresh_planner_statistics
+from webapp.models import User
+from webapp.roles import Role, grant_role
 
 N_ITEMS = 1000
 SCENARIO_SHARES = (

@@ -19,8 +19,8 @@ from pathlib import Path
 # Run as a script from anywhere: make the repository importable.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation.study_design import DIMENSIONS, Stimulus, plan_study
-from evaluation.study_results import RatingRow, screen_study_raters, summarise_ratings
+from evaluation.studies.design import DIMENSIONS, Stimulus, plan_study
+from evaluation.studies.results import RatingRow, screen_study_raters, summarise_ratings
 
 SIZES = ((6, 20, 3), (6, 20, 10), (13, 100, 10))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.judging import run_judge_run
+from evaluation.judging.runs import run_judge_run
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from ml.models import Checkpoint, DatasetSnapshot, OutputRewardScore
+from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 
 
 @admin.register(Checkpoint)

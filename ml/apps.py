@@ -8,4 +8,4 @@ class MlConfig(AppConfig):
     verbose_name = "EchoChat training and inference"
 
     def ready(self) -> None:
-        from ml import tasks  # noqa: F401  (registers the job kinds)
+        from ml.jobs import tasks  # noqa: F401  (registers the job kinds)

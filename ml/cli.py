@@ -2,7 +2,7 @@
 
 Input is a dataset export of the web app (``manage.py export_training_data``: records.jsonl,
 the user audio, manifest.json); output is a checkpoint directory or ``s3://`` prefix in the
-layout of ``ml.checkpoints``, which ``manage.py register_checkpoint`` makes usable in the app.
+layout of ``ml.core.checkpoints``, which ``manage.py register_checkpoint`` makes usable in the app.
 No Django is imported. Examples::
 
     python -m ml.cli sft --data export/records.jsonl --model s3://models/qwen2-audio --output ckpt/sft-1
@@ -11,7 +11,7 @@ No Django is imported. Examples::
         --output ckpt/rl-1 --reward-model ckpt/reward-1 --judge-url http://vllm:8000/v1 --judge-model judge
 
 With several processes every rank trains on an equal shard and gradients are averaged before each
-optimizer step (see ``ml.runtime``); rank 0 prints the metrics and saves the checkpoint.
+optimizer step (see ``ml.core.runtime``); rank 0 prints the metrics and saves the checkpoint.
 ``--model tiny`` builds a random tiny model, for a smoke test on any machine.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import torch.distributed as dist
 
-from ml.runtime import (
+from ml.core.runtime import (
     Ranks,
     StartModel,
     gradients_averaged_across_ranks,
@@ -39,8 +39,8 @@ from ml.runtime import (
     save_trained_model,
     shard_evenly,
 )
-from ml.speech_model import LoraSettings
-from ml.training_records import MANIFEST_FILE, RecordAudio, read_records
+from ml.core.speech_model import LoraSettings
+from ml.core.training_records import MANIFEST_FILE, RecordAudio, read_records
 
 
 def _layers(text: str) -> tuple[int, ...] | None:
@@ -111,8 +111,8 @@ def _printer(ranks: Ranks) -> Callable[[float, str, dict[str, float]], None]:
 
 def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with SFT + AAA on this rank's shard; rank 0 saves. Return the run's summary."""
-    from ml.sft import SftConfig, train_sft
-    from ml.training_inputs import sft_examples
+    from ml.core.sft import SftConfig, train_sft
+    from ml.core.training_inputs import sft_examples
 
     device = resolve_device(args.device, ranks.local_rank)
     config = SftConfig(
@@ -141,11 +141,11 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
 
 def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
-    from evaluation.judge_client import ChatJudgeConfig, JudgeClient
-    from ml.judge_scoring import JudgeStageScorer
-    from ml.reward_model import load_reward_model
-    from ml.rl import RlConfig, train_rl
-    from ml.training_inputs import inference_items, judge_golds, rollout_scorer
+    from ml.core.judge_scoring import JudgeStageScorer
+    from ml.core.reward_model import load_reward_model
+    from ml.core.rl import RlConfig, train_rl
+    from ml.core.training_inputs import inference_items, judge_golds, rollout_scorer
+    from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 
     device = resolve_device(args.device, ranks.local_rank)
     config = RlConfig(

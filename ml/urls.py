@@ -1,6 +1,6 @@
 from django.urls import path
 
-from ml import views
+from ml.jobs import views
 
 app_name = "ml"
 

@@ -1,3 +1,5 @@
-from webapp.celery import app as celery_app
+"""The Django project: settings, urls, the Celery app, roles, jobs and storage.
 
-__all__ = ["celery_app"]
+Nothing is imported here, so the Django-free library under `webapp.lib` can be used on a GPU box
+without settings; the Celery app is loaded by `WebappConfig.ready` and by `celery -A webapp`.
+"""

@@ -17,6 +17,7 @@ class WebappConfig(AppConfig):
     verbose_name = "EchoStudio"
 
     def ready(self) -> None:
-        from webapp import tasks  # noqa: F401  (registers the job kinds)
+        # Loading the Celery app here (not in webapp/__init__) binds @shared_task to it in every process.
+        from webapp import celery, tasks  # noqa: F401  (the Celery app; registers the job kinds)
 
         post_migrate.connect(_create_role_groups, sender=self)

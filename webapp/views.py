@@ -40,7 +40,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @role_required(Role.ADMIN)
 def admin_dashboard(request: StudioRequest) -> HttpResponse:
     """The admin's landing page: what the studio holds and the latest jobs."""
-    from annotation.models import Item
+    from annotation.recording.models import Item
 
     states = dict(Item.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     jobs = Job.objects.select_related("started_by")[:20]

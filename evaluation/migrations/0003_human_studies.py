@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                 ('name', models.CharField(help_text='Seen by admins only', max_length=200)),
                 ('title_for_raters', models.CharField(default='Listening study', max_length=120)),
                 ('instructions', models.TextField()),
-                ('dimensions', models.JSONField(default=list, help_text='Keys of evaluation.study_design.DIMENSIONS')),
+                ('dimensions', models.JSONField(default=list, help_text='Keys of evaluation.studies.design.DIMENSIONS')),
                 ('benchmark_version', models.CharField(default='echoeval-v1', max_length=64)),
                 ('items_per_system', models.PositiveIntegerField()),
                 ('ratings_per_output', models.PositiveSmallIntegerField(default=3)),

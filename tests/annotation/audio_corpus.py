@@ -10,8 +10,8 @@ import imageio_ffmpeg
 import numpy as np
 import numpy.typing as npt
 
-from annotation.audio_upload import DEFAULT_LIMITS, UploadLimits
-from annotation.speech_synth import to_wav_bytes
+from annotation.audio.synthesis import to_wav_bytes
+from annotation.audio.upload import DEFAULT_LIMITS, UploadLimits
 
 RATE = 16_000
 

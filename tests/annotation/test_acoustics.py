@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from annotation.acoustics import (
+from annotation.audio.acoustics import (
     AcousticAnalysis,
     analyze,
     classify_intonation,
@@ -20,7 +20,7 @@ from annotation.acoustics import (
     rms_dbfs,
     scalar_features,
 )
-from annotation.speech_synth import synthesize
+from annotation.audio.synthesis import synthesize
 from tests.annotation.audio_corpus import RATE, glide, harmonic_tone, sine
 
 SENTENCE = "I honestly did not expect you to remember my birthday, and it made my whole week."

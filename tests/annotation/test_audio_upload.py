@@ -5,15 +5,15 @@ import wave
 import numpy as np
 import pytest
 
-from annotation.acoustics import rms_dbfs
-from annotation.audio_upload import (
+from annotation.audio.acoustics import rms_dbfs
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.audio.upload import (
     AudioRejected,
     UploadLimits,
     detect_container,
     normalise_upload,
     random_storage_key,
 )
-from annotation.speech_synth import synthesize, to_wav_bytes
 from tests.annotation.audio_corpus import BadUpload, bad_uploads, encode, valid_encodings
 
 BAD_UPLOADS = bad_uploads()

@@ -5,8 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from annotation.acoustics import analyze
-from annotation.speech_synth import SynthesizedSpeech, synthesize, to_wav_bytes
+from annotation.audio.acoustics import analyze
+from annotation.audio.synthesis import SynthesizedSpeech, synthesize, to_wav_bytes
 
 LINE = "Please take your time, I am listening."
 

@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from annotation.models import Annotation, GoldReference, Item
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import assign, make_item, submitted
 from tests.conftest import wait_until
 from webapp.roles import Role

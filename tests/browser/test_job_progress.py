@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from annotation.demo import DEMO_ITEMS, store_demo_take
-from annotation.models import Item
+from annotation.demo.recording import DEMO_ITEMS, store_demo_take
+from annotation.recording.models import Item
 from webapp.models import Job, JobStatus
 
 pytestmark = [pytest.mark.browser, pytest.mark.services]

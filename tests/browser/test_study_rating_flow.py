@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.models import StudyRating
+from evaluation.studies.models import StudyRating
 from tests.evaluation.study_support import build_world, current, from_system, make_study, rate_everything
 from webapp.roles import Role
 

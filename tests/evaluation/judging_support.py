@@ -11,13 +11,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from annotation.models import GoldReference, Item
-from annotation.speech_synth import to_wav_bytes
-from evaluation.judge_client import cache_key
-from evaluation.models import JudgeConfig, Judgement, ModelOutput, System
-from evaluation.rubrics import SUBSCORE_RANGES
-from ml.output_format import render_output, render_reasoning, render_strategy
+from annotation.audio.synthesis import to_wav_bytes
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Item
+from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.judging.rubrics import SUBSCORE_RANGES
+from evaluation.outputs.models import ModelOutput, System
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply
+from webapp.lib.llm_client import cache_key
+from webapp.lib.output_format import render_output, render_reasoning, render_strategy
 from webapp.storage import new_media_key, save_media
 
 GOLD_PERCEPTION = {

@@ -11,10 +11,17 @@ from functools import lru_cache
 
 from django.utils import timezone
 
-from annotation.models import Item, Take
-from annotation.speech_synth import synthesize, to_wav_bytes
-from evaluation.models import ModelOutput, Study, StudyAssignment, StudyStimulus, System
-from evaluation.studies import StudySpec, create_study, next_assignment, record_playback, submit_rating
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.recording.models import Item, Take
+from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
+from evaluation.studies.workflows import (
+    StudySpec,
+    create_study,
+    next_assignment,
+    record_playback,
+    submit_rating,
+)
 from webapp.models import User
 from webapp.roles import Role
 from webapp.storage import new_media_key, save_media

@@ -1,6 +1,6 @@
 import pytest
 
-from evaluation.leaderboard import StageRecord, error_propagation
+from evaluation.results.leaderboard import StageRecord, error_propagation
 
 
 def _item(item, perception, reasoning, content, scenario="implicit"):

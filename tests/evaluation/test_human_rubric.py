@@ -6,9 +6,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from evaluation.human_rubric import HandScore, draw_rubric_sample, save_hand_scores
-from evaluation.models import HumanJudgement, JudgeConfig, RubricSample, System
-from evaluation.results import judge_human_agreement
+from evaluation.judging.human_scoring import HandScore, draw_rubric_sample, save_hand_scores
+from evaluation.judging.models import HumanJudgement, JudgeConfig, RubricSample
+from evaluation.outputs.models import System
+from evaluation.results.reports import judge_human_agreement
 from tests.evaluation.judging_support import (
     GOOD_SUBSCORES,
     make_item,

@@ -3,19 +3,19 @@ import random
 import socket
 import threading
 
-from evaluation.judge_client import (
-    ChatJudgeConfig,
-    InMemoryJudgeCache,
-    JudgeClient,
-    JudgeRequest,
-    cache_key,
-)
 from tests.support.fake_chat_server import (
     chat_reply,
     json_reply,
     raw_reply,
     running_chat_server,
     status_reply,
+)
+from webapp.lib.llm_client import (
+    ChatJudgeConfig,
+    InMemoryJudgeCache,
+    JudgeClient,
+    JudgeRequest,
+    cache_key,
 )
 
 MESSAGES = [{"role": "system", "content": "Score it."}, {"role": "user", "content": "output"}]

@@ -1,7 +1,6 @@
 import pytest
 
-from evaluation.judge_client import ChatJudgeConfig, JudgeClient
-from evaluation.judge_prompts import (
+from evaluation.judging.prompts import (
     FLAG_GUIDE,
     PROMPT_VERSIONS,
     SUBSCORE_GUIDE,
@@ -9,8 +8,9 @@ from evaluation.judge_prompts import (
     parse_judgement,
     prompt_version,
 )
-from evaluation.rubrics import FLAG_CAPS, STAGES, SUBSCORE_RANGES, RubricError, automatic_flags
+from evaluation.judging.rubrics import FLAG_CAPS, STAGES, SUBSCORE_RANGES, RubricError, automatic_flags
 from tests.support.fake_chat_server import json_reply, running_chat_server
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 
 GOLD_PERCEPTION = {
     "polarity": "negative",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.judging import JudgeRunRefused, start_judge_run
-from evaluation.models import JudgeCacheEntry, JudgeConfig, Judgement, System
+from evaluation.judging.models import JudgeCacheEntry, JudgeConfig, Judgement
+from evaluation.judging.runs import JudgeRunRefused, start_judge_run
+from evaluation.outputs.models import System
 from tests.evaluation.judging_support import (
     good_answer,
     make_item,

@@ -6,8 +6,9 @@ from collections import Counter
 
 import pytest
 
-from evaluation.judging import start_judge_run
-from evaluation.models import JudgeConfig, Judgement, System
+from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.judging.runs import start_judge_run
+from evaluation.outputs.models import System
 from tests.conftest import wait_until
 from tests.evaluation.judging_support import (
     make_item,

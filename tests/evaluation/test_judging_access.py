@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from evaluation.human_rubric import draw_rubric_sample
-from evaluation.judging import start_judge_run
-from evaluation.models import JudgeConfig, RubricSample, System
+from evaluation.judging.human_scoring import draw_rubric_sample
+from evaluation.judging.models import JudgeConfig, RubricSample
+from evaluation.judging.runs import start_judge_run
+from evaluation.outputs.models import System
 from tests.evaluation.judging_support import make_item, make_judgement, make_output
 from webapp.models import User
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.models import JudgeConfig, ModelOutput, System
+from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import (
     jsonl,
     make_item,

@@ -6,7 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from evaluation.models import JudgeConfig, Judgement, JudgeRun, ModelOutput, System
+from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
+from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import (
     echochat_text,
     jsonl,

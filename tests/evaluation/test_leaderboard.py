@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from evaluation.leaderboard import StageRecord, build_leaderboard, scores_by_system, to_csv, to_latex
+from evaluation.results.leaderboard import StageRecord, build_leaderboard, scores_by_system, to_csv, to_latex
 
 SCENARIOS = {
     "i1": "implicit",

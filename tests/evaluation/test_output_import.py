@@ -7,8 +7,9 @@ import io
 import pytest
 from django.core.files.storage import default_storage
 
-from evaluation.models import JudgeConfig, Judgement, ModelOutput, System
-from evaluation.output_import import ZipAudioSource, import_outputs, parse_rows
+from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.outputs.importing import ZipAudioSource, import_outputs, parse_rows
+from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import (
     echochat_text,
     jsonl,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.storage import default_storage
 
-from evaluation.models import ModelOutput, System
-from evaluation.output_import import S3AudioSource, import_outputs
+from evaluation.outputs.importing import S3AudioSource, import_outputs
+from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import (
     echochat_text,
     jsonl,

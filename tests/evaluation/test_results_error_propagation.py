@@ -8,10 +8,11 @@ import re
 import pytest
 from django.urls import reverse
 
-from evaluation.leaderboard import StageRecord, error_propagation
-from evaluation.models import JudgeConfig, System
-from evaluation.results import error_propagation_table
-from evaluation.rubrics import SCENARIOS
+from evaluation.judging.models import JudgeConfig
+from evaluation.judging.rubrics import SCENARIOS
+from evaluation.outputs.models import System
+from evaluation.results.leaderboard import StageRecord, error_propagation
+from evaluation.results.reports import error_propagation_table
 from tests.evaluation.judging_support import make_item, make_judgement, make_output
 
 # Threshold 0.6 of each stage maximum: perception and reasoning >= 6/10, content >= 3/5.

@@ -12,10 +12,11 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from evaluation.leaderboard import StageRecord, build_leaderboard
-from evaluation.models import JudgeConfig, System
-from evaluation.results import leaderboard
-from evaluation.rubrics import SCENARIOS
+from evaluation.judging.models import JudgeConfig
+from evaluation.judging.rubrics import SCENARIOS
+from evaluation.outputs.models import System
+from evaluation.results.leaderboard import StageRecord, build_leaderboard
+from evaluation.results.reports import leaderboard
 from tests.evaluation.judging_support import make_item, make_judgement, make_output
 
 SCENARIO_OF = {

@@ -1,6 +1,6 @@
 import pytest
 
-from evaluation.rubrics import automatic_flags, normalise_strategy, strategy_names
+from evaluation.judging.rubrics import automatic_flags, normalise_strategy, strategy_names
 
 GOLD = {
     "recommended_strategies": ["emotional validation", "reassurance"],

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from evaluation.rubrics import (
+from evaluation.judging.rubrics import (
     FLAG_CAPS,
     STAGES,
     SUBSCORE_RANGES,

@@ -2,7 +2,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from evaluation.stats import (
+from webapp.lib.stats import (
     agreement_with_gold,
     fleiss_kappa,
     jaccard,

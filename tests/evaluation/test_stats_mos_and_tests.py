@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from evaluation.stats import (
+from webapp.lib.stats import (
     bootstrap_mos_ci,
     holm_correction,
     mos_with_ci,

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from evaluation.stats import correlation_with_others_mean, is_straightlining, screen_raters
+from webapp.lib.stats import correlation_with_others_mean, is_straightlining, screen_raters
 
 
 def test_straightlining_threshold_by_hand():

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from evaluation.models import StudyAssignment
+from evaluation.studies.models import StudyAssignment
 from tests.evaluation.study_support import build_world, make_study
 from webapp.roles import Role
 

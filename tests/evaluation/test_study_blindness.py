@@ -9,8 +9,8 @@ from django.core import signing
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import StudyAssignment
-from evaluation.studies import next_assignment
+from evaluation.studies.models import StudyAssignment
+from evaluation.studies.workflows import next_assignment
 from tests.evaluation.study_support import build_world, make_study
 from webapp.roles import Role
 

@@ -8,10 +8,10 @@ from collections import Counter
 import pytest
 from django.urls import reverse
 
-from annotation.speech_synth import synthesize
-from evaluation.models import StudyAssignment, StudyStimulus
-from evaluation.studies import GoldSpec, StudySpec, create_study
-from evaluation.study_design import StudyDesignError, trap_sentence
+from annotation.audio.synthesis import synthesize
+from evaluation.studies.design import StudyDesignError, trap_sentence
+from evaluation.studies.models import StudyAssignment, StudyStimulus
+from evaluation.studies.workflows import GoldSpec, StudySpec, create_study
 from tests.evaluation.study_support import REPLY_SPEECH, build_world, make_study, spoken, wav_seconds
 from webapp.roles import Role
 from webapp.storage import read_media

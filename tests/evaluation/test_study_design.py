@@ -8,7 +8,7 @@ from itertools import pairwise, permutations
 
 import pytest
 
-from evaluation.study_design import (
+from evaluation.studies.design import (
     DIMENSIONS,
     Stimulus,
     StudyDesignError,

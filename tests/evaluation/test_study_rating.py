@@ -9,8 +9,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from evaluation.models import StudyAssignment, StudyRating
-from evaluation.studies import next_assignment
+from evaluation.studies.models import StudyAssignment, StudyRating
+from evaluation.studies.workflows import next_assignment
 from tests.evaluation.study_support import build_world, current, make_study, play
 from webapp.roles import Role
 

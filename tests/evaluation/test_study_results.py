@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from evaluation.study_results import (
+from evaluation.studies.results import (
     RatingRow,
     ScreeningRules,
     failed_checks,

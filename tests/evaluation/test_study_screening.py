@@ -8,8 +8,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from evaluation.models import StudyRater
-from evaluation.studies import screen_study, study_figures, summarise_study
+from evaluation.studies.models import StudyRater
+from evaluation.studies.workflows import screen_study, study_figures, summarise_study
 from tests.evaluation.study_support import build_world, make_study, rate_everything
 from webapp.roles import Role
 

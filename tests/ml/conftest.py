@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ml.speech_model import SpeechLM, build_tiny_speech_lm
+from ml.core.speech_model import SpeechLM, build_tiny_speech_lm
 
 
 @pytest.fixture(autouse=True)

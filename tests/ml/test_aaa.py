@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import torch
 
-from ml.aaa import collect_audio_attention, measure_rho, perception_query_mask
-from ml.sft import SftConfig, SftExample, train_sft
-from ml.speech_model import SpeechBatch, SpeechExample, SpeechLM, build_tiny_speech_lm
+from ml.core.aaa import collect_audio_attention, measure_rho, perception_query_mask
+from ml.core.sft import SftConfig, SftExample, train_sft
+from ml.core.speech_model import SpeechBatch, SpeechExample, SpeechLM, build_tiny_speech_lm
 from tests.ml.samples import PROMPT, TARGET, voiced_audio
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import torch
 
-from ml.checkpoints import load_checkpoint, save_checkpoint
-from ml.speech_model import SpeechExample, SpeechLM
+from ml.core.checkpoints import load_checkpoint, save_checkpoint
+from ml.core.speech_model import SpeechExample, SpeechLM
 from tests.ml.samples import PROMPT, TARGET, voiced_audio
 from tests.support.s3_server import S3Server
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ml.output_format import (
+from ml.core.speech_model import build_tiny_tokenizer
+from webapp.lib.output_format import (
     Span,
     format_reward,
     parse_output,
@@ -14,7 +15,6 @@ from ml.output_format import (
     render_output,
     token_spans,
 )
-from ml.speech_model import build_tiny_tokenizer
 
 COMPACT = (
     "<think><perception>sad</perception><reasoning>Context: job</reasoning>"

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from annotation.speech_synth import synthesize
-from ml.output_format import parse_output, render_output, render_strategy
-from ml.reward_model import (
+from annotation.audio.synthesis import synthesize
+from ml.core.reward_model import (
     REWARD_MODEL_TYPE,
     RewardExample,
     RewardInput,
@@ -30,8 +29,9 @@ from ml.reward_model import (
     score_responses,
     train_reward_model,
 )
-from ml.speech_model import SAMPLE_RATE
+from ml.core.speech_model import SAMPLE_RATE
 from tests.ml.samples import voiced_audio
+from webapp.lib.output_format import parse_output, render_output, render_strategy
 
 # Small enough for two shared cores; the same architecture as the default.
 TINY = RewardModelConfig(

@@ -8,9 +8,8 @@ import math
 import pytest
 import torch
 
-from ml.output_format import ParsedOutput, parse_output, render_output, render_strategy
-from ml.reward_model import RewardScore
-from ml.rl import (
+from ml.core.reward_model import RewardScore
+from ml.core.rl import (
     HeuristicReference,
     HeuristicScorer,
     RlConfig,
@@ -25,9 +24,10 @@ from ml.rl import (
     train_rl,
     word_f1,
 )
-from ml.sdca import SdcaConfig, span_advantages, total_advantages
-from ml.speech_model import LoraSettings, SpeechLM
+from ml.core.sdca import SdcaConfig, span_advantages, total_advantages
+from ml.core.speech_model import LoraSettings, SpeechLM
 from tests.ml.samples import PROMPT, voiced_audio
+from webapp.lib.output_format import ParsedOutput, parse_output, render_output, render_strategy
 
 LORA = LoraSettings(rank=4, alpha=8, dropout=0.05)
 PROMPT_ITEM = RlPrompt(item_id="item-1", audio=voiced_audio(0.8), sample_rate=16_000, prompt=PROMPT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ml.sdca import (
+from ml.core.sdca import (
     RolloutScores,
     SdcaConfig,
     gated_stage_rewards,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from ml.checkpoints import load_checkpoint, save_checkpoint
-from ml.inference import InferenceItem, run_inference
-from ml.sft import SftConfig, SftExample, train_sft
-from ml.speech_model import LoraSettings, SpeechExample, SpeechLM, build_tiny_speech_lm
+from ml.core.checkpoints import load_checkpoint, save_checkpoint
+from ml.core.inference import InferenceItem, run_inference
+from ml.core.sft import SftConfig, SftExample, train_sft
+from ml.core.speech_model import LoraSettings, SpeechExample, SpeechLM, build_tiny_speech_lm
 from tests.ml.samples import PERCEPTION, PROMPT, TARGET, voiced_audio
 
 

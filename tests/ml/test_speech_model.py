@@ -10,8 +10,7 @@ import pytest
 import torch
 from transformers import Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor
 
-from ml.output_format import parse_output
-from ml.speech_model import (
+from ml.core.speech_model import (
     IGNORE_INDEX,
     Qwen25OmniThinkerSpeechLM,
     SpeechExample,
@@ -22,6 +21,7 @@ from ml.speech_model import (
     split_s3_uri,
 )
 from tests.ml.samples import PROMPT, TARGET, voiced_audio
+from webapp.lib.output_format import parse_output
 
 
 def test_tiny_qwen2_audio_uses_the_real_model_and_processor_classes(tiny_qwen2_audio: SpeechLM) -> None:

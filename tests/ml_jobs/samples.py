@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evaluation.rubrics import SUBSCORE_RANGES
-from ml.training_records import wav_bytes
+from evaluation.judging.rubrics import SUBSCORE_RANGES
+from ml.core.training_records import wav_bytes
 from tests.support.fake_chat_server import RecordedRequest
 
 GOLD_PERCEPTION = {

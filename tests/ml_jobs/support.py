@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.models import GoldReference, Item, Split, Strategy, Take
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import Strategy
+from annotation.recording.models import Item, Split, Take
 from tests.ml_jobs.samples import GOLD_PERCEPTION, GOLD_TOM, REFERENCE_RESPONSE, voiced_wav
 from webapp.jobs import run_job
 from webapp.models import Job, User

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from ml.launch import ML_JOB_KINDS, SFT_JOB, start_ml_job
-from ml.models import Checkpoint, DatasetSnapshot
+from ml.jobs.launch import ML_JOB_KINDS, SFT_JOB, start_ml_job
+from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.ml_jobs.support import make_ready_item, tiny_sft_parameters
 from webapp.models import Job, User
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from django.db import connection
 
-from ml.checkpoint_registry import ensure_tiny_base
-from ml.launch import SFT_JOB, start_ml_job
-from ml.models import Checkpoint
+from ml.jobs.checkpoint_registry import ensure_tiny_base
+from ml.jobs.launch import SFT_JOB, start_ml_job
+from ml.jobs.models import Checkpoint
 from tests.conftest import wait_until
 from tests.ml_jobs.support import finished, make_ready_item, tiny_sft_parameters
 from webapp.jobs import cancel_job, run_job

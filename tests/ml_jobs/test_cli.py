@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from ml.cli import main
-from ml.models import Checkpoint, DatasetSnapshot
+from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.conftest import ROOT
 from tests.ml_jobs.support import make_ready_item
 from webapp.models import User

@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evaluation.judge_client import ChatJudgeConfig, JudgeClient
-from ml.judge_scoring import JudgeGold, JudgeStageScorer, JudgeUnavailable
-from ml.output_format import parse_output, render_output, render_reasoning, render_strategy
+from ml.core.judge_scoring import JudgeGold, JudgeStageScorer, JudgeUnavailable
 from tests.ml_jobs.samples import GOLD_PERCEPTION, GOLD_TOM, rubric_stage
 from tests.support.fake_chat_server import (
     FakeChatServer,
@@ -19,6 +17,8 @@ from tests.support.fake_chat_server import (
     running_chat_server,
     status_reply,
 )
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
+from webapp.lib.output_format import parse_output, render_output, render_reasoning, render_strategy
 
 SUBSCORES = {
     "perception": {

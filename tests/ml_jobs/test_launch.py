@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 import pytest
 
-from annotation.models import GoldReference
-from ml.datasets import entries_hash
-from ml.launch import INFERENCE_JOB, RL_JOB, SFT_JOB, LaunchRefused, start_ml_job
-from ml.models import DatasetSnapshot
+from annotation.gold.models import GoldReference
+from ml.jobs.datasets import entries_hash
+from ml.jobs.launch import INFERENCE_JOB, RL_JOB, SFT_JOB, LaunchRefused, start_ml_job
+from ml.jobs.models import DatasetSnapshot
 from tests.ml_jobs.support import make_ready_item, tiny_sft_parameters
 from webapp.models import Job, User
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ml.metric_charts import Chart, Series, metric_charts
+from ml.jobs.metric_charts import Chart, Series, metric_charts
 
 
 def test_sft_metrics_make_a_loss_chart_and_a_rho_chart() -> None:

@@ -6,12 +6,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from evaluation.models import ModelOutput, System
-from ml.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
-from ml.models import Checkpoint, DatasetSnapshot, OutputRewardScore
-from ml.output_format import render_output, render_strategy
+from evaluation.outputs.models import ModelOutput, System
+from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
+from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from tests.ml_jobs.samples import voiced_wav
 from tests.ml_jobs.support import finished, make_ready_item
+from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import JobStatus, User
 from webapp.storage import new_media_key, save_media
 

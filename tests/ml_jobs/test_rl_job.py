@@ -7,8 +7,8 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
-from ml.launch import RL_JOB, start_ml_job
-from ml.models import Checkpoint
+from ml.jobs.launch import RL_JOB, start_ml_job
+from ml.jobs.models import Checkpoint
 from tests.ml_jobs.support import finished, make_ready_item
 from webapp.models import JobStatus, User
 
@@ -56,7 +56,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
     assert expected <= set(point)
     assert all(math.isfinite(value) for value in point.values())
     # and the log says where the scores came from
-    assert "heuristic scorer of ml.rl" in job.log
+    assert "heuristic scorer of ml.core.rl" in job.log
     # and the checkpoint is a LoRA adapter over the tiny base, trained from it
     checkpoint = Checkpoint.objects.get(produced_by=job)
     assert checkpoint.parent is not None

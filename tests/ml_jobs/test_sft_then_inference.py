@@ -9,15 +9,16 @@ from typing import Any
 
 import pytest
 
-from evaluation.judging import start_judge_run
-from evaluation.models import JudgeConfig, Judgement, ModelOutput
-from evaluation.rubrics import SUBSCORE_RANGES
-from ml.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
-from ml.models import Checkpoint, DatasetSnapshot
-from ml.output_format import parse_output
+from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.judging.rubrics import SUBSCORE_RANGES
+from evaluation.judging.runs import start_judge_run
+from evaluation.outputs.models import ModelOutput
+from ml.jobs.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
+from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.ml_jobs.samples import rubric_stage
 from tests.ml_jobs.support import finished, make_ready_item, tiny_sft_parameters
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
+from webapp.lib.output_format import parse_output
 from webapp.models import JobStatus, User
 
 pytestmark = pytest.mark.slow

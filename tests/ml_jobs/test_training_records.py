@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ml.output_format import parse_output, parse_reasoning_fields, parse_strategy_fields
-from ml.training_records import RecordAudio, export_records, read_records, read_wav, record_from_gold
+from ml.core.training_records import RecordAudio, export_records, read_records, read_wav, record_from_gold
 from tests.ml_jobs.samples import GOLD_PERCEPTION, GOLD_TOM, voiced_wav
+from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_fields
 
 NAMES = {"emotional-validation": "Emotional validation"}
 

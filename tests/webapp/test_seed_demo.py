@@ -8,8 +8,10 @@ from collections import Counter
 
 from django.core.management import call_command
 
-from annotation.models import Annotation, GoldReference, Item, Review, Take
-from evaluation.models import ModelOutput
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item, Review, Take
+from evaluation.outputs.models import ModelOutput
 from webapp.models import User
 from webapp.roles import Role, user_roles
 from webapp.storage import read_media

@@ -7,8 +7,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.gold_io import export_gold
-from annotation.models import Scenario, Split
+from annotation.gold.transfer import export_gold
+from annotation.recording.models import Scenario, Split
 
 
 class Command(BaseCommand):

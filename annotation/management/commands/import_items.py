@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.items import import_items
+from annotation.recording.items import import_items
 
 ERRORS_PRINTED = 50
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.leaderboard import to_csv, to_latex
-from evaluation.models import JudgeConfig
-from evaluation.results import DEFAULT_BENCHMARK_VERSION, leaderboard
+from evaluation.judging.models import JudgeConfig
+from evaluation.results.leaderboard import to_csv, to_latex
+from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION, leaderboard
 
 
 class Command(BaseCommand):

@@ -7,15 +7,15 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.models import System
-from evaluation.output_import import (
+from evaluation.outputs.importing import (
     AudioSource,
     DirectoryAudioSource,
     S3AudioSource,
     ZipAudioSource,
     import_outputs,
 )
-from evaluation.results import DEFAULT_BENCHMARK_VERSION
+from evaluation.outputs.models import System
+from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.models import Split
-from ml.datasets import EmptyDataset, create_snapshot, export_snapshot
-from ml.models import DatasetSnapshot
+from annotation.recording.models import Split
+from ml.jobs.datasets import EmptyDataset, create_snapshot, export_snapshot
+from ml.jobs.models import DatasetSnapshot
 
 
 class Command(BaseCommand):

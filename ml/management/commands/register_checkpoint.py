@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ml.checkpoint_registry import register_checkpoint
-from ml.models import Checkpoint
+from ml.jobs.checkpoint_registry import register_checkpoint
+from ml.jobs.models import Checkpoint
 
 
 class Command(BaseCommand):

@@ -5,7 +5,8 @@
 import pytest
 from django.test import Client
 
-from annotation.models import Annotation, Item
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import assign, make_item
 from webapp.models import User
 from webapp.roles import Role

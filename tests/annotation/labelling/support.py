@@ -6,8 +6,9 @@ import json
 from functools import cache
 from typing import Any
 
-from annotation import labelling
-from annotation.models import Annotation, Item, Take
+from annotation.labelling import workflows as labelling
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item, Take
 from tests.annotation.audio_corpus import glide, harmonic_tone, wav_of
 from webapp.models import User
 from webapp.storage import new_media_key, save_media

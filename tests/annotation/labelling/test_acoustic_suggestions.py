@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from annotation.acoustic_suggestions import contours_for_waveform, suggestions_from_features
+from annotation.audio.suggestions import contours_for_waveform, suggestions_from_features
 
 
 def test_levels_and_intonation_become_suggestions() -> None:
-    # As annotation.takes stores them: a level is None when the speaker has too few other takes.
+    # As annotation.recording.takes stores them: a level is None when the speaker has too few other takes.
     features = {
         "median_f0_hz": 210.0,
         "pitch_level": "high",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.adjudication import StaleGold, adjudicate_item
-from annotation.models import GoldReference, Item
+from annotation.gold.adjudication import StaleGold, adjudicate_item
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import form_data, perception, submitted, tom
 
 

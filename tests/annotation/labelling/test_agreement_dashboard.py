@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotation.adjudication import adjudicate_item
-from annotation.models import Annotation, Item
+from annotation.gold.adjudication import adjudicate_item
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import make_item, perception, submitted, tom
 
 

@@ -12,8 +12,13 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from annotation.agreement import AnnotatorLabels, agreement_report, annotator_agreements, field_agreements
-from annotation.label_comparison import Labels
+from annotation.gold.agreement import (
+    AnnotatorLabels,
+    agreement_report,
+    annotator_agreements,
+    field_agreements,
+)
+from annotation.labelling.comparison import Labels
 
 POLARITY = {
     "item1": ["negative"] * 3,

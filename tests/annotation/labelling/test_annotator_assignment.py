@@ -6,8 +6,9 @@ from collections import Counter
 
 import pytest
 
-from annotation.labelling import assign_annotators, assign_waiting_items
-from annotation.models import Annotation, AnnotationProject, Item
+from annotation.labelling.models import Annotation, AnnotationProject
+from annotation.labelling.workflows import assign_annotators, assign_waiting_items
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import make_item
 from webapp.roles import Role
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.models import Annotation, AnnotationRevision
+from annotation.labelling.models import Annotation, AnnotationRevision
 from tests.annotation.labelling.support import form_data, perception, submitted, tom
 
 

@@ -7,9 +7,11 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.adjudication import adjudicate_item
-from annotation.gold_io import GoldImportError, export_gold, import_gold, read_rows
-from annotation.models import Annotation, GoldReference, Item
+from annotation.gold.adjudication import adjudicate_item
+from annotation.gold.models import GoldReference
+from annotation.gold.transfer import GoldImportError, export_gold, import_gold, read_rows
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import make_item, perception, speech_like_wav, submitted, tom
 from webapp.models import User
 from webapp.roles import Role

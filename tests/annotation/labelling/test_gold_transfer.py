@@ -9,9 +9,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation import gold_transfer
-from annotation.adjudication import adjudicate_item
-from annotation.models import GoldReference, Item
+from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold.adjudication import adjudicate_item
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Item
 from tests.annotation.labelling.support import perception, submitted, tom
 from webapp.jobs import run_job
 from webapp.models import Job, JobStatus

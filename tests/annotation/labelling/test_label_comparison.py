@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from annotation.label_comparison import (
+from annotation.labelling.comparison import (
     Labels,
     categorical_fields_agree,
     compare_labels,
     labels_agree_on_categories,
     proposed_labels,
 )
-from annotation.label_schema import script_words
+from annotation.labelling.schema import script_words
 from tests.annotation.labelling.support import SCRIPT, perception, tom
 
 

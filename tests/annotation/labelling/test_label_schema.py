@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from annotation.label_schema import (
+from annotation.labelling.schema import (
     EMOTIONS,
     check_perception,
     check_tom,
@@ -10,7 +10,7 @@ from annotation.label_schema import (
     normalise_perception,
     script_words,
 )
-from annotation.models import Emotion
+from annotation.recording.models import Emotion
 from tests.annotation.labelling.support import SCRIPT, perception, tom
 
 SLUGS = {"emotional-validation", "reflection-of-feelings", "information", "reassurance"}

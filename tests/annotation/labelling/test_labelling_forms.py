@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.http import QueryDict
 
-from annotation.labelling_forms import FormError, labels_from_form, version_from_form
+from annotation.labelling.forms import FormError, labels_from_form, version_from_form
 from tests.annotation.labelling.support import form_data, perception, tom
 
 

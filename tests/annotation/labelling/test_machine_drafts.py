@@ -7,9 +7,9 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation import labelling
-from annotation.drafts import JOB_KIND, DraftsDisabled, start_draft_job
-from annotation.models import MachineDraft
+from annotation.labelling import workflows as labelling
+from annotation.labelling.drafts import JOB_KIND, DraftsDisabled, start_draft_job
+from annotation.labelling.models import MachineDraft
 from tests.annotation.labelling.support import form_data, perception
 from tests.support.fake_chat_server import chat_reply, json_reply, running_chat_server
 from webapp.jobs import run_job

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotation.label_schema import DEFAULT_STRATEGIES
-from annotation.models import AnnotationProject, Strategy
+from annotation.labelling.models import AnnotationProject, Strategy
+from annotation.labelling.schema import DEFAULT_STRATEGIES
 
 
 def test_the_migration_seeds_the_nine_strategies_in_order(db: None) -> None:

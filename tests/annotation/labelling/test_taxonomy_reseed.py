@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management import call_command
 
-from annotation.models import AnnotationProject, Strategy
-from annotation.taxonomy import seed_default_taxonomy_if_empty
+from annotation.labelling.models import AnnotationProject, Strategy
+from annotation.labelling.taxonomy import seed_default_taxonomy_if_empty
 
 
 def test_flush_restores_the_default_taxonomy(transactional_db: None) -> None:

@@ -7,8 +7,8 @@ from typing import Any
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Item, Review, Take
-from annotation.reviews import submit_verdict
+from annotation.recording.models import Item, Review, Take
+from annotation.recording.reviews import submit_verdict
 from webapp.jobs import run_job
 from webapp.models import User
 

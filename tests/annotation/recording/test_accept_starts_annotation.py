@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from annotation.models import Annotation, Item, Review, Take
-from annotation.reviews import submit_verdict
+from annotation.labelling.models import Annotation
+from annotation.recording.models import Item, Review, Take
+from annotation.recording.reviews import submit_verdict
 from webapp.roles import Role
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotation.models import Item
-from annotation.reviews import submit_verdict
+from annotation.recording.models import Item
+from annotation.recording.reviews import submit_verdict
 from tests.annotation.recording.factories import make_item, record
 from webapp.models import User
 

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from django.urls import reverse
 
-from annotation.items import assign_items
-from annotation.models import Item
+from annotation.recording.items import assign_items
+from annotation.recording.models import Item
 from tests.annotation.recording.factories import make_item
 from webapp.models import User
 from webapp.roles import Role

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from annotation.assignment import ReviewerLoad, ScriptToAssign, balanced_assignment, pick_reviewers
+from annotation.recording.assignment import ReviewerLoad, ScriptToAssign, balanced_assignment, pick_reviewers
 
 
 def test_scripts_are_dealt_round_the_actors_scenario_by_scenario() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from annotation.item_import import ItemRow, parse_items
+from annotation.recording.item_import import ItemRow, parse_items
 
 HEADER = "external_id,text,scenario,target_emotion,emotion_variant,target_intensity,instructions,split\n"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.item_import import EMOTIONS, INTENSITIES, SCENARIOS, SPLITS
-from annotation.items import import_items
-from annotation.models import Emotion, Intensity, Item, Scenario, Split
+from annotation.recording.item_import import EMOTIONS, INTENSITIES, SCENARIOS, SPLITS
+from annotation.recording.items import import_items
+from annotation.recording.models import Emotion, Intensity, Item, Scenario, Split
 from tests.annotation.recording.factories import make_item
 
 HEADER = "external_id,text,scenario,target_emotion,target_intensity\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import Item
+from annotation.recording.models import Item
 
 CSV = b"external_id,text,scenario,target_emotion\nEE-1,Hello.,implicit,sad\nEE-2,Hi.,implicit,grumpy\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.models import Review, Take
+from annotation.recording.models import Review, Take
 from tests.annotation.recording.factories import make_item, record
 from webapp.models import User
 

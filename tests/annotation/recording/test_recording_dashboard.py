@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from annotation.models import Item
+from annotation.recording.models import Item
 from tests.annotation.recording.factories import decide, make_item, record
 from webapp.models import User
 

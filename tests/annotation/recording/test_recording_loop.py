@@ -7,8 +7,8 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from annotation.items import assign_items, import_items
-from annotation.models import Item, Take
+from annotation.recording.items import assign_items, import_items
+from annotation.recording.models import Item, Take
 from tests.annotation.recording.factories import analysed, decide, upload
 from webapp.models import User
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.recording_stats import acceptance_rate, verdict_agreement
+from annotation.recording.reports import acceptance_rate, verdict_agreement
 
 
 def test_kappa_of_verdicts_matches_the_hand_computation() -> None:

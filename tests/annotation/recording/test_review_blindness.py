@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Review, Take
-from annotation.reviews import submit_verdict
+from annotation.recording.models import Review, Take
+from annotation.recording.reviews import submit_verdict
 from tests.annotation.audio_corpus import encode
 from tests.annotation.recording.factories import analysed, first_review, make_item, upload
 from webapp.models import User

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from annotation.models import Item, Review, Take
-from annotation.takes import analyze_take, levels_against
+from annotation.recording.models import Item, Review, Take
+from annotation.recording.takes import analyze_take, levels_against
 from tests.annotation.recording.factories import analysed, make_item, record, upload
 from webapp.jobs import JobReporter
 from webapp.models import Job, JobStatus, User

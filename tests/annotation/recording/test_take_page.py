@@ -8,8 +8,8 @@ import re
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Take
-from annotation.reviews import submit_verdict
+from annotation.recording.models import Take
+from annotation.recording.reviews import submit_verdict
 from tests.annotation.recording.factories import first_review, make_item, record
 from webapp.models import User
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotation.models import Item, Take
+from annotation.recording.models import Item, Take
 from tests.annotation.audio_corpus import BadUpload, bad_uploads
 from tests.annotation.recording.factories import make_item, upload
 from webapp.jobs import JobNotRegistered, job_spec

@@ -12,8 +12,8 @@ import time
 
 from django.db import close_old_connections, connection, transaction
 
-from annotation.models import Item, Take
-from annotation.reviews import VerdictResult, submit_verdict
+from annotation.recording.models import Item, Take
+from annotation.recording.reviews import VerdictResult, submit_verdict
 from tests.annotation.recording.factories import decide, make_item, record
 from webapp.models import User
 

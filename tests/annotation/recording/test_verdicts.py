@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.models import Item, Review, Take
-from annotation.reviews import ReviewClosed, ReviewProblem, feedback_from, submit_verdict
+from annotation.recording.models import Item, Review, Take
+from annotation.recording.reviews import ReviewClosed, ReviewProblem, feedback_from, submit_verdict
 from tests.annotation.recording.factories import decide, first_review, make_item, record
 from webapp.models import User
 

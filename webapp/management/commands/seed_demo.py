@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from annotation.demo import seed_items, seed_users
-from annotation.demo_labels import seed_demo_labels
-from evaluation.demo_outputs import seed_demo_outputs
+from annotation.demo.labels import seed_demo_labels
+from annotation.demo.recording import seed_items, seed_users
+from evaluation.outputs.demo import seed_demo_outputs
 
 
 class Command(BaseCommand):

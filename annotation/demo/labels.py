@@ -1,0 +1,113 @@
+"""Demo labels: submitted annotations on the recorded demo items, gold on some, and two demo systems.
+
+Built with the same workflow functions people use (assign, open, submit, adjudicate, import), so
+the demo shows real agreement figures, a real adjudication queue and outputs ready to be judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.demo.recording import DEMO_ITEMS, RECORDED_IDS, DemoItem
+from annotation.gold.adjudication import adjudicate_item, current_gold
+from annotation.labelling.models import Annotation
+from annotation.labelling.schema import script_words
+from annotation.labelling.workflows import assign_annotators, open_annotation, submit_annotation
+from annotation.recording.models import Item
+from webapp.models import User
+
+POLARITY = {"happy": "positive", "surprise": "mixed", "neutral": "neutral"}
+STRATEGIES = {
+    "sad": (["emotional-validation", "reflection-of-feelings"], ["information"]),
+    "fear": (["reassurance", "emotional-validation"], ["self-disclosure"]),
+    "angry": (["emotional-validation", "restatement"], ["cognitive-reframing"]),
+    "happy": (["reflection-of-feelings", "questioning"], ["suggestions-guidance"]),
+}
+# How many recorded demo items get submitted annotations, and how many of those get gold.
+ANNOTATED, ADJUDICATED = 8, 4
+
+
+def demo_perception(demo: DemoItem, item: Item, *, annotator_index: int) -> dict[str, Any]:
+    """Return plausible perception labels; the third annotator hears the intensity differently."""
+    words = script_words(item.text)
+    intensity = demo.intensity
+    if annotator_index == 2:
+        intensity = {"low": "medium", "medium": "high", "high": "medium"}[demo.intensity]
+    perception: dict[str, Any] = {
+        "polarity": POLARITY.get(demo.emotion, "negative"),
+        "emotion": demo.emotion,
+        "emotion_variant": demo.variant,
+        "intensity": intensity,
+        "pitch": "high" if demo.pitch >= 60 else "low" if demo.pitch <= 40 else "normal",
+        "energy": "high" if demo.rate_wpm >= 200 else "low" if demo.rate_wpm <= 140 else "normal",
+        "rate": "high" if demo.rate_wpm >= 200 else "low" if demo.rate_wpm <= 140 else "normal",
+        "stressed_words": words[:1],
+        "intonation": "falling",
+        "prosody_caption": demo.instructions,
+        "situation": f"The speaker says: {item.text}",
+        "modality_conflict": demo.scenario == "modality-conflict",
+        "conflict_kind": "sarcasm" if demo.scenario == "modality-conflict" else "",
+        "emotion_segments": [],
+    }
+    if demo.scenario == "emotion-shift" and item.recording is not None:
+        middle = round(item.recording.duration_seconds / 2, 2)
+        half = len(words) // 2
+        perception["emotion_segments"] = [
+            {"start": 0.0, "end": middle, "emotion": "happy", "words": " ".join(words[:half])},
+            {
+                "start": middle,
+                "end": item.recording.duration_seconds,
+                "emotion": demo.emotion,
+                "words": " ".join(words[half:]),
+            },
+        ]
+    return perception
+
+
+def demo_tom(demo: DemoItem) -> dict[str, Any]:
+    """Return plausible Theory-of-Mind labels for the item's emotion."""
+    recommended, avoid = STRATEGIES.get(demo.emotion, (["emotional-validation"], ["information"]))
+    return {
+        "context": f"The speaker feels {demo.variant or demo.emotion} about what happened.",
+        "latent_need": "To feel heard before anything else.",
+        "core_demand": "Acknowledge the feeling; do not rush to fix it.",
+        "recommended_strategies": recommended,
+        "not_recommended_strategies": avoid,
+        "constraints": ["premature problem-solving"],
+    }
+
+
+def seed_demo_labels() -> int:
+    """Annotate and adjudicate the first recorded demo items; return how many items have gold."""
+    lead = User.objects.get(username="lead")
+    recorded = [demo for demo in DEMO_ITEMS if demo.external_id in RECORDED_IDS]
+    for position, demo in enumerate(recorded):
+        item = Item.objects.select_related("recording").get(external_id=demo.external_id)
+        assign_annotators(item)
+        if position >= ANNOTATED:
+            continue  # left for the demo annotators to label themselves
+        annotations = (
+            Annotation.objects.filter(item=item).select_related("annotator").order_by("annotator__username")
+        )
+        for index, annotation in enumerate(annotations):
+            if annotation.status == Annotation.Status.SUBMITTED:
+                continue
+            opened = open_annotation(annotation)
+            submit_annotation(
+                opened.pk,
+                user=annotation.annotator,
+                perception=demo_perception(demo, item, annotator_index=index),
+                tom=demo_tom(demo),
+                expected_version=opened.version,
+            )
+        if position < ADJUDICATED and current_gold(item) is None:
+            adjudicate_item(
+                item.pk,
+                lead=lead,
+                perception=demo_perception(demo, item, annotator_index=0),
+                tom=demo_tom(demo),
+                expected_gold_version=0,
+                reference_response="That sounds really hard. It makes sense you feel this way; I'm here to listen.",
+                note="Demo gold",
+            )
+    return Item.objects.filter(external_id__startswith="DEMO-", state=Item.State.GOLD).count()

@@ -1,0 +1,282 @@
+"""Inter-annotator agreement per label field, and each annotator's agreement with gold and peers.
+
+A thin layer over webapp.lib.stats: it turns label documents into the units x raters tables and
+label sets those functions take. Levels follow the fields: nominal alpha for names (polarity,
+emotion, intonation, the conflict flag), ordinal alpha for ordered scales (intensity and the
+low/normal/high prosody levels, mapped to their rank), MASI and Jaccard for label sets (stressed
+words, recommended and not-recommended strategies). The pure functions take plain records;
+`load_agreement_report` reads them from the database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from annotation.labelling.comparison import Labels
+from annotation.labelling.schema import NOMINAL_FIELDS, ORDINAL_SCALES
+from webapp.lib.stats import (
+    SetSimilarity,
+    agreement_with_gold,
+    krippendorff_alpha,
+    masi,
+    mean_pairwise_set_agreement,
+)
+
+CATEGORICAL_FIELDS: tuple[tuple[str, str, str], ...] = (
+    *((name, "nominal", name.replace("_", " ").capitalize()) for name in NOMINAL_FIELDS),
+    ("modality_conflict", "nominal", "Text-voice conflict"),
+    *((name, "ordinal", name.capitalize()) for name in ORDINAL_SCALES),
+)
+SET_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("perception", "stressed_words", "Stressed words"),
+    ("tom", "recommended_strategies", "Recommended strategies"),
+    ("tom", "not_recommended_strategies", "Not-recommended strategies"),
+)
+
+SET_MEASURES: tuple[SetSimilarity, ...] = ("masi", "jaccard")
+
+
+@dataclass(frozen=True)
+class AnnotatorLabels:
+    item: str
+    annotator: str
+    perception: Mapping[str, Any]
+    tom: Mapping[str, Any]
+    submitted_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class FieldAgreement:
+    field: str
+    label: str
+    measure: str  # "alpha (nominal)", "alpha (ordinal)", "MASI", "Jaccard"
+    value: float | None  # None when undefined; `note` says why
+    n_items: int  # items with two or more annotations of the field
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AnnotatorAgreement:
+    annotator: str
+    n_submitted: int
+    n_with_gold: int
+    with_gold: float | None  # mean exact agreement with gold over the categorical fields
+    sets_with_gold: float | None  # mean MASI with gold over the set fields
+    with_peers: float | None  # mean exact agreement with co-annotators over the categorical fields
+    per_field: dict[str, float | None]  # field -> agreement with gold
+
+
+@dataclass(frozen=True)
+class DriftPoint:
+    annotator: str
+    week: date  # the Monday of the week the annotations were submitted
+    with_gold: float
+    n_items: int
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    n_items: int
+    n_annotations: int
+    n_gold: int
+    fields: list[FieldAgreement]
+    annotators: list[AnnotatorAgreement]
+    drift: list[DriftPoint]
+
+
+def categorical_value(labels: AnnotatorLabels | Labels, field: str) -> Hashable | None:
+    """Return a categorical field's value as alpha needs it: the rank on ordinal scales, None when empty."""
+    value = labels.perception.get(field)
+    if value is None or value == "":
+        return None
+    if field in ORDINAL_SCALES:
+        scale = ORDINAL_SCALES[field]
+        return scale.index(value) if value in scale else None
+    return value
+
+
+def _units(records: Sequence[AnnotatorLabels]) -> dict[str, list[AnnotatorLabels]]:
+    by_item: dict[str, list[AnnotatorLabels]] = defaultdict(list)
+    for record in records:
+        by_item[record.item].append(record)
+    return by_item
+
+
+def field_agreements(records: Sequence[AnnotatorLabels]) -> list[FieldAgreement]:
+    """Return alpha for every categorical field and MASI and Jaccard for every set field."""
+    units = list(_units(records).values())
+    results = []
+    for name, level, label in CATEGORICAL_FIELDS:
+        table = [[categorical_value(record, name) for record in unit] for unit in units]
+        rated_twice = sum(1 for row in table if sum(value is not None for value in row) >= 2)
+        value: float | None = None
+        note = ""
+        if rated_twice == 0:
+            note = "no item has two annotations yet"
+        else:
+            try:
+                value = krippendorff_alpha(table, "ordinal" if level == "ordinal" else "nominal")
+            except ValueError:
+                note = "every annotation gives the same value: alpha is undefined"
+        results.append(FieldAgreement(name, label, f"alpha ({level})", value, rated_twice, note))
+    for section, name, label in SET_FIELDS:
+        sets = [[_label_set(record, section, name) for record in unit] for unit in units]
+        rated_twice = sum(1 for unit in sets if len(unit) >= 2)
+        for measure in SET_MEASURES:
+            set_value = mean_pairwise_set_agreement(sets, measure) if rated_twice else None
+            results.append(
+                FieldAgreement(
+                    name,
+                    label,
+                    "MASI" if measure == "masi" else "Jaccard",
+                    set_value,
+                    rated_twice,
+                    "" if rated_twice else "no item has two annotations yet",
+                )
+            )
+    return results
+
+
+def _label_set(labels: AnnotatorLabels | Labels, section: str, field: str) -> frozenset[str]:
+    document = labels.perception if section == "perception" else labels.tom
+    return frozenset(document.get(field) or [])
+
+
+def annotator_agreements(
+    records: Sequence[AnnotatorLabels], gold: Mapping[str, Labels]
+) -> list[AnnotatorAgreement]:
+    """Return each annotator's agreement with the gold references and with their co-annotators."""
+    by_annotator: dict[str, dict[str, AnnotatorLabels]] = defaultdict(dict)
+    for record in records:
+        by_annotator[record.annotator][record.item] = record
+
+    per_field: dict[str, dict[str, float | None]] = defaultdict(dict)
+    for name, _, _ in CATEGORICAL_FIELDS:
+        # An empty field is "not labelled", never agreement: leave it out on either side.
+        values = {
+            annotator: {
+                item: value
+                for item, record in labels.items()
+                if (value := categorical_value(record, name)) is not None
+            }
+            for annotator, labels in by_annotator.items()
+        }
+        gold_values = {
+            item: value
+            for item, labels in gold.items()
+            if (value := categorical_value(labels, name)) is not None
+        }
+        for annotator, result in agreement_with_gold(values, gold_values).items():
+            per_field[annotator][name] = None if math.isnan(result.agreement) else result.agreement
+    for section, name, _ in SET_FIELDS:
+        set_values = {
+            annotator: {item: _label_set(record, section, name) for item, record in labels.items()}
+            for annotator, labels in by_annotator.items()
+        }
+        gold_sets = {item: _label_set(labels, section, name) for item, labels in gold.items()}
+        for annotator, result in agreement_with_gold(set_values, gold_sets, masi).items():
+            per_field[annotator][name] = None if math.isnan(result.agreement) else result.agreement
+
+    peers = _peer_agreement(records)
+    categorical_names = [name for name, _, _ in CATEGORICAL_FIELDS]
+    set_names = [name for _, name, _ in SET_FIELDS]
+    return [
+        AnnotatorAgreement(
+            annotator=annotator,
+            n_submitted=len(labels),
+            n_with_gold=sum(1 for item in labels if item in gold),
+            with_gold=_mean([per_field[annotator][name] for name in categorical_names]),
+            sets_with_gold=_mean([per_field[annotator][name] for name in set_names]),
+            with_peers=peers.get(annotator),
+            per_field=dict(per_field[annotator]),
+        )
+        for annotator, labels in sorted(by_annotator.items())
+    ]
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return float(np.mean(present)) if present else None
+
+
+def _peer_agreement(records: Sequence[AnnotatorLabels]) -> dict[str, float]:
+    """Return each annotator's share of categorical fields equal to a co-annotator's, over all pairs."""
+    matches: dict[str, list[float]] = defaultdict(list)
+    for unit in _units(records).values():
+        for a, b in combinations(unit, 2):
+            for name, _, _ in CATEGORICAL_FIELDS:
+                left, right = categorical_value(a, name), categorical_value(b, name)
+                if left is None or right is None:
+                    continue
+                matches[a.annotator].append(float(left == right))
+                matches[b.annotator].append(float(left == right))
+    return {annotator: float(np.mean(values)) for annotator, values in matches.items()}
+
+
+def drift_by_week(records: Sequence[AnnotatorLabels], gold: Mapping[str, Labels]) -> list[DriftPoint]:
+    """Return each annotator's categorical agreement with gold per week of submission."""
+    buckets: dict[tuple[str, date], list[float]] = defaultdict(list)
+    items: dict[tuple[str, date], set[str]] = defaultdict(set)
+    for record in records:
+        reference = gold.get(record.item)
+        if reference is None or record.submitted_at is None:
+            continue
+        day = record.submitted_at.date()
+        week = day - timedelta(days=day.weekday())
+        for name, _, _ in CATEGORICAL_FIELDS:
+            value, expected = categorical_value(record, name), categorical_value(reference, name)
+            if value is not None and expected is not None:
+                buckets[(record.annotator, week)].append(float(value == expected))
+                items[(record.annotator, week)].add(record.item)
+    return [
+        DriftPoint(annotator, week, float(np.mean(values)), len(items[(annotator, week)]))
+        for (annotator, week), values in sorted(buckets.items())
+    ]
+
+
+def agreement_report(records: Sequence[AnnotatorLabels], gold: Mapping[str, Labels]) -> AgreementReport:
+    """Return every figure of the agreement dashboard for these annotations and gold references."""
+    return AgreementReport(
+        n_items=len({record.item for record in records}),
+        n_annotations=len(records),
+        n_gold=len(gold),
+        fields=field_agreements(records),
+        annotators=annotator_agreements(records, gold),
+        drift=drift_by_week(records, gold),
+    )
+
+
+def load_agreement_report(scenario: str | None = None) -> AgreementReport:
+    """Return the agreement report over submitted annotations (of one scenario, if given)."""
+    # Imported here so the statistics above stay importable without Django, like webapp.lib.stats.
+    from annotation.gold.models import GoldReference
+    from annotation.labelling.models import Annotation
+
+    annotations = Annotation.objects.filter(status=Annotation.Status.SUBMITTED)
+    golds = GoldReference.objects.filter(is_current=True)
+    if scenario:
+        annotations = annotations.filter(item__scenario=scenario)
+        golds = golds.filter(item__scenario=scenario)
+    records = [
+        AnnotatorLabels(
+            item=str(row["item_id"]),
+            annotator=row["annotator__username"],
+            perception=row["perception"],
+            tom=row["tom"],
+            submitted_at=row["submitted_at"],
+        )
+        for row in annotations.values("item_id", "annotator__username", "perception", "tom", "submitted_at")
+    ]
+    gold = {
+        str(row["item_id"]): Labels(row["perception"], row["tom"])
+        for row in golds.values("item_id", "perception", "tom")
+    }
+    return agreement_report(records, gold)

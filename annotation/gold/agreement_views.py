@@ -1,0 +1,61 @@
+"""The agreement dashboard: per-field agreement and each annotator's agreement with gold and peers."""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+
+from annotation.gold.agreement import load_agreement_report
+from annotation.recording.models import Scenario
+from webapp.http import StudioRequest
+from webapp.roles import Role, has_role, role_required
+
+
+@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+def agreement_dashboard(request: StudioRequest) -> HttpResponse:
+    """Numbers and charts, optionally for one scenario, so a lead can spot an annotator who drifts."""
+    scenario = request.GET.get("scenario", "")
+    scenario = scenario if scenario in Scenario.values else ""
+    report = load_agreement_report(scenario or None)
+    alpha_fields = [row for row in report.fields if row.measure.startswith("alpha")]
+    set_fields = [row for row in report.fields if not row.measure.startswith("alpha")]
+    chart_data = {
+        "alpha": {
+            "labels": [row.label for row in alpha_fields],
+            "values": [row.value for row in alpha_fields],
+        },
+        "sets": {
+            "labels": sorted({row.label for row in set_fields}, key=[r.label for r in set_fields].index),
+            "masi": [row.value for row in set_fields if row.measure == "MASI"],
+            "jaccard": [row.value for row in set_fields if row.measure == "Jaccard"],
+        },
+        "annotators": {
+            "labels": [row.annotator for row in report.annotators],
+            "with_gold": [row.with_gold for row in report.annotators],
+            "sets_with_gold": [row.sets_with_gold for row in report.annotators],
+            "with_peers": [row.with_peers for row in report.annotators],
+        },
+        "drift": [
+            {"annotator": point.annotator, "week": point.week.isoformat(), "value": point.with_gold}
+            for point in report.drift
+        ],
+    }
+    per_field_names = [row.field for row in alpha_fields] + [
+        row.field for row in set_fields if row.measure == "MASI"
+    ]
+    labels = {row.field: row.label for row in report.fields}
+    return render(
+        request,
+        "annotation/labelling/agreement.html",
+        {
+            "report": report,
+            "scenario": scenario,
+            "is_lead": has_role(request.user, Role.LEAD_ANNOTATOR),
+            "scenarios": Scenario.choices,
+            "chart_data": chart_data,
+            "per_field_headers": [labels[name] for name in per_field_names],
+            "annotator_rows": [
+                (row, [row.per_field.get(name) for name in per_field_names]) for row in report.annotators
+            ],
+        },
+    )

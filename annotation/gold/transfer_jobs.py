@@ -1,0 +1,121 @@
+"""Gold export and import as jobs on the `default` queue, for the gold page (the commands call gold_io).
+
+An export job writes the export folder (gold.jsonl + audio/, data/*.parquet + README.md) into a
+zip archive in media storage; the gold page offers it for download. An import job reads an
+uploaded archive (or a bare .jsonl / .parquet file) and imports it all or nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from annotation.gold.transfer import GoldImportError, export_gold, import_gold
+from webapp.jobs import JobReporter, start_job
+from webapp.models import Job, JobStatus, User
+
+EXPORT_KIND = "export_gold"
+IMPORT_KIND = "import_gold"
+UPLOAD_SUFFIXES = (".zip", ".jsonl", ".parquet")
+MAX_ARCHIVE_MEMBERS = 200_000
+
+
+class UploadRefused(ValueError):
+    """The uploaded file cannot be an export (its message says why)."""
+
+
+def start_export(*, started_by: User, scenario: str = "", split: str = "") -> Job:
+    """Queue an export of the current gold references (optionally of one scenario or split)."""
+    return start_job(EXPORT_KIND, started_by=started_by, parameters={"scenario": scenario, "split": split})
+
+
+def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
+    """Write the export into a zip archive in media storage; the result names its key."""
+    reporter.progress(0.0, "Exporting gold references", force=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch) / "export"
+        summary = export_gold(
+            folder,
+            scenario=job.parameters.get("scenario") or None,
+            split=job.parameters.get("split") or None,
+            on_row=lambda done, total: reporter.progress(
+                0.9 * done / max(1, total), f"{done} of {total} rows"
+            ),
+        )
+        archive = Path(scratch) / "export.zip"
+        with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    zipped.write(path, path.relative_to(folder).as_posix())
+        reporter.progress(0.95, "Storing the archive")
+        key = default_storage.save(f"exports/gold/{uuid.uuid4().hex}.zip", ContentFile(archive.read_bytes()))
+    return {"rows": summary.rows, "key": key}
+
+
+def start_import(*, started_by: User, name: str, data: bytes) -> Job:
+    """Store an uploaded export and queue its import; refuse files that cannot be one."""
+    suffix = PurePosixPath(name.lower()).suffix
+    if suffix not in UPLOAD_SUFFIXES:
+        raise UploadRefused(f"Upload a .zip of an export folder, a .jsonl or a .parquet file (got {name!r}).")
+    if not data:
+        raise UploadRefused("The file is empty.")
+    key = default_storage.save(f"imports/gold/{uuid.uuid4().hex}{suffix}", ContentFile(data))
+    return start_job(IMPORT_KIND, started_by=started_by, parameters={"key": key, "name": name})
+
+
+def run_import(job: Job, reporter: JobReporter) -> dict[str, Any]:
+    """Import the uploaded file; every problem is listed in the job's error when nothing was imported."""
+    if job.started_by is None:
+        raise ValueError("an import needs the user who started it (they stand in as the actor of new audio)")
+    key = str(job.parameters["key"])
+    reporter.progress(0.0, "Reading the upload", force=True)
+    with tempfile.TemporaryDirectory() as scratch, default_storage.open(key, "rb") as handle:
+        upload = Path(scratch) / PurePosixPath(key).name
+        upload.write_bytes(handle.read())
+        target = _unpacked(upload, Path(scratch) / "export") if upload.suffix == ".zip" else upload
+        reporter.progress(0.2, "Checking and importing rows")
+        try:
+            summary = import_gold(target, imported_by=job.started_by)
+        except GoldImportError as error:
+            for problem in error.problems[:200]:
+                reporter.log(str(problem))
+            raise
+    return {
+        "rows": summary.rows,
+        "items_created": summary.items_created,
+        "gold_created": summary.gold_created,
+        "annotations_imported": summary.annotations_imported,
+        "annotations_skipped": summary.annotations_skipped,
+        "unknown_annotators": sorted(summary.unknown_annotators),
+    }
+
+
+def _unpacked(archive: Path, folder: Path) -> Path:
+    """Extract an export archive, refusing members that would land outside the folder."""
+    folder.mkdir()
+    with zipfile.ZipFile(archive) as zipped:
+        members = zipped.infolist()
+        if len(members) > MAX_ARCHIVE_MEMBERS:
+            raise ValueError(
+                f"the archive holds {len(members)} files; an export has at most {MAX_ARCHIVE_MEMBERS}"
+            )
+        for member in members:
+            destination = (folder / member.filename).resolve()
+            if folder.resolve() not in destination.parents:
+                raise ValueError(f"archive member {member.filename!r} points outside the export folder")
+        zipped.extractall(folder)
+    return folder
+
+
+def archive_of(job: Job) -> str | None:
+    """Return the storage key of a finished export job's archive, if it still exists."""
+    if job.kind != EXPORT_KIND or job.status != JobStatus.SUCCEEDED or not job.result:
+        return None
+    key = job.result.get("key")
+    return key if isinstance(key, str) and default_storage.exists(key) else None

@@ -1,0 +1,91 @@
+"""The gold page: export the gold references as a downloadable archive, import an export."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from django.contrib import messages
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Scenario, Split
+from webapp.http import StudioRequest
+from webapp.models import Job
+from webapp.roles import Role, role_required
+
+RECENT_JOBS = 10
+
+
+@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@never_cache
+def gold_page(request: StudioRequest) -> HttpResponse:
+    """Export and import forms and the latest transfers; htmx refreshes the list while jobs run."""
+    jobs = list(
+        Job.objects.filter(kind__in=[gold_transfer.EXPORT_KIND, gold_transfer.IMPORT_KIND])
+        .select_related("started_by")
+        .order_by("-created_at")[:RECENT_JOBS]
+    )
+    context = {
+        "jobs": [(job, gold_transfer.archive_of(job)) for job in jobs],
+        "running": any(not job.is_finished for job in jobs),
+        "gold_count": GoldReference.objects.filter(is_current=True).count(),
+        "scenarios": Scenario.choices,
+        "splits": Split.choices,
+    }
+    template = (
+        "annotation/labelling/gold.html#transfers" if request.htmx else "annotation/labelling/gold.html"
+    )
+    return render(request, template, context)
+
+
+@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@require_POST
+def start_export(request: StudioRequest) -> HttpResponse:
+    """Queue an export job."""
+    scenario = request.POST.get("scenario", "")
+    split = request.POST.get("split", "")
+    job = gold_transfer.start_export(
+        started_by=request.user,
+        scenario=scenario if scenario in Scenario.values else "",
+        split=split if split in Split.values else "",
+    )
+    messages.success(request, f"Export #{job.pk} queued.")
+    return redirect("annotation:gold")
+
+
+@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@require_POST
+def start_import(request: StudioRequest) -> HttpResponse:
+    """Store the uploaded export and queue its import."""
+    upload = request.FILES.get("export")
+    if upload is None:
+        messages.error(request, "Choose a file to import.")
+        return redirect("annotation:gold")
+    try:
+        job = gold_transfer.start_import(started_by=request.user, name=upload.name or "", data=upload.read())
+    except gold_transfer.UploadRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, f"Import #{job.pk} queued.")
+    return redirect("annotation:gold")
+
+
+@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
+    """Send a finished export's archive."""
+    job = get_object_or_404(Job, pk=job_id, kind=gold_transfer.EXPORT_KIND)
+    key = gold_transfer.archive_of(job)
+    if key is None:
+        raise Http404("This export has no archive (it failed, or is not finished yet).")
+    stamp = timezone.localtime(job.finished_at or job.created_at).strftime("%Y%m%d-%H%M")
+    response = FileResponse(
+        default_storage.open(key, "rb"), as_attachment=True, filename=f"echoeval-gold-{stamp}.zip"
+    )
+    # Streamed (an archive carries all the audio); role_required passes any response through untouched.
+    return cast(HttpResponse, response)

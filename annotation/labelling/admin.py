@@ -1,0 +1,159 @@
+"""Django admin for the labelling side: the strategy taxonomy, projects, annotations, drafts and gold.
+
+Admins manage the strategy taxonomy here (rename, reorder, retire with "active"); labels refer to
+strategies by slug, so a slug is fixed once used and retiring hides a strategy from new work
+without touching existing labels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import (
+    Annotation,
+    AnnotationProject,
+    AnnotationRevision,
+    MachineDraft,
+    Strategy,
+)
+from annotation.recording.models import Scenario, Split
+from webapp.models import User
+from webapp.roles import Role, has_role
+
+
+class StudioAdminAccess:
+    """Let holders of the admin role manage these models, as superusers can.
+
+    Studio admins are staff through their role, not through per-model Django permissions.
+    """
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return has_role(request.user, Role.ADMIN)
+
+
+@admin.register(Strategy)
+class StrategyAdmin(StudioAdminAccess, admin.ModelAdmin):
+    list_display = ("name", "slug", "position", "active")
+    list_editable = ("position", "active")
+    list_filter = ("active",)
+    search_fields = ("name", "slug", "description")
+    prepopulated_fields = {"slug": ("name",)}
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Strategy | None = None) -> tuple[str, ...]:
+        # Labels store the slug: changing it later would orphan every label that used it.
+        return ("slug",) if obj is not None else ()
+
+    def get_prepopulated_fields(self, request: HttpRequest, obj: Strategy | None = None) -> dict[str, Any]:
+        return {} if obj is not None else dict(self.prepopulated_fields)
+
+
+class AnnotationProjectForm(forms.ModelForm):
+    splits = forms.MultipleChoiceField(
+        choices=Split.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: all",
+    )
+    scenarios = forms.MultipleChoiceField(
+        choices=Scenario.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None ticked: all",
+    )
+
+    class Meta:
+        model = AnnotationProject
+        fields = [
+            "name",
+            "description",
+            "annotators_per_item",
+            "splits",
+            "scenarios",
+            "annotators",
+            "priority",
+            "active",
+        ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        annotators = self.fields["annotators"]
+        assert isinstance(annotators, forms.ModelMultipleChoiceField)
+        annotators.queryset = User.objects.filter(groups__name=Role.ANNOTATOR.label).distinct()
+
+
+@admin.register(AnnotationProject)
+class AnnotationProjectAdmin(StudioAdminAccess, admin.ModelAdmin):
+    form = AnnotationProjectForm
+    list_display = ("name", "annotators_per_item", "splits", "scenarios", "priority", "active")
+    list_editable = ("annotators_per_item", "priority", "active")
+    filter_horizontal = ("annotators",)
+
+
+class RevisionInline(StudioAdminAccess, admin.TabularInline):
+    model = AnnotationRevision
+    extra = 0
+    can_delete = False
+    max_num = 0  # revisions are written by submitting, never by hand
+    readonly_fields = ("version", "perception", "tom", "saved_at")
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(StudioAdminAccess, admin.ModelAdmin):
+    list_display = ("item", "annotator", "status", "version", "updated_at", "submitted_at")
+    list_filter = ("status", "item__scenario")
+    search_fields = ("item__external_id", "annotator__username")
+    raw_id_fields = ("item", "annotator", "machine_draft")
+    readonly_fields = ("version", "changed_from_draft", "suggestions", "assigned_at", "updated_at")
+    list_select_related = ("item", "annotator")
+    inlines = (RevisionInline,)
+
+
+@admin.register(MachineDraft)
+class MachineDraftAdmin(StudioAdminAccess, admin.ModelAdmin):
+    list_display = ("item", "model_name", "prompt_version", "created_at", "error")
+    search_fields = ("item__external_id", "error")
+    raw_id_fields = ("item",)
+    list_select_related = ("item",)
+
+
+@admin.register(GoldReference)
+class GoldReferenceAdmin(StudioAdminAccess, admin.ModelAdmin):
+    """Gold is made by adjudication or import and kept as history: viewable, never added or deleted here."""
+
+    list_display = (
+        "item",
+        "version",
+        "is_current",
+        "adjudicated_by",
+        "fast_tracked",
+        "imported",
+        "created_at",
+    )
+    list_filter = ("is_current", "fast_tracked", "imported", "item__scenario")
+    search_fields = ("item__external_id",)
+    raw_id_fields = ("item", "adjudicated_by")
+    readonly_fields = ("source_annotations", "created_at")
+    list_select_related = ("item", "adjudicated_by")
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

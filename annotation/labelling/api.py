@@ -1,0 +1,149 @@
+"""The labelling API: an annotator's own annotations, autosave with a version check, and submit.
+
+Every query is filtered by the requesting annotator, so no response ever carries another
+annotator's labels; an annotation that is not yours answers 404, as if it did not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.labelling import workflows as labelling
+from annotation.labelling.models import Annotation
+from webapp.models import User
+from webapp.roles import HasRole, Role
+
+
+class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
+    item = serializers.CharField(source="item.external_id", read_only=True)
+    text = serializers.CharField(source="item.text", read_only=True)
+    scenario = serializers.CharField(source="item.scenario", read_only=True)
+
+    class Meta:
+        model = Annotation
+        fields = [
+            "id",
+            "item",
+            "text",
+            "scenario",
+            "status",
+            "version",
+            "perception",
+            "tom",
+            "changed_from_draft",
+            "updated_at",
+            "submitted_at",
+        ]
+        read_only_fields = fields
+
+
+class LabelsSerializer(serializers.Serializer[Any]):
+    version = serializers.IntegerField(min_value=0, help_text="The version these labels were edited from")
+    perception = serializers.DictField(help_text="A perception document (annotation.labelling.schema)")
+    tom = serializers.DictField(help_text="A Theory-of-Mind document (annotation.labelling.schema)")
+
+
+class LabelErrorSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField()
+    current_version = serializers.IntegerField(required=False)
+    problems = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+def _user(request: Request) -> User:
+    # HasRole has admitted only authenticated users with the annotator role.
+    return cast(User, request.user)
+
+
+def _own(request: Request, pk: int) -> Annotation:
+    return get_object_or_404(Annotation.objects.select_related("item"), pk=pk, annotator=_user(request))
+
+
+def _refusal(error: labelling.LabellingError) -> Response:
+    if isinstance(error, labelling.StaleAnnotation):
+        body: dict[str, Any] = {"detail": str(error), "current_version": error.current_version}
+        return Response(body, status=status.HTTP_409_CONFLICT)
+    if isinstance(error, labelling.InvalidLabels):
+        problems = [{"field": problem.field, "message": problem.message} for problem in error.problems]
+        return Response({"detail": str(error), "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+    return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+
+
+def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Response:
+    """Run save_draft or submit_annotation on one of my annotations with the posted labels."""
+    annotation = _own(request, pk)
+    labels = LabelsSerializer(data=request.data)
+    labels.is_valid(raise_exception=True)
+    try:
+        changed = action(
+            annotation.pk,
+            user=_user(request),
+            perception=labels.validated_data["perception"],
+            tom=labels.validated_data["tom"],
+            expected_version=labels.validated_data["version"],
+        )
+    except labelling.LabellingError as error:
+        return _refusal(error)
+    return Response(AnnotationSerializer(changed).data)
+
+
+class AnnotationList(ListAPIView[Annotation]):
+    """My annotations (never anyone else's), newest assignment first."""
+
+    permission_classes = [HasRole]
+    required_roles = (Role.ANNOTATOR,)
+    serializer_class = AnnotationSerializer
+
+    def get_queryset(self) -> Any:
+        return Annotation.objects.filter(annotator=_user(self.request)).select_related("item").order_by("-pk")
+
+
+class AnnotationDetail(APIView):
+    """One of my annotations: read it, or autosave new labels over the version I edited."""
+
+    permission_classes = [HasRole]
+    required_roles = (Role.ANNOTATOR,)
+
+    @extend_schema(summary="Read one of my annotations", responses={200: AnnotationSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(AnnotationSerializer(_own(request, pk)).data)
+
+    @extend_schema(
+        summary="Autosave my labels",
+        description="Refused with 409 when the annotation was saved from elsewhere since `version`.",
+        request=LabelsSerializer,
+        responses={
+            200: AnnotationSerializer,
+            400: OpenApiResponse(LabelErrorSerializer, description="A value outside the label vocabularies"),
+            409: OpenApiResponse(LabelErrorSerializer, description="Stale version, or already submitted"),
+        },
+    )
+    def put(self, request: Request, pk: int) -> Response:
+        return _apply(request, pk, labelling.save_draft)
+
+
+class AnnotationSubmit(APIView):
+    """Submit my complete labels (a revision is kept)."""
+
+    permission_classes = [HasRole]
+    required_roles = (Role.ANNOTATOR,)
+
+    @extend_schema(
+        summary="Submit my labels",
+        request=LabelsSerializer,
+        responses={
+            200: AnnotationSerializer,
+            400: OpenApiResponse(LabelErrorSerializer, description="Incomplete or invalid labels"),
+            409: OpenApiResponse(LabelErrorSerializer, description="Stale version, or already submitted"),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        return _apply(request, pk, labelling.submit_annotation)

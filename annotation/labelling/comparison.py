@@ -1,0 +1,191 @@
+"""Compare several annotators' labels of one item field by field, and propose a gold reference.
+
+The adjudication page shows these comparisons side by side; agreed fields come pre-filled and
+disagreements are highlighted. A field is agreed when every annotator gave the same value:
+categorical fields exactly, free text after collapsing whitespace and case, sets as sets, and
+emotion segments when they name the same emotions in the same order (their boundaries always
+differ by a few milliseconds, so times are not compared).
+
+The proposal is what the lead starts from (and what a fast-track saves): a strict-majority value
+for categorical fields (empty on a tie, so the lead must choose), the labels chosen by a strict
+majority for sets, and for free text and segments the value of the "medoid" annotation, the one
+agreeing most with the others.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from annotation.labelling.schema import (
+    PERCEPTION_CATEGORICAL_FIELDS,
+    normalise_perception,
+    normalise_tom,
+)
+from webapp.lib.stats import masi
+
+Section = Literal["perception", "tom"]
+FieldKind = Literal["categorical", "flag", "text", "set", "segments"]
+
+
+@dataclass(frozen=True)
+class Labels:
+    perception: Mapping[str, Any]
+    tom: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    section: Section
+    name: str
+    kind: FieldKind
+    label: str
+
+    @property
+    def path(self) -> str:
+        return f"{self.section}.{self.name}"
+
+
+# Every field of both documents, in the order the workbench and the adjudication page show them.
+FIELD_SPECS: tuple[FieldSpec, ...] = (
+    FieldSpec("perception", "polarity", "categorical", "Polarity"),
+    FieldSpec("perception", "emotion", "categorical", "Primary emotion"),
+    FieldSpec("perception", "emotion_variant", "text", "Fine-grained variant"),
+    FieldSpec("perception", "intensity", "categorical", "Intensity"),
+    FieldSpec("perception", "pitch", "categorical", "Pitch"),
+    FieldSpec("perception", "energy", "categorical", "Energy"),
+    FieldSpec("perception", "rate", "categorical", "Speaking rate"),
+    FieldSpec("perception", "intonation", "categorical", "Intonation"),
+    FieldSpec("perception", "stressed_words", "set", "Stressed words"),
+    FieldSpec("perception", "prosody_caption", "text", "Prosody caption"),
+    FieldSpec("perception", "situation", "text", "Situation"),
+    FieldSpec("perception", "modality_conflict", "flag", "Text and voice conflict"),
+    FieldSpec("perception", "conflict_kind", "categorical", "Kind of conflict"),
+    FieldSpec("perception", "emotion_segments", "segments", "Emotion segments"),
+    FieldSpec("tom", "context", "text", "Context understanding"),
+    FieldSpec("tom", "latent_need", "text", "Latent need"),
+    FieldSpec("tom", "core_demand", "text", "Core demand"),
+    FieldSpec("tom", "recommended_strategies", "set", "Recommended strategies"),
+    FieldSpec("tom", "not_recommended_strategies", "set", "Not-recommended strategies"),
+    FieldSpec("tom", "constraints", "set", "Constraints (styles to avoid)"),
+)
+# "All categorical fields agree" (fast-track) covers the labelled categories and the conflict flag.
+FAST_TRACK_FIELDS = (*PERCEPTION_CATEGORICAL_FIELDS, "modality_conflict", "conflict_kind")
+
+
+@dataclass(frozen=True)
+class FieldComparison:
+    spec: FieldSpec
+    values: tuple[Any, ...]  # one per annotation, in the order given
+    agreed: bool
+    proposal: Any
+
+    @property
+    def path(self) -> str:
+        return self.spec.path
+
+
+def compare_labels(labels: Sequence[Labels], script_words: Sequence[str] = ()) -> list[FieldComparison]:
+    """Return one comparison per field of `labels` (two or more annotations of one item).
+
+    `script_words` orders the proposed stressed words as they occur in the script.
+    """
+    if not labels:
+        raise ValueError("nothing to compare: no annotations")
+    documents = [
+        {"perception": normalise_perception(entry.perception), "tom": normalise_tom(entry.tom)}
+        for entry in labels
+    ]
+    medoid = documents[_medoid_index(documents)]
+    comparisons = []
+    for spec in FIELD_SPECS:
+        values = tuple(document[spec.section][spec.name] for document in documents)
+        comparisons.append(
+            FieldComparison(
+                spec=spec,
+                values=values,
+                agreed=_agreed(spec.kind, values),
+                proposal=_proposal(spec, values, medoid[spec.section][spec.name], script_words),
+            )
+        )
+    return comparisons
+
+
+def categorical_fields_agree(comparisons: Sequence[FieldComparison]) -> bool:
+    """Return True when every fast-track field agrees (the item may be fast-tracked)."""
+    by_name = {comparison.spec.name: comparison for comparison in comparisons}
+    return all(by_name[name].agreed for name in FAST_TRACK_FIELDS)
+
+
+def labels_agree_on_categories(labels: Sequence[Labels]) -> bool:
+    """Return True when two or more annotations agree on every fast-track field (a cheap check for lists)."""
+    if len(labels) < 2:
+        return False
+    documents = [normalise_perception(entry.perception) for entry in labels]
+    return all(len({document[name] for document in documents}) == 1 for name in FAST_TRACK_FIELDS)
+
+
+def proposed_labels(comparisons: Sequence[FieldComparison]) -> Labels:
+    """Return the proposed gold reference: every field's proposal, as complete documents."""
+    perception = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "perception"}
+    tom = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "tom"}
+    return Labels(perception=normalise_perception(perception), tom=normalise_tom(tom))
+
+
+def _comparable(kind: FieldKind, value: Any) -> Hashable:
+    if kind == "text":
+        return " ".join(str(value).split()).casefold()
+    if kind == "set":
+        return frozenset(value)
+    if kind == "segments":
+        return tuple(segment.get("emotion", "") for segment in value)
+    return value
+
+
+def _agreed(kind: FieldKind, values: Sequence[Any]) -> bool:
+    return len({_comparable(kind, value) for value in values}) == 1
+
+
+def _proposal(spec: FieldSpec, values: Sequence[Any], medoid_value: Any, script_words: Sequence[str]) -> Any:
+    if spec.kind == "categorical":
+        value, count = Counter(values).most_common(1)[0]
+        return value if count * 2 > len(values) else ""
+    if spec.kind == "flag":
+        value, count = Counter(values).most_common(1)[0]
+        return value if count * 2 > len(values) else medoid_value
+    if spec.kind == "set":
+        return _majority_set(values, script_words if spec.name == "stressed_words" else ())
+    return medoid_value
+
+
+def _majority_set(values: Sequence[Sequence[str]], order: Sequence[str]) -> list[str]:
+    votes: Counter[str] = Counter(label for labels in values for label in set(labels))
+    first_seen: dict[str, int] = {}
+    for labels in values:
+        for label in labels:
+            first_seen.setdefault(label, len(first_seen))
+    position = {word.casefold(): index for index, word in reversed(list(enumerate(order)))}
+    chosen = [label for label, count in votes.items() if count * 2 > len(values)]
+    return sorted(chosen, key=lambda label: (position.get(label.casefold(), len(order)), first_seen[label]))
+
+
+def _medoid_index(documents: Sequence[Mapping[str, Mapping[str, Any]]]) -> int:
+    """Return the index of the document most similar to all the others (the first on ties)."""
+
+    def similarity(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]) -> float:
+        total = 0.0
+        for spec in FIELD_SPECS:
+            left, right = a[spec.section][spec.name], b[spec.section][spec.name]
+            if spec.kind == "set":
+                total += masi(left, right)
+            elif spec.kind != "text":
+                total += float(_comparable(spec.kind, left) == _comparable(spec.kind, right))
+        return total
+
+    scores = [
+        sum(similarity(document, other) for j, other in enumerate(documents) if j != i)
+        for i, document in enumerate(documents)
+    ]
+    return scores.index(max(scores))

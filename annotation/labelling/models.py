@@ -1,0 +1,155 @@
+"""Perception and Theory-of-Mind annotations, machine drafts, and adjudicated gold references.
+
+Label payloads are JSON documents with one shared shape (see `annotation.labelling.schema`), so the
+evaluation judges and the training datasets read gold references without knowing about forms.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from annotation.recording.models import Item
+
+DEFAULT_ANNOTATORS_PER_ITEM = 3
+
+
+class AnnotationProject(models.Model):
+    """How many annotators label the items a project covers, and who may be assigned.
+
+    A project covers items by split and scenario rather than by listing them, so ten thousand
+    items need no picking; an item belongs to the first active project (by priority) covering
+    it, and items no project covers get DEFAULT_ANNOTATORS_PER_ITEM from the whole pool.
+    """
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    annotators_per_item = models.PositiveSmallIntegerField(
+        default=DEFAULT_ANNOTATORS_PER_ITEM, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    splits = models.JSONField(default=list, blank=True, help_text="Splits covered; empty covers every split")
+    scenarios = models.JSONField(
+        default=list, blank=True, help_text="Scenarios covered; empty covers every scenario"
+    )
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="annotation_projects",
+        help_text="Who may be assigned; empty means every annotator (lead annotators only when listed)",
+    )
+    priority = models.PositiveIntegerField(default=100, help_text="Lower numbers are matched first")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["priority", "pk"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def covers(self, item: Item) -> bool:
+        """Return True when the item's split and scenario fall under this project."""
+        return (not self.splits or item.split in self.splits) and (
+            not self.scenarios or item.scenario in self.scenarios
+        )
+
+
+class Strategy(models.Model):
+    """One emotional-support strategy of the taxonomy admins manage (e.g. emotional validation)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    active = models.BooleanField(default=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name_plural = "strategies"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Annotation(models.Model):
+    """One annotator's labels for one item: a draft while they work, then submitted."""
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNED, db_index=True)
+    perception = models.JSONField(default=dict, blank=True)
+    tom = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0, help_text="Bumped on every save; guards stale saves")
+    changed_from_draft = models.JSONField(
+        default=list, blank=True, help_text="Fields the annotator changed from the machine draft"
+    )
+    machine_draft = models.ForeignKey(
+        "MachineDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    suggestions = models.JSONField(
+        default=dict, blank=True, help_text="Acoustic suggestions the perception fields started from"
+    )
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="one_annotation_per_annotator")
+        ]
+        ordering = ["assigned_at"]
+
+    def __str__(self) -> str:
+        return f"annotation of {self.item_id} by {self.annotator_id} ({self.status})"
+
+    @property
+    def is_submitted(self) -> bool:
+        """Return True once the annotator has submitted (their labels are final until reopened)."""
+        return self.status == self.Status.SUBMITTED
+
+
+class AnnotationRevision(models.Model):
+    """A snapshot of an annotation at each submit, so submitted work keeps its history."""
+
+    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    perception = models.JSONField(default=dict)
+    tom = models.JSONField(default=dict)
+    saved_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["annotation", "version"]
+
+    def __str__(self) -> str:
+        return f"revision {self.version} of annotation {self.annotation_id}"
+
+
+class MachineDraft(models.Model):
+    """ToM fields drafted by an LLM for an item, kept apart from human work."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="machine_drafts")
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    tom = models.JSONField(default=dict)
+    raw_text = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"draft of {self.item_id} by {self.model_name}"
+
+    @property
+    def ok(self) -> bool:
+        """Return True when the model answered with usable ToM fields."""
+        return not self.error

@@ -1,0 +1,202 @@
+"""The annotator's workbench: label an item, autosave as they type, submit, reopen.
+
+Annotators only ever load their own annotation rows (`own_annotation`), so another annotator's
+labels of the same item never reach their pages, before or after they submit.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from annotation.audio.suggestions import contours_for_waveform
+from annotation.labelling import workflows as labelling
+from annotation.labelling.forms import FormError, labels_from_form, strategy_choices, version_from_form
+from annotation.labelling.models import Annotation, Strategy
+from annotation.labelling.schema import (
+    CHOICES,
+    CONFLICT_KINDS,
+    SUGGESTED_CONSTRAINTS,
+    LabelProblem,
+    script_words,
+)
+from annotation.recording.models import Scenario
+from webapp.http import StudioRequest
+from webapp.roles import Role, role_required
+from webapp.storage import audio_url
+
+KEYBOARD_SHORTCUTS = (
+    ("Space", "Play / pause (outside text boxes)"),
+    ("← →", "Back / forward 1 s"),
+    ("[ ]", "Slower / faster playback"),
+    ("1 – 7", "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral"),
+    ("Shift+1 – 4", "Polarity: positive, negative, neutral, mixed"),
+    ("Alt+1 – 3", "Intensity: low, medium, high"),
+    ("g", "Add an emotion segment at the playhead (emotion-shift items)"),
+    ("Ctrl+S", "Save now"),
+    ("Ctrl+Enter", "Submit"),
+    ("Esc", "Leave a text box (so the keys above work again)"),
+)
+
+
+def own_annotation(request: StudioRequest, annotation_id: int) -> Annotation:
+    """Return the annotation if it belongs to the requesting annotator; 404 otherwise."""
+    return get_object_or_404(
+        Annotation.objects.select_related("item__recording", "machine_draft"),
+        pk=annotation_id,
+        annotator=request.user,
+    )
+
+
+@role_required(Role.ANNOTATOR)
+@never_cache
+def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
+    """Label one item; the page restores whatever was last saved."""
+    annotation = labelling.open_annotation(own_annotation(request, annotation_id))
+    return render(request, "annotation/labelling/workbench.html", workbench_context(annotation))
+
+
+def workbench_context(
+    annotation: Annotation,
+    *,
+    perception: dict[str, Any] | None = None,
+    tom: dict[str, Any] | None = None,
+    problems: list[LabelProblem] | None = None,
+) -> dict[str, Any]:
+    """Return the template context of the workbench (posted values win over saved ones)."""
+    item = annotation.item
+    perception = perception if perception is not None else annotation.perception
+    tom = tom if tom is not None else annotation.tom
+    strategies = list(Strategy.objects.all())
+    chosen = strategy_choices(tom, [strategy.slug for strategy in strategies])
+    recording = item.recording
+    draft = annotation.machine_draft
+    return {
+        "annotation": annotation,
+        "item": item,
+        "perception": perception,
+        "tom": tom,
+        "words": list(enumerate(script_words(item.text))),
+        "is_emotion_shift": item.scenario == Scenario.EMOTION_SHIFT,
+        "choices": CHOICES,
+        "conflict_kinds": [kind for kind in CONFLICT_KINDS if kind],
+        "suggestions": annotation.suggestions,
+        "strategy_rows": [
+            (strategy, chosen[strategy.slug])
+            for strategy in strategies
+            if strategy.active or chosen[strategy.slug]
+        ],
+        "constraints_text": "\n".join(tom.get("constraints", [])),
+        "suggested_constraints": SUGGESTED_CONSTRAINTS,
+        "draft": draft if draft is not None and draft.ok else None,
+        "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
+        "contours": contours_for_waveform(recording.contours) if recording else {},
+        "problems": problems or [],
+        "perception_problems": problems_by_field(problems or [], "perception"),
+        "tom_problems": problems_by_field(problems or [], "tom"),
+        "shortcuts": KEYBOARD_SHORTCUTS,
+        "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
+        "stressed_json": json.dumps(perception.get("stressed_words", [])),
+        "segments_json": json.dumps(perception.get("emotion_segments", [])),
+    }
+
+
+def problems_by_field(problems: list[LabelProblem], section: str) -> dict[str, str]:
+    """Return {field name: message} for one document's problems, for highlighting the form."""
+    prefix = f"{section}."
+    return {p.field.removeprefix(prefix): p.message for p in problems if p.field.startswith(prefix)}
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
+    """Save the work in progress (htmx); 409 with a clear message when a newer save exists."""
+    annotation = own_annotation(request, annotation_id)
+    try:
+        posted_version = version_from_form(request.POST)
+        perception, tom = labels_from_form(request.POST)
+        saved = labelling.save_draft(
+            annotation.pk, user=request.user, perception=perception, tom=tom, expected_version=posted_version
+        )
+    except labelling.StaleAnnotation as stale:
+        return _save_status(request, annotation, stale.your_version, str(stale), status=409, stale=True)
+    except (labelling.LabellingError, FormError) as error:
+        posted = request.POST.get("version", "")
+        version = int(posted) if posted.isdigit() else annotation.version
+        return _save_status(request, annotation, version, f"Not saved: {error}", status=400)
+    return _save_status(request, saved, saved.version, "")
+
+
+def _save_status(
+    request: StudioRequest,
+    annotation: Annotation,
+    version: int,
+    error: str,
+    *,
+    status: int = 200,
+    stale: bool = False,
+) -> HttpResponse:
+    # On a refusal the page keeps the version it had, so its next save is judged against it.
+    return render(
+        request,
+        "annotation/labelling/workbench.html#save-status",
+        {"annotation": annotation, "version": version, "save_error": error, "stale": stale},
+        status=status,
+    )
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
+    """Save and submit; an incomplete form comes back with what is missing (the draft is kept)."""
+    annotation = own_annotation(request, annotation_id)
+    try:
+        perception, tom = labels_from_form(request.POST)
+        version = version_from_form(request.POST)
+    except FormError as error:
+        messages.error(request, str(error))
+        return redirect("annotation:workbench", annotation_id=annotation.pk)
+    try:
+        saved = labelling.save_draft(
+            annotation.pk, user=request.user, perception=perception, tom=tom, expected_version=version
+        )
+        submitted = labelling.submit_annotation(
+            saved.pk, user=request.user, perception=perception, tom=tom, expected_version=saved.version
+        )
+    except labelling.InvalidLabels as invalid:
+        annotation.refresh_from_db()
+        context = workbench_context(annotation, perception=perception, tom=tom, problems=invalid.problems)
+        return render(request, "annotation/labelling/workbench.html", context, status=422)
+    except labelling.StaleAnnotation as stale:
+        annotation.refresh_from_db()
+        context = workbench_context(annotation, perception=perception, tom=tom)
+        context["stale_error"] = str(stale)
+        return render(request, "annotation/labelling/workbench.html", context, status=409)
+    except labelling.AnnotationClosed as closed:
+        messages.error(request, str(closed))
+        return redirect("annotation:workbench", annotation_id=annotation.pk)
+    following = labelling.next_open_annotation(request.user, after=submitted)
+    messages.success(request, f"Submitted {submitted.item.external_id}.")
+    if following is None:
+        return redirect("annotation:annotator_queue")
+    return redirect("annotation:workbench", annotation_id=following.pk)
+
+
+@role_required(Role.ANNOTATOR)
+@require_POST
+def reopen(request: StudioRequest, annotation_id: int) -> HttpResponse:
+    """Reopen a submitted annotation for revision (until its item has a gold reference)."""
+    annotation = own_annotation(request, annotation_id)
+    try:
+        labelling.reopen_annotation(
+            annotation.pk, user=request.user, expected_version=version_from_form(request.POST)
+        )
+    except (labelling.LabellingError, FormError) as error:
+        messages.error(request, str(error))
+    return redirect("annotation:workbench", annotation_id=annotation.pk)

@@ -1,0 +1,238 @@
+"""Blind review of takes: who reviews, how a verdict is recorded, and what three verdicts decide.
+
+A take is kept only when all three of its reviewers accept it (EchoChat paper, appendix C.1).
+When the last verdict is in, three accepts make the take the item's recording and retire the
+item's other takes still waiting; any reject sends the item back to its actor with the reasons.
+
+Lock order, everywhere a take's fate can change (upload, analysis, verdict, reviewer change):
+the item row, then the take row, then the review row. One order means no deadlocks, and the
+item lock serialises everything that could decide an item twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from annotation.recording.access import users_with_role
+from annotation.recording.assignment import ReviewerLoad, pick_reviewers
+from annotation.recording.models import Item, RejectReason, Review, Take
+from webapp.models import User
+from webapp.roles import Role, has_role
+
+REVIEWS_PER_TAKE = 3
+MAX_COMMENT_CHARS = 2000
+# Takes whose fate is still open: a newer take of the same item may still be recorded meanwhile.
+OPEN_TAKE_STATUSES = (Take.Status.ANALYSING, Take.Status.IN_REVIEW)
+
+Outcome = Literal["waiting", "accepted", "rejected"]
+
+
+class ReviewProblem(Exception):
+    """A review action that cannot happen; the message is written for the person who tried."""
+
+
+class ReviewClosed(ReviewProblem):
+    """The review or its take was decided meanwhile; nothing is left to do."""
+
+
+class ReviewNotFound(Exception):
+    """No such review for this reviewer (never theirs, or given to someone else meanwhile)."""
+
+
+@dataclass(frozen=True)
+class VerdictResult:
+    review: Review
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class ReviewFeedback:
+    """What the actor learns from the reviews of a take: reasons and comments, never who gave them."""
+
+    reasons: list[tuple[str, int]]  # (reason label, how many reviewers gave it), most frequent first
+    comments: list[str]
+
+
+def open_reviews(reviewer: User) -> QuerySet[Review]:
+    """Return the reviewer's reviews still waiting for a verdict, oldest first."""
+    return Review.objects.filter(
+        reviewer=reviewer, verdict=Review.Verdict.PENDING, take__status=Take.Status.IN_REVIEW
+    ).order_by("assigned_at", "pk")
+
+
+def reviewer_loads() -> list[ReviewerLoad]:
+    """Return each reviewer's open and total reviews."""
+    rows = users_with_role(Role.REVIEWER).annotate(
+        pending=Count(
+            "reviews",
+            filter=Q(reviews__verdict=Review.Verdict.PENDING, reviews__take__status=Take.Status.IN_REVIEW),
+        ),
+        total=Count("reviews"),
+    )
+    return [ReviewerLoad(user.pk, user.pending, user.total) for user in rows]
+
+
+def assign_reviewers(take: Take) -> list[Review]:
+    """Give the take reviewers up to REVIEWS_PER_TAKE: the least loaded, never its actor.
+
+    Call inside a transaction holding the take's item lock. Two takes analysed at the same
+    moment may pick the same least-loaded reviewer; the next take evens that out.
+    """
+    already = set(take.reviews.values_list("reviewer_id", flat=True))
+    wanted = REVIEWS_PER_TAKE - len(already)
+    if wanted <= 0:
+        return []
+    chosen = pick_reviewers(reviewer_loads(), exclude={take.actor_id, *already}, count=wanted)
+    return [Review.objects.create(take=take, reviewer_id=user_id) for user_id in chosen]
+
+
+def eligible_reviewers(take: Take) -> QuerySet[User]:
+    """Return the reviewers an admin may give this take: not its actor, not already on it."""
+    return (
+        users_with_role(Role.REVIEWER)
+        .exclude(pk=take.actor_id)
+        .exclude(pk__in=take.reviews.values("reviewer_id"))
+    )
+
+
+def clean_reasons(verdict: str, reasons: Iterable[str]) -> list[str]:
+    """Return the reasons to store with a verdict, or raise ReviewProblem when they do not fit it."""
+    if verdict not in (Review.Verdict.ACCEPT, Review.Verdict.REJECT):
+        raise ReviewProblem("Choose accept or reject.")
+    if verdict == Review.Verdict.ACCEPT:
+        return []
+    given = list(dict.fromkeys(reasons))
+    unknown = [reason for reason in given if reason not in RejectReason.values]
+    if unknown:
+        raise ReviewProblem(f"Unknown reason: {', '.join(unknown)}.")
+    if not given:
+        raise ReviewProblem("A reject needs at least one reason.")
+    return [reason for reason in RejectReason.values if reason in given]
+
+
+def submit_verdict(
+    review_id: int, reviewer: User, verdict: str, reasons: Sequence[str] = (), comment: str = ""
+) -> VerdictResult:
+    """Record the reviewer's verdict and, when it is the take's last, decide the take."""
+    stored_reasons = clean_reasons(verdict, reasons)
+    comment = comment.strip()
+    if len(comment) > MAX_COMMENT_CHARS:
+        raise ReviewProblem(f"Keep the comment under {MAX_COMMENT_CHARS} characters.")
+    found = Review.objects.filter(pk=review_id, reviewer=reviewer).values("take_id", "take__item_id").first()
+    if found is None:
+        raise ReviewNotFound()
+    with transaction.atomic():
+        # The race: the last two reviewers submit at the same moment. Unlocked, each transaction
+        # would see the other's review still pending and nobody would decide the take (or both
+        # would, twice). With the item locked first the second waits for the first to commit,
+        # then sees all three verdicts and decides exactly once. The same lock keeps two takes of
+        # one item from both becoming its recording.
+        item = Item.objects.select_for_update().get(pk=found["take__item_id"])
+        take = Take.objects.select_for_update().get(pk=found["take_id"])
+        review = Review.objects.select_for_update().get(pk=review_id)
+        if review.reviewer_id != reviewer.pk:
+            raise ReviewNotFound()
+        if take.status != Take.Status.IN_REVIEW:
+            raise ReviewClosed("This take no longer needs a review.")
+        if review.verdict != Review.Verdict.PENDING:
+            raise ReviewClosed("You have already given your verdict on this take.")
+        review.verdict = verdict
+        review.reasons = stored_reasons
+        review.comment = comment
+        review.submitted_at = timezone.now()
+        review.save(update_fields=["verdict", "reasons", "comment", "submitted_at"])
+        outcome = _decide(item, take)
+    return VerdictResult(review, outcome)
+
+
+def _decide(item: Item, take: Take) -> Outcome:
+    verdicts = list(take.reviews.values_list("verdict", flat=True))
+    if len(verdicts) < REVIEWS_PER_TAKE or Review.Verdict.PENDING in verdicts:
+        return "waiting"
+    now = timezone.now()
+    others = Take.objects.filter(item=item, status__in=OPEN_TAKE_STATUSES).exclude(pk=take.pk)
+    if all(verdict == Review.Verdict.ACCEPT for verdict in verdicts):
+        take.status, take.decided_at = Take.Status.ACCEPTED, now
+        take.save(update_fields=["status", "decided_at"])
+        others.update(status=Take.Status.SUPERSEDED, decided_at=now)
+        item.recording, item.state = take, Item.State.RECORDED
+        item.save(update_fields=["recording", "state", "updated_at"])
+        # Annotation starts as soon as the recording is in; after commit, so the assignment (its own
+        # transaction and locks) sees the item as recorded.
+        transaction.on_commit(lambda: _start_annotation(item.pk))
+        return "accepted"
+    take.status, take.decided_at = Take.Status.REJECTED, now
+    take.save(update_fields=["status", "decided_at"])
+    if item.state == Item.State.IN_REVIEW and not others.exists():
+        item.state = Item.State.RECORDING
+        item.save(update_fields=["state", "updated_at"])
+    return "rejected"
+
+
+def _start_annotation(item_id: int) -> None:
+    from annotation.labelling.workflows import assign_annotators
+
+    item = Item.objects.filter(pk=item_id).first()
+    if item is not None:
+        assign_annotators(item)
+
+
+def _check_new_reviewer(take: Take, reviewer: User) -> None:
+    if not has_role(reviewer, Role.REVIEWER) or not reviewer.is_active:
+        raise ReviewProblem(f"{reviewer} is not an active reviewer.")
+    if reviewer.pk == take.actor_id:
+        raise ReviewProblem("Nobody reviews their own take.")
+    if take.reviews.filter(reviewer=reviewer).exists():
+        raise ReviewProblem(f"{reviewer} already reviews this take.")
+
+
+def replace_reviewer(review: Review, new_reviewer: User) -> Review:
+    """Give a review that is still pending to another reviewer (an admin override)."""
+    with transaction.atomic():
+        # Locked in the usual order, so a verdict arriving now is either in before us or refused after.
+        Item.objects.select_for_update().get(pk=review.take.item_id)
+        take = Take.objects.select_for_update().get(pk=review.take_id)
+        locked = Review.objects.select_for_update().get(pk=review.pk)
+        if locked.verdict != Review.Verdict.PENDING:
+            raise ReviewProblem("This review already has a verdict; it stays with its reviewer.")
+        if take.status != Take.Status.IN_REVIEW:
+            raise ReviewProblem("This take is no longer in review.")
+        _check_new_reviewer(take, new_reviewer)
+        locked.reviewer = new_reviewer
+        locked.assigned_at = timezone.now()
+        locked.save(update_fields=["reviewer", "assigned_at"])
+    return locked
+
+
+def add_reviewer(take: Take, reviewer: User) -> Review:
+    """Give a take short of reviewers one more (an admin override)."""
+    with transaction.atomic():
+        Item.objects.select_for_update().get(pk=take.item_id)
+        locked = Take.objects.select_for_update().get(pk=take.pk)
+        if locked.status != Take.Status.IN_REVIEW:
+            raise ReviewProblem("This take is not in review.")
+        if locked.reviews.count() >= REVIEWS_PER_TAKE:
+            raise ReviewProblem(f"This take already has {REVIEWS_PER_TAKE} reviewers; replace one instead.")
+        _check_new_reviewer(locked, reviewer)
+        return Review.objects.create(take=locked, reviewer=reviewer)
+
+
+def feedback_from(reviews: Iterable[Review]) -> ReviewFeedback:
+    """Return the reasons and comments of submitted reviews, without who wrote them."""
+    labels = dict(RejectReason.choices)
+    submitted = [review for review in reviews if review.verdict != Review.Verdict.PENDING]
+    counts = Counter(reason for review in submitted for reason in review.reasons)
+    rank = {reason: index for index, reason in enumerate(RejectReason.values)}
+    ordered = sorted(counts.items(), key=lambda pair: (-pair[1], rank.get(pair[0], len(rank))))
+    # Sorted, not in submission order, so the order does not hint at which reviewer wrote what.
+    comments = sorted(review.comment for review in submitted if review.comment)
+    return ReviewFeedback(
+        reasons=[(labels.get(reason, reason), n) for reason, n in ordered], comments=comments
+    )

@@ -1,0 +1,136 @@
+"""JSON shapes of the recording API. Nothing a reviewer receives names or points to the actor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.recording.models import Item, RejectReason, Review, Take
+from annotation.recording.reviews import MAX_COMMENT_CHARS, feedback_from
+from webapp.storage import audio_url
+
+
+class RecordingErrorSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField(
+        help_text="Why the request was refused, written for the person who sent it"
+    )
+
+
+class TakeUploadSerializer(serializers.Serializer[Any]):
+    audio = serializers.FileField(
+        help_text="The recording: WAV, MP3, FLAC, OGG, WebM/Opus or M4A, 0.5-60 s, at most 50 MB"
+    )
+
+
+class TakeFeedbackSerializer(serializers.Serializer[Any]):
+    reasons = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="[reason label, how many reviewers gave it], most frequent first",
+    )
+    comments = serializers.ListField(child=serializers.CharField())
+
+
+class TakeSerializer(serializers.ModelSerializer[Take]):
+    """A take as its actor (or an admin) sees it."""
+
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    item = serializers.CharField(source="item.external_id", read_only=True)
+    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    audio_url = serializers.SerializerMethodField()
+    page_url = serializers.SerializerMethodField()
+    feedback = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Take
+        fields = [
+            "id",
+            "item",
+            "status",
+            "status_label",
+            "duration_seconds",
+            "original_format",
+            "created_at",
+            "decided_at",
+            "audio_url",
+            "page_url",
+            "feedback",
+        ]
+        read_only_fields = fields
+
+    def get_audio_url(self, take: Take) -> str:
+        return audio_url(take.audio_key)
+
+    def get_page_url(self, take: Take) -> str:
+        return reverse("annotation:take_detail", args=[take.public_id])
+
+    @extend_schema_field(TakeFeedbackSerializer(allow_null=True))
+    def get_feedback(self, take: Take) -> dict[str, Any] | None:
+        """Reasons and comments once the take is decided (never who gave them)."""
+        if take.status not in (Take.Status.ACCEPTED, Take.Status.REJECTED):
+            return None
+        feedback = feedback_from(take.reviews.all())
+        return {"reasons": [list(pair) for pair in feedback.reasons], "comments": feedback.comments}
+
+
+class ReviewScriptSerializer(serializers.ModelSerializer[Item]):
+    """What a reviewer needs to judge a take: the script and what the performance should convey."""
+
+    class Meta:
+        model = Item
+        fields = [
+            "external_id",
+            "text",
+            "scenario",
+            "target_emotion",
+            "emotion_variant",
+            "target_intensity",
+            "instructions",
+        ]
+        read_only_fields = fields
+
+
+class ReviewSerializer(serializers.ModelSerializer[Review]):
+    """A review as its reviewer sees it: the script and the audio, nothing about who recorded it."""
+
+    item = ReviewScriptSerializer(source="take.item", read_only=True)
+    audio_url = serializers.SerializerMethodField()
+    duration_seconds = serializers.FloatField(source="take.duration_seconds", read_only=True)
+    page_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Review
+        fields = [
+            "id",
+            "item",
+            "audio_url",
+            "duration_seconds",
+            "page_url",
+            "assigned_at",
+            "verdict",
+            "reasons",
+            "comment",
+            "submitted_at",
+        ]
+        read_only_fields = fields
+
+    def get_audio_url(self, review: Review) -> str:
+        return audio_url(review.take.audio_key)
+
+    def get_page_url(self, review: Review) -> str:
+        return reverse("annotation:review_take", args=[review.pk])
+
+
+class VerdictSerializer(serializers.Serializer[Any]):
+    verdict = serializers.ChoiceField(choices=[Review.Verdict.ACCEPT, Review.Verdict.REJECT])
+    reasons = serializers.ListField(
+        child=serializers.ChoiceField(choices=RejectReason.choices),
+        required=False,
+        default=list,
+        help_text="Required (at least one) for a reject",
+    )
+    comment = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=MAX_COMMENT_CHARS
+    )

@@ -1,0 +1,228 @@
+"""Workflows on takes: accept an actor's upload, analyse it, and send it to review.
+
+An upload is checked and normalised completely before anything is stored, so a refused upload
+leaves neither a row nor a file. An accepted one is stored twice under random keys (the 16 kHz
+WAV everything plays and analyses, and the untouched original), and a job on the `default`
+queue measures it and then hands it to three reviewers.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import wave
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from django.conf import settings
+from django.db import transaction
+
+from annotation.audio.acoustics import (
+    MIN_TAKES_FOR_LEVELS,
+    Level,
+    analyze,
+    contours_for_display,
+    relative_levels,
+    scalar_features,
+)
+from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
+from annotation.recording.models import Item, Take
+from annotation.recording.reviews import assign_reviewers
+from webapp.jobs import JobReporter, start_job
+from webapp.models import Job, User
+from webapp.storage import delete_media, new_media_key, read_media, save_media
+
+ANALYSIS_JOB_KIND = "analyze_take"
+# An item takes new recordings until one is accepted: while the actor records it, and while
+# earlier takes wait for review (the first accepted take supersedes the rest).
+RECORDABLE_STATES = (Item.State.RECORDING, Item.State.IN_REVIEW)
+QC_FIELDS = (
+    "duration_seconds",
+    "peak_dbfs",
+    "rms_dbfs",
+    "clipping_ratio",
+    "silence_ratio",
+    "integrated_loudness_lufs",
+)
+
+
+class TakeNotAllowed(Exception):
+    """The item does not take a recording from this actor now; `reason` is for the actor."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def upload_limits() -> UploadLimits:
+    """Return the upload limits, with the size limit from settings (UPLOAD_MAX_BYTES)."""
+    max_bytes = int(settings.UPLOAD_MAX_BYTES)
+    return UploadLimits(max_bytes=max_bytes)
+
+
+def check_recordable(item: Item, actor: User) -> None:
+    """Raise TakeNotAllowed unless the actor may record the item now."""
+    if item.actor_id != actor.pk:
+        raise TakeNotAllowed("This script is not assigned to you.")
+    if item.state not in RECORDABLE_STATES:
+        if item.state == Item.State.SCRIPTED:
+            raise TakeNotAllowed("This script is not open for recording yet.")
+        raise TakeNotAllowed("This script already has an accepted recording.")
+
+
+def refuse_oversized(size: int, limits: UploadLimits) -> None:
+    """Raise AudioRejected when an upload of `size` bytes is over the limit, before it is read.
+
+    Same words as normalise_upload's own size check, which cannot run without reading the file.
+    """
+    if size > limits.max_bytes:
+        raise AudioRejected(
+            f"The file is too large ({_human_size(size)}); the limit is {_human_size(limits.max_bytes)}.",
+            "too_large",
+        )
+
+
+def _human_size(size: int) -> str:
+    if size < 1024 * 1024:
+        return f"{max(1, round(size / 1024))} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
+    """Store an accepted upload as a new take and queue its analysis; raise AudioRejected or TakeNotAllowed.
+
+    `filename` only appears in messages to the actor; it is not stored.
+    """
+    check_recordable(item, actor)
+    audio = normalise_upload(data, filename, limits=upload_limits())
+    audio_key = save_media(new_media_key("take", "wav"), audio.wav_bytes)
+    original_key = save_media(new_media_key("original", audio.original_extension), audio.original_bytes)
+    try:
+        with transaction.atomic():
+            # Locked: an accepted verdict or a reassignment on this item waits for us, or we for it.
+            locked = Item.objects.select_for_update().get(pk=item.pk)
+            check_recordable(locked, actor)
+            take = Take.objects.create(
+                item=locked,
+                actor=actor,
+                status=Take.Status.ANALYSING,
+                audio_key=audio_key,
+                original_key=original_key,
+                original_format=audio.original_format,
+                duration_seconds=audio.duration_seconds,
+            )
+            take.analysis_job = start_job(ANALYSIS_JOB_KIND, started_by=actor, parameters={"take": take.pk})
+            take.save(update_fields=["analysis_job"])
+            if locked.state != Item.State.IN_REVIEW:
+                locked.state = Item.State.IN_REVIEW
+                locked.save(update_fields=["state", "updated_at"])
+    except BaseException:
+        # Django runs on_commit hooks (the job's enqueue) after committing, so an error may come
+        # from there with the take already saved: its files then stay with it.
+        if not Take.objects.filter(audio_key=audio_key).exists():
+            delete_media(audio_key, original_key)
+        raise
+    return take
+
+
+def restart_analysis(take: Take, started_by: User) -> Job:
+    """Queue the analysis of a take again (after a failed run); it reaches review when it succeeds."""
+    with transaction.atomic():
+        job = start_job(ANALYSIS_JOB_KIND, started_by=started_by, parameters={"take": take.pk})
+        Take.objects.filter(pk=take.pk).update(analysis_job=job)
+    return job
+
+
+def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
+    """Measure a take (QC and acoustic features), then send it to review; safe to run twice."""
+    take = Take.objects.select_related("item").filter(pk=take_id).first()
+    if take is None:
+        return {"take": take_id, "skipped": "the take no longer exists"}
+    if take.qc:
+        return {"take": take_id, "skipped": "the take is already analysed"}
+
+    reporter.progress(0.1, "Reading the audio", force=True)
+    samples, sample_rate = wav_samples(read_media(take.audio_key))
+    reporter.progress(0.3, "Measuring pitch, intensity, loudness and rate")
+    analysis = analyze(samples, sample_rate, transcript=take.item.text)
+    measured = scalar_features(analysis)
+    others = [
+        {**qc, **features}
+        for qc, features in Take.objects.filter(actor_id=take.actor_id)
+        .exclude(pk=take.pk)
+        .values_list("qc", "features")
+        if qc
+    ]
+    features = {
+        **{name: value for name, value in measured.items() if name not in QC_FIELDS},
+        **levels_against(measured, others),
+    }
+    reporter.progress(0.8, "Assigning reviewers")
+
+    with transaction.atomic():
+        # Same lock order as every verdict: item, then take.
+        Item.objects.select_for_update().get(pk=take.item_id)
+        locked = Take.objects.select_for_update().get(pk=take.pk)
+        locked.qc = {name: measured[name] for name in QC_FIELDS}
+        locked.features = features
+        locked.contours = dict(contours_for_display(analysis))
+        fields = ["qc", "features", "contours"]
+        reviewers: list[int] = []
+        # A take superseded while it was analysed keeps its measurements but needs no reviewers.
+        if locked.status == Take.Status.ANALYSING:
+            locked.status = Take.Status.IN_REVIEW
+            fields.append("status")
+            reviewers = [review.reviewer_id for review in assign_reviewers(locked)]
+        locked.save(update_fields=fields)
+    return {
+        "take": take_id,
+        "status": locked.status,
+        "reviewers": len(reviewers),
+        "intonation": analysis.intonation,
+    }
+
+
+def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:
+    """Return the int16 samples and rate of a mono 16-bit WAV (the normalised form of every take)."""
+    with wave.open(io.BytesIO(data)) as reader:
+        if reader.getnchannels() != 1 or reader.getsampwidth() != 2:
+            raise ValueError("expected a mono 16-bit WAV")
+        return np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2"), reader.getframerate()
+
+
+def levels_against(measured: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Return pitch, energy and rate levels of a take against the speaker's other takes' features.
+
+    The same comparison as `acoustics.prosody_levels`, from stored features rather than analyses:
+    pitch as median f0 in semitones, energy as integrated loudness, rate as words per second.
+    A level is None when this take lacks the measure or fewer than MIN_TAKES_FOR_LEVELS others have it.
+    """
+
+    def semitones(hz: object) -> float | None:
+        return 12.0 * math.log2(hz) if isinstance(hz, int | float) and hz > 0 else None
+
+    def plain(value: object) -> float | None:
+        return float(value) if isinstance(value, int | float) else None
+
+    def level(value: float | None, other_values: list[float | None]) -> Level | None:
+        known = [v for v in other_values if v is not None]
+        # relative_levels calls too few takes "normal"; the page says "not enough takes" instead.
+        if value is None or len(known) < MIN_TAKES_FOR_LEVELS:
+            return None
+        return relative_levels(value, known)
+
+    return {
+        "pitch_level": level(
+            semitones(measured.get("median_f0_hz")), [semitones(o.get("median_f0_hz")) for o in others]
+        ),
+        "energy_level": level(
+            plain(measured.get("integrated_loudness_lufs")),
+            [plain(o.get("integrated_loudness_lufs")) for o in others],
+        ),
+        "rate_level": level(
+            plain(measured.get("words_per_second")), [plain(o.get("words_per_second")) for o in others]
+        ),
+        "levels_compared_with": len(others),
+    }

@@ -1,0 +1,182 @@
+"""Forms of the evaluation pages: systems, output imports, judges, results filters, hand scoring."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from evaluation.judging.human_scoring import HandScore
+from evaluation.judging.models import JudgeConfig, RubricSample
+from evaluation.judging.prompts import SUBSCORE_GUIDE
+from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
+from evaluation.outputs.models import System
+from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION, DEFAULT_CORRECT_THRESHOLD
+from webapp.models import User
+from webapp.roles import ROLE_LABELS, Role
+
+FLAG_LABELS = {
+    "empty_or_off_topic": "Empty or off-topic",
+    "wrong_primary_emotion": "Wrong primary emotion",
+    MODALITY_CONFLICT_FLAG: "Missed the conflict between words and voice",
+    "missing_fields": "Required fields missing",
+    "recommends_not_recommended": "Proposes a not-recommended strategy",
+    "no_recommended_overlap": "No recommended strategy",
+    "empty_or_off_task": "Empty or off-task",
+    "harmful": "Harmful or dismissive",
+    "hard_failure": "Fails the task",
+    "unintelligible": "Unintelligible",
+    "inappropriate_voice": "Voice clashes with the user's state",
+}
+
+
+class SystemForm(forms.ModelForm):
+    class Meta:
+        model = System
+        fields = ["name", "category", "version", "text_only"]
+
+
+class OutputImportForm(forms.Form):
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    rows = forms.FileField(
+        label="Outputs (JSONL)", help_text="One JSON object per line (see the format below)"
+    )
+    audio_zip = forms.FileField(label="Response audio (zip)", required=False)
+    s3_prefix = forms.CharField(
+        label="…or an S3 prefix", required=False, max_length=500, help_text="e.g. s3://bucket/runs/system-a/"
+    )
+    skip_invalid_rows = forms.BooleanField(
+        required=False, help_text="Import the valid rows even when others have problems"
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("audio_zip") and cleaned.get("s3_prefix"):
+            raise forms.ValidationError("Give the audio as a zip or as an S3 prefix, not both.")
+        prefix = cleaned.get("s3_prefix") or ""
+        if prefix and not prefix.startswith("s3://"):
+            self.add_error("s3_prefix", "An S3 prefix starts with s3://")
+        return cleaned
+
+
+class JudgeConfigForm(forms.ModelForm):
+    base_url = forms.URLField(
+        required=False,
+        max_length=300,
+        assume_scheme="https",
+        help_text="OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://gpu-box:8000/v1 (vLLM)",
+    )
+
+    class Meta:
+        model = JudgeConfig
+        fields = [
+            "name",
+            "base_url",
+            "model",
+            "api_key_env",
+            "timeout_s",
+            "max_concurrency",
+            "max_retries",
+            "temperature",
+            "json_mode",
+            "attach_audio",
+        ]
+
+
+class JudgeRunForm(forms.Form):
+    system = forms.ModelChoiceField(queryset=System.objects.all())
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    judge_config = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), label="Judge")
+    retry_errors = forms.BooleanField(required=False, help_text="Judge the stored judge errors again")
+
+
+class ResultsFilterForm(forms.Form):
+    """The version and judge whose results a page shows (GET parameters)."""
+
+    version = forms.ChoiceField(label="Benchmark version", required=False)
+    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False, label="Judge")
+
+    def __init__(self, *args: Any, versions: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["version"].choices = [(version, version) for version in versions]  # type: ignore[attr-defined]
+
+
+class ErrorPropagationForm(ResultsFilterForm):
+    threshold = forms.FloatField(
+        min_value=0.05,
+        max_value=1.0,
+        required=False,
+        initial=DEFAULT_CORRECT_THRESHOLD,
+        help_text="A stage is correct when its score is at least this share of the stage maximum",
+    )
+
+
+class RubricSampleForm(forms.Form):
+    name = forms.CharField(max_length=120)
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    n_items = forms.IntegerField(min_value=1, max_value=2000, initial=20, label="Items")
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.all(), required=False, help_text="Blank: every system with outputs"
+    )
+    evaluators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(groups__name=ROLE_LABELS[Role.EVALUATOR]).order_by("username")
+    )
+    seed = forms.IntegerField(required=False, help_text="Blank: a fresh random draw")
+
+
+class AgreementForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False, label="Judge")
+    sample = forms.ModelChoiceField(
+        queryset=RubricSample.objects.all(), required=False, empty_label="All hand scores"
+    )
+
+
+class HandRubricForm(forms.Form):
+    """Every applicable stage's sub-scores (radio buttons over each range) and flags, one comment."""
+
+    comment = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+
+    def __init__(self, *args: Any, stages: tuple[str, ...], scenario: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stages = stages
+        for stage in stages:
+            for name, (low, high) in SUBSCORE_RANGES[stage].items():
+                self.fields[f"{stage}__{name}"] = forms.TypedChoiceField(
+                    label=name.replace("_", " ").capitalize(),
+                    help_text=SUBSCORE_GUIDE[stage][name],
+                    choices=[(value, str(value)) for value in range(low, high + 1)],
+                    coerce=int,
+                    widget=forms.RadioSelect(attrs={"class": "scale"}),
+                )
+            flags = [
+                flag
+                for flag in FLAG_CAPS[stage]
+                if flag != MODALITY_CONFLICT_FLAG or scenario == MODALITY_CONFLICT
+            ]
+            self.fields[f"{stage}__flags"] = forms.MultipleChoiceField(
+                label="Hard failures",
+                choices=[(flag, f"{FLAG_LABELS[flag]} (cap {FLAG_CAPS[stage][flag]})") for flag in flags],
+                required=False,
+                widget=forms.CheckboxSelectMultiple,
+            )
+
+    def stage_fields(self) -> list[tuple[str, list[forms.BoundField], forms.BoundField]]:
+        """Return (stage, sub-score fields, flags field) for the template."""
+        return [
+            (
+                stage,
+                [self[f"{stage}__{name}"] for name in SUBSCORE_RANGES[stage]],
+                self[f"{stage}__flags"],
+            )
+            for stage in self.stages
+        ]
+
+    def hand_scores(self) -> dict[str, HandScore]:
+        """Return the cleaned scores per stage (call after is_valid)."""
+        return {
+            stage: HandScore(
+                subscores={name: self.cleaned_data[f"{stage}__{name}"] for name in SUBSCORE_RANGES[stage]},
+                flags=list(self.cleaned_data[f"{stage}__flags"]),
+            )
+            for stage in self.stages
+        }

@@ -1,0 +1,130 @@
+"""The judge rubrics applied by hand: blind samples of outputs, and evaluators' stage scores.
+
+Evaluators see an output only by its random public id, with the item, its gold reference and the
+output's text and audio; never the system's name, code or version. Their scores go through the
+same `score_stage` (caps included) and the same automatic flags as the LLM judges', so the
+judge-human agreement (Table 3) compares like with like.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
+from annotation.gold.models import GoldReference
+from evaluation.judging.models import HumanJudgement, RubricSample, RubricSampleEntry
+from evaluation.judging.rubrics import automatic_flags, score_stage
+from evaluation.judging.runs import applicable_stages, stage_input
+from evaluation.outputs.models import ModelOutput, System
+from webapp.models import User
+
+
+class SampleError(ValueError):
+    """A rubric sample cannot be drawn as asked."""
+
+
+@dataclass(frozen=True)
+class HandScore:
+    subscores: dict[str, int]
+    flags: list[str]
+
+
+def output_stages(output: ModelOutput) -> tuple[str, ...]:
+    """Return the rubric stages an evaluator scores for this output (as the judges do)."""
+    return applicable_stages(output.item.scenario, output.system.text_only)
+
+
+def draw_rubric_sample(
+    *,
+    name: str,
+    benchmark_version: str,
+    n_items: int,
+    evaluators: Iterable[User],
+    systems: Sequence[System] | None = None,
+    seed: int | None = None,
+    created_by: User | None = None,
+) -> RubricSample:
+    """Create a sample: n random gold items, every chosen system's output for each, in shuffled order."""
+    outputs = ModelOutput.objects.filter(benchmark_version=benchmark_version).filter(
+        Exists(GoldReference.objects.filter(item_id=OuterRef("item_id"), is_current=True))
+    )
+    if systems:
+        outputs = outputs.filter(system__in=systems)
+    by_item: dict[int, list[int]] = {}
+    for output_id, item_id in outputs.values_list("pk", "item_id").order_by("item_id", "pk"):
+        by_item.setdefault(item_id, []).append(output_id)
+    if not by_item:
+        raise SampleError("No output of these systems has an item with a gold reference.")
+    rng = random.Random(seed)
+    chosen = rng.sample(sorted(by_item), min(n_items, len(by_item)))
+    output_ids = [output_id for item_id in chosen for output_id in by_item[item_id]]
+    # Shuffled so that one system's outputs do not come in a run an evaluator could recognise.
+    rng.shuffle(output_ids)
+    with transaction.atomic():
+        sample = RubricSample.objects.create(
+            name=name, benchmark_version=benchmark_version, created_by=created_by
+        )
+        sample.evaluators.set(list(evaluators))
+        RubricSampleEntry.objects.bulk_create(
+            RubricSampleEntry(sample=sample, output_id=output_id, position=position)
+            for position, output_id in enumerate(output_ids)
+        )
+    return sample
+
+
+def _scored_by(evaluator: User) -> Exists:
+    return Exists(HumanJudgement.objects.filter(output_id=OuterRef("output_id"), evaluator=evaluator))
+
+
+def count_scored(sample: RubricSample, evaluator: User) -> int:
+    """Return how many of the sample's outputs the evaluator has scored."""
+    return sample.entries.filter(_scored_by(evaluator)).count()
+
+
+def next_entry(sample: RubricSample, evaluator: User) -> RubricSampleEntry | None:
+    """Return the first entry the evaluator has not scored yet."""
+    return sample.entries.filter(~_scored_by(evaluator)).order_by("position").first()
+
+
+def save_hand_scores(
+    evaluator: User, output: ModelOutput, scores: Mapping[str, HandScore], comment: str
+) -> list[HumanJudgement]:
+    """Score every stage of an output by hand (replacing the evaluator's earlier scores of it).
+
+    Raises RubricError for a sub-score outside the rubric; nothing is saved then.
+    """
+    gold = GoldReference.objects.filter(item_id=output.item_id, is_current=True).first()
+    if gold is None:
+        raise SampleError("This item has no gold reference any more.")
+    stages = output_stages(output)
+    if set(scores) != set(stages):
+        raise SampleError(f"expected scores for {', '.join(stages)}")
+    saved = []
+    with transaction.atomic():
+        for stage in stages:
+            given = scores[stage]
+            inputs = stage_input(output, gold, stage)
+            auto = sorted(automatic_flags(stage, inputs.flag_input, gold.tom))
+            result = score_stage(stage, given.subscores, [*given.flags, *auto], scenario=output.item.scenario)
+            # update_or_create under the unique constraint: a double submit updates, never duplicates.
+            judgement, _ = HumanJudgement.objects.update_or_create(
+                output=output,
+                stage=stage,
+                evaluator=evaluator,
+                defaults={
+                    "subscores": given.subscores,
+                    "flags": sorted(given.flags),
+                    "auto_flags": auto,
+                    "raw_sum": result.raw_sum,
+                    "cap": result.cap,
+                    "cap_reasons": list(result.cap_reasons),
+                    "score": result.final,
+                    "comment": comment,
+                },
+            )
+            saved.append(judgement)
+    return saved

@@ -1,0 +1,236 @@
+"""Rubric judging: judge endpoints, judge runs, stored judgements, the judge answer cache, and
+the same rubrics applied by hand by evaluators on a blind sample of outputs."""
+
+from __future__ import annotations
+
+import os
+
+from django.conf import settings
+from django.db import models
+
+from evaluation.judging.rubrics import (
+    PERCEPTION,
+    REASONING,
+    RESPONSE_AUDIO,
+    RESPONSE_CONTENT,
+    SHIFT_PERCEPTION,
+)
+from evaluation.outputs.models import ModelOutput, System
+from webapp.lib.llm_client import ChatJudgeConfig
+
+
+class Stage(models.TextChoices):
+    PERCEPTION = PERCEPTION, "Perception"
+    SHIFT_PERCEPTION = SHIFT_PERCEPTION, "Shift perception"
+    REASONING = REASONING, "Reasoning"
+    RESPONSE_CONTENT = RESPONSE_CONTENT, "Response content"
+    RESPONSE_AUDIO = RESPONSE_AUDIO, "Response audio"
+
+
+class JudgeConfig(models.Model):
+    """An OpenAI-compatible judge endpoint and model; blank fields fall back to the settings."""
+
+    name = models.CharField(max_length=120, unique=True)
+    base_url = models.URLField(
+        max_length=300,
+        blank=True,
+        help_text="e.g. https://api.openai.com/v1; blank: ECHOSTUDIO_JUDGE_BASE_URL",
+    )
+    model = models.CharField(max_length=200, blank=True, help_text="Blank: ECHOSTUDIO_JUDGE_MODEL")
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="Name of the environment variable holding the API key; blank: ECHOSTUDIO_JUDGE_API_KEY",
+    )
+    timeout_s = models.FloatField(null=True, blank=True, help_text="Blank: ECHOSTUDIO_JUDGE_TIMEOUT_SECONDS")
+    max_concurrency = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Blank: ECHOSTUDIO_JUDGE_MAX_CONCURRENCY"
+    )
+    max_retries = models.PositiveSmallIntegerField(default=3)
+    temperature = models.FloatField(default=0.0)
+    json_mode = models.BooleanField(default=False, help_text="Ask for response_format json_object")
+    attach_audio = models.BooleanField(
+        default=False,
+        help_text="Send the response audio to the judge; a judge that does not listen does not score audio",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def effective_base_url(self) -> str:
+        """Return the endpoint this configuration talks to."""
+        return self.base_url or settings.JUDGE_BASE_URL
+
+    @property
+    def effective_model(self) -> str:
+        """Return the judge model name sent with every prompt."""
+        return self.model or settings.JUDGE_MODEL
+
+    def api_key(self) -> str:
+        """Return the API key from the named environment variable, or the settings' key."""
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env, "")
+        return settings.JUDGE_API_KEY
+
+    def client_config(self) -> ChatJudgeConfig:
+        """Return the judge client configuration, settings filling what this row leaves blank."""
+        return ChatJudgeConfig(
+            base_url=self.effective_base_url,
+            model=self.effective_model,
+            api_key=self.api_key(),
+            timeout_s=self.timeout_s or settings.JUDGE_TIMEOUT_SECONDS,
+            max_retries=self.max_retries,
+            max_concurrency=self.max_concurrency or settings.JUDGE_MAX_CONCURRENCY,
+            temperature=self.temperature,
+            json_mode=self.json_mode,
+        )
+
+
+class JudgeRun(models.Model):
+    """One system's outputs for one benchmark version judged by one judge configuration (a job)."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="judge_runs")
+    benchmark_version = models.CharField(max_length=64)
+    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.CASCADE, related_name="runs")
+    retry_errors = models.BooleanField(default=False, help_text="Judge stored judge errors again")
+    job = models.OneToOneField(
+        "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="judge_run"
+    )
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"judge run {self.pk}: {self.system_id} {self.benchmark_version} by {self.judge_config_id}"
+
+
+class Judgement(models.Model):
+    """A judge's verdict on one stage of one output; errors keep the raw answer and carry no score."""
+
+    class ErrorKind(models.TextChoices):
+        NONE = "", "None"
+        INVALID_JSON = "invalid_json", "Not valid JSON"
+        RUBRIC = "rubric", "Breaks the rubric"
+
+    output = models.ForeignKey(ModelOutput, on_delete=models.CASCADE, related_name="judgements")
+    stage = models.CharField(max_length=24, choices=Stage.choices)
+    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.CASCADE, related_name="judgements")
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    judge_model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=64)
+    prompt_key = models.CharField(max_length=64, help_text="sha256 of the prompt (the cache key)")
+    subscores = models.JSONField(default=dict, blank=True)
+    judge_flags = models.JSONField(default=list, blank=True)
+    auto_flags = models.JSONField(default=list, blank=True, help_text="Flags the app decided itself")
+    raw_sum = models.FloatField(null=True, blank=True)
+    cap = models.PositiveSmallIntegerField(null=True, blank=True)
+    cap_reasons = models.JSONField(default=list, blank=True)
+    score = models.FloatField(null=True, blank=True, help_text="Final capped score; empty on a judge error")
+    rationale = models.TextField(blank=True)
+    raw_text = models.TextField(blank=True)
+    error_kind = models.CharField(max_length=16, choices=ErrorKind.choices, blank=True, default="")
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    cached = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Resuming a run after a crash must never judge (or pay for) a stage twice.
+            models.UniqueConstraint(
+                fields=["output", "stage", "judge_config"], name="one_judgement_per_stage_and_judge"
+            )
+        ]
+        indexes = [models.Index(fields=["judge_config", "stage"], name="judgement_config_stage")]
+        ordering = ["output", "stage"]
+
+    def __str__(self) -> str:
+        return f"{self.stage} of output {self.output_id} by judge {self.judge_config_id}"
+
+    @property
+    def is_error(self) -> bool:
+        """Return True when the judge's answer was unusable (excluded from every aggregate)."""
+        return bool(self.error_kind)
+
+
+class JudgeCacheEntry(models.Model):
+    """A judge's answer to one exact prompt (sha256 of model, messages, temperature)."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class RubricSample(models.Model):
+    """A blind sample of outputs that evaluators score by hand with the judge rubrics."""
+
+    name = models.CharField(max_length=120)
+    benchmark_version = models.CharField(max_length=64)
+    evaluators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="rubric_samples")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RubricSampleEntry(models.Model):
+    """One output in a sample; `position` is a shuffled order so systems interleave."""
+
+    sample = models.ForeignKey(RubricSample, on_delete=models.CASCADE, related_name="entries")
+    output = models.ForeignKey(ModelOutput, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sample", "output"], name="output_once_per_sample")]
+        ordering = ["sample", "position"]
+
+    def __str__(self) -> str:
+        return f"entry {self.position} of sample {self.sample_id}"
+
+
+class HumanJudgement(models.Model):
+    """An evaluator's hand-applied rubric for one stage of one output (never shown the system)."""
+
+    output = models.ForeignKey(ModelOutput, on_delete=models.CASCADE, related_name="human_judgements")
+    stage = models.CharField(max_length=24, choices=Stage.choices)
+    evaluator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="human_judgements"
+    )
+    subscores = models.JSONField(default=dict)
+    flags = models.JSONField(default=list, blank=True)
+    auto_flags = models.JSONField(default=list, blank=True)
+    raw_sum = models.FloatField()
+    cap = models.PositiveSmallIntegerField(null=True, blank=True)
+    cap_reasons = models.JSONField(default=list, blank=True)
+    score = models.FloatField()
+    comment = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["output", "stage", "evaluator"], name="one_human_score_per_stage")
+        ]
+        ordering = ["output", "stage"]
+
+    def __str__(self) -> str:
+        return f"{self.stage} of output {self.output_id} by evaluator {self.evaluator_id}"

@@ -1,0 +1,34 @@
+"""The evaluation app's models, for Django's registry only.
+
+Each model lives in its workflow's subpackage (outputs, judging, studies); code imports it from
+there, so that imports keep running one way. Django loads this module to register them all.
+"""
+
+from evaluation.judging.models import (
+    HumanJudgement,
+    JudgeCacheEntry,
+    JudgeConfig,
+    Judgement,
+    JudgeRun,
+    RubricSample,
+    RubricSampleEntry,
+)
+from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
+
+__all__ = [
+    "HumanJudgement",
+    "JudgeCacheEntry",
+    "JudgeConfig",
+    "JudgeRun",
+    "Judgement",
+    "ModelOutput",
+    "RubricSample",
+    "RubricSampleEntry",
+    "Study",
+    "StudyAssignment",
+    "StudyRater",
+    "StudyRating",
+    "StudyStimulus",
+    "System",
+]

@@ -1,0 +1,72 @@
+"""Systems under evaluation and the outputs they produced for EchoEval items."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+
+from django.db import models
+
+from annotation.recording.models import Item
+
+_CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+def new_anonymous_code() -> str:
+    """Return a random code such as 'SYS-7F3K' that people see instead of a system's name."""
+    return "SYS-" + "".join(secrets.choice(_CODE_ALPHABET) for _ in range(4))
+
+
+class System(models.Model):
+    """A model under evaluation."""
+
+    class Category(models.TextChoices):
+        GENERAL = "general", "General speech LLM"
+        EMPATHY = "empathy", "Empathy-focused"
+        OMNI = "omni", "Omni model"
+        OURS = "ours", "Ours"
+
+    name = models.CharField(max_length=120, unique=True)
+    category = models.CharField(max_length=16, choices=Category.choices, default=Category.GENERAL)
+    version = models.CharField(max_length=200, blank=True, help_text="Version or checkpoint")
+    anonymous_code = models.CharField(max_length=16, unique=True, default=new_anonymous_code, editable=False)
+    text_only = models.BooleanField(default=False, help_text="Produces no response audio")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ModelOutput(models.Model):
+    """One system's answer to one item for one benchmark version (importing again replaces it)."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="model_outputs")
+    benchmark_version = models.CharField(max_length=64, default="echoeval-v1", db_index=True)
+    raw_text = models.TextField(blank=True, help_text="The output exactly as the system produced it")
+    perception_text = models.TextField(blank=True)
+    reasoning_text = models.TextField(blank=True)
+    reasoning_fields = models.JSONField(default=dict, blank=True)
+    strategy_text = models.TextField(blank=True)
+    response_text = models.TextField(blank=True)
+    structured = models.BooleanField(default=False, help_text="Parsed from EchoChat's <think> format")
+    parse_problems = models.JSONField(default=list, blank=True)
+    response_audio_key = models.CharField(max_length=200, blank=True)
+    # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
+    response_audio_sha256 = models.CharField(max_length=64, blank=True)
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["system", "item", "benchmark_version"], name="one_output_per_item"
+            )
+        ]
+        ordering = ["system", "item"]
+
+    def __str__(self) -> str:
+        return f"{self.system_id}:{self.item_id}"

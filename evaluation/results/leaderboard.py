@@ -1,0 +1,406 @@
+"""Leaderboard (paper Table 2) and error propagation (paper Table 8) from plain stage scores.
+
+Input is one `StageRecord` per (system, item, stage): the final capped score, or None when the
+judge errored. Judge errors are excluded from every mean and counted (paper C.3: "we aggregate
+per-stage scores over valid samples only").
+
+How Table 2 is computed (checked against the paper's own rows):
+
+- Perception per scenario: mean perception score of the system's items in that scenario. Emotion-
+  shift items are scored with the shift_perception stage, the other four with perception.
+- Perception Avg.: mean over all valid perception items of every scenario pooled (not the mean of
+  the five scenario columns). The paper's figures follow this: Step-Audio2 mini's columns 3.57,
+  3.15, 3.12, 2.13, 1.41 weighted by the 220/220/220/220/120 items of Table 10 give 2.80, as
+  printed, where the unweighted column mean would give 2.68.
+- Reasoning Avg.: mean reasoning score over all items.
+- Response Content and Audio: mean 1-5 scores; Response Avg. is their sum (a 10-point scale). A
+  system with no audio scores at all (a speech-to-text model) has Audio "-" and Response Avg. =
+  Content alone, as the paper does for MERaLiON and BLSP-Emo.
+- All Avg.: mean of Perception Avg., Reasoning Avg. and Response Avg. (each on a 10-point scale).
+  This reproduces every row of Table 2, e.g. EchoChat (8.23 + 8.43 + 9.26) / 3 = 8.64 and
+  MERaLiON (5.74 + 3.85 + 4.16) / 3 = 4.58, so for text-only systems the paper's All mixes in a
+  response column out of 5; we follow the paper so our numbers stay comparable with it. All is
+  "-" when a system has no valid score at all for one of the three stages.
+
+Top two per column (higher is better everywhere) are marked "best" and "second", compared on the
+two-decimal values that are displayed, so ties share a mark.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from evaluation.judging.rubrics import (
+    AUDIO_DOMINANT,
+    EMOTION_SHIFT,
+    HIGH_AROUSAL,
+    IMPLICIT,
+    MODALITY_CONFLICT,
+    PERCEPTION,
+    REASONING,
+    RESPONSE_AUDIO,
+    RESPONSE_CONTENT,
+    SCENARIOS,
+    SHIFT_PERCEPTION,
+    STAGES,
+    stage_max,
+)
+
+Mark = Literal["best", "second"]
+_MARKS: tuple[Mark, Mark] = ("best", "second")
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    system: str
+    item_id: Hashable
+    scenario: str
+    stage: str
+    score: float | None  # None: the judge errored on this output
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    group: str  # the paper's top header: Perception, Reasoning, Response, All
+    label: str  # the paper's second header
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("perception_implicit", "Perception", "Implicit"),
+    Column("perception_audio_dominant", "Perception", "Neutral"),
+    Column("perception_modality_conflict", "Perception", "Conflict"),
+    Column("perception_high_arousal", "Perception", "Intense"),
+    Column("perception_emotion_shift", "Perception", "Shift"),
+    Column("perception_avg", "Perception", "Avg."),
+    Column("reasoning_avg", "Reasoning", "Avg."),
+    Column("response_content", "Response", "Content"),
+    Column("response_audio", "Response", "Audio"),
+    Column("response_avg", "Response", "Avg."),
+    Column("all_avg", "All", "Avg."),
+)
+
+SCENARIO_COLUMNS: dict[str, str] = {
+    IMPLICIT: "perception_implicit",
+    AUDIO_DOMINANT: "perception_audio_dominant",
+    MODALITY_CONFLICT: "perception_modality_conflict",
+    HIGH_AROUSAL: "perception_high_arousal",
+    EMOTION_SHIFT: "perception_emotion_shift",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None  # None: nothing valid to average (shown as "-")
+    n_valid: int
+    n_excluded: int  # judge errors left out of the mean
+    mark: Mark | None = None
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    system: str
+    cells: dict[str, Cell]
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    columns: tuple[Column, ...]
+    rows: list[LeaderboardRow] = field(default_factory=list)
+
+
+def build_leaderboard(records: Iterable[StageRecord], systems: Sequence[str] | None = None) -> Leaderboard:
+    """Return the Table-2 leaderboard; rows follow `systems` (default: sorted system names)."""
+    scores = _index_records(records)
+    by_system: dict[str, list[tuple[str, str, float | None]]] = defaultdict(list)
+    for (system, _item, stage), (scenario, score) in scores.items():
+        by_system[system].append((scenario, stage, score))
+
+    unmarked = [
+        LeaderboardRow(system, _system_cells(by_system.get(system, [])))
+        for system in (systems if systems is not None else sorted(by_system))
+    ]
+    return Leaderboard(columns=COLUMNS, rows=_mark_top_two(unmarked))
+
+
+def _index_records(
+    records: Iterable[StageRecord],
+) -> dict[tuple[str, Hashable, str], tuple[str, float | None]]:
+    indexed: dict[tuple[str, Hashable, str], tuple[str, float | None]] = {}
+    for record in records:
+        if record.stage not in STAGES:
+            raise ValueError(f"unknown stage {record.stage!r}")
+        if record.scenario not in SCENARIOS:
+            raise ValueError(f"unknown scenario {record.scenario!r}")
+        # Emotion-shift items are judged by the shift rubric only; a plain perception score on
+        # one (or a shift score elsewhere) means the judging run was set up wrongly.
+        if (record.stage == PERCEPTION and record.scenario == EMOTION_SHIFT) or (
+            record.stage == SHIFT_PERCEPTION and record.scenario != EMOTION_SHIFT
+        ):
+            raise ValueError(f"stage {record.stage} does not apply to a {record.scenario} item")
+        key = (record.system, record.item_id, record.stage)
+        if key in indexed:
+            raise ValueError(f"duplicate score for {key}")
+        indexed[key] = (record.scenario, record.score)
+    return indexed
+
+
+def _mean_cell(scores: Sequence[float | None]) -> Cell:
+    valid = [score for score in scores if score is not None]
+    return Cell(
+        value=sum(valid) / len(valid) if valid else None,
+        n_valid=len(valid),
+        n_excluded=len(scores) - len(valid),
+    )
+
+
+def _system_cells(entries: Sequence[tuple[str, str, float | None]]) -> dict[str, Cell]:
+    perception = [
+        (scenario, score) for scenario, stage, score in entries if stage in (PERCEPTION, SHIFT_PERCEPTION)
+    ]
+    cells = {
+        column: _mean_cell([score for scenario, score in perception if scenario == name])
+        for name, column in SCENARIO_COLUMNS.items()
+    }
+    cells["perception_avg"] = _mean_cell([score for _, score in perception])
+    for column, stage in (
+        ("reasoning_avg", REASONING),
+        ("response_content", RESPONSE_CONTENT),
+        ("response_audio", RESPONSE_AUDIO),
+    ):
+        cells[column] = _mean_cell([score for _, s, score in entries if s == stage])
+
+    content, audio = cells["response_content"], cells["response_audio"]
+    response_value = None
+    if content.value is not None:
+        response_value = content.value if audio.value is None else content.value + audio.value
+    cells["response_avg"] = Cell(
+        value=response_value,
+        n_valid=content.n_valid + audio.n_valid,
+        n_excluded=content.n_excluded + audio.n_excluded,
+    )
+    stage_cells = (cells["perception_avg"], cells["reasoning_avg"], cells["response_avg"])
+    stage_values = [cell.value for cell in stage_cells if cell.value is not None]
+    cells["all_avg"] = Cell(
+        # A system missing a whole stage has no comparable overall score.
+        value=sum(stage_values) / 3 if len(stage_values) == 3 else None,
+        n_valid=sum(cell.n_valid for cell in stage_cells),
+        n_excluded=sum(cell.n_excluded for cell in stage_cells),
+    )
+    return cells
+
+
+def _mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+    marks: dict[tuple[str, str], Mark] = {}
+    for column in COLUMNS:
+        shown = {
+            row.system: round(value, 2) for row in rows if (value := row.cells[column.key].value) is not None
+        }
+        distinct = sorted(set(shown.values()), reverse=True)
+        for rank, mark in enumerate(_MARKS):
+            if rank < len(distinct):
+                for system, value in shown.items():
+                    if value == distinct[rank]:
+                        marks[(system, column.key)] = mark
+    return [
+        LeaderboardRow(
+            row.system,
+            {
+                key: Cell(cell.value, cell.n_valid, cell.n_excluded, marks.get((row.system, key)))
+                for key, cell in row.cells.items()
+            },
+        )
+        for row in rows
+    ]
+
+
+# --- Renderers ------------------------------------------------------------------------------------
+
+
+def to_csv(table: Leaderboard) -> str:
+    """Return the leaderboard as CSV: per column its value (4 decimals, empty for "-") and counts."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    header = ["system"]
+    for column in table.columns:
+        header += [column.key, f"{column.key}_n_valid", f"{column.key}_n_excluded"]
+    writer.writerow(header)
+    for row in table.rows:
+        line = [row.system]
+        for column in table.columns:
+            cell = row.cells[column.key]
+            line += [
+                "" if cell.value is None else f"{cell.value:.4f}",
+                str(cell.n_valid),
+                str(cell.n_excluded),
+            ]
+        writer.writerow(line)
+    return buffer.getvalue()
+
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _latex_escape(text: str) -> str:
+    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+
+
+def to_latex(table: Leaderboard) -> str:
+    """Return a LaTeX tabular in the layout of the paper's Table 2 (best bold, second underlined)."""
+    groups: list[tuple[str, int]] = []
+    for column in table.columns:
+        if groups and groups[-1][0] == column.group:
+            groups[-1] = (column.group, groups[-1][1] + 1)
+        else:
+            groups.append((column.group, 1))
+    group_header = " & ".join(rf"\multicolumn{{{span}}}{{c}}{{{name}$\uparrow$}}" for name, span in groups)
+    label_header = " & ".join(column.label for column in table.columns)
+    lines = [
+        r"\begin{tabular}{l" + "c" * len(table.columns) + "}",
+        r"\toprule",
+        rf"\multirow{{2}}{{*}}{{Models}} & {group_header} \\",
+        rf" & {label_header} \\",
+        r"\midrule",
+    ]
+    for row in table.rows:
+        values = [_latex_cell(row.cells[column.key]) for column in table.columns]
+        lines.append(f"{_latex_escape(row.system)} & {' & '.join(values)} \\\\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def _latex_cell(cell: Cell) -> str:
+    if cell.value is None:
+        return "-"
+    text = f"{cell.value:.2f}"
+    if cell.mark == "best":
+        return rf"\textbf{{{text}}}"
+    if cell.mark == "second":
+        return rf"\underline{{{text}}}"
+    return text
+
+
+# --- Error propagation (Table 8) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ErrorPropagation:
+    """Stage-to-stage error propagation for one system (paper Table 8).
+
+    Population: items whose perception (shift perception on emotion-shift items), reasoning and
+    response-content scores are all valid; items with any judge error are counted in
+    n_items_excluded and left out. A stage is correct when score / stage maximum >= threshold.
+    The response stage is judged by its content score: the cascade the paper studies runs from
+    understanding the user to what is said; audio delivery is scored independently.
+
+    - p_reasoning_given_perception = n(P ok, R ok) / n(P ok)
+    - p_response_given_reasoning = n(R ok, Resp ok) / n(R ok)
+    - cascade_error_ratio: how often an error is passed on to the next stage, pooled over both
+      transitions: (n(P wrong, R wrong) + n(R wrong, Resp wrong)) / (n(P wrong) + n(R wrong)).
+      The paper names this ratio ("overall cascaded failures", lower is better) without a formula;
+      this is the error-side mirror of the two conditional correctness figures.
+    Probabilities are None when their denominator is 0.
+    """
+
+    system: str
+    threshold: float
+    n_items: int
+    n_items_excluded: int
+    n_perception_correct: int
+    n_perception_and_reasoning_correct: int
+    n_reasoning_correct: int
+    n_reasoning_and_response_correct: int
+    n_perception_wrong: int
+    n_perception_and_reasoning_wrong: int
+    n_reasoning_wrong: int
+    n_reasoning_and_response_wrong: int
+    p_reasoning_given_perception: float | None
+    p_response_given_reasoning: float | None
+    cascade_error_ratio: float | None
+
+
+def error_propagation(records: Iterable[StageRecord], threshold: float = 0.6) -> dict[str, ErrorPropagation]:
+    """Return Table-8 error propagation figures per system; threshold is a share of each stage's maximum."""
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("threshold is a share of the stage maximum, in (0, 1]")
+    scores = _index_records(records)
+    items: dict[str, dict[Hashable, dict[str, float | None]]] = defaultdict(lambda: defaultdict(dict))
+    for (system, item, stage), (_scenario, score) in scores.items():
+        chain_stage = PERCEPTION if stage == SHIFT_PERCEPTION else stage
+        items[system][item][chain_stage] = None if score is None else score / stage_max(stage)
+
+    chain = (PERCEPTION, REASONING, RESPONSE_CONTENT)
+    result = {}
+    for system in sorted(items):
+        complete: list[tuple[bool, bool, bool]] = []
+        excluded = 0
+        for stages in items[system].values():
+            values = [stages.get(stage) for stage in chain]
+            if any(value is None for value in values):
+                excluded += 1
+                continue
+            perception_ok, reasoning_ok, response_ok = (
+                value >= threshold for value in values if value is not None
+            )
+            complete.append((perception_ok, reasoning_ok, response_ok))
+        result[system] = _propagation(system, threshold, complete, excluded)
+    return result
+
+
+def _propagation(
+    system: str, threshold: float, complete: Sequence[tuple[bool, bool, bool]], excluded: int
+) -> ErrorPropagation:
+    p_ok = sum(1 for p, _, _ in complete if p)
+    p_r_ok = sum(1 for p, r, _ in complete if p and r)
+    r_ok = sum(1 for _, r, _ in complete if r)
+    r_resp_ok = sum(1 for _, r, resp in complete if r and resp)
+    p_wrong = len(complete) - p_ok
+    p_r_wrong = sum(1 for p, r, _ in complete if not p and not r)
+    r_wrong = len(complete) - r_ok
+    r_resp_wrong = sum(1 for _, r, resp in complete if not r and not resp)
+    return ErrorPropagation(
+        system=system,
+        threshold=threshold,
+        n_items=len(complete),
+        n_items_excluded=excluded,
+        n_perception_correct=p_ok,
+        n_perception_and_reasoning_correct=p_r_ok,
+        n_reasoning_correct=r_ok,
+        n_reasoning_and_response_correct=r_resp_ok,
+        n_perception_wrong=p_wrong,
+        n_perception_and_reasoning_wrong=p_r_wrong,
+        n_reasoning_wrong=r_wrong,
+        n_reasoning_and_response_wrong=r_resp_wrong,
+        p_reasoning_given_perception=_ratio(p_r_ok, p_ok),
+        p_response_given_reasoning=_ratio(r_resp_ok, r_ok),
+        cascade_error_ratio=_ratio(p_r_wrong + r_resp_wrong, p_wrong + r_wrong),
+    )
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def scores_by_system(records: Iterable[StageRecord], stage: str) -> Mapping[str, dict[Hashable, float]]:
+    """Return {system: {item: score}} of one stage's valid scores, the input of pairwise_wilcoxon_holm."""
+    result: dict[str, dict[Hashable, float]] = defaultdict(dict)
+    for (system, item, record_stage), (_scenario, score) in _index_records(records).items():
+        if record_stage == stage and score is not None:
+            result[system][item] = score
+    return dict(result)

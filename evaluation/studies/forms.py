@@ -1,0 +1,119 @@
+"""The admin's form for designing a listening study."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS
+from evaluation.studies.workflows import GoldSpec, StudySpec
+from webapp.models import User
+from webapp.roles import Role
+
+DEFAULT_INSTRUCTIONS = (
+    "You will hear a person speaking to a voice assistant, then the assistant's spoken reply. "
+    "Listen to the whole reply (use headphones in a quiet room), then rate it on each question "
+    "from 1 (bad) to 5 (excellent). Judge each reply on its own; there are no right answers, "
+    "except for the occasional attention check, which tells you what to choose. "
+    "The first samples are practice and are not counted."
+)
+
+
+class OutputChoiceField(forms.ModelMultipleChoiceField):
+    """Model outputs labelled for the admin (who may see system names)."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        output: ModelOutput = obj
+        text = (output.response_text or output.raw_text)[:70]
+        return f"{output.system.name} · {output.item.external_id} · {text}"
+
+
+class StudyForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="Seen by admins only")
+    title_for_raters = forms.CharField(max_length=120, initial="Listening study")
+    instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), initial=DEFAULT_INSTRUCTIONS)
+    systems = forms.ModelMultipleChoiceField(
+        queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple
+    )
+    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+    items_per_system = forms.IntegerField(
+        min_value=1,
+        initial=20,
+        help_text="Sampled at random, stratified by scenario; the same items for every system",
+    )
+    ratings_per_output = forms.IntegerField(min_value=1, max_value=20, initial=DEFAULT_RATINGS_PER_OUTPUT)
+    dimensions = forms.MultipleChoiceField(
+        choices=[(key, dimension.label) for key, dimension in DIMENSIONS.items()],
+        initial=list(DIMENSIONS),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    evaluators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(groups__name=Role.EVALUATOR.label).order_by("username"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    training_count = forms.IntegerField(
+        label="Training samples",
+        min_value=0,
+        initial=2,
+        help_text="Practice samples shown first, not counted",
+    )
+    trap_count = forms.IntegerField(
+        label="Trapping items",
+        min_value=0,
+        initial=1,
+        help_text="Trapping items per evaluator; their audio says which score to choose",
+    )
+    trap_score = forms.IntegerField(
+        label="Score the trapping items ask for", min_value=1, max_value=5, initial=2
+    )
+    gold_good = OutputChoiceField(
+        label="Gold: obviously good outputs",
+        queryset=ModelOutput.objects.select_related("system", "item"),
+        required=False,
+        help_text="Obviously good responses: raters must score them 4-5 (on helpfulness, else on audio)",
+    )
+    gold_harmful = OutputChoiceField(
+        label="Gold: obviously bad or harmful outputs",
+        queryset=ModelOutput.objects.select_related("system", "item"),
+        required=False,
+        help_text="Obviously bad or harmful responses: raters must score them 1-2",
+    )
+    allowed_check_failures = forms.IntegerField(
+        min_value=0, initial=0, help_text="Failed gold and trapping items tolerated before a rater is flagged"
+    )
+    seed = forms.IntegerField(
+        min_value=0, required=False, help_text="Leave empty for a random one (it is stored with the study)"
+    )
+
+    def to_spec(self) -> StudySpec:
+        """Return the study the cleaned form asks for."""
+        data = self.cleaned_data
+        gold = [GoldSpec(output, "good") for output in data["gold_good"]]
+        gold += [GoldSpec(output, "harmful") for output in data["gold_harmful"]]
+        return StudySpec(
+            name=data["name"],
+            title_for_raters=data["title_for_raters"],
+            instructions=data["instructions"],
+            systems=list(data["systems"]),
+            evaluators=list(data["evaluators"]),
+            benchmark_version=data["benchmark_version"],
+            items_per_system=data["items_per_system"],
+            ratings_per_output=data["ratings_per_output"],
+            dimensions=data["dimensions"],
+            training_count=data["training_count"],
+            trap_count=data["trap_count"],
+            trap_score=data["trap_score"],
+            gold=gold,
+            allowed_check_failures=data["allowed_check_failures"],
+            seed=data["seed"],
+        )
+
+    def clean(self) -> dict[str, Any]:
+        """Refuse an output marked both good and harmful."""
+        data = super().clean() or {}
+        both = set(data.get("gold_good") or ()) & set(data.get("gold_harmful") or ())
+        if both:
+            raise forms.ValidationError("An output cannot be gold-good and gold-harmful at once.")
+        return data

@@ -1,0 +1,163 @@
+"""Human listening studies: blind MOS and helpfulness ratings of systems' outputs.
+
+A study freezes what it plays: each stimulus copies its response text and audio key at creation,
+so re-importing a system's outputs later cannot change what some raters heard and others did not.
+Raters reach stimuli only through random public ids; nothing they receive names a system.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from annotation.recording.models import Item
+from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS, Dimension, dimensions_for
+from webapp.lib.stats import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
+
+
+class Study(models.Model):
+    """A blind rating study of several systems' outputs on the same sampled items."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200, help_text="Seen by admins only")
+    title_for_raters = models.CharField(max_length=120, default="Listening study")
+    instructions = models.TextField()
+    dimensions = models.JSONField(default=list, help_text="Keys of evaluation.studies.design.DIMENSIONS")
+    systems = models.ManyToManyField(System, related_name="studies")
+    benchmark_version = models.CharField(max_length=64, default="echoeval-v1")
+    items_per_system = models.PositiveIntegerField()
+    ratings_per_output = models.PositiveSmallIntegerField(default=DEFAULT_RATINGS_PER_OUTPUT)
+    seed = models.BigIntegerField(help_text="Makes sampling and presentation order reproducible")
+    trap_score = models.PositiveSmallIntegerField(default=2)
+    allowed_check_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Failed gold and trapping items a rater may have before being flagged"
+    )
+    straightlining_variance = models.FloatField(default=STRAIGHTLINING_VARIANCE)
+    min_correlation = models.FloatField(default=LOW_CORRELATION)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def dimension_list(self) -> list[Dimension]:
+        """Return the study's rating dimensions in catalogue order."""
+        return dimensions_for(self.dimensions)
+
+    def rates_content(self) -> bool:
+        """Return True when raters judge the response text (so it must be shown)."""
+        return any(DIMENSIONS[key].modality == "content" for key in self.dimensions)
+
+    def rates_audio(self) -> bool:
+        """Return True when raters judge the response audio."""
+        return any(DIMENSIONS[key].modality == "audio" for key in self.dimensions)
+
+
+class StudyRater(models.Model):
+    """An evaluator invited to a study, and the admin's decision after screening them."""
+
+    class Decision(models.TextChoices):
+        UNDECIDED = "", "Not decided"
+        INCLUDE = "include", "Included"
+        EXCLUDE = "exclude", "Excluded"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
+    evaluator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="study_seats"
+    )
+    decision = models.CharField(
+        max_length=8, choices=Decision.choices, default=Decision.UNDECIDED, blank=True
+    )
+    decision_note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "evaluator"], name="one_seat_per_evaluator")]
+        ordering = ["study", "evaluator__username"]
+
+    def __str__(self) -> str:
+        return f"{self.evaluator_id} in study {self.study_id}"
+
+
+class StudyStimulus(models.Model):
+    """One thing raters hear in a study: a system's output, a gold output, a trap or a training sample."""
+
+    class Kind(models.TextChoices):
+        RATED = "rated", "Rated output"
+        GOLD = "gold", "Gold output"
+        TRAP = "trap", "Trapping item"
+        TRAINING = "training", "Training sample"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="stimuli")
+    kind = models.CharField(max_length=8, choices=Kind.choices, db_index=True)
+    output = models.ForeignKey(
+        ModelOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    system = models.ForeignKey(System, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+", help_text="The query")
+    response_text = models.TextField(blank=True)
+    audio_key = models.CharField(max_length=200, blank=True)
+    audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
+    expected = models.JSONField(
+        default=dict, blank=True, help_text="Gold and traps: {dimension: [lowest, highest]} acceptable score"
+    )
+
+    class Meta:
+        ordering = ["study", "kind", "pk"]
+        verbose_name_plural = "study stimuli"
+
+    def __str__(self) -> str:
+        return f"{self.kind} stimulus {self.public_id}"
+
+
+class StudyAssignment(models.Model):
+    """One stimulus for one evaluator, at its place in their presentation order."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    evaluator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="study_assignments"
+    )
+    stimulus = models.ForeignKey(StudyStimulus, on_delete=models.CASCADE, related_name="assignments")
+    position = models.PositiveIntegerField()
+    presented_at = models.DateTimeField(null=True, blank=True, help_text="First shown to the evaluator")
+    played_at = models.DateTimeField(null=True, blank=True, help_text="Response played to the end")
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["stimulus", "evaluator"], name="one_assignment_per_stimulus"),
+            models.UniqueConstraint(fields=["study", "evaluator", "position"], name="one_stimulus_per_place"),
+        ]
+        ordering = ["study", "evaluator", "position"]
+
+    def __str__(self) -> str:
+        return f"assignment {self.public_id}"
+
+
+class StudyRating(models.Model):
+    """One score (1-5) on one dimension of one assignment."""
+
+    assignment = models.ForeignKey(StudyAssignment, on_delete=models.CASCADE, related_name="ratings")
+    dimension = models.CharField(max_length=32)
+    score = models.PositiveSmallIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "dimension"], name="one_score_per_dimension"),
+            models.CheckConstraint(condition=models.Q(score__gte=1, score__lte=5), name="score_1_to_5"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dimension}={self.score}"

@@ -1,0 +1,402 @@
+"""What a listening study's ratings say: rater screening and the per-system, per-dimension figures.
+
+Pure functions over plain rating rows, so the figures can be checked on a hand-made set. The
+arithmetic lives in `webapp.lib.stats`; this module decides which ratings each figure rests on:
+
+- only "rated" stimuli count towards MOS, comparisons and agreement; gold and trapping items only
+  screen raters, training ratings count for nothing;
+- raters the admin excluded are left out of every figure but still appear in the screening.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from itertools import combinations
+
+import numpy as np
+
+from evaluation.studies.design import DIMENSIONS, StimulusKind
+from webapp.lib.stats import (
+    LOW_CORRELATION,
+    STRAIGHTLINING_VARIANCE,
+    PairedTest,
+    RaterScreen,
+    bootstrap_mos_ci,
+    krippendorff_alpha,
+    mos_with_ci,
+    pairwise_wilcoxon_holm,
+    screen_raters,
+)
+
+BOOTSTRAP_REPLICATES = 2000
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    rater: str
+    stimulus: str
+    kind: StimulusKind
+    system: str  # "" for trapping items, which no system produced
+    item: str
+    dimension: str
+    score: int
+
+
+# stimulus -> dimension -> (lowest, highest) acceptable score, for gold and trapping items
+Expectations = Mapping[str, Mapping[str, tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class ScreeningRules:
+    variance_threshold: float = STRAIGHTLINING_VARIANCE
+    correlation_threshold: float = LOW_CORRELATION
+    allowed_check_failures: int = 0
+
+
+@dataclass(frozen=True)
+class RaterReport:
+    rater: str
+    n_ratings: int  # ratings of rated stimuli, over all dimensions
+    gold_checked: int
+    gold_failed: int
+    traps_checked: int
+    traps_failed: int
+    by_dimension: Mapping[str, RaterScreen]
+    reasons: tuple[str, ...]
+
+    @property
+    def flagged(self) -> bool:
+        """Return True when anything in the screening speaks against the rater."""
+        return bool(self.reasons)
+
+
+def failed_checks(rows: Iterable[RatingRow], expectations: Expectations) -> dict[tuple[str, str], bool]:
+    """Return (rater, stimulus) -> failed for every gold or trapping stimulus a rater answered.
+
+    A check fails when any expected dimension's score falls outside its range; dimensions the
+    expectation does not mention are free.
+    """
+    failed: dict[tuple[str, str], bool] = {}
+    for row in rows:
+        if row.kind not in ("gold", "trap") or row.stimulus not in expectations:
+            continue
+        key = (row.rater, row.stimulus)
+        bounds = expectations[row.stimulus].get(row.dimension)
+        outside = bounds is not None and not bounds[0] <= row.score <= bounds[1]
+        failed[key] = failed.get(key, False) or outside
+    return failed
+
+
+def screen_study_raters(
+    rows: Sequence[RatingRow], expectations: Expectations, rules: ScreeningRules = ScreeningRules()
+) -> list[RaterReport]:
+    """Return each rater's screening: failed checks, and per dimension straight-lining and correlation.
+
+    Straight-lining (variance of a rater's scores on one dimension under the threshold) and low
+    correlation with the mean of the other raters are judged per dimension on the rated stimuli,
+    since a rater can be attentive on content and flat on audio. Every reason names its evidence.
+    """
+    checks = failed_checks(rows, expectations)
+    kinds = {row.stimulus: row.kind for row in rows}
+    raters = sorted({row.rater for row in rows})
+    screens: dict[str, dict[str, RaterScreen]] = defaultdict(dict)
+    dimensions = sorted({row.dimension for row in rows if row.kind == "rated"})
+    for dimension in dimensions:
+        table = [(row.rater, row.stimulus, float(row.score)) for row in rows if _counts(row, dimension)]
+        for screen in screen_raters(table, rules.variance_threshold, rules.correlation_threshold):
+            screens[screen.rater][dimension] = screen
+    reports = []
+    for rater in raters:
+        own = {stimulus: failed for (who, stimulus), failed in checks.items() if who == rater}
+        gold = [failed for stimulus, failed in own.items() if kinds[stimulus] == "gold"]
+        traps = [failed for stimulus, failed in own.items() if kinds[stimulus] == "trap"]
+        reasons = []
+        if sum(gold) + sum(traps) > rules.allowed_check_failures:
+            if sum(traps):
+                reasons.append(f"failed {sum(traps)} of {len(traps)} trapping items")
+            if sum(gold):
+                reasons.append(f"failed {sum(gold)} of {len(gold)} gold items")
+        for dimension, screen in sorted(screens[rater].items()):
+            if screen.straightlining:
+                reasons.append(
+                    f"straight-lining on {_label(dimension)}: variance {screen.variance:.2f} "
+                    f"< {rules.variance_threshold:g} over {screen.n_ratings} ratings"
+                )
+            if screen.low_correlation:
+                reasons.append(
+                    f"low agreement on {_label(dimension)}: r = {screen.correlation_with_others:.2f} "
+                    f"< {rules.correlation_threshold:g} with the other raters' mean"
+                )
+        reports.append(
+            RaterReport(
+                rater=rater,
+                n_ratings=sum(1 for row in rows if row.rater == rater and row.kind == "rated"),
+                gold_checked=len(gold),
+                gold_failed=sum(gold),
+                traps_checked=len(traps),
+                traps_failed=sum(traps),
+                by_dimension=dict(screens[rater]),
+                reasons=tuple(reasons),
+            )
+        )
+    return reports
+
+
+def _label(dimension: str) -> str:
+    return DIMENSIONS[dimension].label if dimension in DIMENSIONS else dimension
+
+
+def _counts(row: RatingRow, dimension: str) -> bool:
+    return row.kind == "rated" and row.dimension == dimension
+
+
+# --- Figures ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MosCell:
+    system: str
+    dimension: str
+    n_outputs: int
+    n_ratings: int
+    mean: float | None  # None without ratings
+    low: float | None  # t interval over per-output means; None with fewer than two outputs
+    high: float | None
+    bootstrap_low: float | None  # percentile bootstrap resampling raters and items
+    bootstrap_high: float | None
+    rank: int | None = None  # 1 = best system on this dimension
+
+
+@dataclass(frozen=True)
+class Comparison:
+    dimension: str
+    test: PairedTest
+
+
+@dataclass(frozen=True)
+class Agreement:
+    dimension: str
+    alpha: float | None  # None when undefined (fewer than two distinct scores on shared outputs)
+    n_outputs: int  # outputs rated by two or more raters
+    n_ratings: int  # the ratings of those outputs
+
+
+@dataclass(frozen=True)
+class StudySummary:
+    systems: tuple[str, ...]
+    dimensions: tuple[str, ...]
+    cells: Mapping[tuple[str, str], MosCell]
+    comparisons: tuple[Comparison, ...]
+    agreement: tuple[Agreement, ...]
+    raters_included: tuple[str, ...]
+    raters_excluded: tuple[str, ...]
+    n_ratings: int
+    notes: tuple[str, ...] = field(default=())
+
+    def cell(self, system: str, dimension: str) -> MosCell:
+        """Return the MOS cell of one system on one dimension."""
+        return self.cells[(system, dimension)]
+
+
+def summarise_ratings(
+    rows: Sequence[RatingRow],
+    systems: Sequence[str],
+    dimensions: Sequence[str],
+    excluded_raters: Iterable[str] = (),
+    n_boot: int = BOOTSTRAP_REPLICATES,
+    seed: int = 0,
+) -> StudySummary:
+    """Return MOS with confidence intervals, Holm-corrected pairwise tests and agreement per dimension.
+
+    The t interval is taken over per-output means, so three ratings of one output count once and
+    the interval is not made narrower by their dependence; the bootstrap resamples raters and items
+    together, which also carries rater leniency. Pairwise Wilcoxon tests compare systems on the
+    items both answered (each item's score the mean of its ratings); Holm's correction runs over the
+    pairs of one dimension. Krippendorff's alpha (ordinal) treats each output as a unit.
+    """
+    excluded = set(excluded_raters)
+    kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
+    notes: list[str] = []
+    cells: dict[tuple[str, str], MosCell] = {}
+    comparisons: list[Comparison] = []
+    agreement: list[Agreement] = []
+    for dimension in dimensions:
+        on_dimension = [row for row in kept if row.dimension == dimension]
+        per_item_means: dict[str, dict[str, float]] = {}
+        for system in systems:
+            own = [row for row in on_dimension if row.system == system]
+            cells[(system, dimension)] = _mos_cell(system, dimension, own, n_boot, seed)
+            by_item: dict[str, list[int]] = defaultdict(list)
+            for row in own:
+                by_item[row.item].append(row.score)
+            per_item_means[system] = {item: float(np.mean(scores)) for item, scores in by_item.items()}
+        _rank(cells, systems, dimension)
+        testable = {system: means for system, means in per_item_means.items() if means}
+        if len(testable) >= 2:
+            comparisons.extend(_compare(dimension, testable, notes))
+        agreement.append(_agreement(dimension, on_dimension))
+    return StudySummary(
+        systems=tuple(systems),
+        dimensions=tuple(dimensions),
+        cells=cells,
+        comparisons=tuple(comparisons),
+        agreement=tuple(agreement),
+        raters_included=tuple(sorted({row.rater for row in kept})),
+        raters_excluded=tuple(sorted(excluded & {row.rater for row in rows})),
+        n_ratings=len(kept),
+        notes=tuple(notes),
+    )
+
+
+def _mos_cell(system: str, dimension: str, rows: Sequence[RatingRow], n_boot: int, seed: int) -> MosCell:
+    by_output: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        by_output[row.stimulus].append(float(row.score))
+    mean: float | None = None
+    low: float | None = None
+    high: float | None = None
+    boot_low: float | None = None
+    boot_high: float | None = None
+    if rows:
+        mean = float(np.mean([np.mean(scores) for scores in by_output.values()]))
+        boot = bootstrap_mos_ci(
+            [(row.rater, row.stimulus, float(row.score)) for row in rows], n_boot=n_boot, seed=seed
+        )
+        boot_low, boot_high = boot.low, boot.high
+    if len(by_output) >= 2:
+        interval = mos_with_ci(by_output)
+        mean, low, high = interval.mean, interval.low, interval.high
+    return MosCell(
+        system=system,
+        dimension=dimension,
+        n_outputs=len(by_output),
+        n_ratings=len(rows),
+        mean=mean,
+        low=low,
+        high=high,
+        bootstrap_low=boot_low,
+        bootstrap_high=boot_high,
+    )
+
+
+def _rank(cells: dict[tuple[str, str], MosCell], systems: Sequence[str], dimension: str) -> None:
+    scored = sorted(
+        (cell for system in systems if (cell := cells[(system, dimension)]).mean is not None),
+        key=lambda cell: -(cell.mean or 0.0),
+    )
+    for position, cell in enumerate(scored, start=1):
+        cells[(cell.system, dimension)] = replace(cell, rank=position)
+
+
+def _compare(
+    dimension: str, per_item_means: Mapping[str, Mapping[str, float]], notes: list[str]
+) -> list[Comparison]:
+    pairs = {
+        (a, b): [item for item in per_item_means[a] if item in per_item_means[b]]
+        for a, b in combinations(per_item_means, 2)
+    }
+    unmatched = [pair for pair, shared in pairs.items() if not shared]
+    if unmatched:
+        notes.append(
+            f"{dimension}: no pairwise tests, "
+            + ", ".join(f"{a} and {b}" for a, b in unmatched)
+            + " share no rated item"
+        )
+        return []
+    return [Comparison(dimension, test) for test in pairwise_wilcoxon_holm(per_item_means)]
+
+
+def _agreement(dimension: str, rows: Sequence[RatingRow]) -> Agreement:
+    by_output: dict[str, dict[str, int]] = defaultdict(dict)
+    for row in rows:
+        by_output[row.stimulus][row.rater] = row.score
+    raters = sorted({row.rater for row in rows})
+    units = [[scores.get(rater) for rater in raters] for scores in by_output.values() if len(scores) >= 2]
+    n_ratings = sum(sum(score is not None for score in unit) for unit in units)
+    try:
+        alpha: float | None = krippendorff_alpha(units, level="ordinal")
+    except ValueError:
+        alpha = None
+    return Agreement(dimension=dimension, alpha=alpha, n_outputs=len(units), n_ratings=n_ratings)
+
+
+# --- Export -------------------------------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "figure",
+    "dimension",
+    "system",
+    "other_system",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "bootstrap_low",
+    "bootstrap_high",
+    "n_outputs",
+    "n_ratings",
+    "n_items",
+    "statistic",
+    "p_value",
+    "p_holm",
+)
+
+
+def summary_csv(summary: StudySummary) -> str:
+    """Return every figure of the summary as CSV: one row per MOS cell, comparison and agreement."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, restval="", lineterminator="\n")
+    writer.writeheader()
+    for system in summary.systems:
+        for dimension in summary.dimensions:
+            cell = summary.cell(system, dimension)
+            writer.writerow(
+                {
+                    "figure": "mos",
+                    "dimension": dimension,
+                    "system": system,
+                    "estimate": _number(cell.mean),
+                    "ci_low": _number(cell.low),
+                    "ci_high": _number(cell.high),
+                    "bootstrap_low": _number(cell.bootstrap_low),
+                    "bootstrap_high": _number(cell.bootstrap_high),
+                    "n_outputs": cell.n_outputs,
+                    "n_ratings": cell.n_ratings,
+                }
+            )
+    for comparison in summary.comparisons:
+        test = comparison.test
+        writer.writerow(
+            {
+                "figure": "wilcoxon",
+                "dimension": comparison.dimension,
+                "system": test.system_a,
+                "other_system": test.system_b,
+                "estimate": _number(test.mean_difference),
+                "n_items": test.n_items,
+                "statistic": _number(test.statistic),
+                "p_value": _number(test.p_value),
+                "p_holm": _number(test.p_holm),
+            }
+        )
+    for agreement in summary.agreement:
+        writer.writerow(
+            {
+                "figure": "krippendorff_alpha_ordinal",
+                "dimension": agreement.dimension,
+                "estimate": _number(agreement.alpha),
+                "n_outputs": agreement.n_outputs,
+                "n_ratings": agreement.n_ratings,
+            }
+        )
+    return buffer.getvalue()
+
+
+def _number(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return ""
+    return f"{value:.4f}"

@@ -1,0 +1,256 @@
+"""Pages of human listening studies: admins design studies and read results, evaluators rate blind.
+
+Everything an evaluator's browser receives is built in `_rating_context` and the JSON replies
+below: stimuli travel under their random public ids and `audio_url` links, never with a system.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from uuid import UUID
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from evaluation.studies.design import DIMENSIONS, StudyDesignError
+from evaluation.studies.forms import StudyForm
+from evaluation.studies.models import Study, StudyAssignment, StudyRater
+from evaluation.studies.results import RaterReport, StudySummary, summary_csv
+from evaluation.studies.workflows import (
+    Progress,
+    RatingRefused,
+    create_study,
+    decide_rater,
+    next_assignment,
+    present,
+    rater_progress,
+    record_playback,
+    study_figures,
+    submit_rating,
+)
+from webapp.http import StudioRequest
+from webapp.roles import Role, role_required
+from webapp.storage import audio_url
+
+# --- Access -------------------------------------------------------------------------------------
+
+
+def study_for_rater(request: StudioRequest, public_id: UUID) -> Study:
+    """Return a study the evaluator was invited to; 404 for any other (its existence stays hidden)."""
+    study = Study.objects.filter(public_id=public_id, raters__evaluator=request.user).first()
+    if study is None:
+        raise Http404("No such study.")
+    return study
+
+
+def assignment_for_rater(request: StudioRequest, public_id: UUID) -> StudyAssignment:
+    """Return one of the evaluator's own assignments; 404 for anyone else's."""
+    assignment = (
+        StudyAssignment.objects.filter(public_id=public_id, evaluator=request.user)
+        .select_related("study", "stimulus")
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such sample.")
+    return assignment
+
+
+# --- Evaluator ----------------------------------------------------------------------------------
+
+
+@role_required(Role.EVALUATOR)
+@never_cache
+def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
+    """The evaluator's next sample in the study, or the end page when every sample is rated."""
+    study = study_for_rater(request, public_id)
+    assignment = next_assignment(study, request.user)
+    progress = rater_progress(study, request.user)
+    if assignment is None:
+        return render(request, "evaluation/studies/done.html", {"study": study, "progress": progress})
+    present(assignment)
+    return render(request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress))
+
+
+def _rating_context(study: Study, assignment: StudyAssignment, progress: Progress) -> dict[str, Any]:
+    stimulus = assignment.stimulus
+    query = stimulus.item
+    return {
+        "study": study,
+        "assignment": assignment,
+        "progress": progress,
+        "questions": [
+            {"dimension": dimension, "choices": list(enumerate(dimension.anchors, start=1))}
+            for dimension in study.dimension_list()
+        ],
+        "practice": stimulus.kind == stimulus.Kind.TRAINING,
+        "query_text": query.text,
+        "query_audio_url": audio_url(query.recording.audio_key) if query.recording else "",
+        "response_text": stimulus.response_text if study.rates_content() else "",
+        "response_audio_url": audio_url(stimulus.audio_key) if stimulus.audio_key else "",
+        "unlocked": assignment.played_at is not None or not stimulus.audio_key,
+        "first_visit": progress.done == 0,
+    }
+
+
+@role_required(Role.EVALUATOR)
+@require_POST
+def assignment_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
+    """The browser reports that the response played to the end; the rating controls may unlock."""
+    assignment = assignment_for_rater(request, public_id)
+    try:
+        record_playback(assignment)
+    except RatingRefused as refused:
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    return JsonResponse({"unlocked": True})
+
+
+@role_required(Role.EVALUATOR)
+@require_POST
+def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
+    """Store the scores of one sample and move on to the next."""
+    assignment = assignment_for_rater(request, public_id)
+    scores: dict[str, int] = {}
+    for key in assignment.study.dimensions:
+        value = request.POST.get(f"score_{key}", "")
+        if value.isdigit():
+            scores[key] = int(value)
+    try:
+        submit_rating(assignment.pk, scores)
+    except RatingRefused as refused:
+        messages.error(request, str(refused))
+    return redirect("evaluation:rate_study", public_id=assignment.study.public_id)
+
+
+# --- Admin --------------------------------------------------------------------------------------
+
+
+@role_required(Role.ADMIN)
+def study_list(request: StudioRequest) -> HttpResponse:
+    """Every study with how far its raters have got."""
+    studies = Study.objects.prefetch_related("systems")
+    rows = []
+    for study in studies:
+        assignments = study.assignments.all()
+        rows.append(
+            {
+                "study": study,
+                "submitted": assignments.filter(submitted_at__isnull=False).count(),
+                "total": assignments.count(),
+            }
+        )
+    return render(request, "evaluation/studies/study_list.html", {"rows": rows})
+
+
+@role_required(Role.ADMIN)
+def study_create(request: StudioRequest) -> HttpResponse:
+    """Design a study: systems, sampling, dimensions, raters and quality control."""
+    form = StudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = create_study(form.to_spec(), created_by=request.user)
+        except StudyDesignError as problem:
+            form.add_error(None, str(problem))
+        else:
+            messages.success(request, f"Study “{study.name}” is open to its raters.")
+            return redirect("evaluation:study_results", study_id=study.pk)
+    return render(request, "evaluation/studies/study_form.html", {"form": form})
+
+
+@role_required(Role.ADMIN)
+@never_cache
+def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
+    """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
+    study = get_object_or_404(Study, pk=study_id)
+    screening, summary = study_figures(study)
+    reports = {report.rater: report for report in screening}
+    dimensions = study.dimension_list()
+    seats = study.raters.select_related("evaluator", "decided_by")
+    raters = [
+        {
+            "seat": seat,
+            "report": (report := reports.get(seat.evaluator.username)),
+            "screens": _screen_lines(report) if report else [],
+        }
+        for seat in seats
+    ]
+    assignments = study.assignments.all()
+    return render(
+        request,
+        "evaluation/studies/results.html",
+        {
+            "study": study,
+            "raters": raters,
+            "summary": summary,
+            "dimensions": dimensions,
+            "content_dimensions": [d for d in dimensions if d.modality == "content"],
+            "audio_dimensions": [d for d in dimensions if d.modality == "audio"],
+            "table": [
+                {"system": system, "cells": [summary.cell(system, d.key) for d in dimensions]}
+                for system in summary.systems
+            ],
+            "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
+            "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
+            "chart": _chart_data(summary),
+            "submitted": assignments.filter(submitted_at__isnull=False).count(),
+            "total": assignments.count(),
+            "decisions": StudyRater.Decision,
+        },
+    )
+
+
+def _screen_lines(report: RaterReport) -> list[str]:
+    """Return one line per dimension: the variance and correlation the screening judged."""
+    lines = []
+    for key, screen in sorted(report.by_dimension.items()):
+        r = screen.correlation_with_others
+        agreement = "r undefined (too little overlap)" if math.isnan(r) else f"r = {r:.2f}"
+        lines.append(
+            f"{DIMENSIONS[key].label}: variance {screen.variance:.2f}, {agreement}, n = {screen.n_ratings}"
+        )
+    return lines
+
+
+def _chart_data(summary: StudySummary) -> dict[str, Any]:
+    """Return grouped bars (one dataset per system) with their interval ends, for study_chart.js."""
+    return {
+        "labels": [DIMENSIONS[key].label for key in summary.dimensions],
+        "datasets": [
+            {
+                "label": system,
+                "data": [summary.cell(system, key).mean for key in summary.dimensions],
+                "low": [summary.cell(system, key).low for key in summary.dimensions],
+                "high": [summary.cell(system, key).high for key in summary.dimensions],
+                "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
+            }
+            for system in summary.systems
+        ],
+    }
+
+
+@role_required(Role.ADMIN)
+def study_results_csv(request: StudioRequest, study_id: int) -> HttpResponse:
+    """Every figure of the study as CSV, each with the number of ratings it rests on."""
+    study = get_object_or_404(Study, pk=study_id)
+    _, summary = study_figures(study)
+    response = HttpResponse(summary_csv(summary), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-results.csv"'
+    return response
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def rater_decision(request: StudioRequest, study_id: int, evaluator_id: int) -> HttpResponse:
+    """Include or exclude a rater from the study's figures after reading their screening."""
+    study = get_object_or_404(Study, pk=study_id)
+    decision = request.POST.get("decision", "")
+    if (
+        decision not in StudyRater.Decision.values
+        or not study.raters.filter(evaluator_id=evaluator_id).exists()
+    ):
+        raise Http404("No such rater or decision.")
+    decide_rater(study, evaluator_id, decision, request.user, request.POST.get("note", "").strip())
+    return redirect("evaluation:study_results", study_id=study.pk)

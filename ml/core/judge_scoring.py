@@ -1,0 +1,141 @@
+"""RL stage scores from the rubric judge: s1 (perception), s2 (reasoning), s3 (strategy) in [0, 1].
+
+Each rollout is judged like an imported output (``evaluation.judging.runs`` does the same for stored
+outputs): its perception span on the perception rubric (shift perception for emotion-shift
+items), its reasoning and strategy spans together on the reasoning rubric, each against the
+item's gold reference, with the app's automatic flags merged in and the hard caps applied by
+``evaluation.judging.rubrics``. Then
+
+    s1 = perception final / 10,   s2 = reasoning final / 10,
+    s3 = strategy sub-score / 3, and 0 when a proposed strategy is one gold marks as not recommended.
+
+The rubric has no separate strategy stage; its reasoning stage scores the strategy choice as one
+sub-score (0-3), which is the strategy signal SDCA needs. An empty span scores 0 without a call.
+An answer that is not valid JSON or breaks the rubric scores 0 and is counted; a judge that
+cannot be reached stops the run (``JudgeUnavailable``) instead of training on zeros.
+
+Pure: no Django, so ``ml.cli`` can score through a judge endpoint too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from evaluation.judging.prompts import build_messages, parse_judgement
+from evaluation.judging.rubrics import (
+    EMOTION_SHIFT,
+    PERCEPTION,
+    REASONING,
+    SHIFT_PERCEPTION,
+    RubricError,
+    StageScore,
+    automatic_flags,
+)
+from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
+from webapp.lib.output_format import ParsedOutput, parse_reasoning_fields, parse_strategy_names
+
+STRATEGY_SUBSCORE = "strategy"
+STRATEGY_SUBSCORE_MAX = 3
+CONTRARY_STRATEGY_FLAG = "recommends_not_recommended"
+# The judge client's errors for a 200 answer that is unusable (the same list as
+# evaluation.judging.runs.ANSWER_ERROR_PREFIXES, which lives in a Django module); any other error
+# means the prompt got no answer at all.
+_ANSWER_ERRORS = (
+    "answer is not a JSON object",
+    "malformed chat completion",
+    "chat completion content is not text",
+)
+
+
+class JudgeUnavailable(RuntimeError):
+    """The judge endpoint answered a prompt with no answer at all (timeout, connection, HTTP error)."""
+
+
+@dataclass(frozen=True)
+class JudgeGold:
+    """What a rollout for one item is judged against."""
+
+    text: str  # the words the user said
+    scenario: str
+    perception: dict[str, Any]
+    tom: dict[str, Any]
+
+
+@dataclass
+class JudgeCounts:
+    prompts: int = 0
+    judge_errors: int = 0
+    skipped_empty: int = 0
+    last_error: str = ""
+
+
+class JudgeStageScorer:
+    """A ``ml.core.rl.StageJudge``: (item id, parsed rollout) -> (s1, s2, s3)."""
+
+    def __init__(self, client: JudgeClient, golds: Mapping[str, JudgeGold]) -> None:
+        self.client = client
+        self.golds = dict(golds)
+        self.counts = JudgeCounts()
+
+    def __call__(self, item_id: str, parsed: ParsedOutput) -> tuple[float, float, float]:
+        gold = self.golds[item_id]
+        said = {"user_utterance": gold.text}
+        perception_stage = SHIFT_PERCEPTION if gold.scenario == EMOTION_SHIFT else PERCEPTION
+        perception_text = parsed.span_text("perception")
+        shown_reasoning = "\n\n".join(
+            part for part in (parsed.span_text("reasoning"), parsed.span_text("strategy")) if part
+        )
+        fields: dict[str, Any] = dict(parse_reasoning_fields(parsed.span_text("reasoning")))
+        strategies = parse_strategy_names(parsed.span_text("strategy"))
+        if strategies:
+            fields["strategy"] = strategies
+
+        prompts: dict[str, tuple[list[dict[str, Any]], set[str]]] = {}
+        if perception_text:
+            prompts[perception_stage] = (
+                build_messages(perception_stage, perception_text, {**said, **gold.perception}, gold.scenario),
+                automatic_flags(perception_stage, perception_text, gold.tom),
+            )
+        if shown_reasoning:
+            prompts[REASONING] = (
+                build_messages(REASONING, shown_reasoning, {**said, **gold.tom}, gold.scenario),
+                automatic_flags(REASONING, fields or shown_reasoning, gold.tom),
+            )
+        self.counts.skipped_empty += 2 - len(prompts)
+        requests = [JudgeRequest(key=stage, messages=messages) for stage, (messages, _) in prompts.items()]
+        replies = dict(zip(prompts, self.client.judge_many(requests), strict=True)) if requests else {}
+        self.counts.prompts += len(requests)
+
+        perception = self._score(perception_stage, replies.get(perception_stage), prompts, gold.scenario)
+        reasoning = self._score(REASONING, replies.get(REASONING), prompts, gold.scenario)
+        s1 = perception.final / perception.max_score if perception is not None else 0.0
+        s2 = reasoning.final / reasoning.max_score if reasoning is not None else 0.0
+        s3 = 0.0
+        if reasoning is not None and CONTRARY_STRATEGY_FLAG not in reasoning.cap_reasons:
+            data = replies[REASONING].data or {}
+            s3 = float(data["subscores"][STRATEGY_SUBSCORE]) / STRATEGY_SUBSCORE_MAX
+        return s1, s2, s3
+
+    def _score(
+        self,
+        stage: str,
+        reply: JudgeReply | None,
+        prompts: Mapping[str, tuple[list[dict[str, Any]], set[str]]],
+        scenario: str,
+    ) -> StageScore | None:
+        if reply is None:
+            return None
+        if not reply.ok and not (reply.error or "").startswith(_ANSWER_ERRORS):
+            raise JudgeUnavailable(
+                f"the judge at {self.client.config.base_url} gave no answer: {reply.error or 'unknown error'}"
+            )
+        try:
+            if reply.data is None:
+                raise RubricError(reply.error or "no JSON object")
+            return parse_judgement(stage, reply.data, scenario, extra_flags=prompts[stage][1])
+        except RubricError as exc:
+            self.counts.judge_errors += 1
+            self.counts.last_error = str(exc)
+            return None

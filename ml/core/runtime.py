@@ -1,0 +1,177 @@
+"""Where and how a training or inference run executes: device, dtype, the starting model, ranks.
+
+Shared by the gpu-queue jobs and the command line (``ml.cli``), so a run started from the web
+app and one started with ``torchrun`` load, train and save the same way.
+
+Multi-GPU training is data parallel without wrapping the model: every rank loads the same
+weights, trains on its own shard of the records, and a global optimizer pre-step hook averages
+the trainable parameters' gradients over the ranks just before each ``optimizer.step()``. The
+training loops of ``ml.core.sft`` and ``ml.core.rl`` build their own optimizers, so a global hook is the one
+place to do this without changing them, and it leaves ``SpeechLM.model`` unwrapped, which
+``DistributedDataParallel`` would not (LoRA, AAA and checkpoint saving all reach into it). The
+loops clip each rank's gradient before the step; the average of clipped gradients is still
+within the clipping norm.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import torch
+import torch.distributed as dist
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
+from ml.core.speech_model import SpeechLM, build_tiny_speech_lm, load_speech_lm, resolve_model_path
+
+# A random tiny model built in memory (``build_tiny_speech_lm``): smoke tests on any machine.
+TINY_MODEL_SOURCE = "tiny"
+
+Row = TypeVar("Row")
+
+
+def resolve_device(requested: str = "auto", local_rank: int = 0) -> str:
+    """Return a torch device name: "auto" is this rank's GPU when there is one, else the CPU."""
+    if requested != "auto":
+        return requested
+    return f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(requested: str, device: str) -> str:
+    """Return a torch dtype name: "auto" is bfloat16 on a GPU and float32 on the CPU."""
+    if requested != "auto":
+        if not isinstance(getattr(torch, requested, None), torch.dtype):
+            raise ValueError(f"unknown dtype {requested!r}")
+        return requested
+    return "bfloat16" if device.startswith("cuda") else "float32"
+
+
+@dataclass(frozen=True)
+class StartModel:
+    speech_lm: SpeechLM
+    # Where the base weights of a LoRA adapter saved from this run live; None: save merged weights.
+    adapter_base: str | None
+    source: str
+
+
+def load_start_model(source: str, device: str, dtype: str, *, for_rl: bool = False) -> StartModel:
+    """Return the model a run starts from: a base model directory or URI, a checkpoint of ours
+    (it has metadata.json), or ``TINY_MODEL_SOURCE``.
+
+    A LoRA checkpoint keeps training its adapter, except in RL: the RL reference is the policy with
+    its adapters switched off, so an SFT adapter is merged first and RL adds fresh adapters; the
+    merged weights exist nowhere on disk, so such a run saves merged weights too.
+    """
+    if source == TINY_MODEL_SOURCE:
+        speech_lm = build_tiny_speech_lm("qwen2_audio", seed=0)
+        speech_lm.model.to(device=device, dtype=getattr(torch, dtype))
+        return StartModel(speech_lm, adapter_base=None, source=source)
+    local = resolve_model_path(source)
+    if not (local / METADATA_FILE).is_file():
+        return StartModel(
+            load_speech_lm(local, device=device, dtype=dtype), adapter_base=source, source=source
+        )
+    loaded = load_checkpoint(source, device=device, dtype=dtype, trainable=True, verify=True)
+    speech_lm = loaded.speech_lm
+    if speech_lm.lora is None:
+        return StartModel(speech_lm, adapter_base=source, source=source)
+    if for_rl:
+        speech_lm.merged_model()
+        return StartModel(speech_lm, adapter_base=None, source=source)
+    return StartModel(speech_lm, adapter_base=loaded.metadata.base_model, source=source)
+
+
+def save_trained_model(
+    start: StartModel,
+    destination: str | Path,
+    config: dict[str, Any],
+    dataset_snapshot_ids: Sequence[str],
+    metrics: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+) -> SavedCheckpoint:
+    """Save the trained model: its LoRA adapter over ``start.adapter_base``, or merged weights."""
+    return save_checkpoint(
+        start.speech_lm,
+        destination,
+        config=config,
+        dataset_snapshot_ids=dataset_snapshot_ids,
+        metrics=metrics,
+        base_model=start.adapter_base,
+        merge_lora=start.adapter_base is None,
+        extra={"started_from": start.source, **(extra or {})},
+    )
+
+
+# --- data parallel ranks ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranks:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def init_ranks() -> Ranks:
+    """Return this process's rank from the variables torchrun and accelerate set; join the group
+    (NCCL on GPUs, Gloo on CPUs) when there is more than one process."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    ranks = Ranks(
+        rank=int(os.environ.get("RANK", "0")),
+        world_size=world_size,
+        local_rank=int(os.environ.get("LOCAL_RANK", "0")),
+    )
+    if world_size > 1 and not dist.is_initialized():
+        if torch.cuda.is_available():
+            torch.cuda.set_device(ranks.local_rank)
+        dist.init_process_group(backend="nccl" if torch.cuda.is_available() else "gloo")
+    return ranks
+
+
+def shard_evenly(rows: Sequence[Row], ranks: Ranks) -> list[Row]:
+    """Return this rank's rows: every rank gets the same number, the remainder is dropped.
+
+    Equal shards mean equal step counts, so no rank waits forever in the gradient all-reduce.
+    """
+    per_rank = len(rows) // ranks.world_size
+    if per_rank == 0:
+        raise ValueError(f"{len(rows)} record(s) cannot be shared among {ranks.world_size} processes")
+    return list(rows[ranks.rank * per_rank : (ranks.rank + 1) * per_rank])
+
+
+def _average_gradients(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    parameters = [parameter for group in optimizer.param_groups for parameter in group["params"]]
+    world_size = dist.get_world_size()
+    handles = []
+    for parameter in parameters:
+        if parameter.grad is None:
+            # Every rank must send every tensor in the same order; a missing gradient counts as zero.
+            parameter.grad = torch.zeros_like(parameter)
+        handles.append(dist.all_reduce(parameter.grad, op=dist.ReduceOp.SUM, async_op=True))
+    for handle in handles:
+        handle.wait()
+    for parameter in parameters:
+        assert parameter.grad is not None
+        parameter.grad.div_(world_size)
+
+
+@contextmanager
+def gradients_averaged_across_ranks(ranks: Ranks) -> Iterator[None]:
+    """Average gradients over all ranks before every optimizer step taken inside the block."""
+    if ranks.world_size == 1:
+        yield
+        return
+    handle = register_optimizer_step_pre_hook(_average_gradients)
+    try:
+        yield
+    finally:
+        handle.remove()

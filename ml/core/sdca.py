@@ -1,0 +1,193 @@
+"""Cascaded-gated rewards and Step-Decomposed Credit Assignment (paper sections 3.2.1-3.2.3).
+
+Per rollout, stage scores s1 (perception), s2 (reasoning), s3 (strategy) in [0, 1] are gated:
+
+    g1 = [s1 >= tau], g2 = [s2 >= tau]
+    q1 = s1, q2 = g1 * s2, q3 = g1 * g2 * s3           (a stage counts only if earlier ones held)
+    R_reas  = (q1 + q2 + q3) / 3
+    r_resp  = w_c * content / 5 + w_a * audio_alignment  (w_c + w_a = 1)
+    R_total = w_reas * R_reas + w_resp * r_resp + w_fmt * r_fmt   (0.5 / 0.4 / 0.1 by default)
+
+SDCA gives each output-format span the group-normalised advantage of its own signal:
+perception <- q1, reasoning <- q2, strategy <- q3, response <- 0.8 r_resp + 0.2 r_fmt.
+Normalisation over the G rollouts of one prompt is (x - mean) / (std + 1e-4) with the sample
+standard deviation (ddof=1), and 0 when all G values are equal (no signal to rank on). Tokens
+outside the four spans (tags, whitespace, the end-of-turn token) get the normalised R_total,
+which is what every completion token gets under vanilla GRPO.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from webapp.lib.output_format import SPAN_NAMES, SpanName
+
+AdvantageMode = Literal["sdca", "grpo"]
+_WEIGHT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class RolloutScores:
+    """The scores of one rollout: judge stage scores normalised to [0, 1], the reward model's
+    content score in [0, 5] and audio-alignment in [0, 1], and the parser's format reward."""
+
+    perception: float
+    reasoning: float
+    strategy: float
+    content: float
+    audio_alignment: float
+    format: float
+
+    def __post_init__(self) -> None:
+        for name in ("perception", "reasoning", "strategy", "audio_alignment", "format"):
+            _check_range(name, getattr(self, name), 0.0, 1.0)
+        _check_range("content", self.content, 0.0, 5.0)
+
+
+@dataclass(frozen=True)
+class SdcaConfig:
+    tau: float = 0.6
+    content_weight: float = 0.5
+    audio_weight: float = 0.5
+    reasoning_weight: float = 0.5
+    response_weight: float = 0.4
+    format_weight: float = 0.1
+    # The response span's signal mixes the response and format rewards (r_R of section 3.2.3).
+    response_span_response_weight: float = 0.8
+    response_span_format_weight: float = 0.2
+    std_epsilon: float = 1e-4
+
+    def __post_init__(self) -> None:
+        _check_range("tau", self.tau, 0.0, 1.0)
+        _check_weights("content/audio", (self.content_weight, self.audio_weight))
+        _check_weights(
+            "reasoning/response/format", (self.reasoning_weight, self.response_weight, self.format_weight)
+        )
+        _check_weights(
+            "response-span response/format",
+            (self.response_span_response_weight, self.response_span_format_weight),
+        )
+        if self.std_epsilon <= 0:
+            raise ValueError("std_epsilon must be positive")
+
+
+def _check_range(name: str, value: float, low: float, high: float) -> None:
+    if not (low <= value <= high) or math.isnan(value):
+        raise ValueError(f"{name}={value} is outside [{low}, {high}]")
+
+
+def _check_weights(name: str, weights: Sequence[float]) -> None:
+    if any(weight < 0 for weight in weights):
+        raise ValueError(f"{name} weights must be non-negative, got {tuple(weights)}")
+    if abs(sum(weights) - 1.0) > _WEIGHT_TOLERANCE:
+        raise ValueError(f"{name} weights must sum to 1, got {tuple(weights)}")
+
+
+def gated_stage_rewards(scores: RolloutScores, config: SdcaConfig) -> tuple[float, float, float]:
+    """Return (q1, q2, q3): the stage scores with the cascaded gates applied."""
+    gate_perception = 1.0 if scores.perception >= config.tau else 0.0
+    gate_reasoning = 1.0 if scores.reasoning >= config.tau else 0.0
+    return (
+        scores.perception,
+        gate_perception * scores.reasoning,
+        gate_perception * gate_reasoning * scores.strategy,
+    )
+
+
+def reasoning_reward(scores: RolloutScores, config: SdcaConfig) -> float:
+    """Return R_reas, the mean of the gated stage rewards."""
+    return sum(gated_stage_rewards(scores, config)) / 3.0
+
+
+def response_reward(scores: RolloutScores, config: SdcaConfig) -> float:
+    """Return r_resp = w_c * content / 5 + w_a * audio_alignment."""
+    return config.content_weight * scores.content / 5.0 + config.audio_weight * scores.audio_alignment
+
+
+def total_reward(scores: RolloutScores, config: SdcaConfig) -> float:
+    """Return R_total = w_reas * R_reas + w_resp * r_resp + w_fmt * r_fmt."""
+    return (
+        config.reasoning_weight * reasoning_reward(scores, config)
+        + config.response_weight * response_reward(scores, config)
+        + config.format_weight * scores.format
+    )
+
+
+def span_signals(scores: RolloutScores, config: SdcaConfig) -> dict[SpanName, float]:
+    """Return the per-span reward each span's advantage is normalised from."""
+    q1, q2, q3 = gated_stage_rewards(scores, config)
+    response_signal = (
+        config.response_span_response_weight * response_reward(scores, config)
+        + config.response_span_format_weight * scores.format
+    )
+    return {"perception": q1, "reasoning": q2, "strategy": q3, "response": response_signal}
+
+
+def group_normalise(values: torch.Tensor, std_epsilon: float = 1e-4) -> torch.Tensor:
+    """Return (x - mean) / (sample std + eps) along dim 0; zeros where all values are equal."""
+    values = values.to(torch.float64)
+    if values.shape[0] < 2:
+        return torch.zeros_like(values, dtype=torch.float32)
+    mean = values.mean(dim=0, keepdim=True)
+    std = values.std(dim=0, unbiased=True, keepdim=True)
+    normalised = (values - mean) / (std + std_epsilon)
+    constant = (values.max(dim=0, keepdim=True).values - values.min(dim=0, keepdim=True).values) == 0
+    return torch.where(constant, torch.zeros_like(normalised), normalised).to(torch.float32)
+
+
+def span_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:
+    """Return a G x 4 tensor of group-normalised span advantages, columns in ``SPAN_NAMES`` order."""
+    settings = config or SdcaConfig()
+    signals = torch.tensor(
+        [[span_signals(rollout, settings)[name] for name in SPAN_NAMES] for rollout in scores],
+        dtype=torch.float64,
+    )
+    return group_normalise(signals, settings.std_epsilon)
+
+
+def total_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:
+    """Return the G group-normalised R_total values (GRPO's one advantage per rollout)."""
+    settings = config or SdcaConfig()
+    totals = torch.tensor([total_reward(rollout, settings) for rollout in scores], dtype=torch.float64)
+    return group_normalise(totals, settings.std_epsilon)
+
+
+def token_advantages(
+    span_adv: torch.Tensor,
+    total_adv: torch.Tensor,
+    token_spans: Sequence[Mapping[str, tuple[int, int]]],
+    completion_mask: torch.Tensor,
+    mode: AdvantageMode = "sdca",
+) -> torch.Tensor:
+    """Return G x T per-token advantages.
+
+    Every completion token starts with its rollout's normalised R_total (GRPO). In "sdca" mode,
+    tokens inside a span instead get that span's advantage. ``token_spans[g]`` maps span names to
+    ``[start, end)`` positions in the same coordinates as ``completion_mask``; positions outside
+    the completion mask are always 0.
+    """
+    if mode not in ("sdca", "grpo"):
+        raise ValueError(f"unknown advantage mode {mode!r}")
+    mask = completion_mask.to(torch.bool)
+    groups = mask.shape[0]
+    if (
+        span_adv.shape != (groups, len(SPAN_NAMES))
+        or total_adv.shape != (groups,)
+        or len(token_spans) != groups
+    ):
+        raise ValueError(
+            "span_adv must be G x 4, total_adv G and token_spans G long, G = completion_mask rows"
+        )
+    advantages = total_adv.to(torch.float32).unsqueeze(1).expand(mask.shape).clone()
+    if mode == "sdca":
+        for row, spans in enumerate(token_spans):
+            for column, name in enumerate(SPAN_NAMES):
+                if name in spans:
+                    start, end = spans[name]
+                    advantages[row, start:end] = span_adv[row, column]
+    return advantages * mask

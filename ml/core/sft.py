@@ -1,0 +1,229 @@
+"""Stage 1 of EchoChat: supervised fine-tuning with Acoustic-Anchored Attention (section 3.1).
+
+Each optimizer step takes ``gradient_accumulation_steps`` micro-batches of ``batch_size``
+examples; the loss is L_CE + lambda_AAA * L_AAA (see ``ml.core.aaa``). With ``lambda_aaa = 0`` the
+AAA branch is skipped entirely, which is plain SFT. Progress goes to ``on_progress(fraction,
+message, metrics)``; ``should_cancel()`` is polled before every step and stops the run cleanly
+(the model keeps the updates made so far).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ml.core.aaa import DEFAULT_AAA_EPSILON, collect_audio_attention, perception_query_mask
+from ml.core.batching import shuffled_batches
+from ml.core.speech_model import LoraSettings, SpeechBatch, SpeechExample, SpeechLM, resample
+
+ProgressCallback = Callable[[float, str, dict[str, float]], None]
+CancelCheck = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class SftExample:
+    audio: np.ndarray
+    sample_rate: int
+    prompt: str
+    target_text: str
+
+
+@dataclass(frozen=True)
+class SftConfig:
+    epochs: int = 1
+    # When set, the run stops after this many optimizer steps, whatever ``epochs`` says.
+    max_steps: int | None = None
+    learning_rate: float = 1e-5
+    batch_size: int = 4
+    gradient_accumulation_steps: int = 1
+    warmup_steps: int = 0
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    lambda_aaa: float = 0.1
+    # Decoder layers (negative = from the end) and heads rho averages over; None = all.
+    aaa_layers: tuple[int, ...] | None = None
+    aaa_heads: tuple[int, ...] | None = None
+    aaa_epsilon: float = DEFAULT_AAA_EPSILON
+    lora: LoraSettings | None = None
+    gradient_checkpointing: bool = False
+    device: str = "cpu"
+    dtype: str = "float32"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation_steps < 1:
+            raise ValueError("epochs, batch_size and gradient_accumulation_steps must be >= 1")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError("max_steps must be >= 1 when set")
+        if self.learning_rate <= 0 or self.lambda_aaa < 0:
+            raise ValueError("learning_rate must be positive and lambda_aaa non-negative")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the config as JSON-ready values (for checkpoint metadata and job rows)."""
+        values = asdict(self)
+        values["lora"] = self.lora.to_dict() if self.lora is not None else None
+        values["aaa_layers"] = list(self.aaa_layers) if self.aaa_layers is not None else None
+        values["aaa_heads"] = list(self.aaa_heads) if self.aaa_heads is not None else None
+        return values
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> SftConfig:
+        """Return a config read back from ``to_dict`` (unknown keys are an error)."""
+        parsed = dict(values)
+        if parsed.get("lora") is not None:
+            parsed["lora"] = LoraSettings.from_dict(parsed["lora"])
+        for key in ("aaa_layers", "aaa_heads"):
+            if parsed.get(key) is not None:
+                parsed[key] = tuple(parsed[key])
+        return cls(**parsed)
+
+
+@dataclass
+class SftResult:
+    # One entry per optimizer step: step, loss, ce, aaa, rho (NaN when AAA is off), learning_rate.
+    history: list[dict[str, float]] = field(default_factory=list)
+    steps_completed: int = 0
+    total_steps: int = 0
+    cancelled: bool = False
+
+    def last_metrics(self) -> dict[str, float]:
+        """Return the last step's metrics ({} before any step)."""
+        return dict(self.history[-1]) if self.history else {}
+
+
+def prepare_for_training(speech_lm: SpeechLM, config: SftConfig) -> None:
+    """Apply the config's device, dtype, gradient checkpointing and LoRA to the model, once."""
+    dtype = getattr(torch, config.dtype)
+    speech_lm.model.to(device=config.device, dtype=dtype)
+    if config.gradient_checkpointing:
+        speech_lm.enable_gradient_checkpointing()
+    if config.lora is not None and speech_lm.lora is None:
+        speech_lm.apply_lora(config.lora)
+    speech_lm.model.train()
+
+
+def to_speech_examples(examples: Sequence[SftExample]) -> list[SpeechExample]:
+    """Return the examples at the model's 16 kHz sample rate."""
+    return [
+        SpeechExample(
+            audio=resample(example.audio, example.sample_rate),
+            prompt=example.prompt,
+            target=example.target_text,
+        )
+        for example in examples
+    ]
+
+
+def sft_loss(
+    speech_lm: SpeechLM, batch: SpeechBatch, config: SftConfig, scale: float = 1.0
+) -> dict[str, float]:
+    """Run forward and backward on one micro-batch (loss scaled by ``scale``); return its metrics.
+
+    Backward runs inside the AAA context so gradient checkpointing recomputes the same path.
+    """
+    batch = batch.to(speech_lm.device)
+    if config.lambda_aaa <= 0:
+        output = speech_lm.forward(batch)
+        assert output.loss is not None
+        (output.loss * scale).backward()
+        ce = float(output.loss.detach())
+        return {"loss": ce, "ce": ce, "aaa": math.nan, "rho": math.nan}
+
+    query_mask = perception_query_mask(speech_lm, batch)
+    audio_mask = speech_lm.audio_token_mask(batch.input_ids)
+    with collect_audio_attention(
+        speech_lm, config.aaa_layers, query_mask, audio_mask, config.aaa_heads
+    ) as collector:
+        output = speech_lm.forward(batch)
+        assert output.loss is not None
+        aaa = collector.loss(config.aaa_epsilon)
+        rho = float(collector.rho().detach())
+        loss = output.loss + config.lambda_aaa * aaa
+        (loss * scale).backward()
+    return {
+        "loss": float(loss.detach()),
+        "ce": float(output.loss.detach()),
+        "aaa": float(aaa.detach()),
+        "rho": rho,
+    }
+
+
+def build_optimizer(speech_lm: SpeechLM, config: SftConfig) -> torch.optim.Optimizer:
+    """Return AdamW over the trainable parameters."""
+    return torch.optim.AdamW(
+        speech_lm.trainable_parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+
+
+def sft_step(
+    speech_lm: SpeechLM,
+    micro_batches: Sequence[SpeechBatch],
+    optimizer: torch.optim.Optimizer,
+    config: SftConfig,
+) -> dict[str, float]:
+    """Run one optimizer step over the micro-batches; return the metrics averaged over them."""
+    optimizer.zero_grad(set_to_none=True)
+    scale = 1.0 / len(micro_batches)
+    metrics = [sft_loss(speech_lm, batch, config, scale) for batch in micro_batches]
+    if config.max_grad_norm > 0:
+        torch.nn.utils.clip_grad_norm_(speech_lm.trainable_parameters(), config.max_grad_norm)
+    optimizer.step()
+    return {name: float(np.mean([entry[name] for entry in metrics])) for name in metrics[0]}
+
+
+def _learning_rate(config: SftConfig, step: int) -> float:
+    if config.warmup_steps and step < config.warmup_steps:
+        return config.learning_rate * (step + 1) / config.warmup_steps
+    return config.learning_rate
+
+
+def train_sft(
+    speech_lm: SpeechLM,
+    examples: Sequence[SftExample],
+    config: SftConfig,
+    on_progress: ProgressCallback | None = None,
+    should_cancel: CancelCheck | None = None,
+) -> SftResult:
+    """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics."""
+    if not examples:
+        raise ValueError("SFT needs at least one example")
+    random.seed(config.seed)
+    np.random.seed(config.seed)
+    torch.manual_seed(config.seed)
+    order_rng = random.Random(config.seed)
+
+    prepare_for_training(speech_lm, config)
+    speech_examples = to_speech_examples(examples)
+    optimizer = build_optimizer(speech_lm, config)
+
+    examples_per_step = config.batch_size * config.gradient_accumulation_steps
+    steps_per_epoch = max(1, math.ceil(len(speech_examples) / examples_per_step))
+    total_steps = config.max_steps or config.epochs * steps_per_epoch
+    result = SftResult(total_steps=total_steps)
+
+    step_indices = shuffled_batches(len(speech_examples), examples_per_step, order_rng)
+    for step in range(total_steps):
+        if should_cancel is not None and should_cancel():
+            result.cancelled = True
+            break
+        taken = next(step_indices)
+        micro_batches = [
+            speech_lm.collate([speech_examples[index] for index in taken[start : start + config.batch_size]])
+            for start in range(0, len(taken), config.batch_size)
+        ]
+        for group in optimizer.param_groups:
+            group["lr"] = _learning_rate(config, step)
+        metrics = sft_step(speech_lm, micro_batches, optimizer, config)
+        metrics.update(step=float(step + 1), learning_rate=_learning_rate(config, step))
+        result.history.append(metrics)
+        result.steps_completed = step + 1
+        if on_progress is not None:
+            on_progress((step + 1) / total_steps, f"step {step + 1}/{total_steps}", dict(metrics))
+    speech_lm.model.eval()
+    return result

@@ -1,0 +1,125 @@
+"""Training records turned into the inputs of SFT, RL, reward training and inference.
+
+Also the speech synthesis the reward model hears responses through: eSpeak NG with a prosody per
+speech style stands in for a style-controllable TTS, so text-only rollouts and outputs can be
+scored for audio alignment (a system's own response audio is used when it has some).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from annotation.audio.synthesis import synthesize
+from ml.core.inference import InferenceItem
+from ml.core.judge_scoring import JudgeGold
+from ml.core.reward_model import RewardModel, RewardScore, RewardSourceItem, UserTurn, response_reward_scorer
+from ml.core.rl import HeuristicReference, HeuristicScorer, RolloutScorer, StageJudge, combined_scorer
+from ml.core.sft import SftExample
+from ml.core.training_records import RecordAudio
+from webapp.lib.output_format import ParsedOutput
+
+# eSpeak NG (words per minute, pitch 0-100) per speech style of the strategy span.
+STYLE_PROSODY: dict[str, tuple[int, int]] = {
+    "comforting": (130, 20),
+    "calm": (170, 45),
+    "excited": (300, 90),
+}
+
+
+def sft_examples(rows: Sequence[RecordAudio]) -> list[SftExample]:
+    """Return one SFT example per record that has a target (a reference response)."""
+    examples: list[SftExample] = []
+    for row in rows:
+        target = row.record.target
+        if target is not None:
+            examples.append(SftExample(row.audio, row.sample_rate, row.record.prompt, target))
+    return examples
+
+
+def inference_items(rows: Sequence[RecordAudio]) -> list[InferenceItem]:
+    """Return what inference (and RL, as prompts) answers: each record's audio and instruction."""
+    return [InferenceItem(row.record.item_id, row.audio, row.sample_rate, row.record.prompt) for row in rows]
+
+
+def heuristic_references(rows: Sequence[RecordAudio]) -> dict[str, HeuristicReference]:
+    """Return what the heuristic RL scorer compares each item's rollouts with."""
+    return {
+        row.record.item_id: HeuristicReference(
+            perception=row.record.perception,
+            reasoning=row.record.reasoning,
+            strategies=row.record.strategies,
+            response=row.record.response,
+            speech_style=row.record.speech_style or None,
+        )
+        for row in rows
+    }
+
+
+def judge_golds(rows: Sequence[RecordAudio]) -> dict[str, JudgeGold]:
+    """Return what the rubric judge compares each item's rollouts with."""
+    return {
+        row.record.item_id: JudgeGold(
+            text=row.record.text,
+            scenario=row.record.scenario,
+            perception=row.record.gold_perception,
+            tom=row.record.gold_tom,
+        )
+        for row in rows
+    }
+
+
+def reward_sources(rows: Sequence[RecordAudio]) -> list[RewardSourceItem]:
+    """Return the user turns appendix D.1's ladder is built from (records with a reference response)."""
+    return [
+        RewardSourceItem(
+            item_id=row.record.item_id,
+            user_audio=row.audio,
+            sample_rate=row.sample_rate,
+            emotion=row.record.emotion,
+            reference_response=row.record.response,
+            speech_style=row.record.speech_style or None,
+        )
+        for row in rows
+        if row.record.response.strip()
+    ]
+
+
+def user_turns(rows: Sequence[RecordAudio]) -> dict[str, UserTurn]:
+    """Return what the reward model knows about each item when it scores a response."""
+    return {row.record.item_id: UserTurn(row.audio, row.sample_rate, row.record.emotion) for row in rows}
+
+
+def speak_in_style(text: str, style: str) -> tuple[np.ndarray, int]:
+    """Return ``text`` spoken by eSpeak NG with the prosody of a speech style (calm when unknown)."""
+    rate, pitch = STYLE_PROSODY.get(style.strip().lower(), STYLE_PROSODY["calm"])
+    speech = synthesize(text, rate_wpm=rate, pitch=pitch)
+    return speech.samples, speech.sample_rate
+
+
+def rollout_scorer(
+    rows: Sequence[RecordAudio],
+    stage_judge: StageJudge | None = None,
+    reward_model: RewardModel | None = None,
+) -> RolloutScorer:
+    """Return the RL scorer: stage scores from the judge and the response reward from the reward
+    model, each replaced by ``ml.core.rl.HeuristicScorer`` (word overlap with gold) when not given."""
+    heuristic = HeuristicScorer(heuristic_references(rows))
+    if stage_judge is None and reward_model is None:
+        return heuristic
+
+    def heuristic_stages(item_id: str, parsed: ParsedOutput) -> tuple[float, float, float]:
+        scores = heuristic(item_id, parsed)
+        return scores.perception, scores.reasoning, scores.strategy
+
+    def heuristic_response(item_id: str, parsed: ParsedOutput) -> RewardScore:
+        scores = heuristic(item_id, parsed)
+        return RewardScore(content=scores.content, alignment=scores.audio_alignment)
+
+    response = (
+        response_reward_scorer(reward_model, user_turns(rows), speak_in_style)
+        if reward_model is not None
+        else heuristic_response
+    )
+    return combined_scorer(stage_judge or heuristic_stages, response)

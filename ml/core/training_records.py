@@ -1,0 +1,247 @@
+"""Training records: one accepted recording with its gold reference, rendered as EchoChat's target.
+
+A record is what SFT, RL, reward training and the multi-GPU command line all start from. The web
+app builds records from the database (``ml.jobs.datasets``); ``export`` writes them as a folder holding
+``records.jsonl`` (one JSON object per line) and the user audio as 16 kHz WAV files, which
+``ml.cli`` reads back on a GPU box with no Django.
+
+The spans of the target come from the gold reference: perception from the perception labels,
+reasoning from the theory-of-mind fields, strategy from the recommended strategies and the
+speech style that fits the user's emotion, and the response from the reference response. A
+record without a reference response has no SFT target; RL and inference still use it.
+
+No torch here: the web process builds snapshots without loading it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import wave
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from webapp.lib.output_format import render_output, render_reasoning, render_strategy
+
+RECORDS_FILE = "records.jsonl"
+# Written beside the records by the web app's export: {"snapshot": id, "content_hash": ..., ...}.
+MANIFEST_FILE = "manifest.json"
+AUDIO_FOLDER = "audio"
+# The one instruction EchoChat is trained, rewarded and evaluated with.
+ECHOCHAT_INSTRUCTION = (
+    "Listen to the user. First think: describe what you perceive in their voice and words, reason "
+    "about what they feel and need, and choose support strategies and a speech style. Then respond "
+    "with empathy."
+)
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    item_id: str  # the item's external id
+    audio_path: str  # WAV file relative to the records file's folder ("" before export)
+    scenario: str
+    emotion: str
+    perception: str
+    reasoning: str
+    strategies: tuple[str, ...]
+    speech_style: str
+    response: str  # the reference response; "" when the gold reference has none
+    prompt: str = ECHOCHAT_INSTRUCTION
+    # What a judge compares rollouts with: the words spoken and the gold labels as stored.
+    text: str = ""
+    gold_perception: dict[str, Any] = field(default_factory=dict)
+    gold_tom: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def target(self) -> str | None:
+        """Return the full output the model is trained to write, or None without a reference response."""
+        if not self.response.strip():
+            return None
+        return render_output(
+            self.perception,
+            self.reasoning,
+            render_strategy(self.strategies, self.speech_style),
+            self.response,
+        )
+
+    def to_json(self) -> str:
+        """Return the record as one JSONL line (no newline)."""
+        values = asdict(self)
+        values["strategies"] = list(self.strategies)
+        return json.dumps(values, ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, line: str) -> TrainingRecord:
+        """Return a record read from ``to_json`` output; unknown keys are an error."""
+        values = json.loads(line)
+        known = {entry.name for entry in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown record field(s): {', '.join(unknown)}")
+        values["strategies"] = tuple(values.get("strategies", ()))
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RecordAudio:
+    """A record with the user's audio (mono float32 in [-1, 1])."""
+
+    record: TrainingRecord
+    audio: npt.NDArray[np.float32]
+    sample_rate: int
+
+
+def render_gold_perception(perception: Mapping[str, Any]) -> str:
+    """Return a perception span written from gold perception labels (empty fields are left out)."""
+    sentences: list[str] = []
+    emotion = str(perception.get("emotion") or "")
+    if emotion:
+        variant = str(perception.get("emotion_variant") or "")
+        details = [f"intensity {perception['intensity']}"] if perception.get("intensity") else []
+        if perception.get("polarity"):
+            details.append(f"polarity {perception['polarity']}")
+        named = f"{emotion} ({variant})" if variant else emotion
+        sentences.append(f"Emotion: {named}" + (f"; {', '.join(details)}." if details else "."))
+    prosody = [
+        f"{perception[name]} {label}"
+        for name, label in (("pitch", "pitch"), ("energy", "energy"), ("rate", "speaking rate"))
+        if perception.get(name)
+    ]
+    if perception.get("intonation"):
+        prosody.append(f"{perception['intonation']} intonation")
+    stressed = [str(word) for word in perception.get("stressed_words") or []]
+    if stressed:
+        prosody.append("stress on " + ", ".join(f'"{word}"' for word in stressed))
+    if prosody:
+        sentences.append(f"Prosody: {'; '.join(prosody)}.")
+    caption = str(perception.get("prosody_caption") or "").strip().rstrip(".")
+    if caption:
+        sentences.append(caption[0].upper() + caption[1:] + ".")
+    if perception.get("situation"):
+        sentences.append(f"Situation: {str(perception['situation']).strip().rstrip('.')}.")
+    if perception.get("modality_conflict"):
+        kind = str(perception.get("conflict_kind") or "")
+        sentences.append("Modality: the words and the voice conflict" + (f" ({kind})." if kind else "."))
+    elif emotion:
+        sentences.append("Modality: the words and the voice agree.")
+    segments = perception.get("emotion_segments") or []
+    if segments:
+        parts = [
+            f"{float(segment['start']):.1f}-{float(segment['end']):.1f} s {segment['emotion']}"
+            + (f' "{segment["words"]}"' if segment.get("words") else "")
+            for segment in segments
+        ]
+        sentences.append(f"Emotion shift: {'; then '.join(parts)}.")
+    return " ".join(sentences)
+
+
+def render_gold_reasoning(tom: Mapping[str, Any]) -> str:
+    """Return a reasoning span with the four theory-of-mind fields of a gold reference."""
+    constraints = tom.get("constraints") or []
+    return render_reasoning(
+        context=str(tom.get("context") or ""),
+        latent_need=str(tom.get("latent_need") or ""),
+        core_demand=str(tom.get("core_demand") or ""),
+        constraints="; ".join(f"avoid {str(entry).strip()}" for entry in constraints) or "none",
+    )
+
+
+def strategy_display_names(slugs: Iterable[str], names_by_slug: Mapping[str, str]) -> tuple[str, ...]:
+    """Return the taxonomy names of strategy slugs ("emotional-validation" -> "Emotional validation")."""
+    return tuple(names_by_slug.get(slug) or slug.replace("-", " ").replace("_", " ") for slug in slugs)
+
+
+def record_from_gold(
+    item_id: str,
+    text: str,
+    scenario: str,
+    fallback_emotion: str,
+    perception: Mapping[str, Any],
+    tom: Mapping[str, Any],
+    reference_response: str,
+    names_by_slug: Mapping[str, str],
+) -> TrainingRecord:
+    """Return the training record of one item from its gold reference.
+
+    The emotion is the gold one (the script's target emotion when gold has none); the speech style
+    is the one that fits it, which is what the reward model scores as aligned.
+    """
+    # Imported here: the reward model module loads torch, which the web process never needs.
+    from ml.core.reward_model import fitting_speech_style
+
+    emotion = str(perception.get("emotion") or fallback_emotion)
+    return TrainingRecord(
+        item_id=item_id,
+        audio_path="",
+        scenario=scenario,
+        emotion=emotion,
+        perception=render_gold_perception(perception),
+        reasoning=render_gold_reasoning(tom),
+        strategies=strategy_display_names(tom.get("recommended_strategies") or [], names_by_slug),
+        speech_style=fitting_speech_style(emotion),
+        response=reference_response.strip(),
+        text=text,
+        gold_perception=dict(perception),
+        gold_tom=dict(tom),
+    )
+
+
+# --- audio -----------------------------------------------------------------------------
+
+
+def wav_bytes(samples: npt.NDArray[np.float32], sample_rate: int) -> bytes:
+    """Return mono float samples in [-1, 1] as 16-bit PCM WAV bytes."""
+    pcm = (np.clip(samples, -1.0, 1.0) * 32767.0).round().astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as writer:
+        writer.setnchannels(1)
+        writer.setsampwidth(2)
+        writer.setframerate(sample_rate)
+        writer.writeframes(pcm.tobytes())
+    return buffer.getvalue()
+
+
+def read_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int]:
+    """Return the float samples in [-1, 1] and rate of a mono 16-bit WAV."""
+    with wave.open(io.BytesIO(data)) as reader:
+        if reader.getnchannels() != 1 or reader.getsampwidth() != 2:
+            raise ValueError("expected a mono 16-bit WAV")
+        pcm = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2")
+        return (pcm.astype(np.float32) / 32768.0), reader.getframerate()
+
+
+# --- export and import -----------------------------------------------------------------
+
+
+def export_records(rows: Sequence[RecordAudio], folder: Path) -> Path:
+    """Write records.jsonl and one WAV per record into ``folder``; return the records file."""
+    (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    for row in rows:
+        relative = f"{AUDIO_FOLDER}/{row.record.item_id}.wav"
+        (folder / relative).write_bytes(wav_bytes(row.audio, row.sample_rate))
+        lines.append(replace(row.record, audio_path=relative).to_json())
+    records_file = folder / RECORDS_FILE
+    records_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return records_file
+
+
+def read_records(records_file: Path) -> list[RecordAudio]:
+    """Return the records of a JSONL export with their audio (paths relative to the file's folder)."""
+    rows: list[RecordAudio] = []
+    text = records_file.read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = TrainingRecord.from_json(line)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{records_file}:{number}: {exc}") from exc
+        audio, sample_rate = read_wav((records_file.parent / record.audio_path).read_bytes())
+        rows.append(RecordAudio(record=record, audio=audio, sample_rate=sample_rate))
+    return rows

@@ -1,0 +1,187 @@
+"""Training and inference data from the studio: which items are ready, snapshots of them, and their records.
+
+An item is ready for training when its accepted recording exists and it has a current gold
+reference; SFT and reward-model training also need the gold's reference response (the response
+span, and the top rung of the reward ladder). Inference needs only the accepted recording.
+
+A snapshot freezes the choice when a job starts: the item, the accepted take and the gold
+reference row of each entry. Gold references are versioned rows (a new adjudication adds a row
+and makes it current), so the snapshot's rows stay readable however the gold moves on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import Strategy
+from annotation.recording.models import Item, Split, Take
+from ml.core.training_records import (
+    MANIFEST_FILE,
+    RecordAudio,
+    TrainingRecord,
+    export_records,
+    read_wav,
+    record_from_gold,
+)
+from ml.jobs.models import DatasetSnapshot
+from webapp.storage import read_media
+
+Purpose = DatasetSnapshot.Purpose
+NEEDS_GOLD = frozenset({Purpose.SFT, Purpose.RL, Purpose.REWARD})
+NEEDS_REFERENCE_RESPONSE = frozenset({Purpose.SFT, Purpose.REWARD})
+
+EXCLUDED_NO_GOLD = "no current gold reference"
+EXCLUDED_NO_RESPONSE = "gold has no reference response"
+
+
+class EmptyDataset(ValueError):
+    """No item of the chosen splits is ready for this purpose."""
+
+
+class SnapshotUnreadable(RuntimeError):
+    """A row the snapshot names has been deleted since it was taken."""
+
+
+def _recorded_items(splits: list[str]) -> list[Item]:
+    return list(
+        Item.objects.filter(
+            split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED
+        ).order_by("external_id")
+    )
+
+
+def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Return the snapshot entries of the items ready for ``purpose``, and why others were left out."""
+    items = _recorded_items(splits)
+    golds = {
+        gold.item_id: gold
+        for gold in GoldReference.objects.filter(item__in=items, is_current=True).only(
+            "id", "item_id", "reference_response"
+        )
+    }
+    entries: list[dict[str, Any]] = []
+    excluded: Counter[str] = Counter()
+    for item in items:
+        gold = golds.get(item.pk)
+        if purpose in NEEDS_GOLD and gold is None:
+            excluded[EXCLUDED_NO_GOLD] += 1
+            continue
+        if purpose in NEEDS_REFERENCE_RESPONSE and gold is not None and not gold.reference_response.strip():
+            excluded[EXCLUDED_NO_RESPONSE] += 1
+            continue
+        entries.append(
+            {
+                "item": item.pk,
+                "external_id": item.external_id,
+                "take": item.recording_id,
+                "gold": gold.pk if gold is not None and purpose in NEEDS_GOLD else None,
+            }
+        )
+    return entries, dict(excluded)
+
+
+def ready_counts(purpose: str) -> dict[str, int]:
+    """Return {split: number of items ready for ``purpose``} for every split."""
+    return {split: len(ready_entries(purpose, [split])[0]) for split in Split.values}
+
+
+def entries_hash(entries: list[dict[str, Any]]) -> str:
+    """Return the sha256 identifying a snapshot's rows (item, take and gold of every entry)."""
+    canonical = json.dumps(
+        sorted([entry["item"], entry["take"], entry["gold"]] for entry in entries), separators=(",", ":")
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def create_snapshot(purpose: str, splits: list[str]) -> DatasetSnapshot:
+    """Freeze the items ready for ``purpose`` in ``splits``; raise EmptyDataset when there are none."""
+    entries, excluded = ready_entries(purpose, splits)
+    if not entries:
+        reasons = ", ".join(f"{count} with {reason}" for reason, count in excluded.items())
+        raise EmptyDataset(
+            f"No item of the {'/'.join(splits)} split(s) is ready for "
+            f"{Purpose(purpose).label.lower()}: it needs an accepted recording"
+            + (" and a current gold reference" if purpose in NEEDS_GOLD else "")
+            + (" with a reference response" if purpose in NEEDS_REFERENCE_RESPONSE else "")
+            + (f" ({reasons})." if reasons else ".")
+        )
+    return DatasetSnapshot.objects.create(
+        purpose=purpose,
+        splits=list(splits),
+        entries=entries,
+        item_ids=[entry["item"] for entry in entries],
+        gold_reference_ids=[entry["gold"] for entry in entries if entry["gold"] is not None],
+        content_hash=entries_hash(entries),
+        excluded=excluded,
+    )
+
+
+def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
+    """Return the snapshot's records with their audio, in entry order."""
+    entries: list[dict[str, Any]] = snapshot.entries
+    items = Item.objects.in_bulk([entry["item"] for entry in entries])
+    takes = Take.objects.in_bulk([entry["take"] for entry in entries])
+    golds = GoldReference.objects.in_bulk([entry["gold"] for entry in entries if entry["gold"] is not None])
+    missing = [
+        entry["external_id"]
+        for entry in entries
+        if entry["item"] not in items
+        or entry["take"] not in takes
+        or (entry["gold"] is not None and entry["gold"] not in golds)
+    ]
+    if missing:
+        raise SnapshotUnreadable(
+            f"snapshot #{snapshot.pk} names rows deleted since it was taken (items {', '.join(missing[:10])})"
+        )
+    names_by_slug = dict(Strategy.objects.values_list("slug", "name"))
+    rows: list[RecordAudio] = []
+    for entry in entries:
+        item, take = items[entry["item"]], takes[entry["take"]]
+        audio, sample_rate = read_wav(read_media(take.audio_key))
+        gold = golds.get(entry["gold"]) if entry["gold"] is not None else None
+        if gold is None:
+            record = TrainingRecord(
+                item_id=item.external_id,
+                audio_path="",
+                scenario=item.scenario,
+                emotion=item.target_emotion,
+                perception="",
+                reasoning="",
+                strategies=(),
+                speech_style="",
+                response="",
+                text=item.text,
+            )
+        else:
+            record = record_from_gold(
+                item.external_id,
+                item.text,
+                item.scenario,
+                item.target_emotion,
+                gold.perception,
+                gold.tom,
+                gold.reference_response,
+                names_by_slug,
+            )
+        rows.append(RecordAudio(record=record, audio=audio, sample_rate=sample_rate))
+    return rows
+
+
+def export_snapshot(snapshot: DatasetSnapshot, folder: Path) -> Path:
+    """Write the snapshot as a dataset export for ``python -m ml.cli``; return records.jsonl's path."""
+    records_file = export_records(snapshot_records(snapshot), folder)
+    manifest = {
+        "snapshot": str(snapshot.pk),
+        "purpose": snapshot.purpose,
+        "splits": snapshot.splits,
+        "content_hash": snapshot.content_hash,
+        "items": len(snapshot.entries),
+        "created_at": snapshot.created_at.isoformat(),
+    }
+    (folder / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))
+    return records_file

@@ -1,0 +1,326 @@
+"""The forms admins start EchoChat jobs with; defaults retrain from the latest gold on the train split.
+
+Each form's ``job_parameters()`` returns the job's parameters in the shapes ``ml.jobs.launch``
+documents; ``chosen_splits()`` the splits its dataset snapshot covers. The web process never loads torch,
+so the training configs are written as plain dicts here and read back by the worker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from annotation.recording.models import Split
+from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.models import System
+from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice_value
+from ml.jobs.datasets import ready_counts
+from ml.jobs.models import Checkpoint, DatasetSnapshot
+
+DEVICE_CHOICES = (
+    ("auto", "Automatic: the worker's GPU (bf16), else its CPU"),
+    ("cuda", "GPU"),
+    ("cpu", "CPU"),
+)
+MODEL_KINDS_FOR_TRAINING = (Checkpoint.Kind.BASE, Checkpoint.Kind.SFT, Checkpoint.Kind.RL)
+
+
+def base_model_choice() -> tuple[str, str]:
+    """Return the choice for the configured base model, or the tiny demo model when none is set."""
+    configured = settings.ECHOCHAT_BASE_MODEL
+    if configured:
+        return configured, f"Base model from settings ({configured})"
+    return START_TINY, "Tiny demo model (random weights; runs on a CPU; ECHOSTUDIO_BASE_MODEL is unset)"
+
+
+def start_model_choices() -> list[tuple[str, str]]:
+    """Return what a run can start from: the base model, then every EchoChat checkpoint, newest first."""
+    choices = [base_model_choice()]
+    for checkpoint in Checkpoint.objects.filter(kind__in=MODEL_KINDS_FOR_TRAINING).exclude(
+        name=TINY_BASE_NAME
+    ):
+        choices.append(
+            (start_choice_value(checkpoint), f"{checkpoint.name} ({checkpoint.get_kind_display()})")
+        )
+    return choices
+
+
+def latest_start(*kinds: str) -> str:
+    """Return the choice of the newest checkpoint of the first kind that has one, else the base model."""
+    for kind in kinds:
+        checkpoint = Checkpoint.objects.filter(kind=kind).exclude(name=TINY_BASE_NAME).first()
+        if checkpoint is not None:
+            return start_choice_value(checkpoint)
+    return base_model_choice()[0]
+
+
+def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field
+
+
+class _JobForm(forms.Form):
+    """Fields every dataset-backed job has: the splits and the device."""
+
+    purpose: str = ""
+    default_splits: tuple[str, ...] = (Split.TRAIN,)
+
+    splits = forms.MultipleChoiceField(
+        choices=Split.choices,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Items with an accepted recording in these splits; training also needs current gold. "
+        "Training on the test split leaks the benchmark into the model.",
+    )
+    device = forms.ChoiceField(choices=DEVICE_CHOICES, initial="auto")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        counts = ready_counts(self.purpose)
+        _choice_field(self, "splits").choices = [
+            (value, f"{label} ({counts.get(value, 0)} ready)") for value, label in Split.choices
+        ]
+        self.fields["splits"].initial = list(self.default_splits)
+        # What to train and on what first, the device last.
+        first = [name for name in ("start_from", "splits", "checkpoint_name") if name in self.fields]
+        rest = [name for name in self.fields if name not in first and name != "device"]
+        self.order_fields([*first, *rest, "device"])
+
+    def chosen_splits(self) -> list[str]:
+        """Return the chosen splits."""
+        return list(self.cleaned_data["splits"])
+
+
+class _TrainingForm(_JobForm):
+    checkpoint_name = forms.CharField(
+        max_length=200, required=False, help_text="Blank: named after the job, e.g. sft-job12"
+    )
+
+    def clean_checkpoint_name(self) -> str:
+        name: str = self.cleaned_data["checkpoint_name"].strip()
+        if name and Checkpoint.objects.filter(name=name).exists():
+            raise forms.ValidationError("A checkpoint already has this name.")
+        return name
+
+
+def _start_field(help_text: str) -> forms.ChoiceField:
+    return forms.ChoiceField(label="Start from", help_text=help_text)
+
+
+class SftJobForm(_TrainingForm):
+    purpose = DatasetSnapshot.Purpose.SFT
+
+    start_from = _start_field("Retrain from the base model, or continue an earlier checkpoint.")
+    epochs = forms.IntegerField(min_value=1, initial=1)
+    max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
+    learning_rate = forms.FloatField(min_value=1e-12, initial=1e-5)
+    batch_size = forms.IntegerField(min_value=1, initial=4)
+    gradient_accumulation_steps = forms.IntegerField(min_value=1, initial=1)
+    lambda_aaa = forms.FloatField(
+        min_value=0.0, initial=0.1, label="lambda AAA", help_text="0 turns Acoustic-Anchored Attention off"
+    )
+    aaa_layers = forms.CharField(
+        required=False,
+        label="AAA layers",
+        help_text="Decoder layers rho averages over, e.g. -1,-2; blank: all",
+    )
+    lora_rank = forms.IntegerField(
+        min_value=0,
+        initial=16,
+        label="LoRA rank",
+        help_text="0 trains every weight, as the paper's SFT does (for large models use the command line "
+        "with several GPUs)",
+    )
+    gradient_checkpointing = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _choice_field(self, "start_from").choices = start_model_choices()
+        self.fields["start_from"].initial = base_model_choice()[0]
+
+    def clean_aaa_layers(self) -> list[int] | None:
+        text: str = self.cleaned_data["aaa_layers"]
+        try:
+            layers = [int(part) for part in text.replace(" ", "").split(",") if part]
+        except ValueError:
+            raise forms.ValidationError("Whole numbers separated by commas, e.g. -1,-2.") from None
+        return layers or None
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        rank = data["lora_rank"]
+        return {
+            "start_from": data["start_from"],
+            "checkpoint_name": data["checkpoint_name"],
+            "config": {
+                "epochs": data["epochs"],
+                "max_steps": data["max_steps"],
+                "learning_rate": data["learning_rate"],
+                "batch_size": data["batch_size"],
+                "gradient_accumulation_steps": data["gradient_accumulation_steps"],
+                "lambda_aaa": data["lambda_aaa"],
+                "aaa_layers": data["aaa_layers"],
+                "lora": {"rank": rank, "alpha": 2 * rank} if rank else None,
+                "gradient_checkpointing": data["gradient_checkpointing"],
+                "device": data["device"],
+                "dtype": "auto",
+            },
+        }
+
+
+class RlJobForm(_TrainingForm):
+    purpose = DatasetSnapshot.Purpose.RL
+
+    start_from = _start_field("The policy: by default the newest SFT checkpoint.")
+    mode = forms.ChoiceField(
+        choices=(("sdca", "SDCA: each span its own advantage"), ("grpo", "Vanilla GRPO (baseline)")),
+        initial="sdca",
+    )
+    group_size = forms.IntegerField(min_value=2, initial=4, label="Rollouts per prompt (G)")
+    kl_coef = forms.FloatField(min_value=0.0, initial=0.04, label="KL coefficient")
+    learning_rate = forms.FloatField(min_value=1e-12, initial=1e-5)
+    epochs = forms.IntegerField(min_value=1, initial=1)
+    max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
+    prompts_per_step = forms.IntegerField(min_value=1, initial=1)
+    max_new_tokens = forms.IntegerField(min_value=1, initial=512)
+    temperature = forms.FloatField(min_value=1e-6, initial=1.0)
+    lora_rank = forms.IntegerField(min_value=1, initial=16, label="LoRA rank")
+    tau = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.6, help_text="Gate threshold on s1 and s2")
+    reward_checkpoint = forms.ModelChoiceField(
+        queryset=Checkpoint.objects.none(),
+        required=False,
+        label="Reward model",
+        empty_label="None: heuristic response reward (word overlap with the reference response)",
+    )
+    judge_config = forms.ModelChoiceField(
+        queryset=JudgeConfig.objects.all(),
+        required=False,
+        label="Judge for s1-s3",
+        empty_label="None: heuristic stage scores (word overlap with gold)",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _choice_field(self, "start_from").choices = start_model_choices()
+        self.fields["start_from"].initial = latest_start(Checkpoint.Kind.SFT)
+        rewards = Checkpoint.objects.filter(kind=Checkpoint.Kind.REWARD)
+        reward_field: Any = self.fields["reward_checkpoint"]
+        reward_field.queryset = rewards
+        reward_field.initial = rewards.first()
+        judges = [config for config in JudgeConfig.objects.all() if config.effective_base_url]
+        self.fields["judge_config"].initial = judges[0] if judges else None
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "start_from": data["start_from"],
+            "checkpoint_name": data["checkpoint_name"],
+            "reward_checkpoint": data["reward_checkpoint"].pk if data["reward_checkpoint"] else None,
+            "judge_config": data["judge_config"].pk if data["judge_config"] else None,
+            "config": {
+                "mode": data["mode"],
+                "group_size": data["group_size"],
+                "kl_coef": data["kl_coef"],
+                "learning_rate": data["learning_rate"],
+                "epochs": data["epochs"],
+                "max_steps": data["max_steps"],
+                "prompts_per_step": data["prompts_per_step"],
+                "max_new_tokens": data["max_new_tokens"],
+                "temperature": data["temperature"],
+                "lora": {"rank": data["lora_rank"], "alpha": 2 * data["lora_rank"]},
+                "sdca": {"tau": data["tau"]},
+                "device": data["device"],
+                "dtype": "auto",
+            },
+        }
+
+
+class RewardTrainingJobForm(_TrainingForm):
+    purpose = DatasetSnapshot.Purpose.REWARD
+
+    epochs = forms.IntegerField(min_value=1, initial=2, help_text="Appendix D.2 trains for 2 epochs")
+    max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
+    batch_size = forms.IntegerField(min_value=1, initial=16)
+    learning_rate = forms.FloatField(min_value=1e-12, initial=3e-4)
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "checkpoint_name": data["checkpoint_name"],
+            "config": {
+                "epochs": data["epochs"],
+                "max_steps": data["max_steps"],
+                "batch_size": data["batch_size"],
+                "learning_rate": data["learning_rate"],
+                "device": data["device"],
+            },
+            "model_config": {},
+        }
+
+
+class InferenceJobForm(_JobForm):
+    purpose = DatasetSnapshot.Purpose.INFERENCE
+    default_splits = (Split.TEST,)
+
+    start_from = _start_field("By default the newest RL checkpoint, else the newest SFT one.")
+    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+    system_name = forms.CharField(
+        max_length=120, required=False, help_text="Blank: 'EchoChat' and the checkpoint's name"
+    )
+    max_new_tokens = forms.IntegerField(min_value=1, initial=1024)
+    batch_size = forms.IntegerField(min_value=1, initial=1)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _choice_field(self, "start_from").choices = start_model_choices()
+        self.fields["start_from"].initial = latest_start(Checkpoint.Kind.RL, Checkpoint.Kind.SFT)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if "start_from" in data and not data.get("system_name"):
+            labels = dict(start_model_choices())
+            label = str(labels.get(data["start_from"], data["start_from"])).split(" (")[0]
+            data["system_name"] = f"EchoChat {label}"[:120]
+        name = data.get("system_name")
+        if name and System.objects.filter(name=name).exclude(category=System.Category.OURS).exists():
+            self.add_error("system_name", "A system that is not EchoChat has this name; choose another.")
+        return data
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "start_from": data["start_from"],
+            "system_name": data["system_name"],
+            "benchmark_version": data["benchmark_version"],
+            "max_new_tokens": data["max_new_tokens"],
+            "batch_size": data["batch_size"],
+            "device": data["device"],
+            "dtype": "auto",
+        }
+
+
+class RewardScoringJobForm(forms.Form):
+    reward_checkpoint = forms.ModelChoiceField(queryset=Checkpoint.objects.none(), label="Reward model")
+    system = forms.ModelChoiceField(queryset=System.objects.all())
+    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        rewards = Checkpoint.objects.filter(kind=Checkpoint.Kind.REWARD)
+        reward_field: Any = self.fields["reward_checkpoint"]
+        reward_field.queryset = rewards
+        reward_field.initial = rewards.first()
+
+    def chosen_splits(self) -> list[str] | None:
+        """Return None: reward scoring reads a system's outputs, not a dataset snapshot."""
+        return None
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "reward_checkpoint": data["reward_checkpoint"].pk,
+            "system": data["system"].pk,
+            "benchmark_version": data["benchmark_version"],
+        }

@@ -1,0 +1,81 @@
+"""Starting EchoChat jobs on the gpu queue: the job kinds, their parameters, and the dataset snapshot.
+
+Parameters each kind reads from ``Job.parameters`` (plain JSON; the training configs are the
+``to_dict`` shapes of ``ml.core.sft.SftConfig``, ``ml.core.rl.RlConfig`` and
+``ml.core.reward_model.RewardTrainingConfig`` / ``RewardModelConfig``, with device and dtype "auto"
+decided by the worker that runs the job):
+
+- ``sft_aaa``: start_from, checkpoint_name, config;
+- ``rl_sdca``: start_from, checkpoint_name, config, reward_checkpoint (id or null), judge_config
+  (id or null: heuristic stage scores);
+- ``reward_training``: checkpoint_name, config, model_config;
+- ``reward_scoring``: reward_checkpoint, system, benchmark_version;
+- ``echochat_inference``: start_from, system_name, benchmark_version, max_new_tokens, batch_size,
+  device, dtype.
+
+``start_from`` is "tiny" (the demo's random model), "checkpoint:<id>", or a base model path or
+``s3://`` URI. Every kind but reward scoring also gets splits and dataset_snapshot, set here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from ml.jobs.datasets import EmptyDataset, create_snapshot
+from ml.jobs.models import DatasetSnapshot
+from webapp.jobs import start_job
+from webapp.models import Job, User
+
+SFT_JOB = "sft_aaa"
+RL_JOB = "rl_sdca"
+REWARD_TRAINING_JOB = "reward_training"
+REWARD_SCORING_JOB = "reward_scoring"
+INFERENCE_JOB = "echochat_inference"
+ML_JOB_KINDS: tuple[str, ...] = (SFT_JOB, RL_JOB, REWARD_TRAINING_JOB, REWARD_SCORING_JOB, INFERENCE_JOB)
+JOB_TITLES: dict[str, str] = {
+    SFT_JOB: "SFT with Acoustic-Anchored Attention",
+    RL_JOB: "RL with Step-Decomposed Credit Assignment",
+    REWARD_TRAINING_JOB: "Reward-model training",
+    REWARD_SCORING_JOB: "Reward scoring of a system's outputs",
+    INFERENCE_JOB: "EchoChat inference on a benchmark split",
+}
+SNAPSHOT_PURPOSES: dict[str, str] = {
+    SFT_JOB: DatasetSnapshot.Purpose.SFT,
+    RL_JOB: DatasetSnapshot.Purpose.RL,
+    REWARD_TRAINING_JOB: DatasetSnapshot.Purpose.REWARD,
+    INFERENCE_JOB: DatasetSnapshot.Purpose.INFERENCE,
+}
+
+
+class LaunchRefused(Exception):
+    """The job cannot start (e.g. no item is ready); the message says why, for the admin."""
+
+
+def start_ml_job(
+    kind: str, *, started_by: User | None, parameters: dict[str, Any], splits: list[str] | None = None
+) -> Job:
+    """Snapshot the data the job will use and enqueue it; raise LaunchRefused when there is none.
+
+    One transaction: a snapshot never exists without its job, and the job reaches the queue only
+    once both are committed.
+    """
+    if kind not in ML_JOB_KINDS:
+        raise ValueError(f"not an EchoChat job kind: {kind}")
+    purpose = SNAPSHOT_PURPOSES.get(kind)
+    with transaction.atomic():
+        snapshot = None
+        if purpose is not None:
+            if not splits:
+                raise LaunchRefused("Choose at least one split.")
+            try:
+                snapshot = create_snapshot(purpose, splits)
+            except EmptyDataset as exc:
+                raise LaunchRefused(str(exc)) from exc
+            parameters = {**parameters, "splits": list(splits), "dataset_snapshot": snapshot.pk}
+        job = start_job(kind, started_by=started_by, parameters=parameters)
+        if snapshot is not None:
+            snapshot.job = job
+            snapshot.save(update_fields=["job"])
+    return job

@@ -1,0 +1,58 @@
+"""Job functions of the ml app, all on the gpu queue (run by GPU workers through webapp.jobs).
+
+The work is in ``ml.jobs.training``, imported inside each function: it loads torch and
+transformers, which the web process (that imports this module to know the job kinds) never needs.
+"""
+
+from __future__ import annotations
+
+from ml.jobs.launch import (
+    INFERENCE_JOB,
+    JOB_TITLES,
+    REWARD_SCORING_JOB,
+    REWARD_TRAINING_JOB,
+    RL_JOB,
+    SFT_JOB,
+)
+from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.models import Job
+
+
+@job_task(INFERENCE_JOB, queue="gpu", title=JOB_TITLES[INFERENCE_JOB])
+def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
+    """Answer a benchmark split with a checkpoint; the answers become a System's outputs."""
+    from ml.jobs.training import run_inference_job
+
+    return run_inference_job(job, reporter)
+
+
+@job_task(REWARD_SCORING_JOB, queue="gpu", title=JOB_TITLES[REWARD_SCORING_JOB])
+def reward_scoring(job: Job, reporter: JobReporter) -> JobResult:
+    """Score a system's outputs with a reward model."""
+    from ml.jobs.training import run_reward_scoring_job
+
+    return run_reward_scoring_job(job, reporter)
+
+
+@job_task(REWARD_TRAINING_JOB, queue="gpu", title=JOB_TITLES[REWARD_TRAINING_JOB])
+def reward_training(job: Job, reporter: JobReporter) -> JobResult:
+    """Train the reward model from the gold references' reference responses."""
+    from ml.jobs.training import run_reward_training_job
+
+    return run_reward_training_job(job, reporter)
+
+
+@job_task(SFT_JOB, queue="gpu", title=JOB_TITLES[SFT_JOB])
+def sft_aaa(job: Job, reporter: JobReporter) -> JobResult:
+    """Supervised fine-tuning with Acoustic-Anchored Attention."""
+    from ml.jobs.training import run_sft_job
+
+    return run_sft_job(job, reporter)
+
+
+@job_task(RL_JOB, queue="gpu", title=JOB_TITLES[RL_JOB])
+def rl_sdca(job: Job, reporter: JobReporter) -> JobResult:
+    """GRPO with Step-Decomposed Credit Assignment."""
+    from ml.jobs.training import run_rl_job
+
+    return run_rl_job(job, reporter)

@@ -1,0 +1,129 @@
+"""Admin pages for EchoChat: start jobs, watch them train, browse checkpoints."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+
+from ml.jobs.datasets import ready_counts
+from ml.jobs.forms import (
+    InferenceJobForm,
+    RewardScoringJobForm,
+    RewardTrainingJobForm,
+    RlJobForm,
+    SftJobForm,
+)
+from ml.jobs.launch import (
+    INFERENCE_JOB,
+    JOB_TITLES,
+    ML_JOB_KINDS,
+    REWARD_SCORING_JOB,
+    REWARD_TRAINING_JOB,
+    RL_JOB,
+    SFT_JOB,
+    LaunchRefused,
+    start_ml_job,
+)
+from ml.jobs.metric_charts import charts_json
+from ml.jobs.models import Checkpoint, DatasetSnapshot
+from webapp.http import StudioRequest
+from webapp.models import Job
+from webapp.roles import Role, role_required
+
+
+class StartForm(Protocol):
+    def is_valid(self) -> bool: ...
+
+    def chosen_splits(self) -> list[str] | None: ...
+
+    def job_parameters(self) -> dict[str, Any]: ...
+
+    def add_error(self, field: str | None, error: Any) -> None: ...
+
+
+START_FORMS: dict[str, type[Any]] = {
+    SFT_JOB: SftJobForm,
+    RL_JOB: RlJobForm,
+    REWARD_TRAINING_JOB: RewardTrainingJobForm,
+    REWARD_SCORING_JOB: RewardScoringJobForm,
+    INFERENCE_JOB: InferenceJobForm,
+}
+
+
+def ml_job_or_404(job_id: int) -> Job:
+    """Return an EchoChat job; other jobs have their own pages (webapp job_detail)."""
+    job = Job.objects.select_related("started_by").filter(pk=job_id, kind__in=ML_JOB_KINDS).first()
+    if job is None:
+        raise Http404("No EchoChat job with this id.")
+    return job
+
+
+@role_required(Role.ADMIN)
+def training_home(request: StudioRequest) -> HttpResponse:
+    """What is ready to train on, the checkpoints, and the latest EchoChat jobs."""
+    readiness = {purpose.label: ready_counts(purpose.value) for purpose in DatasetSnapshot.Purpose}
+    return render(
+        request,
+        "ml/training.html",
+        {
+            "readiness": readiness,
+            "checkpoints": Checkpoint.objects.select_related("produced_by", "dataset_snapshot")[:100],
+            "jobs": Job.objects.filter(kind__in=ML_JOB_KINDS).select_related("started_by")[:30],
+            "job_titles": JOB_TITLES,
+        },
+    )
+
+
+@role_required(Role.ADMIN)
+def start_job_page(request: StudioRequest, kind: str) -> HttpResponse:
+    """The start form of one job kind; a valid submission snapshots the data and enqueues the job."""
+    form_class = START_FORMS.get(kind)
+    if form_class is None:
+        raise Http404("Unknown EchoChat job kind.")
+    initial = {"start_from": request.GET["start_from"]} if "start_from" in request.GET else None
+    form: StartForm = form_class(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = start_ml_job(
+                kind, started_by=request.user, parameters=form.job_parameters(), splits=form.chosen_splits()
+            )
+        except LaunchRefused as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("ml:job", job_id=job.pk)
+    return render(request, "ml/start_job.html", {"form": form, "kind": kind, "title": JOB_TITLES[kind]})
+
+
+@role_required(Role.ADMIN)
+@never_cache
+def job_page(request: StudioRequest, job_id: int) -> HttpResponse:
+    """An EchoChat job: progress, metric charts, its dataset snapshot, its checkpoint, its log.
+
+    htmx polls the `live` partial (charts data, outcome, log) until the job ends.
+    """
+    job = ml_job_or_404(job_id)
+    context = {
+        "job": job,
+        "title": JOB_TITLES.get(job.kind, job.kind),
+        "charts": charts_json(job.metrics or []),
+        "snapshot": DatasetSnapshot.objects.filter(job=job).first(),
+        "checkpoint": Checkpoint.objects.filter(produced_by=job).select_related("parent").first(),
+    }
+    template = "ml/job.html#live" if request.htmx else "ml/job.html"
+    return render(request, template, context)
+
+
+@role_required(Role.ADMIN)
+def checkpoint_page(request: StudioRequest, checkpoint_id: int) -> HttpResponse:
+    """A checkpoint: where it is, what it was trained from and on, its metadata."""
+    checkpoint = get_object_or_404(
+        Checkpoint.objects.select_related("produced_by", "dataset_snapshot", "parent"), pk=checkpoint_id
+    )
+    return render(
+        request,
+        "ml/checkpoint.html",
+        {"checkpoint": checkpoint, "children": checkpoint.children.all()},
+    )
