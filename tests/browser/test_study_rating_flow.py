@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.studies.models import StudyRating
-from tests.evaluation.study_support import build_world, current, from_system, make_study, rate_everything
+from tests.evaluation.studies.support import build_world, current, from_system, make_study, rate_everything
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,7 @@ from typing import Any
 from annotation.labelling import workflows as labelling
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Take
-from tests.annotation.audio_corpus import glide, harmonic_tone, wav_of
+from tests.annotation.audio.audio_corpus import glide, harmonic_tone, wav_of
 from webapp.models import User
 from webapp.storage import new_media_key, save_media
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.annotation.audio_corpus import glide, harmonic_tone, valid_encodings, wav_of
+from tests.annotation.audio.audio_corpus import glide, harmonic_tone, valid_encodings, wav_of
 
 if TYPE_CHECKING:
     from webapp.models import User

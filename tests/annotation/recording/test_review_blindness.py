@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from annotation.recording.models import Review, Take
 from annotation.recording.reviews import submit_verdict
-from tests.annotation.audio_corpus import encode
+from tests.annotation.audio.audio_corpus import encode
 from tests.annotation.recording.factories import analysed, first_review, make_item, upload
 from webapp.models import User
 from webapp.roles import Role

@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.recording.models import Item, Take
-from tests.annotation.audio_corpus import BadUpload, bad_uploads
+from tests.annotation.audio.audio_corpus import BadUpload, bad_uploads
 from tests.annotation.recording.factories import make_item, upload
 from webapp.jobs import JobNotRegistered, job_spec
 from webapp.models import Job, User

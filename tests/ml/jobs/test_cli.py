@@ -1,0 +1,116 @@
+"""Training outside the web app: export a snapshot, train with `python -m ml.cli` (also under torchrun), register."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from ml.cli import main
+from ml.jobs.models import Checkpoint, DatasetSnapshot
+from tests.conftest import ROOT
+from tests.ml.jobs.support import make_ready_item
+from webapp.models import User
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def export(db: None, ml_storage: Path, make_user: Callable[..., User], tmp_path: Path) -> Path:
+    """Return the records file of an SFT export of two ready items."""
+    actor = make_user(None, "actor-e")
+    make_ready_item(actor, "TR-0")
+    make_ready_item(actor, "TR-1", pitch_hz=220.0)
+    call_command("export_training_data", str(tmp_path / "export"), "--splits", "train")
+    return tmp_path / "export" / "records.jsonl"
+
+
+def test_a_cli_run_on_an_export_registers_as_a_checkpoint_of_that_snapshot(
+    export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # when SFT runs from the command line on the export
+    output = tmp_path / "sft-cli"
+    status = main(
+        [
+            "sft",
+            "--data",
+            str(export),
+            "--model",
+            "tiny",
+            "--output",
+            str(output),
+            "--max-steps",
+            "2",
+            "--batch-size",
+            "2",
+            "--lora-rank",
+            "4",
+            "--device",
+            "cpu",
+        ]
+    )
+
+    # then it printed each step and saved a checkpoint naming the exported snapshot
+    assert status == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [line["step"] for line in lines if "step" in line] == [1.0, 2.0]
+    assert lines[-1]["done"] is True
+    snapshot = DatasetSnapshot.objects.get()
+    metadata = json.loads((output / "metadata.json").read_text())
+    assert metadata["dataset_snapshot_ids"] == [str(snapshot.pk)]
+
+    # when an admin registers it, then the app knows where it came from
+    call_command("register_checkpoint", str(output), "--kind", "sft", "--name", "sft-from-cli")
+    checkpoint = Checkpoint.objects.get(name="sft-from-cli")
+    assert (checkpoint.uri, checkpoint.dataset_snapshot, checkpoint.arch) == (
+        str(output),
+        snapshot,
+        "qwen2_audio",
+    )
+
+
+def test_torchrun_trains_on_two_processes_and_saves_once(export: Path, tmp_path: Path) -> None:
+    output = tmp_path / "sft-ddp"
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "ml.cli",
+        "sft",
+        "--data",
+        str(export),
+        "--model",
+        "tiny",
+        "--output",
+        str(output),
+        "--max-steps",
+        "2",
+        "--batch-size",
+        "1",
+        "--lora-rank",
+        "4",
+        "--device",
+        "cpu",
+    ]
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    metadata = json.loads((output / "metadata.json").read_text())
+    assert metadata["extra"]["world_size"] == 2
+    assert metadata["metrics"]["steps"] == 2

@@ -1,0 +1,102 @@
+"""RL stage scores s1-s3 from the rubric judge, over real HTTP to a local chat server (no database)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ml.core.judge_scoring import JudgeGold, JudgeStageScorer, JudgeUnavailable
+from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM, rubric_stage
+from tests.support.fake_chat_server import (
+    FakeChatServer,
+    RecordedRequest,
+    Reply,
+    chat_reply,
+    json_reply,
+    running_chat_server,
+    status_reply,
+)
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
+from webapp.lib.output_format import parse_output, render_output, render_reasoning, render_strategy
+
+SUBSCORES = {
+    "perception": {
+        "polarity": 1,
+        "emotion": 2,
+        "modality_consistency": 1,
+        "situation": 1,
+        "intensity": 1,
+        "prosody": 2,
+    },
+    "shift_perception": {"situation": 2, "emotion_shift": 4, "structure": 1},
+    "reasoning": {"context": 2, "latent_need": 1, "core_demand": 2, "strategy": 2, "constraints": 1},
+}
+
+
+def answer(request: RecordedRequest) -> Reply:
+    return json_reply({"subscores": SUBSCORES[rubric_stage(request)], "flags": []})
+
+
+def rollout(
+    perception: str = "Sad and lonely.", strategies: tuple[str, ...] = ("Emotional validation",)
+) -> str:
+    return render_output(
+        perception,
+        render_reasoning("alone", "company", "be heard", "none"),
+        render_strategy(list(strategies), "comforting"),
+        "I am here.",
+    )
+
+
+def scorer_for(server: FakeChatServer, scenario: str = "implicit") -> JudgeStageScorer:
+    client = JudgeClient(ChatJudgeConfig(base_url=server.base_url, model="judge", max_retries=0))
+    return JudgeStageScorer(client, {"EE-1": JudgeGold("I ate alone.", scenario, GOLD_PERCEPTION, GOLD_TOM)})
+
+
+@pytest.fixture
+def judge() -> Iterator[FakeChatServer]:
+    with running_chat_server(answer) as server:
+        yield server
+
+
+def test_stage_scores_are_the_capped_rubric_scores_over_their_maxima(judge: FakeChatServer) -> None:
+    s1, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout()))
+    # perception 8/10; reasoning 8/10 with the strategy sub-score 2 of 3
+    assert (s1, s2, s3) == (0.8, 0.8, pytest.approx(2 / 3))
+    assert {rubric_stage(request) for request in judge.chat_requests} == {"perception", "reasoning"}
+
+
+def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signal(
+    judge: FakeChatServer,
+) -> None:
+    _, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout(strategies=("Information",))))
+    # the app's own flag caps reasoning at 6 even though the judge raised none
+    assert (s2, s3) == (0.6, 0.0)
+
+
+def test_emotion_shift_items_are_judged_on_the_shift_rubric(judge: FakeChatServer) -> None:
+    s1, _, _ = scorer_for(judge, scenario="emotion-shift")("EE-1", parse_output(rollout()))
+    assert s1 == 0.7
+    assert "shift_perception" in {rubric_stage(request) for request in judge.chat_requests}
+
+
+def test_an_empty_span_scores_zero_without_asking_the_judge(judge: FakeChatServer) -> None:
+    scorer = scorer_for(judge)
+    s1, s2, _ = scorer("EE-1", parse_output("<think><reasoning>Context: alone</reasoning></think>I am here."))
+    # reasoning lacks latent need, core demand and strategies: the missing-fields cap of 1 applies
+    assert (s1, s2) == (0.0, 0.1)
+    assert [rubric_stage(request) for request in judge.chat_requests] == ["reasoning"]
+    assert scorer.counts.skipped_empty == 1
+
+
+def test_an_unusable_answer_scores_zero_and_is_counted() -> None:
+    with running_chat_server(lambda request: chat_reply("I cannot grade this.")) as server:
+        scorer = scorer_for(server)
+        assert scorer("EE-1", parse_output(rollout())) == (0.0, 0.0, 0.0)
+    assert scorer.counts.judge_errors == 2
+
+
+def test_a_judge_that_does_not_answer_stops_the_run() -> None:
+    with running_chat_server(lambda request: status_reply(503)) as server, pytest.raises(JudgeUnavailable):
+        scorer_for(server)("EE-1", parse_output(rollout()))

@@ -1,0 +1,108 @@
+"""Reward-model training and reward scoring as gpu-queue jobs, on a tiny reward model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from evaluation.outputs.models import ModelOutput, System
+from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
+from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
+from tests.ml.jobs.samples import voiced_wav
+from tests.ml.jobs.support import finished, make_ready_item
+from webapp.lib.output_format import render_output, render_strategy
+from webapp.models import JobStatus, User
+from webapp.storage import new_media_key, save_media
+
+TINY_REWARD_MODEL = {
+    "n_mels": 16,
+    "audio_channels": 16,
+    "audio_layers": 2,
+    "text_dim": 32,
+    "text_heads": 2,
+    "text_layers": 1,
+    "hidden_size": 32,
+    "max_audio_seconds": 2.0,
+    "dropout": 0.0,
+}
+
+
+def test_a_trained_reward_model_scores_a_systems_outputs(
+    db: None, ml_storage: Path, make_user: Callable[..., User]
+) -> None:
+    # given two adjudicated items with reference responses, and one without gold
+    actor = make_user(None, "actor-w")
+    first = make_ready_item(actor, "TR-0")
+    make_ready_item(actor, "TR-1", pitch_hz=220.0)
+    make_ready_item(actor, "TR-2", gold=False)
+
+    # when the reward model trains for three steps
+    training = finished(
+        start_ml_job(
+            REWARD_TRAINING_JOB,
+            started_by=None,
+            parameters={
+                "checkpoint_name": "reward-small",
+                "config": {"max_steps": 3, "batch_size": 6, "device": "cpu"},
+                "model_config": TINY_REWARD_MODEL,
+            },
+            splits=["train"],
+        )
+    )
+
+    # then its checkpoint is recorded with the appendix D.1 data it was trained on
+    assert training.status == JobStatus.SUCCEEDED, training.error
+    checkpoint = Checkpoint.objects.get(produced_by=training)
+    assert (checkpoint.name, checkpoint.kind, checkpoint.arch) == (
+        "reward-small",
+        Checkpoint.Kind.REWARD,
+        "echochat_reward_model",
+    )
+    snapshot = DatasetSnapshot.objects.get(job=training)
+    assert snapshot.excluded == {"no current gold reference": 1}
+    metadata = json.loads((Path(checkpoint.uri) / "metadata.json").read_text())
+    # 6 rungs spoken in the fitting style plus 3 in a clashing one, per item
+    assert metadata["extra"]["examples"] == 2 * 9
+    assert [point["step"] for point in training.metrics] == [1, 2, 3]
+
+    # given a system with one output that has its own audio and one that has none
+    system = System.objects.create(name="Omni-Y")
+    spoken = ModelOutput.objects.create(
+        system=system,
+        item=first,
+        response_text="I am here for you.",
+        response_audio_key=save_media(new_media_key("model_output", "wav"), voiced_wav()),
+    )
+    text_only = ModelOutput.objects.create(
+        system=system,
+        item=make_ready_item(actor, "TE-0", split="test"),
+        raw_text=render_output(
+            "Sad.", "Context: alone.", render_strategy(["Reassurance"], "excited"), "Cheer up!"
+        ),
+        strategy_text=render_strategy(["Reassurance"], "excited"),
+        response_text="Cheer up!",
+    )
+
+    # when the reward model scores the system's outputs
+    scoring = finished(
+        start_ml_job(
+            REWARD_SCORING_JOB,
+            started_by=None,
+            parameters={
+                "reward_checkpoint": checkpoint.pk,
+                "system": system.pk,
+                "benchmark_version": "echoeval-v1",
+            },
+        )
+    )
+
+    # then each output has one score in range, heard from its own audio or synthesised in its declared style
+    assert scoring.status == JobStatus.SUCCEEDED, scoring.error
+    assert scoring.result is not None
+    assert (scoring.result["scored"], scoring.result["skipped"]) == (2, 0)
+    scores = {score.output_id: score for score in OutputRewardScore.objects.filter(checkpoint=checkpoint)}
+    assert scores[spoken.pk].audio == OutputRewardScore.Audio.OWN
+    assert scores[text_only.pk].audio == OutputRewardScore.Audio.SYNTHESIZED
+    assert all(0 <= score.content <= 5 and 0 <= score.alignment <= 1 for score in scores.values())
+    assert scoring.metrics[-1]["step"] == 2

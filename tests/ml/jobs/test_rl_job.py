@@ -1,0 +1,67 @@
+"""One RL + SDCA step as a gpu-queue job on the tiny model: finite metrics and an adapter checkpoint."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from ml.jobs.launch import RL_JOB, start_ml_job
+from ml.jobs.models import Checkpoint
+from tests.ml.jobs.support import finished, make_ready_item
+from webapp.models import JobStatus, User
+
+
+def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
+    db: None, ml_storage: Path, make_user: Callable[..., User]
+) -> None:
+    # given one adjudicated item, no judge and no reward model
+    make_ready_item(make_user(None, "actor-l"), "TR-0")
+
+    # when one RL step runs from the tiny base model
+    job = finished(
+        start_ml_job(
+            RL_JOB,
+            started_by=None,
+            parameters={
+                "start_from": "tiny",
+                "checkpoint_name": "",
+                "reward_checkpoint": None,
+                "judge_config": None,
+                "config": {
+                    "group_size": 2,
+                    "max_steps": 1,
+                    "max_new_tokens": 8,
+                    "learning_rate": 1e-4,
+                    "lora": {"rank": 4, "alpha": 8},
+                    "device": "cpu",
+                    "dtype": "float32",
+                },
+            },
+            splits=["train"],
+        )
+    )
+
+    # then the step's loss, KL, rewards and per-span advantages are finite numbers
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    (point,) = job.metrics
+    expected = {
+        "loss",
+        "kl",
+        "reward_total",
+        "reward_format",
+        *(f"advantage_abs_{span}" for span in ("perception", "reasoning", "strategy", "response")),
+    }
+    assert expected <= set(point)
+    assert all(math.isfinite(value) for value in point.values())
+    # and the log says where the scores came from
+    assert "heuristic scorer of ml.core.rl" in job.log
+    # and the checkpoint is a LoRA adapter over the tiny base, trained from it
+    checkpoint = Checkpoint.objects.get(produced_by=job)
+    assert checkpoint.parent is not None
+    assert (checkpoint.kind, checkpoint.parent.name) == (Checkpoint.Kind.RL, "tiny-demo-qwen2-audio")
+    assert checkpoint.base_model == checkpoint.parent.uri
+    metadata = json.loads((Path(checkpoint.uri) / "metadata.json").read_text())
+    assert metadata["config"]["mode"] == "sdca"
+    assert metadata["lora"]["rank"] == 4
