@@ -39,6 +39,7 @@ worker: install
 lint: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 typecheck: install-dev
 	$(VENV)/bin/mypy .
@@ -47,6 +48,7 @@ typecheck: install-dev
 test: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy .
 	ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test $(PY) manage.py check
 	ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test $(PY) manage.py makemigrations --check --dry-run

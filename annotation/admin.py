@@ -1,23 +1,5 @@
-from django.contrib import admin
+"""The annotation app's Django admin: each workflow registers its own models."""
 
-from annotation.labelling import admin as labelling_admin  # noqa: F401  (strategies, projects, labels, gold)
-from annotation.recording.models import Item, Review, Take
-
-
-@admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "scenario", "target_emotion", "target_intensity", "state", "split")
-    list_filter = ("scenario", "state", "split", "target_emotion")
-    search_fields = ("external_id", "text")
-
-
-@admin.register(Take)
-class TakeAdmin(admin.ModelAdmin):
-    list_display = ("public_id", "item", "status", "duration_seconds", "created_at")
-    list_filter = ("status",)
-
-
-@admin.register(Review)
-class ReviewAdmin(admin.ModelAdmin):
-    list_display = ("take", "verdict", "submitted_at")
-    list_filter = ("verdict",)
+from annotation.gold import admin as gold_admin  # noqa: F401  (gold references)
+from annotation.labelling import admin as labelling_admin  # noqa: F401  (strategies, projects, labels, drafts)
+from annotation.recording import admin as recording_admin  # noqa: F401  (items, takes, reviews)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.apps import AppConfig
@@ -22,3 +23,21 @@ class AnnotationConfig(AppConfig):
         # Migration 0006 seeds the taxonomy once; a database flushed later (tests, `manage.py flush`)
         # gets it back here, because flush ends with post_migrate.
         post_migrate.connect(_seed_empty_taxonomy, sender=self)
+
+        # Recording announces an accepted recording and labelling starts annotation: the signal
+        # keeps imports running one way (recording never imports labelling).
+        from annotation.labelling.workflows import start_annotation_when_recorded
+        from annotation.recording.reviews import recording_accepted
+
+        recording_accepted.connect(
+            start_annotation_when_recorded, dispatch_uid="start_annotation_when_recorded"
+        )
+
+    def seed_demo(self, progress: Callable[[float, str], None]) -> dict[str, Any]:
+        """Seed demo users, items with takes, annotations and gold (called by `manage.py seed_demo`)."""
+        from annotation.demo.labels import seed_demo_labels
+        from annotation.demo.recording import seed_items, seed_users
+
+        logins = seed_users()
+        items = seed_items(progress)
+        return {"logins": logins, "items": items, "gold": seed_demo_labels()}

@@ -27,8 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np
 import torch
 
-from ml.core.sft import SftConfig, build_optimizer, prepare_for_training, sft_step
-from ml.core.speech_model import SAMPLE_RATE, SpeechExample, SpeechLM, TinySpec, build_tiny_speech_lm
+from ml.core.config import SftConfig
+from ml.core.sft import build_optimizer, prepare_for_training, sft_step
+from ml.core.speech.inputs import SAMPLE_RATE, SpeechExample
+from ml.core.speech.model import SpeechLM
+from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
 
 TARGET = render_output(

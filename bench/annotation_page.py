@@ -34,12 +34,12 @@ from django.urls import reverse
 
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Take
+from webapp.lib.vocabulary import SCENARIOS
 from webapp.models import User
 from webapp.roles import Role, grant_role
 
 ANNOTATORS = 30
 REPEATS = 15
-SCENARIOS = ("implicit", "audio-dominant", "high-arousal", "modality-conflict", "emotion-shift")
 CONTOUR_POINTS = 200
 
 

@@ -35,9 +35,9 @@ from django.urls import reverse
 from annotation.recording.models import Item
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import stage_max
-from evaluation.judging.runs import applicable_stages
+from evaluation.judging.stages import applicable_stages
 from evaluation.outputs.models import ModelOutput, System
-from evaluation.results.reports import refresh_planner_statistics
+from webapp.db import refresh_planner_statistics
 from webapp.models import User
 from webapp.roles import Role, grant_role
 
@@ -144,7 +144,7 @@ def main() -> None:
         started = time.perf_counter()
         judge, n_rows = fill()
         # bulk_create bypasses the judge run and the import, which refresh the statistics at their end.
-        refresh_planner_statistics()
+        refresh_planner_statistics(ModelOutput, Judgement)
         print(
             f"filled {N_ITEMS} items x {len(SYSTEMS)} systems: {n_rows} judgements in {time.perf_counter() - started:.1f} s"
         )

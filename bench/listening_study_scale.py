@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluation.studies.design import DIMENSIONS, Stimulus, plan_study
-from evaluation.studies.results import RatingRow, screen_study_raters, summarise_ratings
+from evaluation.studies.results import summarise_ratings
+from evaluation.studies.screening import RatingRow, screen_study_raters
 
 SIZES = ((6, 20, 3), (6, 20, 10), (13, 100, 10))
 

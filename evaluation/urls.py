@@ -1,11 +1,12 @@
-from django.urls import include, path
+"""The evaluation app's URLs, one include per workflow subpackage, all in the `evaluation` namespace."""
 
-from evaluation.studies import queue as views
+from django.urls import include, path
 
 app_name = "evaluation"
 
 urlpatterns = [
-    path("rate/", views.evaluator_queue, name="evaluator_queue"),
     path("", include("evaluation.studies.urls")),
+    path("", include("evaluation.outputs.urls")),
     path("", include("evaluation.judging.urls")),
+    path("", include("evaluation.results.urls")),
 ]

@@ -1,10 +1,21 @@
-from django.contrib import admin
+"""Django admin for EchoChat's records: checkpoints, dataset snapshots, reward scores.
 
+Who may use these pages is ``ml.jobs.access``, as for the training pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from ml.jobs.access import EchoChatAdminAccess
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 
 
 @admin.register(Checkpoint)
-class CheckpointAdmin(admin.ModelAdmin):
+class CheckpointAdmin(EchoChatAdminAccess, admin.ModelAdmin):
     list_display = ("name", "kind", "uri", "arch", "produced_by", "created_at")
     list_filter = ("kind",)
     search_fields = ("name", "uri")
@@ -13,7 +24,7 @@ class CheckpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(DatasetSnapshot)
-class DatasetSnapshotAdmin(admin.ModelAdmin):
+class DatasetSnapshotAdmin(EchoChatAdminAccess, admin.ModelAdmin):
     list_display = ("id", "purpose", "splits", "size", "content_hash", "job", "created_at")
     list_filter = ("purpose",)
     # A snapshot is the record of what a job trained on: it is read, never edited.
@@ -29,9 +40,13 @@ class DatasetSnapshotAdmin(admin.ModelAdmin):
         "created_at",
     )
 
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        # Only launching a job takes a snapshot: one added here would describe no job's data.
+        return False
+
 
 @admin.register(OutputRewardScore)
-class OutputRewardScoreAdmin(admin.ModelAdmin):
+class OutputRewardScoreAdmin(EchoChatAdminAccess, admin.ModelAdmin):
     list_display = ("output", "checkpoint", "content", "alignment", "audio", "created_at")
     list_filter = ("checkpoint", "audio")
     raw_id_fields = ("output", "job")

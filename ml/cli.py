@@ -28,6 +28,7 @@ from typing import Any
 
 import torch.distributed as dist
 
+from ml.core.config import LoraSettings, RlConfig, SftConfig
 from ml.core.runtime import (
     Ranks,
     StartModel,
@@ -39,7 +40,6 @@ from ml.core.runtime import (
     save_trained_model,
     shard_evenly,
 )
-from ml.core.speech_model import LoraSettings
 from ml.core.training_records import MANIFEST_FILE, RecordAudio, read_records
 
 
@@ -51,33 +51,42 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m ml.cli``."""
     parser = argparse.ArgumentParser(prog="python -m ml.cli", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    # Defaults are the config dataclasses'; SFT itself defaults to full fine-tuning, but the
+    # command line offers LoRA at its default rank, as the job form does.
+    sft, rl = SftConfig(), RlConfig()
+    lora_ranks = {"sft": LoraSettings().rank, "rl": (rl.lora or LoraSettings()).rank}
     for name, help_text in (("sft", "supervised fine-tuning with AAA"), ("rl", "GRPO with SDCA")):
+        defaults = sft if name == "sft" else rl
         command = commands.add_parser(name, help=help_text)
         command.add_argument("--data", required=True, type=Path, help="records.jsonl of a dataset export")
         command.add_argument(
             "--model", required=True, help="base model or checkpoint: path, s3:// URI or 'tiny'"
         )
         command.add_argument("--output", required=True, help="checkpoint directory or s3:// prefix")
-        command.add_argument("--epochs", type=int, default=1)
+        command.add_argument("--epochs", type=int, default=defaults.epochs)
         command.add_argument("--max-steps", type=int, default=None)
-        command.add_argument("--learning-rate", type=float, default=1e-5)
-        command.add_argument("--lora-rank", type=int, default=16, help="0: train every weight, no LoRA")
+        command.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
+        command.add_argument(
+            "--lora-rank", type=int, default=lora_ranks[name], help="0: train every weight, no LoRA"
+        )
         command.add_argument("--gradient-checkpointing", action="store_true")
         command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
         command.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPUs, float32 on CPUs")
-        command.add_argument("--seed", type=int, default=0)
+        command.add_argument("--seed", type=int, default=defaults.seed)
         if name == "sft":
-            command.add_argument("--batch-size", type=int, default=4)
-            command.add_argument("--gradient-accumulation-steps", type=int, default=1)
-            command.add_argument("--lambda-aaa", type=float, default=0.1)
+            command.add_argument("--batch-size", type=int, default=sft.batch_size)
+            command.add_argument(
+                "--gradient-accumulation-steps", type=int, default=sft.gradient_accumulation_steps
+            )
+            command.add_argument("--lambda-aaa", type=float, default=sft.lambda_aaa)
             command.add_argument("--aaa-layers", type=_layers, default=None, help="e.g. -1,-2 (default: all)")
         else:
-            command.add_argument("--mode", choices=("sdca", "grpo"), default="sdca")
-            command.add_argument("--group-size", type=int, default=4)
-            command.add_argument("--kl-coef", type=float, default=0.04)
-            command.add_argument("--prompts-per-step", type=int, default=1)
-            command.add_argument("--max-new-tokens", type=int, default=512)
-            command.add_argument("--temperature", type=float, default=1.0)
+            command.add_argument("--mode", choices=("sdca", "grpo"), default=rl.mode)
+            command.add_argument("--group-size", type=int, default=rl.group_size)
+            command.add_argument("--kl-coef", type=float, default=rl.kl_coef)
+            command.add_argument("--prompts-per-step", type=int, default=rl.prompts_per_step)
+            command.add_argument("--max-new-tokens", type=int, default=rl.max_new_tokens)
+            command.add_argument("--temperature", type=float, default=rl.temperature)
             command.add_argument(
                 "--reward-model", default=None, help="reward checkpoint (default: heuristic)"
             )
@@ -98,7 +107,7 @@ def dataset_id(records_file: Path) -> str:
 
 
 def _lora(args: argparse.Namespace) -> LoraSettings | None:
-    return LoraSettings(rank=args.lora_rank, alpha=2 * args.lora_rank) if args.lora_rank > 0 else None
+    return LoraSettings.for_rank(args.lora_rank) if args.lora_rank > 0 else None
 
 
 def _printer(ranks: Ranks) -> Callable[[float, str, dict[str, float]], None]:
@@ -111,7 +120,7 @@ def _printer(ranks: Ranks) -> Callable[[float, str, dict[str, float]], None]:
 
 def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with SFT + AAA on this rank's shard; rank 0 saves. Return the run's summary."""
-    from ml.core.sft import SftConfig, train_sft
+    from ml.core.sft import train_sft
     from ml.core.training_inputs import sft_examples
 
     device = resolve_device(args.device, ranks.local_rank)
@@ -142,8 +151,8 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
 def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
     from ml.core.judge_scoring import JudgeStageScorer
-    from ml.core.reward_model import load_reward_model
-    from ml.core.rl import RlConfig, train_rl
+    from ml.core.reward.checkpoint import load_reward_model
+    from ml.core.rl.training import train_rl
     from ml.core.training_inputs import inference_items, judge_golds, rollout_scorer
     from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 

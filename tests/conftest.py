@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from django.db import connection
@@ -38,19 +38,31 @@ def skip_or_fail(reason: str) -> None:
 
 
 @pytest.fixture
+def media_root(settings: Any, tmp_path: Path) -> Path:
+    """Store media on the local disk under the test's own folder, so what a test leaves can be checked."""
+    folder = tmp_path / "media"
+    folder.mkdir(exist_ok=True)
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(folder)},
+        },
+    }
+    return folder
+
+
+@pytest.fixture
 def make_user(db: None) -> Callable[..., User]:
-    from webapp.models import User
+    """Return a maker of users holding one role (or none), named after it unless a name is given."""
+    from tests.factories import UserFactory
     from webapp.roles import Role
 
     counter = iter(range(1, 10_000))
 
     def make(role: Role | None = None, username: str | None = None, **extra: object) -> User:
         name = username or f"{role.value if role else 'norole'}{next(counter)}"
-        user = User.objects.create_user(username=name, password="pw-for-tests-123", **extra)  # type: ignore[arg-type]
-        if role is not None:
-            from webapp.roles import grant_role
-
-            grant_role(user, role)
+        user: User = UserFactory(username=name, role=role, **extra)
         return user
 
     return make

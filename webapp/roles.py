@@ -57,7 +57,7 @@ ROLE_PERMISSIONS: dict[Role, tuple[str, ...]] = {
 
 # Where each role's work queue lives; the first role a user holds in this order is their landing page.
 ROLE_HOME_URL_NAMES: dict[Role, str] = {
-    Role.ADMIN: "admin_dashboard",
+    Role.ADMIN: "annotation:admin_dashboard",
     Role.LEAD_ANNOTATOR: "annotation:adjudication_queue",
     Role.ANNOTATOR: "annotation:annotator_queue",
     Role.REVIEWER: "annotation:review_queue",

@@ -12,7 +12,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
-    path("manage/", views.admin_dashboard, name="admin_dashboard"),
     path("manage/jobs/", views.job_list, name="job_list"),
     path("manage/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),

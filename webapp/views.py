@@ -1,9 +1,8 @@
-"""Project-level pages: landing, health, jobs and the admin dashboard."""
+"""Project-level pages: landing, health and jobs (the admin's overview page is annotation.recording.overview)."""
 
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
@@ -34,20 +33,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse(
         {"status": "ok" if healthy else "unavailable", "database": database, "broker": broker},
         status=200 if healthy else 503,
-    )
-
-
-@role_required(Role.ADMIN)
-def admin_dashboard(request: StudioRequest) -> HttpResponse:
-    """The admin's landing page: what the studio holds and the latest jobs."""
-    from annotation.recording.models import Item
-
-    states = dict(Item.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
-    jobs = Job.objects.select_related("started_by")[:20]
-    return render(
-        request,
-        "webapp/admin_dashboard.html",
-        {"item_states": [(label, states.get(value, 0)) for value, label in Item.State.choices], "jobs": jobs},
     )
 
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +25,6 @@ import parselmouth
 from scipy import signal
 
 FloatArray = npt.NDArray[np.float64]
-Level = Literal["low", "normal", "high"]
 Intonation = Literal["rising", "falling", "rising-falling", "falling-rising", "flat"]
 
 DBFS_FLOOR = -120.0
@@ -56,11 +54,6 @@ MIN_VOICED_FRAMES_FOR_INTONATION = 10
 # makes a rise-fall or fall-rise when it lies between them.
 INTONATION_EDGE_FRACTION = 0.2
 
-# Levels against the speaker's other takes: |z| above this is high/low (about the top and bottom
-# sixth of a normal spread). Fewer other takes than MIN_TAKES_FOR_LEVELS say nothing.
-LEVEL_Z_THRESHOLD = 1.0
-MIN_TAKES_FOR_LEVELS = 3
-
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
@@ -87,13 +80,6 @@ class AcousticAnalysis:
     word_count: int | None
     words_per_second: float | None
     intonation: Intonation | None  # None when there is too little voiced speech to judge
-
-
-@dataclass(frozen=True)
-class ProsodyLevels:
-    pitch: Level | None
-    energy: Level | None
-    rate: Level | None
 
 
 def as_float_samples(samples: npt.ArrayLike) -> FloatArray:
@@ -315,48 +301,6 @@ def _praat_contours(
     return np.asarray(pitch.xs()), pitch_hz, np.asarray(intensity.xs()), intensity_db
 
 
-def relative_levels(value: float, others: Sequence[float]) -> Level:
-    """Return whether `value` is low, normal or high against the same speaker's other takes.
-
-    A z-score against `others` beyond LEVEL_Z_THRESHOLD; "normal" with fewer than
-    MIN_TAKES_FOR_LEVELS others, since a spread cannot be judged from one or two.
-    """
-    if len(others) < MIN_TAKES_FOR_LEVELS:
-        return "normal"
-    mean, spread = float(np.mean(others)), float(np.std(others, ddof=1))
-    if spread == 0.0:
-        return "normal" if value == mean else ("high" if value > mean else "low")
-    z = (value - mean) / spread
-    if z > LEVEL_Z_THRESHOLD:
-        return "high"
-    if z < -LEVEL_Z_THRESHOLD:
-        return "low"
-    return "normal"
-
-
-def prosody_levels(analysis: AcousticAnalysis, others: Sequence[AcousticAnalysis]) -> ProsodyLevels:
-    """Return pitch, energy and rate levels of a take against the speaker's other takes.
-
-    Pitch compares median f0 in semitones (pitch is heard on a log scale), energy the integrated
-    loudness, rate words per second. A level is None when this take lacks the measurement; other
-    takes lacking it are left out of the comparison.
-    """
-
-    def level(value: float | None, other_values: Sequence[float | None]) -> Level | None:
-        if value is None:
-            return None
-        return relative_levels(value, [v for v in other_values if v is not None])
-
-    def semitones(hz: float | None) -> float | None:
-        return 12.0 * math.log2(hz) if hz else None
-
-    return ProsodyLevels(
-        pitch=level(semitones(analysis.median_f0_hz), [semitones(o.median_f0_hz) for o in others]),
-        energy=level(analysis.integrated_loudness_lufs, [o.integrated_loudness_lufs for o in others]),
-        rate=level(analysis.words_per_second, [o.words_per_second for o in others]),
-    )
-
-
 def scalar_features(analysis: AcousticAnalysis) -> dict[str, float | int | str | None]:
     """Return the analysis without its contours, as JSON-safe values (for a JSON field)."""
     return {
@@ -377,53 +321,3 @@ def scalar_features(analysis: AcousticAnalysis) -> dict[str, float | int | str |
         "words_per_second": analysis.words_per_second,
         "intonation": analysis.intonation,
     }
-
-
-class PitchContour(TypedDict):
-    times: list[float]
-    hz: list[float | None]  # None where unvoiced
-
-
-class IntensityContour(TypedDict):
-    times: list[float]
-    db: list[float | None]
-
-
-class DisplayContours(TypedDict):
-    pitch: PitchContour
-    intensity: IntensityContour
-
-
-def contours_for_display(analysis: AcousticAnalysis, max_points: int = 400) -> DisplayContours:
-    """Return pitch and intensity contours with at most `max_points` points each, JSON-safe.
-
-    Neighbouring frames are averaged (voiced frames only for pitch) rather than picked, so a
-    short voiced stretch still shows; a point with no voiced frame is None, a gap in the line.
-    """
-    pitch_times, pitch_hz = _bin_average(analysis.pitch_times, analysis.pitch_hz, max_points)
-    intensity_times, intensity_db = _bin_average(analysis.intensity_times, analysis.intensity_db, max_points)
-    return {
-        "pitch": {"times": [round(float(t), 3) for t in pitch_times], "hz": _rounded(pitch_hz, 1)},
-        "intensity": {
-            "times": [round(float(t), 3) for t in intensity_times],
-            "db": _rounded(intensity_db, 1),
-        },
-    }
-
-
-def _bin_average(times: FloatArray, values: FloatArray, max_points: int) -> tuple[FloatArray, FloatArray]:
-    if max_points < 1:
-        raise ValueError(f"max_points must be at least 1, got {max_points}")
-    if times.size <= max_points:
-        return times, values
-    time_bins = np.array_split(times, max_points)
-    value_bins = np.array_split(values, max_points)
-    binned_times = np.array([float(np.mean(b)) for b in time_bins])
-    binned_values = np.array(
-        [float(np.mean(v[~np.isnan(v)])) if np.any(~np.isnan(v)) else np.nan for v in value_bins]
-    )
-    return binned_times, binned_values
-
-
-def _rounded(values: FloatArray, digits: int) -> list[float | None]:
-    return [None if math.isnan(v) else round(float(v), digits) for v in values]

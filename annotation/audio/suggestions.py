@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from annotation.labelling.schema import INTONATIONS, LEVELS
+from webapp.lib.vocabulary import INTONATIONS, PROSODY_LEVELS
 
 
 def suggestions_from_features(features: Mapping[str, Any]) -> dict[str, str]:
@@ -27,7 +27,7 @@ def suggestions_from_features(features: Mapping[str, Any]) -> dict[str, str]:
     suggestions: dict[str, str] = {}
     for field in ("pitch", "energy", "rate"):
         value = features.get(f"{field}_level")
-        if value in LEVELS:
+        if value in PROSODY_LEVELS:
             suggestions[field] = str(value)
     intonation = features.get("intonation")
     if intonation in INTONATIONS:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotation.demo.recording import DEMO_ITEMS, RECORDED_IDS, DemoItem
-from annotation.gold.adjudication import adjudicate_item, current_gold
+from annotation.demo.items import DEMO_ITEMS, RECORDED_IDS, DemoItem
+from annotation.gold.adjudication import adjudicate_item
+from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import script_words
 from annotation.labelling.workflows import assign_annotators, open_annotation, submit_annotation
@@ -100,7 +101,7 @@ def seed_demo_labels() -> int:
                 tom=demo_tom(demo),
                 expected_version=opened.version,
             )
-        if position < ADJUDICATED and current_gold(item) is None:
+        if position < ADJUDICATED and GoldReference.objects.current_of(item) is None:
             adjudicate_item(
                 item.pk,
                 lead=lead,

@@ -13,18 +13,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from annotation.gold.models import GoldReference
 from annotation.labelling.comparison import (
     FieldComparison,
     Labels,
-    categorical_fields_agree,
     compare_labels,
     labels_agree_on_categories,
     proposed_labels,
 )
-from annotation.labelling.models import Annotation
+from annotation.labelling.models import Annotation, is_ready_for_gold
 from annotation.labelling.schema import script_words
 from annotation.labelling.workflows import LabellingError, checked_labels
 from annotation.recording.models import Item
@@ -48,32 +47,10 @@ class NotFastTrackable(LabellingError):
     """The annotators disagree on a categorical field; the item needs a full adjudication."""
 
 
-def submitted_annotations() -> QuerySet[Annotation]:
-    """Return submitted annotations with their annotators, in submission order."""
-    return (
-        Annotation.objects.filter(status=Annotation.Status.SUBMITTED)
-        .select_related("annotator")
-        .order_by("submitted_at", "pk")
-    )
-
-
-def items_ready_for_adjudication() -> QuerySet[Item]:
-    """Return items being annotated whose every assigned annotation is submitted."""
-    return (
-        Item.objects.filter(state=Item.State.ANNOTATING)
-        .annotate(
-            n_assigned=Count("annotations"),
-            n_submitted=Count("annotations", filter=Q(annotations__status=Annotation.Status.SUBMITTED)),
-        )
-        .filter(n_submitted__gte=1, n_submitted=F("n_assigned"))
-        .order_by("pk")
-    )
-
-
 def with_submitted_annotations(items: QuerySet[Item]) -> QuerySet[Item]:
     """Prefetch each item's submitted annotations as `item.submitted` (one query for a page)."""
     return items.prefetch_related(
-        Prefetch("annotations", queryset=submitted_annotations(), to_attr="submitted")
+        Prefetch("annotations", queryset=Annotation.objects.submitted(), to_attr="submitted")
     )
 
 
@@ -87,7 +64,12 @@ class ItemComparison:
 
 
 def fast_trackable(annotations: list[Annotation]) -> bool:
-    """Return True when an item's submitted annotations agree on every categorical field."""
+    """Return True when an item may be fast-tracked to gold without a full adjudication.
+
+    The fast-track rule, decided here only (the queue's button, the adjudication page and
+    `fast_track_item` all ask this): two or more submitted annotations that agree on every
+    categorical field (`comparison.FAST_TRACK_FIELDS`).
+    """
     return labels_agree_on_categories(
         [Labels(annotation.perception, annotation.tom) for annotation in annotations]
     )
@@ -104,14 +86,9 @@ def compare_item(item: Item, annotations: list[Annotation]) -> ItemComparison:
         item=item,
         annotations=annotations,
         fields=fields,
-        fast_trackable=len(annotations) >= 2 and categorical_fields_agree(fields),
+        fast_trackable=fast_trackable(annotations),
         proposal=proposed_labels(fields),
     )
-
-
-def current_gold(item: Item) -> GoldReference | None:
-    """Return the item's current gold reference, if it has one."""
-    return item.gold_references.filter(is_current=True).select_related("adjudicated_by").first()
 
 
 def adjudicate_item(
@@ -137,7 +114,7 @@ def fast_track_item(item_id: int, *, lead: User, expected_gold_version: int) -> 
     """Save the proposed gold of an item whose annotators agree on every categorical field."""
     with transaction.atomic():
         item = Item.objects.select_for_update().get(pk=item_id)
-        annotations = list(submitted_annotations().filter(item=item))
+        annotations = list(Annotation.objects.submitted().filter(item=item))
         comparison = compare_item(item, annotations)
         if not comparison.fast_trackable:
             raise NotFastTrackable("The annotators disagree on a categorical field: adjudicate it in full.")
@@ -168,25 +145,21 @@ def _save_gold(
     """Add a gold version to a locked item; the caller holds the transaction."""
     if item.state not in (Item.State.ANNOTATING, Item.State.GOLD):
         raise NotReady("This item is not being annotated.")
-    previous = item.gold_references.filter(is_current=True).first()
+    previous = GoldReference.objects.current_of(item)
     current_version = previous.version if previous else 0
     if current_version != expected_gold_version:
         raise StaleGold(current_version, expected_gold_version)
     annotations = list(item.annotations.all())
-    if not annotations or any(not annotation.is_submitted for annotation in annotations):
+    if not is_ready_for_gold(annotations):
         raise NotReady("Some annotations of this item are not submitted yet.")
-    latest = item.gold_references.order_by("-version").values_list("version", flat=True).first() or 0
-    item.gold_references.filter(is_current=True).update(is_current=False)
-    gold = GoldReference.objects.create(
-        item=item,
-        version=latest + 1,
+    gold = GoldReference.objects.add_current_version(
+        item,
         perception=perception,
         tom=tom,
         reference_response=reference_response,
         note=note,
         adjudicated_by=lead,
         fast_tracked=fast_tracked,
-        is_current=True,
     )
     gold.source_annotations.set(annotations)
     if item.state != Item.State.GOLD:

@@ -260,8 +260,9 @@ def load_agreement_report(scenario: str | None = None) -> AgreementReport:
     from annotation.gold.models import GoldReference
     from annotation.labelling.models import Annotation
 
-    annotations = Annotation.objects.filter(status=Annotation.Status.SUBMITTED)
-    golds = GoldReference.objects.filter(is_current=True)
+    # In assignment order, as before submitted() existed; the report's peer pairs follow it.
+    annotations = Annotation.objects.submitted().order_by("assigned_at", "pk")
+    golds = GoldReference.objects.current()
     if scenario:
         annotations = annotations.filter(item__scenario=scenario)
         golds = golds.filter(item__scenario=scenario)

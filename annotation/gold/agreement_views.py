@@ -5,13 +5,14 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.shortcuts import render
 
+from annotation.gold.access import GOLD_KEEPERS, may_adjudicate
 from annotation.gold.agreement import load_agreement_report
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest
-from webapp.roles import Role, has_role, role_required
+from webapp.roles import role_required
 
 
-@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@role_required(*GOLD_KEEPERS)
 def agreement_dashboard(request: StudioRequest) -> HttpResponse:
     """Numbers and charts, optionally for one scenario, so a lead can spot an annotator who drifts."""
     scenario = request.GET.get("scenario", "")
@@ -50,7 +51,7 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
         {
             "report": report,
             "scenario": scenario,
-            "is_lead": has_role(request.user, Role.LEAD_ANNOTATOR),
+            "is_lead": may_adjudicate(request.user),
             "scenarios": Scenario.choices,
             "chart_data": chart_data,
             "per_field_headers": [labels[name] for name in per_field_names],

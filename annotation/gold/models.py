@@ -2,11 +2,47 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Exists, OuterRef
 
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
+
+
+class GoldReferenceQuerySet(models.QuerySet["GoldReference"]):
+    def current(self) -> GoldReferenceQuerySet:
+        """Return only current references (one per item at most: the newest version)."""
+        return self.filter(is_current=True)
+
+    def current_of(self, item: Item | int) -> GoldReference | None:
+        """Return the item's current gold reference (with who adjudicated it), or None."""
+        item_id = item.pk if isinstance(item, Item) else item
+        return self.current().filter(item_id=item_id).select_related("adjudicated_by").first()
+
+    def current_by_item(self, item_ids: Any) -> dict[int, GoldReference]:
+        """Return {item id: current gold reference} for the given items (ids, items or a queryset)."""
+        return {gold.item_id: gold for gold in self.current().filter(item__in=item_ids)}
+
+    def current_exists(self, item_ref: str = "item_id") -> Exists:
+        """Return an `Exists` that is true when the outer row's item (`item_ref`) has current gold."""
+        return Exists(self.current().filter(item_id=OuterRef(item_ref)))
+
+    def history_of(self, item: Item) -> GoldReferenceQuerySet:
+        """Return every version of the item's gold, newest first."""
+        return self.filter(item=item).select_related("adjudicated_by").order_by("-version")
+
+    def add_current_version(self, item: Item, *, at_least: int = 0, **fields: Any) -> GoldReference:
+        """Add a gold version of the item after its newest one (or `at_least`) and make it current.
+
+        Call inside a transaction holding the item's row lock: two saves of one item at once
+        would otherwise both read the same newest version and collide on it.
+        """
+        latest = self.filter(item=item).order_by("-version").values_list("version", flat=True).first() or 0
+        self.current().filter(item=item).update(is_current=False)
+        return self.create(item=item, version=max(latest + 1, at_least), is_current=True, **fields)
 
 
 class GoldReference(models.Model):
@@ -28,6 +64,8 @@ class GoldReference(models.Model):
     source_annotations = models.ManyToManyField(Annotation, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     is_current = models.BooleanField(default=True, db_index=True)
+
+    objects = GoldReferenceQuerySet.as_manager()
 
     class Meta:
         constraints = [

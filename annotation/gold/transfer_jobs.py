@@ -16,7 +16,8 @@ from typing import Any
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from annotation.gold.transfer import GoldImportError, export_gold, import_gold
+from annotation.gold.export import export_gold
+from annotation.gold.importing import GoldImportError, import_gold
 from webapp.jobs import JobReporter, start_job
 from webapp.models import Job, JobStatus, User
 

@@ -13,16 +13,17 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold.access import GOLD_KEEPERS
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
 from webapp.models import Job
-from webapp.roles import Role, role_required
+from webapp.roles import role_required
 
 RECENT_JOBS = 10
 
 
-@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@role_required(*GOLD_KEEPERS)
 @never_cache
 def gold_page(request: StudioRequest) -> HttpResponse:
     """Export and import forms and the latest transfers; htmx refreshes the list while jobs run."""
@@ -34,7 +35,7 @@ def gold_page(request: StudioRequest) -> HttpResponse:
     context = {
         "jobs": [(job, gold_transfer.archive_of(job)) for job in jobs],
         "running": any(not job.is_finished for job in jobs),
-        "gold_count": GoldReference.objects.filter(is_current=True).count(),
+        "gold_count": GoldReference.objects.current().count(),
         "scenarios": Scenario.choices,
         "splits": Split.choices,
     }
@@ -44,7 +45,7 @@ def gold_page(request: StudioRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@role_required(*GOLD_KEEPERS)
 @require_POST
 def start_export(request: StudioRequest) -> HttpResponse:
     """Queue an export job."""
@@ -59,7 +60,7 @@ def start_export(request: StudioRequest) -> HttpResponse:
     return redirect("annotation:gold")
 
 
-@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@role_required(*GOLD_KEEPERS)
 @require_POST
 def start_import(request: StudioRequest) -> HttpResponse:
     """Store the uploaded export and queue its import."""
@@ -76,7 +77,7 @@ def start_import(request: StudioRequest) -> HttpResponse:
     return redirect("annotation:gold")
 
 
-@role_required(Role.LEAD_ANNOTATOR, Role.ADMIN)
+@role_required(*GOLD_KEEPERS)
 def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
     """Send a finished export's archive."""
     job = get_object_or_404(Job, pk=job_id, kind=gold_transfer.EXPORT_KIND)

@@ -1,0 +1,1 @@
+"""Annotating accepted recordings: the label schema, assignment, drafts, autosave, submit, reopen."""

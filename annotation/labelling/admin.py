@@ -1,4 +1,4 @@
-"""Django admin for the labelling side: the strategy taxonomy, projects, annotations, drafts and gold.
+"""Django admin for the labelling side: the strategy taxonomy, projects, annotations and drafts.
 
 Admins manage the strategy taxonomy here (rename, reorder, retire with "active"); labels refer to
 strategies by slug, so a slug is fixed once used and retiring hides a strategy from new work
@@ -11,9 +11,10 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotation.gold.models import GoldReference
+from annotation.labelling.access import annotations_visible_to, may_see_others_labels
 from annotation.labelling.models import (
     Annotation,
     AnnotationProject,
@@ -124,6 +125,13 @@ class AnnotationAdmin(StudioAdminAccess, admin.ModelAdmin):
     list_select_related = ("item", "annotator")
     inlines = (RevisionInline,)
 
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) and may_see_others_labels(request.user)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Annotation]:
+        # The same rule as the pages: labels are shown only to those who may see them.
+        return super().get_queryset(request) & annotations_visible_to(request.user)
+
 
 @admin.register(MachineDraft)
 class MachineDraftAdmin(StudioAdminAccess, admin.ModelAdmin):
@@ -131,29 +139,3 @@ class MachineDraftAdmin(StudioAdminAccess, admin.ModelAdmin):
     search_fields = ("item__external_id", "error")
     raw_id_fields = ("item",)
     list_select_related = ("item",)
-
-
-@admin.register(GoldReference)
-class GoldReferenceAdmin(StudioAdminAccess, admin.ModelAdmin):
-    """Gold is made by adjudication or import and kept as history: viewable, never added or deleted here."""
-
-    list_display = (
-        "item",
-        "version",
-        "is_current",
-        "adjudicated_by",
-        "fast_tracked",
-        "imported",
-        "created_at",
-    )
-    list_filter = ("is_current", "fast_tracked", "imported", "item__scenario")
-    search_fields = ("item__external_id",)
-    raw_id_fields = ("item", "adjudicated_by")
-    readonly_fields = ("source_annotations", "created_at")
-    list_select_related = ("item", "adjudicated_by")
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

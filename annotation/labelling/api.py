@@ -1,7 +1,8 @@
 """The labelling API: an annotator's own annotations, autosave with a version check, and submit.
 
-Every query is filtered by the requesting annotator, so no response ever carries another
-annotator's labels; an annotation that is not yours answers 404, as if it did not exist.
+Every query goes through `annotation.labelling.access` and is filtered by the requesting
+annotator, so no response ever carries another annotator's labels; an annotation that is not
+yours answers 404, as if it did not exist.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.labelling import workflows as labelling
+from annotation.labelling.access import own_annotation, own_annotations
 from annotation.labelling.models import Annotation
 from webapp.models import User
 from webapp.roles import HasRole, Role
@@ -63,10 +64,6 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _own(request: Request, pk: int) -> Annotation:
-    return get_object_or_404(Annotation.objects.select_related("item"), pk=pk, annotator=_user(request))
-
-
 def _refusal(error: labelling.LabellingError) -> Response:
     if isinstance(error, labelling.StaleAnnotation):
         body: dict[str, Any] = {"detail": str(error), "current_version": error.current_version}
@@ -79,7 +76,7 @@ def _refusal(error: labelling.LabellingError) -> Response:
 
 def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Response:
     """Run save_draft or submit_annotation on one of my annotations with the posted labels."""
-    annotation = _own(request, pk)
+    annotation = own_annotation(_user(request), pk)
     labels = LabelsSerializer(data=request.data)
     labels.is_valid(raise_exception=True)
     try:
@@ -103,7 +100,7 @@ class AnnotationList(ListAPIView[Annotation]):
     serializer_class = AnnotationSerializer
 
     def get_queryset(self) -> Any:
-        return Annotation.objects.filter(annotator=_user(self.request)).select_related("item").order_by("-pk")
+        return own_annotations(_user(self.request)).select_related("item").order_by("-pk")
 
 
 class AnnotationDetail(APIView):
@@ -114,7 +111,7 @@ class AnnotationDetail(APIView):
 
     @extend_schema(summary="Read one of my annotations", responses={200: AnnotationSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(AnnotationSerializer(_own(request, pk)).data)
+        return Response(AnnotationSerializer(own_annotation(_user(request), pk)).data)
 
     @extend_schema(
         summary="Autosave my labels",

@@ -6,11 +6,18 @@ evaluation judges and the training datasets read gold references without knowing
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Count, F, Q, QuerySet
 
 from annotation.recording.models import Item
+
+if TYPE_CHECKING:
+    from webapp.models import User
 
 DEFAULT_ANNOTATORS_PER_ITEM = 3
 
@@ -72,6 +79,38 @@ class Strategy(models.Model):
         return self.name
 
 
+class AnnotationQuerySet(models.QuerySet["Annotation"]):
+    def submitted(self) -> AnnotationQuerySet:
+        """Return submitted annotations with their annotators, in submission order."""
+        return (
+            self.filter(status=Annotation.Status.SUBMITTED)
+            .select_related("annotator")
+            .order_by("submitted_at", "pk")
+        )
+
+    def open(self) -> AnnotationQuerySet:
+        """Return annotations still to be submitted (assigned, or a draft in progress)."""
+        return self.filter(status__in=Annotation.OPEN_STATUSES)
+
+    def open_queue_of(self, annotator: User) -> AnnotationQuerySet:
+        """Return the annotator's open queue: their unsubmitted work on items without gold, oldest first."""
+        return (
+            self.filter(annotator=annotator)
+            .open()
+            .exclude(item__state=Item.State.GOLD)
+            .select_related("item")
+            .order_by("assigned_at", "pk")
+        )
+
+    def submitted_by(self, annotator: User) -> AnnotationQuerySet:
+        """Return the annotations the annotator has submitted, latest first."""
+        return (
+            self.filter(annotator=annotator, status=Annotation.Status.SUBMITTED)
+            .select_related("item")
+            .order_by("-submitted_at", "pk")
+        )
+
+
 class Annotation(models.Model):
     """One annotator's labels for one item: a draft while they work, then submitted."""
 
@@ -79,6 +118,8 @@ class Annotation(models.Model):
         ASSIGNED = "assigned", "Assigned"
         DRAFT = "draft", "Draft"
         SUBMITTED = "submitted", "Submitted"
+
+    OPEN_STATUSES = (Status.ASSIGNED, Status.DRAFT)
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
     annotator = models.ForeignKey(
@@ -100,6 +141,8 @@ class Annotation(models.Model):
     assigned_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AnnotationQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -153,3 +196,38 @@ class MachineDraft(models.Model):
     def ok(self) -> bool:
         """Return True when the model answered with usable ToM fields."""
         return not self.error
+
+
+# --- When an item is ready for gold ---------------------------------------------------------------
+
+
+_SUBMITTED = Q(annotations__status=Annotation.Status.SUBMITTED)
+
+
+def is_ready_for_gold(annotations: Sequence[Annotation]) -> bool:
+    """Return True when an item's annotations (all of them) make it ready for gold.
+
+    The rule, here and in `items_ready_for_gold`: at least one annotation, and every assigned
+    annotation submitted. A lead never adjudicates around an annotator still at work.
+    """
+    return bool(annotations) and all(annotation.is_submitted for annotation in annotations)
+
+
+def items_ready_for_gold() -> QuerySet[Item]:
+    """Return items being annotated that are ready for gold (see `is_ready_for_gold`), by id."""
+    return (
+        Item.objects.filter(state=Item.State.ANNOTATING)
+        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        .filter(n_submitted__gte=1, n_submitted=F("n_assigned"))
+        .order_by("pk")
+    )
+
+
+def items_still_annotating() -> QuerySet[Item]:
+    """Return items being annotated that are not ready for gold yet, by id."""
+    return (
+        Item.objects.filter(state=Item.State.ANNOTATING)
+        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        .exclude(n_submitted=F("n_assigned"), n_submitted__gte=1)
+        .order_by("pk")
+    )

@@ -2,7 +2,7 @@
 
 perception = {
     "polarity": "positive" | "negative" | "neutral" | "mixed",
-    "emotion": one of annotation.models.Emotion, "emotion_variant": str,
+    "emotion": one of webapp.lib.vocabulary.EMOTIONS, "emotion_variant": str,
     "intensity": "low" | "medium" | "high",
     "pitch": "low" | "normal" | "high", "energy": ..., "rate": ...,
     "stressed_words": [str, ...] (words of the script, in order),
@@ -29,13 +29,14 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-POLARITIES = ("positive", "negative", "neutral", "mixed")
-# The same values, in the same order, as annotation.models.Emotion (a test keeps them in step).
-EMOTIONS = ("happy", "sad", "angry", "surprise", "disgust", "fear", "neutral")
-LEVELS = ("low", "normal", "high")
-INTENSITIES = ("low", "medium", "high")
-INTONATIONS = ("rising", "falling", "rising-falling", "falling-rising", "flat")
-CONFLICT_KINDS = ("", "sarcasm", "self-mockery", "other")
+from webapp.lib.vocabulary import (
+    CONFLICT_KINDS,
+    EMOTIONS,
+    INTENSITIES,
+    INTONATIONS,
+    POLARITIES,
+    PROSODY_LEVELS,
+)
 
 PERCEPTION_CATEGORICAL_FIELDS = ("polarity", "emotion", "intensity", "pitch", "energy", "rate", "intonation")
 PERCEPTION_TEXT_FIELDS = ("emotion_variant", "prosody_caption", "situation")
@@ -46,9 +47,9 @@ TOM_SET_FIELDS = ("recommended_strategies", "not_recommended_strategies", "const
 # Agreement levels: intensity and the prosody levels are ordered scales, the rest are names.
 ORDINAL_SCALES: dict[str, tuple[str, ...]] = {
     "intensity": INTENSITIES,
-    "pitch": LEVELS,
-    "energy": LEVELS,
-    "rate": LEVELS,
+    "pitch": PROSODY_LEVELS,
+    "energy": PROSODY_LEVELS,
+    "rate": PROSODY_LEVELS,
 }
 NOMINAL_FIELDS = ("polarity", "emotion", "intonation")
 
@@ -56,24 +57,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "polarity": POLARITIES,
     "emotion": EMOTIONS,
     "intensity": INTENSITIES,
-    "pitch": LEVELS,
-    "energy": LEVELS,
-    "rate": LEVELS,
+    "pitch": PROSODY_LEVELS,
+    "energy": PROSODY_LEVELS,
+    "rate": PROSODY_LEVELS,
     "intonation": INTONATIONS,
     "conflict_kind": CONFLICT_KINDS,
 }
-
-DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
-    ("emotional-validation", "Emotional validation"),
-    ("reassurance", "Reassurance"),
-    ("reflection-of-feelings", "Reflection of feelings"),
-    ("questioning", "Questioning"),
-    ("restatement", "Restatement"),
-    ("self-disclosure", "Self-disclosure"),
-    ("information", "Information"),
-    ("suggestions-guidance", "Suggestions / guidance"),
-    ("cognitive-reframing", "Cognitive reframing"),
-)
 
 # Offered as one-click constraints on the workbench; annotators may write others.
 SUGGESTED_CONSTRAINTS = (

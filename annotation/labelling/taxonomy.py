@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from annotation.labelling.models import AnnotationProject, Strategy
-from annotation.labelling.schema import DEFAULT_STRATEGIES
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 
 DEFAULT_PROJECT_NAME = "EchoEval"
 

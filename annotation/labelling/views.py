@@ -1,7 +1,8 @@
 """The annotator's workbench: label an item, autosave as they type, submit, reopen.
 
-Annotators only ever load their own annotation rows (`own_annotation`), so another annotator's
-labels of the same item never reach their pages, before or after they submit.
+Annotators only ever load their own annotation rows (`annotation.labelling.access.own_annotation`),
+so another annotator's labels of the same item never reach their pages, before or after they
+submit (the rule: `annotation.labelling.access.may_see_others_labels`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import json
 from typing import Any
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.labelling import workflows as labelling
+from annotation.labelling.access import own_annotation
 from annotation.labelling.forms import FormError, labels_from_form, strategy_choices, version_from_form
 from annotation.labelling.models import Annotation, Strategy
 from annotation.labelling.schema import (
@@ -31,6 +34,7 @@ from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
+QUEUE_PAGE_SIZE = 25
 KEYBOARD_SHORTCUTS = (
     ("Space", "Play / pause (outside text boxes)"),
     ("← →", "Back / forward 1 s"),
@@ -45,12 +49,22 @@ KEYBOARD_SHORTCUTS = (
 )
 
 
-def own_annotation(request: StudioRequest, annotation_id: int) -> Annotation:
-    """Return the annotation if it belongs to the requesting annotator; 404 otherwise."""
-    return get_object_or_404(
-        Annotation.objects.select_related("item__recording", "machine_draft"),
-        pk=annotation_id,
-        annotator=request.user,
+@role_required(Role.ANNOTATOR)
+def annotator_queue(request: StudioRequest) -> HttpResponse:
+    """The annotator's own assignments: open ones first, or the submitted ones.
+
+    Paginated, each row's item loaded with a join: a page costs the same handful of queries with
+    ten items or ten thousand (bench/annotation_page.py measures it).
+    """
+    show_submitted = request.GET.get("show") == "submitted"
+    mine = (
+        Annotation.objects.submitted_by(request.user)
+        if show_submitted
+        else Annotation.objects.open_queue_of(request.user)
+    )
+    page = Paginator(mine, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(
+        request, "annotation/annotator_queue.html", {"page": page, "show_submitted": show_submitted}
     )
 
 
@@ -58,7 +72,7 @@ def own_annotation(request: StudioRequest, annotation_id: int) -> Annotation:
 @never_cache
 def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Label one item; the page restores whatever was last saved."""
-    annotation = labelling.open_annotation(own_annotation(request, annotation_id))
+    annotation = labelling.open_annotation(own_annotation(request.user, annotation_id))
     return render(request, "annotation/labelling/workbench.html", workbench_context(annotation))
 
 
@@ -117,7 +131,7 @@ def problems_by_field(problems: list[LabelProblem], section: str) -> dict[str, s
 @require_POST
 def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Save the work in progress (htmx); 409 with a clear message when a newer save exists."""
-    annotation = own_annotation(request, annotation_id)
+    annotation = own_annotation(request.user, annotation_id)
     try:
         posted_version = version_from_form(request.POST)
         perception, tom = labels_from_form(request.POST)
@@ -155,7 +169,7 @@ def _save_status(
 @require_POST
 def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Save and submit; an incomplete form comes back with what is missing (the draft is kept)."""
-    annotation = own_annotation(request, annotation_id)
+    annotation = own_annotation(request.user, annotation_id)
     try:
         perception, tom = labels_from_form(request.POST)
         version = version_from_form(request.POST)
@@ -192,7 +206,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
 @require_POST
 def reopen(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Reopen a submitted annotation for revision (until its item has a gold reference)."""
-    annotation = own_annotation(request, annotation_id)
+    annotation = own_annotation(request.user, annotation_id)
     try:
         labelling.reopen_annotation(
             annotation.pk, user=request.user, expected_version=version_from_form(request.POST)

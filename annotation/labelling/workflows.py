@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.audio.suggestions import suggestions_from_features
@@ -38,8 +38,6 @@ from annotation.labelling.schema import (
 from annotation.recording.models import Item, Scenario
 from webapp.models import User
 from webapp.roles import Role
-
-OPEN_STATUSES = (Annotation.Status.ASSIGNED, Annotation.Status.DRAFT)
 
 
 class LabellingError(Exception):
@@ -114,7 +112,7 @@ class _Loads:
         rows = (
             Annotation.objects.filter(annotator_id__in=missing)
             .values("annotator_id")
-            .annotate(total=Count("id"), open=Count("id", filter=Q(status__in=OPEN_STATUSES)))
+            .annotate(total=Count("id"), open=Count("id", filter=Q(status__in=Annotation.OPEN_STATUSES)))
         )
         for row in rows:
             self.open[row["annotator_id"]] = row["open"]
@@ -139,6 +137,21 @@ def assign_annotators(item: Item) -> AssignmentResult:
     results = assign_items([item.pk], projects=projects)
     # An item no longer waiting for labels (already gold, or not recorded yet) gets nobody new.
     return results[0] if results else AssignmentResult(item_id=item.pk)
+
+
+def start_annotation_when_recorded(sender: object, *, item_id: int, **_: object) -> None:
+    """Receive `recording_accepted`: assign the item's annotators once the verdict has committed.
+
+    After commit, because the assignment runs its own transactions and locks and must see the
+    item as recorded; the verdict's transaction still holds the item row until then.
+    """
+    transaction.on_commit(lambda: _assign_if_still_there(item_id))
+
+
+def _assign_if_still_there(item_id: int) -> None:
+    item = Item.objects.filter(pk=item_id).first()
+    if item is not None:
+        assign_annotators(item)
 
 
 def assign_waiting_items(limit: int | None = None) -> list[AssignmentResult]:
@@ -197,21 +210,9 @@ def assign_items(item_ids: Sequence[int], *, projects: Sequence[AnnotationProjec
 # --- The annotator's queue --------------------------------------------------------------------------
 
 
-def annotator_queue(user: User, *, submitted: bool = False) -> QuerySet[Annotation]:
-    """Return the user's open annotations (or submitted ones), oldest assignment first."""
-    own = Annotation.objects.filter(annotator=user).select_related("item")
-    if submitted:
-        return own.filter(status=Annotation.Status.SUBMITTED).order_by("-submitted_at", "pk")
-    return (
-        own.filter(status__in=OPEN_STATUSES)
-        .exclude(item__state=Item.State.GOLD)
-        .order_by("assigned_at", "pk")
-    )
-
-
 def next_open_annotation(user: User, after: Annotation | None = None) -> Annotation | None:
     """Return the user's next open annotation (not `after`), or None when the queue is empty."""
-    queue = annotator_queue(user)
+    queue = Annotation.objects.open_queue_of(user)
     if after is not None:
         queue = queue.exclude(pk=after.pk)
     return queue.first()

@@ -25,6 +25,11 @@ def item_for_actor(user: User, external_id: str) -> Item:
     return item
 
 
+def own_takes(user: User, item: Item) -> QuerySet[Take]:
+    """Return the takes the user recorded of the item (an actor sees only their own takes)."""
+    return Take.objects.filter(item=item, actor=user)
+
+
 def take_for_viewer(user: User, public_id: uuid.UUID) -> Take:
     """Return the take for an admin, or for the actor who recorded it; else raise Http404."""
     takes = Take.objects.select_related("item", "actor", "analysis_job")

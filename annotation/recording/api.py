@@ -12,13 +12,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.audio.upload import AudioRejected
-from annotation.recording.access import item_for_actor, review_for_reviewer
-from annotation.recording.models import Take
+from annotation.recording.access import item_for_actor, own_takes, review_for_reviewer
+from annotation.recording.models import Review
 from annotation.recording.reviews import (
     ReviewClosed,
     ReviewNotFound,
     ReviewProblem,
-    open_reviews,
     submit_verdict,
 )
 from annotation.recording.serializers import (
@@ -69,7 +68,7 @@ class ItemTakesView(APIView):
     )
     def get(self, request: Request, external_id: str) -> Response:
         item = item_for_actor(_user(request), external_id)
-        takes = Take.objects.filter(item=item, actor=_user(request)).select_related("item")
+        takes = own_takes(_user(request), item).select_related("item")
         return Response(TakeSerializer(takes.prefetch_related("reviews"), many=True).data)
 
     @extend_schema(
@@ -116,7 +115,7 @@ class OpenReviewsView(APIView):
         summary="List my reviews waiting for a verdict", responses={200: ReviewSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
-        reviews = open_reviews(_user(request)).select_related("take__item")
+        reviews = Review.objects.open_for(_user(request)).select_related("take__item")
         return Response(ReviewSerializer(reviews, many=True).data)
 
 

@@ -19,12 +19,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-# The vocabularies of annotation.recording.models (Scenario, Emotion, Intensity, Split), kept here
-# so this module stays free of Django; a test checks the two agree.
-SCENARIOS = ("implicit", "audio-dominant", "high-arousal", "modality-conflict", "emotion-shift")
-EMOTIONS = ("happy", "sad", "angry", "surprise", "disgust", "fear", "neutral")
-INTENSITIES = ("low", "medium", "high")
-SPLITS = ("test", "dev", "train")
+from webapp.lib.vocabulary import DEFAULT_INTENSITY, DEFAULT_SPLIT, EMOTIONS, INTENSITIES, SCENARIOS, SPLITS
 
 ITEM_FIELDS = (
     "external_id",
@@ -283,7 +278,7 @@ def _check_row(
         if len(values[name]) > limit:
             fail(name, f"is {len(values[name])} characters long; the limit is {limit}.")
 
-    defaults = {"target_intensity": "medium", "split": "test"}
+    defaults = {"target_intensity": DEFAULT_INTENSITY, "split": DEFAULT_SPLIT}
     for name, allowed in (
         ("scenario", SCENARIOS),
         ("target_emotion", EMOTIONS),

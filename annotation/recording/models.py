@@ -3,39 +3,70 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 
+from webapp.lib import vocabulary
+
+# Members are the vocabulary's constants (webapp.lib.vocabulary); no value is spelled out twice.
+if TYPE_CHECKING:
+    from webapp.models import User
+
 
 class Scenario(models.TextChoices):
-    IMPLICIT = "implicit", "Implicit"
-    AUDIO_DOMINANT = "audio-dominant", "Audio-dominant"
-    HIGH_AROUSAL = "high-arousal", "High-arousal"
-    MODALITY_CONFLICT = "modality-conflict", "Modality-conflict"
-    EMOTION_SHIFT = "emotion-shift", "Emotion-shift"
+    IMPLICIT = vocabulary.choice(vocabulary.IMPLICIT)
+    AUDIO_DOMINANT = vocabulary.choice(vocabulary.AUDIO_DOMINANT)
+    HIGH_AROUSAL = vocabulary.choice(vocabulary.HIGH_AROUSAL)
+    MODALITY_CONFLICT = vocabulary.choice(vocabulary.MODALITY_CONFLICT)
+    EMOTION_SHIFT = vocabulary.choice(vocabulary.EMOTION_SHIFT)
 
 
 class Emotion(models.TextChoices):
-    HAPPY = "happy", "Happy"
-    SAD = "sad", "Sad"
-    ANGRY = "angry", "Angry"
-    SURPRISE = "surprise", "Surprise"
-    DISGUST = "disgust", "Disgust"
-    FEAR = "fear", "Fear"
-    NEUTRAL = "neutral", "Neutral"
+    HAPPY = vocabulary.choice(vocabulary.HAPPY)
+    SAD = vocabulary.choice(vocabulary.SAD)
+    ANGRY = vocabulary.choice(vocabulary.ANGRY)
+    SURPRISE = vocabulary.choice(vocabulary.SURPRISE)
+    DISGUST = vocabulary.choice(vocabulary.DISGUST)
+    FEAR = vocabulary.choice(vocabulary.FEAR)
+    NEUTRAL = vocabulary.choice(vocabulary.NEUTRAL)
 
 
 class Intensity(models.TextChoices):
-    LOW = "low", "Low"
-    MEDIUM = "medium", "Medium"
-    HIGH = "high", "High"
+    LOW = vocabulary.choice(vocabulary.LOW)
+    MEDIUM = vocabulary.choice(vocabulary.MEDIUM)
+    HIGH = vocabulary.choice(vocabulary.HIGH)
 
 
 class Split(models.TextChoices):
-    TEST = "test", "Test"
-    DEV = "dev", "Dev"
-    TRAIN = "train", "Train"
+    TEST = vocabulary.choice(vocabulary.TEST)
+    DEV = vocabulary.choice(vocabulary.DEV)
+    TRAIN = vocabulary.choice(vocabulary.TRAIN)
+
+
+class TakeQuerySet(models.QuerySet["Take"]):
+    def open(self) -> TakeQuerySet:
+        """Return takes whose fate is still open (being analysed or in review)."""
+        return self.filter(status__in=Take.OPEN_STATUSES)
+
+    def waiting_for_review(self) -> TakeQuerySet:
+        """Return takes analysed and waiting for their reviewers' verdicts."""
+        return self.filter(status=Take.Status.IN_REVIEW)
+
+    def decided(self) -> TakeQuerySet:
+        """Return takes whose reviewers have decided them (accepted or rejected)."""
+        return self.filter(status__in=Take.DECIDED_STATUSES)
+
+
+class ReviewQuerySet(models.QuerySet["Review"]):
+    def open(self) -> ReviewQuerySet:
+        """Return reviews still waiting for a verdict on a take that is still in review."""
+        return self.filter(Review.open_q())
+
+    def open_for(self, reviewer: User) -> ReviewQuerySet:
+        """Return the reviewer's open reviews, oldest first (their review queue)."""
+        return self.open().filter(reviewer=reviewer).order_by("assigned_at", "pk")
 
 
 class Item(models.Model):
@@ -54,9 +85,13 @@ class Item(models.Model):
     scenario = models.CharField(max_length=32, choices=Scenario.choices, db_index=True)
     target_emotion = models.CharField(max_length=16, choices=Emotion.choices)
     emotion_variant = models.CharField(max_length=64, blank=True, help_text="e.g. anxiety within fear")
-    target_intensity = models.CharField(max_length=8, choices=Intensity.choices, default=Intensity.MEDIUM)
+    target_intensity = models.CharField(
+        max_length=8, choices=Intensity.choices, default=vocabulary.DEFAULT_INTENSITY
+    )
     instructions = models.TextField(blank=True)
-    split = models.CharField(max_length=8, choices=Split.choices, default=Split.TEST, db_index=True)
+    split = models.CharField(
+        max_length=8, choices=Split.choices, default=vocabulary.DEFAULT_SPLIT, db_index=True
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.SCRIPTED, db_index=True)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -89,6 +124,10 @@ class Take(models.Model):
         REJECTED = "rejected", "Rejected"
         SUPERSEDED = "superseded", "Superseded"
 
+    # A newer take of the same item may still be recorded while a take's fate is open.
+    OPEN_STATUSES = (Status.ANALYSING, Status.IN_REVIEW)
+    DECIDED_STATUSES = (Status.ACCEPTED, Status.REJECTED)
+
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="takes")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="takes")
@@ -107,6 +146,8 @@ class Take(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+
+    objects = TakeQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -140,9 +181,21 @@ class Review(models.Model):
     assigned_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ReviewQuerySet.as_manager()
+
     class Meta:
         constraints = [models.UniqueConstraint(fields=["take", "reviewer"], name="one_review_per_reviewer")]
         ordering = ["assigned_at"]
 
     def __str__(self) -> str:
         return f"review of {self.take_id} ({self.verdict})"
+
+    @staticmethod
+    def open_q(prefix: str = "") -> models.Q:
+        """Return the condition "pending, on a take still in review", from a model `prefix` away.
+
+        `Review.open_q("reviews__")` counts a reviewer's open reviews in an annotation over users.
+        """
+        return models.Q(
+            **{f"{prefix}verdict": Review.Verdict.PENDING, f"{prefix}take__status": Take.Status.IN_REVIEW}
+        )

@@ -1,11 +1,29 @@
-"""Numbers of the recording dashboard: acceptance rates and reviewer agreement on verdicts."""
+"""What the recording pages show, computed in a fixed number of queries whatever the data size.
+
+The admin's recording dashboard (`recording_dashboard`), the script-assignment table
+(`assignment_table`), a take's measurements (`qc_rows`, `feature_rows`), and the statistics
+behind them: acceptance rates and reviewer agreement on verdicts.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from django.db.models import Count, Q
+
+from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS
+from annotation.recording.access import users_with_role
+from annotation.recording.models import Item, Review, Scenario, Take
+from annotation.recording.reviews import REVIEWS_PER_TAKE
 from webapp.lib.stats import fleiss_kappa
+from webapp.models import JobStatus
+from webapp.roles import Role
+
+# The dashboard lists at most this many takes short of reviewers, or stuck in a failed analysis.
+TAKES_LISTED = 50
 
 VERDICTS = ("accept", "reject")
 
@@ -50,3 +68,179 @@ def verdict_agreement(
             "Every verdict is the same, so chance agreement is total and kappa undefined.",
         )
     return VerdictAgreement(len(table), fleiss_kappa(table), unanimous, "")
+
+
+# --- The recording dashboard ----------------------------------------------------------------------
+
+
+def recording_dashboard() -> dict[str, Any]:
+    """Return the dashboard's context: items per state, takes per actor, reviewers' load, agreement.
+
+    Seven queries, however many items, takes and reviewers there are.
+    """
+    state_counts = dict(Item.objects.values_list("state").annotate(n=Count("pk")).values_list("state", "n"))
+    item_states = [(label, state_counts.get(value, 0)) for value, label in Item.State.choices]
+    actor_rows = _actor_rows()
+    reviewer_rows = _reviewer_rows()
+
+    verdicts: dict[int, list[str]] = defaultdict(list)
+    for take_id, verdict in Review.objects.filter(take__status__in=Take.DECIDED_STATUSES).values_list(
+        "take_id", "verdict"
+    ):
+        verdicts[take_id].append(verdict)
+
+    short_of_reviewers = list(
+        Take.objects.waiting_for_review()
+        .annotate(n=Count("reviews"))
+        .filter(n__lt=REVIEWS_PER_TAKE)
+        .select_related("item")[:TAKES_LISTED]
+    )
+    stuck = list(
+        Take.objects.filter(
+            status=Take.Status.ANALYSING, analysis_job__status__in=[JobStatus.FAILED, JobStatus.CANCELLED]
+        ).select_related("item")[:TAKES_LISTED]
+    )
+    return {
+        "item_states": item_states,
+        "actor_rows": actor_rows,
+        "reviewer_rows": reviewer_rows,
+        "agreement": verdict_agreement(verdicts.values(), REVIEWS_PER_TAKE),
+        "short_of_reviewers": short_of_reviewers,
+        "stuck": stuck,
+        "charts": _charts(item_states, actor_rows, reviewer_rows),
+        "reviews_per_take": REVIEWS_PER_TAKE,
+    }
+
+
+def _actor_rows() -> list[dict[str, Any]]:
+    per_actor = (
+        Take.objects.values("actor", "actor__username", "actor__display_name")
+        .annotate(
+            total=Count("pk"),
+            accepted=Count("pk", filter=Q(status=Take.Status.ACCEPTED)),
+            rejected=Count("pk", filter=Q(status=Take.Status.REJECTED)),
+            waiting=Count("pk", filter=Q(status__in=Take.OPEN_STATUSES)),
+        )
+        .order_by("actor")
+    )
+    return [
+        {
+            **row,
+            "name": row["actor__display_name"] or row["actor__username"],
+            "rate": acceptance_rate(row["accepted"], row["rejected"]),
+        }
+        for row in per_actor
+    ]
+
+
+def _reviewer_rows() -> list[dict[str, Any]]:
+    reviewers = users_with_role(Role.REVIEWER).annotate(
+        open_reviews=Count("reviews", filter=Review.open_q("reviews__")),
+        accepts=Count("reviews", filter=Q(reviews__verdict=Review.Verdict.ACCEPT)),
+        rejects=Count("reviews", filter=Q(reviews__verdict=Review.Verdict.REJECT)),
+    )
+    return [
+        {"name": str(user), "open": user.open_reviews, "accepts": user.accepts, "rejects": user.rejects}
+        for user in reviewers
+    ]
+
+
+def _charts(
+    item_states: list[tuple[str, int]], actor_rows: list[dict[str, Any]], reviewer_rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "states": {"labels": [label for label, _ in item_states], "counts": [n for _, n in item_states]},
+        "actors": {
+            "labels": [row["name"] for row in actor_rows],
+            "accepted": [row["accepted"] for row in actor_rows],
+            "rejected": [row["rejected"] for row in actor_rows],
+            "waiting": [row["waiting"] for row in actor_rows],
+        },
+        "reviewers": {
+            "labels": [row["name"] for row in reviewer_rows],
+            "open": [row["open"] for row in reviewer_rows],
+            "accepts": [row["accepts"] for row in reviewer_rows],
+            "rejects": [row["rejects"] for row in reviewer_rows],
+        },
+    }
+
+
+# --- Script assignment ----------------------------------------------------------------------------
+
+
+def assignment_table() -> dict[str, Any]:
+    """Return scripts per actor and scenario, and the unassigned ones (three queries)."""
+    scenarios = list(Scenario.choices)
+    by_actor: dict[int, dict[str, int]] = defaultdict(dict)
+    for actor_id, scenario, count in (
+        Item.objects.filter(actor__isnull=False).values_list("actor", "scenario").annotate(n=Count("pk"))
+    ):
+        by_actor[actor_id][scenario] = count
+    unassigned = dict(
+        Item.objects.filter(actor__isnull=True)
+        .values_list("scenario")
+        .annotate(n=Count("pk"))
+        .values_list("scenario", "n")
+    )
+    rows = [
+        (
+            actor,
+            [by_actor[actor.pk].get(value, 0) for value, _ in scenarios],
+            sum(by_actor[actor.pk].values()),
+        )
+        for actor in users_with_role(Role.VOICE_ACTOR)
+    ]
+    return {
+        "scenarios": scenarios,
+        "actor_rows": rows,
+        "unassigned": [unassigned.get(value, 0) for value, _ in scenarios],
+        "unassigned_total": sum(unassigned.values()),
+    }
+
+
+# --- A take's measurements ------------------------------------------------------------------------
+
+
+def _number(value: object, digits: int, unit: str) -> str:
+    return f"{value:.{digits}f} {unit}".strip() if isinstance(value, int | float) else "—"
+
+
+def qc_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return the QC measurements of a take as (label, display) pairs; empty before analysis."""
+    if not qc:
+        return []
+    return [
+        ("Duration", _number(qc.get("duration_seconds"), 2, "s")),
+        ("Peak", _number(qc.get("peak_dbfs"), 1, "dBFS")),
+        ("RMS level", _number(qc.get("rms_dbfs"), 1, "dBFS")),
+        ("Integrated loudness", _number(qc.get("integrated_loudness_lufs"), 1, "LUFS")),
+        ("Clipped samples", _number(100 * qc.get("clipping_ratio", 0.0), 2, "%")),
+        ("Silence", _number(100 * qc.get("silence_ratio", 0.0), 0, "%")),
+    ]
+
+
+def feature_rows(features: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return the acoustic features of a take as (label, display) pairs; empty before analysis."""
+    if not features:
+        return []
+    compared = int(features.get("levels_compared_with", 0))
+    if compared >= MIN_TAKES_FOR_LEVELS:
+        levels = (
+            ", ".join(
+                f"{name} {features.get(f'{name}_level') or '—'}" for name in ("pitch", "energy", "rate")
+            )
+            + f" (against {compared} takes)"
+        )
+    else:
+        levels = f"needs {MIN_TAKES_FOR_LEVELS} other analysed takes ({compared} so far)"
+    pitch = _number(features.get("median_f0_hz"), 0, "Hz")
+    if isinstance(features.get("f0_range_semitones"), int | float):
+        pitch += f" (range {features['f0_range_semitones']:.1f} semitones)"
+    return [
+        ("Median pitch", pitch),
+        ("Intonation", str(features.get("intonation") or "—")),
+        ("Speaking rate", _number(features.get("words_per_second"), 2, "words/s")),
+        ("Voiced", _number(100 * features.get("voiced_ratio", 0.0), 0, "%")),
+        ("Mean intensity", _number(features.get("mean_intensity_db"), 1, "dB")),
+        ("Against the speaker's other takes", levels),
+    ]

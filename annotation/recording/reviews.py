@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
+from django.dispatch import Signal
 from django.utils import timezone
 
 from annotation.recording.access import users_with_role
@@ -28,10 +29,14 @@ from webapp.roles import Role, has_role
 
 REVIEWS_PER_TAKE = 3
 MAX_COMMENT_CHARS = 2000
-# Takes whose fate is still open: a newer take of the same item may still be recorded meanwhile.
-OPEN_TAKE_STATUSES = (Take.Status.ANALYSING, Take.Status.IN_REVIEW)
 
 Outcome = Literal["waiting", "accepted", "rejected"]
+
+# Sent inside the verdict's transaction, with the item row locked, when an item's take has been
+# accepted and became its recording (keyword `item_id`). Labelling listens
+# (`labelling.workflows.start_annotation_when_recorded`, connected in AnnotationConfig.ready), so
+# recording never imports the workflows after it.
+recording_accepted = Signal()
 
 
 class ReviewProblem(Exception):
@@ -60,20 +65,10 @@ class ReviewFeedback:
     comments: list[str]
 
 
-def open_reviews(reviewer: User) -> QuerySet[Review]:
-    """Return the reviewer's reviews still waiting for a verdict, oldest first."""
-    return Review.objects.filter(
-        reviewer=reviewer, verdict=Review.Verdict.PENDING, take__status=Take.Status.IN_REVIEW
-    ).order_by("assigned_at", "pk")
-
-
 def reviewer_loads() -> list[ReviewerLoad]:
     """Return each reviewer's open and total reviews."""
     rows = users_with_role(Role.REVIEWER).annotate(
-        pending=Count(
-            "reviews",
-            filter=Q(reviews__verdict=Review.Verdict.PENDING, reviews__take__status=Take.Status.IN_REVIEW),
-        ),
+        pending=Count("reviews", filter=Review.open_q("reviews__")),
         total=Count("reviews"),
     )
     return [ReviewerLoad(user.pk, user.pending, user.total) for user in rows]
@@ -152,36 +147,41 @@ def submit_verdict(
     return VerdictResult(review, outcome)
 
 
-def _decide(item: Item, take: Take) -> Outcome:
-    verdicts = list(take.reviews.values_list("verdict", flat=True))
+def take_outcome(verdicts: Sequence[str]) -> Outcome:
+    """Return what a take's verdicts decide: "waiting", "accepted" or "rejected".
+
+    The rule (EchoChat paper, appendix C.1), decided here only: a take counts as accepted when
+    all REVIEWS_PER_TAKE of its reviewers accept it; any reject rejects it; until every one of
+    them has given a verdict it waits.
+    """
     if len(verdicts) < REVIEWS_PER_TAKE or Review.Verdict.PENDING in verdicts:
         return "waiting"
-    now = timezone.now()
-    others = Take.objects.filter(item=item, status__in=OPEN_TAKE_STATUSES).exclude(pk=take.pk)
     if all(verdict == Review.Verdict.ACCEPT for verdict in verdicts):
+        return "accepted"
+    return "rejected"
+
+
+def _decide(item: Item, take: Take) -> Outcome:
+    outcome = take_outcome(list(take.reviews.values_list("verdict", flat=True)))
+    if outcome == "waiting":
+        return outcome
+    now = timezone.now()
+    others = Take.objects.open().filter(item=item).exclude(pk=take.pk)
+    if outcome == "accepted":
         take.status, take.decided_at = Take.Status.ACCEPTED, now
         take.save(update_fields=["status", "decided_at"])
         others.update(status=Take.Status.SUPERSEDED, decided_at=now)
         item.recording, item.state = take, Item.State.RECORDED
         item.save(update_fields=["recording", "state", "updated_at"])
-        # Annotation starts as soon as the recording is in; after commit, so the assignment (its own
-        # transaction and locks) sees the item as recorded.
-        transaction.on_commit(lambda: _start_annotation(item.pk))
-        return "accepted"
+        # Annotation starts as soon as the recording is in: labelling listens for this signal.
+        recording_accepted.send(sender=Item, item_id=item.pk)
+        return outcome
     take.status, take.decided_at = Take.Status.REJECTED, now
     take.save(update_fields=["status", "decided_at"])
     if item.state == Item.State.IN_REVIEW and not others.exists():
         item.state = Item.State.RECORDING
         item.save(update_fields=["state", "updated_at"])
-    return "rejected"
-
-
-def _start_annotation(item_id: int) -> None:
-    from annotation.labelling.workflows import assign_annotators
-
-    item = Item.objects.filter(pk=item_id).first()
-    if item is not None:
-        assign_annotators(item)
+    return outcome
 
 
 def _check_new_reviewer(take: Take, reviewer: User) -> None:

@@ -19,14 +19,8 @@ import numpy.typing as npt
 from django.conf import settings
 from django.db import transaction
 
-from annotation.audio.acoustics import (
-    MIN_TAKES_FOR_LEVELS,
-    Level,
-    analyze,
-    contours_for_display,
-    relative_levels,
-    scalar_features,
-)
+from annotation.audio.acoustics import analyze, scalar_features
+from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
 from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers

@@ -1,4 +1,4 @@
-"""Forms of the evaluation pages: systems, output imports, judges, results filters, hand scoring."""
+"""Forms of the judging pages: judge configurations, judge runs, rubric samples, hand scoring."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ from typing import Any
 from django import forms
 
 from evaluation.judging.human_scoring import HandScore
-from evaluation.judging.models import JudgeConfig, RubricSample
+from evaluation.judging.models import JudgeConfig
 from evaluation.judging.prompts import SUBSCORE_GUIDE
 from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
-from evaluation.outputs.models import System
-from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION, DEFAULT_CORRECT_THRESHOLD
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from webapp.models import User
 from webapp.roles import ROLE_LABELS, Role
 
@@ -28,35 +27,6 @@ FLAG_LABELS = {
     "unintelligible": "Unintelligible",
     "inappropriate_voice": "Voice clashes with the user's state",
 }
-
-
-class SystemForm(forms.ModelForm):
-    class Meta:
-        model = System
-        fields = ["name", "category", "version", "text_only"]
-
-
-class OutputImportForm(forms.Form):
-    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
-    rows = forms.FileField(
-        label="Outputs (JSONL)", help_text="One JSON object per line (see the format below)"
-    )
-    audio_zip = forms.FileField(label="Response audio (zip)", required=False)
-    s3_prefix = forms.CharField(
-        label="…or an S3 prefix", required=False, max_length=500, help_text="e.g. s3://bucket/runs/system-a/"
-    )
-    skip_invalid_rows = forms.BooleanField(
-        required=False, help_text="Import the valid rows even when others have problems"
-    )
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if cleaned.get("audio_zip") and cleaned.get("s3_prefix"):
-            raise forms.ValidationError("Give the audio as a zip or as an S3 prefix, not both.")
-        prefix = cleaned.get("s3_prefix") or ""
-        if prefix and not prefix.startswith("s3://"):
-            self.add_error("s3_prefix", "An S3 prefix starts with s3://")
-        return cleaned
 
 
 class JudgeConfigForm(forms.ModelForm):
@@ -90,27 +60,6 @@ class JudgeRunForm(forms.Form):
     retry_errors = forms.BooleanField(required=False, help_text="Judge the stored judge errors again")
 
 
-class ResultsFilterForm(forms.Form):
-    """The version and judge whose results a page shows (GET parameters)."""
-
-    version = forms.ChoiceField(label="Benchmark version", required=False)
-    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False, label="Judge")
-
-    def __init__(self, *args: Any, versions: list[str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [(version, version) for version in versions]  # type: ignore[attr-defined]
-
-
-class ErrorPropagationForm(ResultsFilterForm):
-    threshold = forms.FloatField(
-        min_value=0.05,
-        max_value=1.0,
-        required=False,
-        initial=DEFAULT_CORRECT_THRESHOLD,
-        help_text="A stage is correct when its score is at least this share of the stage maximum",
-    )
-
-
 class RubricSampleForm(forms.Form):
     name = forms.CharField(max_length=120)
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
@@ -122,13 +71,6 @@ class RubricSampleForm(forms.Form):
         queryset=User.objects.filter(groups__name=ROLE_LABELS[Role.EVALUATOR]).order_by("username")
     )
     seed = forms.IntegerField(required=False, help_text="Blank: a fresh random draw")
-
-
-class AgreementForm(forms.Form):
-    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False, label="Judge")
-    sample = forms.ModelChoiceField(
-        queryset=RubricSample.objects.all(), required=False, empty_label="All hand scores"
-    )
 
 
 class HandRubricForm(forms.Form):

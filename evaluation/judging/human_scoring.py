@@ -13,12 +13,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
 
 from annotation.gold.models import GoldReference
 from evaluation.judging.models import HumanJudgement, RubricSample, RubricSampleEntry
 from evaluation.judging.rubrics import automatic_flags, score_stage
-from evaluation.judging.runs import applicable_stages, stage_input
+from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.models import ModelOutput, System
 from webapp.models import User
 
@@ -49,8 +48,8 @@ def draw_rubric_sample(
     created_by: User | None = None,
 ) -> RubricSample:
     """Create a sample: n random gold items, every chosen system's output for each, in shuffled order."""
-    outputs = ModelOutput.objects.filter(benchmark_version=benchmark_version).filter(
-        Exists(GoldReference.objects.filter(item_id=OuterRef("item_id"), is_current=True))
+    outputs = ModelOutput.objects.for_version(benchmark_version).filter(
+        GoldReference.objects.current_exists()
     )
     if systems:
         outputs = outputs.filter(system__in=systems)
@@ -64,6 +63,7 @@ def draw_rubric_sample(
     output_ids = [output_id for item_id in chosen for output_id in by_item[item_id]]
     # Shuffled so that one system's outputs do not come in a run an evaluator could recognise.
     rng.shuffle(output_ids)
+    # One transaction: an evaluator invited to a sample must never open it before its entries exist.
     with transaction.atomic():
         sample = RubricSample.objects.create(
             name=name, benchmark_version=benchmark_version, created_by=created_by
@@ -76,20 +76,6 @@ def draw_rubric_sample(
     return sample
 
 
-def _scored_by(evaluator: User) -> Exists:
-    return Exists(HumanJudgement.objects.filter(output_id=OuterRef("output_id"), evaluator=evaluator))
-
-
-def count_scored(sample: RubricSample, evaluator: User) -> int:
-    """Return how many of the sample's outputs the evaluator has scored."""
-    return sample.entries.filter(_scored_by(evaluator)).count()
-
-
-def next_entry(sample: RubricSample, evaluator: User) -> RubricSampleEntry | None:
-    """Return the first entry the evaluator has not scored yet."""
-    return sample.entries.filter(~_scored_by(evaluator)).order_by("position").first()
-
-
 def save_hand_scores(
     evaluator: User, output: ModelOutput, scores: Mapping[str, HandScore], comment: str
 ) -> list[HumanJudgement]:
@@ -97,7 +83,7 @@ def save_hand_scores(
 
     Raises RubricError for a sub-score outside the rubric; nothing is saved then.
     """
-    gold = GoldReference.objects.filter(item_id=output.item_id, is_current=True).first()
+    gold = GoldReference.objects.current_of(output.item_id)
     if gold is None:
         raise SampleError("This item has no gold reference any more.")
     stages = output_stages(output)

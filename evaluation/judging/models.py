@@ -7,6 +7,7 @@ import os
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Count, Exists, OuterRef, Q
 
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -17,6 +18,7 @@ from evaluation.judging.rubrics import (
 )
 from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.llm_client import ChatJudgeConfig
+from webapp.models import FINISHED_STATUSES, User
 
 
 class Stage(models.TextChoices):
@@ -91,6 +93,18 @@ class JudgeConfig(models.Model):
         )
 
 
+class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
+    def active_for(
+        self, system: System, benchmark_version: str, judge_config: JudgeConfig
+    ) -> JudgeRunQuerySet:
+        """Return the runs of this (system, version, judge) whose job is still queued or running."""
+        return (
+            self.filter(system=system, benchmark_version=benchmark_version, judge_config=judge_config)
+            .exclude(job__status__in=FINISHED_STATUSES)
+            .exclude(job__isnull=True)
+        )
+
+
 class JudgeRun(models.Model):
     """One system's outputs for one benchmark version judged by one judge configuration (a job)."""
 
@@ -106,11 +120,38 @@ class JudgeRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    objects = JudgeRunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"judge run {self.pk}: {self.system_id} {self.benchmark_version} by {self.judge_config_id}"
+
+
+class JudgementQuerySet(models.QuerySet["Judgement"]):
+    def by_judge(self, judge_config: JudgeConfig | int, benchmark_version: str) -> JudgementQuerySet:
+        """Return one judge configuration's judgements of a benchmark version's outputs (every system)."""
+        return self.filter(judge_config=judge_config, output__benchmark_version=benchmark_version)
+
+    def for_run(self, run: JudgeRun) -> JudgementQuerySet:
+        """Return the judgements a run stands for: its judge's, of its system's outputs for its version,
+        whichever run of that triple stored them (`run.judgements` holds only this run's own)."""
+        return self.by_judge(run.judge_config_id, run.benchmark_version).filter(
+            output__system_id=run.system_id
+        )
+
+    def errors(self) -> JudgementQuerySet:
+        """Return the judge errors (unusable answers, left out of every aggregate)."""
+        return self.exclude(error_kind="")
+
+    def error_counts(self) -> dict[str, int]:
+        """Return how many judgements are valid, not JSON, or break the rubric (one query)."""
+        return self.order_by().aggregate(
+            valid=Count("pk", filter=Q(error_kind="")),
+            invalid_json=Count("pk", filter=Q(error_kind="invalid_json")),
+            rubric=Count("pk", filter=Q(error_kind="rubric")),
+        )
 
 
 class Judgement(models.Model):
@@ -144,6 +185,8 @@ class Judgement(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     cached = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = JudgementQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -192,6 +235,14 @@ class RubricSample(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def n_scored_by(self, evaluator: User) -> int:
+        """Return how many of the sample's outputs the evaluator has scored."""
+        return self.entries.filter(HumanJudgement.objects.scored_by(evaluator)).count()
+
+    def next_entry_for(self, evaluator: User) -> RubricSampleEntry | None:
+        """Return the evaluator's next output to score: the first entry they have not scored yet."""
+        return self.entries.filter(~HumanJudgement.objects.scored_by(evaluator)).order_by("position").first()
+
 
 class RubricSampleEntry(models.Model):
     """One output in a sample; `position` is a shuffled order so systems interleave."""
@@ -206,6 +257,12 @@ class RubricSampleEntry(models.Model):
 
     def __str__(self) -> str:
         return f"entry {self.position} of sample {self.sample_id}"
+
+
+class HumanJudgementQuerySet(models.QuerySet["HumanJudgement"]):
+    def scored_by(self, evaluator: User, output_ref: str = "output_id") -> Exists:
+        """Return an `Exists`, true when the evaluator has scored the outer row's output (`output_ref`)."""
+        return Exists(self.filter(output_id=OuterRef(output_ref), evaluator=evaluator))
 
 
 class HumanJudgement(models.Model):
@@ -225,6 +282,8 @@ class HumanJudgement(models.Model):
     score = models.FloatField()
     comment = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = HumanJudgementQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -19,6 +19,15 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+# The five EchoEval scenarios (paper section 4, Table 10) are the benchmark vocabulary's; the rubric
+# re-exports them because its caps and stages are decided per scenario.
+from webapp.lib.vocabulary import AUDIO_DOMINANT as AUDIO_DOMINANT
+from webapp.lib.vocabulary import EMOTION_SHIFT as EMOTION_SHIFT
+from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL
+from webapp.lib.vocabulary import IMPLICIT as IMPLICIT
+from webapp.lib.vocabulary import MODALITY_CONFLICT as MODALITY_CONFLICT
+from webapp.lib.vocabulary import SCENARIOS as SCENARIOS
+
 PERCEPTION = "perception"
 REASONING = "reasoning"
 SHIFT_PERCEPTION = "shift_perception"
@@ -26,15 +35,6 @@ RESPONSE_CONTENT = "response_content"
 RESPONSE_AUDIO = "response_audio"
 
 STAGES: tuple[str, ...] = (PERCEPTION, REASONING, SHIFT_PERCEPTION, RESPONSE_CONTENT, RESPONSE_AUDIO)
-
-# The five EchoEval scenarios (paper section 4, Table 10). Table 2 calls audio-dominant "Neutral"
-# and high-arousal "Intense".
-IMPLICIT = "implicit"
-AUDIO_DOMINANT = "audio-dominant"
-MODALITY_CONFLICT = "modality-conflict"
-HIGH_AROUSAL = "high-arousal"
-EMOTION_SHIFT = "emotion-shift"
-SCENARIOS: tuple[str, ...] = (IMPLICIT, AUDIO_DOMINANT, MODALITY_CONFLICT, HIGH_AROUSAL, EMOTION_SHIFT)
 
 # Inclusive (low, high) range of every sub-score, per stage, in the order of appendix C.3.
 SUBSCORE_RANGES: dict[str, dict[str, tuple[int, int]]] = {

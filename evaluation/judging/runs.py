@@ -16,34 +16,24 @@ judged by the next run.
 
 from __future__ import annotations
 
-import base64
-import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, cast
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
 
 from annotation.gold.models import GoldReference
-from evaluation.judging.models import JudgeCacheEntry, JudgeConfig, Judgement, JudgeRun
+from evaluation.judging.cache import DatabaseJudgeCache
+from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
-from evaluation.judging.rubrics import (
-    EMOTION_SHIFT,
-    PERCEPTION,
-    REASONING,
-    RESPONSE_AUDIO,
-    RESPONSE_CONTENT,
-    SHIFT_PERCEPTION,
-    RubricError,
-    automatic_flags,
-)
+from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
+from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.models import ModelOutput, System
-from evaluation.results.reports import refresh_planner_statistics
+from webapp.db import refresh_planner_statistics
 from webapp.jobs import JobReporter, start_job
 from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
-from webapp.models import FINISHED_STATUSES, User
+from webapp.models import User
 from webapp.storage import read_media
 
 # Errors the judge client reports for a 200 answer that is unusable; every other error means the
@@ -53,21 +43,10 @@ ANSWER_ERROR_PREFIXES = (
     "malformed chat completion",
     "chat completion content is not text",
 )
-# Perception facts the audio judge compares the voice with.
-_AUDIO_GOLD_FIELDS = ("emotion", "emotion_variant", "intensity", "polarity", "prosody_caption")
 
 
 class JudgeRunRefused(Exception):
     """A judge run cannot start (another is active, or the judge has no endpoint)."""
-
-
-def applicable_stages(scenario: str, text_only: bool, *, listens: bool = True) -> tuple[str, ...]:
-    """Return the rubric stages an output is scored on: shift perception replaces perception on
-    emotion-shift items; the audio stage needs speech output and a scorer who hears it (a judge
-    without `attach_audio` would score every voice from the same text, so it does not score audio)."""
-    perception = SHIFT_PERCEPTION if scenario == EMOTION_SHIFT else PERCEPTION
-    stages = (perception, REASONING, RESPONSE_CONTENT)
-    return stages if text_only or not listens else (*stages, RESPONSE_AUDIO)
 
 
 def start_judge_run(
@@ -87,14 +66,7 @@ def start_judge_run(
         # Locking the system serialises two admins starting the same run: both would otherwise see
         # no active run and send every prompt twice.
         System.objects.select_for_update().get(pk=system.pk)
-        active = (
-            JudgeRun.objects.filter(
-                system=system, benchmark_version=benchmark_version, judge_config=judge_config
-            )
-            .exclude(job__status__in=FINISHED_STATUSES)
-            .exclude(job__isnull=True)
-        )
-        if active.exists():
+        if JudgeRun.objects.active_for(system, benchmark_version, judge_config).exists():
             raise JudgeRunRefused("A run of this judge on these outputs is still queued or running.")
         run = JudgeRun.objects.create(
             system=system,
@@ -116,112 +88,6 @@ def start_judge_run(
         )
         run.save(update_fields=["job"])
     return run
-
-
-class DatabaseJudgeCache:
-    """A JudgeCache over JudgeCacheEntry that touches the database only on the thread that made it.
-
-    `JudgeClient.judge_many` consults the cache from its pool threads; Django would open a
-    connection per thread and nothing would close them. So pool threads only read and write
-    memory: `prefetch` loads a chunk's answers beforehand and `flush` stores new answers, both on
-    the owner thread (judge_many calls its result callback there).
-    """
-
-    def __init__(self) -> None:
-        self._owner = threading.get_ident()
-        self._lock = threading.Lock()
-        self._known: dict[str, str] = {}
-        self._pending: dict[str, str] = {}
-
-    def _on_owner_thread(self) -> bool:
-        return threading.get_ident() == self._owner
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            if key in self._known:
-                return self._known[key]
-        if not self._on_owner_thread():
-            return None
-        text = JudgeCacheEntry.objects.filter(key=key).values_list("text", flat=True).first()
-        if text is not None:
-            with self._lock:
-                self._known[key] = text
-        return text
-
-    def set(self, key: str, value: str) -> None:
-        with self._lock:
-            self._known[key] = value
-            self._pending[key] = value
-        if self._on_owner_thread():
-            self.flush()
-
-    def prefetch(self, keys: Iterable[str]) -> None:
-        """Load the stored answers of these prompts into memory (owner thread only)."""
-        rows = JudgeCacheEntry.objects.filter(key__in=list(keys)).values_list("key", "text")
-        with self._lock:
-            self._known.update(rows)
-
-    def flush(self) -> None:
-        """Store answers received since the last flush (owner thread only)."""
-        with self._lock:
-            pending, self._pending = self._pending, {}
-        if pending:
-            JudgeCacheEntry.objects.bulk_create(
-                [JudgeCacheEntry(key=key, text=text) for key, text in pending.items()], ignore_conflicts=True
-            )
-
-    def forget(self, key: str) -> None:
-        """Drop an answer (one that broke the rubric) so that judging it again asks the judge again."""
-        with self._lock:
-            self._known.pop(key, None)
-            self._pending.pop(key, None)
-        JudgeCacheEntry.objects.filter(key=key).delete()
-
-
-@dataclass(frozen=True)
-class StageInput:
-    shown: str | dict[str, Any]  # what the judge reads as the model output
-    flag_input: str | Mapping[str, object] | None  # what automatic_flags inspects
-    gold: dict[str, Any]
-
-
-def stage_input(
-    output: ModelOutput, gold: GoldReference, stage: str, audio: tuple[bytes, str] | None = None
-) -> StageInput:
-    """Return what the judge sees for one stage of an output, and the gold part it is compared with.
-
-    `audio` is (bytes, format) of the response audio when the judge should listen to it.
-    """
-    # The reference carries what the user said: the judge cannot score understanding without it.
-    said = {"user_utterance": output.item.text}
-    if stage in (PERCEPTION, SHIFT_PERCEPTION):
-        return StageInput(output.perception_text, output.perception_text, {**said, **gold.perception})
-    if stage == REASONING:
-        parts = [part for part in (output.reasoning_text, output.strategy_text) if part.strip()]
-        shown: str | dict[str, Any] = "\n\n".join(parts)
-        if not parts and output.reasoning_fields:
-            shown = dict(output.reasoning_fields)
-        # Field-level flags (missing fields, strategy overlap) need the parsed fields; free text
-        # without them is only checked for being empty.
-        flag_input: str | Mapping[str, object] | None = output.reasoning_fields or shown or None
-        return StageInput(shown, flag_input, {**said, **gold.tom})
-    if stage == RESPONSE_CONTENT:
-        reference = {**said, **gold.tom}
-        if gold.reference_response:
-            reference["reference_response"] = gold.reference_response
-        return StageInput(output.response_text, output.response_text, reference)
-    if stage == RESPONSE_AUDIO:
-        audio_gold = {
-            **said,
-            **{name: gold.perception[name] for name in _AUDIO_GOLD_FIELDS if name in gold.perception},
-        }
-        shown_audio: dict[str, Any] = {"response_text": output.response_text}
-        if audio is not None:
-            shown_audio["audio_base64"] = base64.b64encode(audio[0]).decode("ascii")
-            shown_audio["audio_format"] = audio[1]
-        # No audio at all is unintelligible by definition, whatever the judge makes of the text.
-        return StageInput(shown_audio, output.response_audio_key or None, audio_gold)
-    raise RubricError(f"unknown stage {stage!r}")
 
 
 @dataclass(frozen=True)
@@ -259,20 +125,14 @@ class RunCounts:
 
 def pending_stages(run: JudgeRun) -> tuple[list[tuple[int, str]], int]:
     """Return the (output id, stage) pairs of the run still to judge, and how many outputs lack gold."""
-    current_gold = GoldReference.objects.filter(item_id=OuterRef("item_id"), is_current=True)
     outputs = (
-        ModelOutput.objects.filter(system_id=run.system_id, benchmark_version=run.benchmark_version)
-        .annotate(has_gold=Exists(current_gold))
+        ModelOutput.objects.for_version(run.benchmark_version)
+        .filter(system_id=run.system_id)
+        .annotate(has_gold=GoldReference.objects.current_exists())
         .values_list("pk", "item__scenario", "has_gold")
         .order_by("item__external_id")
     )
-    done = set(
-        Judgement.objects.filter(
-            judge_config_id=run.judge_config_id,
-            output__system_id=run.system_id,
-            output__benchmark_version=run.benchmark_version,
-        ).values_list("output_id", "stage")
-    )
+    done = set(Judgement.objects.for_run(run).values_list("output_id", "stage"))
     text_only = System.objects.values_list("text_only", flat=True).get(pk=run.system_id)
     listens = JudgeConfig.objects.values_list("attach_audio", flat=True).get(pk=run.judge_config_id)
     pending: list[tuple[int, str]] = []
@@ -300,11 +160,7 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
         raise JudgeRunRefused(f"Judge configuration {config.name!r} has no base URL")
     if run.retry_errors:
         # Errors stored by this very run (an earlier attempt of it) are kept: they were judged once.
-        Judgement.objects.filter(
-            judge_config=config,
-            output__system_id=run.system_id,
-            output__benchmark_version=run.benchmark_version,
-        ).exclude(error_kind="").exclude(run=run).delete()
+        Judgement.objects.for_run(run).errors().exclude(run=run).delete()
 
     pending, no_gold = pending_stages(run)
     counts = RunCounts(to_judge=len(pending), no_gold=no_gold)
@@ -316,7 +172,7 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
         judging = _ChunkJudge(run, client, cache, counts, reporter)
         for chunk in _chunks(pending, chunk_size):
             judging.judge(chunk)
-    refresh_planner_statistics()
+    refresh_planner_statistics(ModelOutput, Judgement)
     message = f"Judged {counts.valid + counts.judge_errors} stages, {counts.judge_errors} judge errors"
     if counts.unreachable:
         message += f"; {counts.unreachable} got no answer (start the run again to judge them)"
@@ -378,12 +234,7 @@ def _build_tasks(
 ) -> list[StageTask]:
     """Return the prompts of a chunk; outputs removed or without gold since the run began are left out."""
     outputs = ModelOutput.objects.select_related("item").in_bulk({output_id for output_id, _ in chunk})
-    golds = {
-        gold.item_id: gold
-        for gold in GoldReference.objects.filter(
-            item_id__in={output.item_id for output in outputs.values()}, is_current=True
-        )
-    }
+    golds = GoldReference.objects.current_by_item({output.item_id for output in outputs.values()})
     tasks: list[StageTask] = []
     for output_id, stage in chunk:
         output = outputs.get(output_id)

@@ -1,0 +1,1 @@
+"""Systems under evaluation and the outputs they produced for EchoEval items."""

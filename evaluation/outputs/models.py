@@ -9,6 +9,8 @@ from django.db import models
 
 from annotation.recording.models import Item
 
+# The benchmark version every form, command and study starts from (the paper's EchoEval set).
+DEFAULT_BENCHMARK_VERSION = "echoeval-v1"
 _CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -40,13 +42,24 @@ class System(models.Model):
         return self.name
 
 
+class ModelOutputQuerySet(models.QuerySet["ModelOutput"]):
+    def for_version(self, benchmark_version: str) -> ModelOutputQuerySet:
+        """Return the outputs imported for one benchmark version."""
+        return self.filter(benchmark_version=benchmark_version)
+
+    def benchmark_versions(self) -> list[str]:
+        """Return every benchmark version that has outputs, newest name last."""
+        # order_by(): the default ordering (system, item) would otherwise join the DISTINCT.
+        return sorted(self.order_by().values_list("benchmark_version", flat=True).distinct())
+
+
 class ModelOutput(models.Model):
     """One system's answer to one item for one benchmark version (importing again replaces it)."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="model_outputs")
-    benchmark_version = models.CharField(max_length=64, default="echoeval-v1", db_index=True)
+    benchmark_version = models.CharField(max_length=64, default=DEFAULT_BENCHMARK_VERSION, db_index=True)
     raw_text = models.TextField(blank=True, help_text="The output exactly as the system produced it")
     perception_text = models.TextField(blank=True)
     reasoning_text = models.TextField(blank=True)
@@ -59,6 +72,8 @@ class ModelOutput(models.Model):
     # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
     response_audio_sha256 = models.CharField(max_length=64, blank=True)
     imported_at = models.DateTimeField(auto_now=True)
+
+    objects = ModelOutputQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -1,4 +1,4 @@
-"""Leaderboard (paper Table 2) and error propagation (paper Table 8) from plain stage scores.
+"""Leaderboard (paper Table 2) from plain stage scores (Table 8 is in `evaluation.results.propagation`).
 
 Input is one `StageRecord` per (system, item, stage): the final capped score, or None when the
 judge errored. Judge errors are excluded from every mean and counted (paper C.3: "we aggregate
@@ -48,7 +48,6 @@ from evaluation.judging.rubrics import (
     SCENARIOS,
     SHIFT_PERCEPTION,
     STAGES,
-    stage_max,
 )
 
 Mark = Literal["best", "second"]
@@ -116,7 +115,7 @@ class Leaderboard:
 
 def build_leaderboard(records: Iterable[StageRecord], systems: Sequence[str] | None = None) -> Leaderboard:
     """Return the Table-2 leaderboard; rows follow `systems` (default: sorted system names)."""
-    scores = _index_records(records)
+    scores = index_records(records)
     by_system: dict[str, list[tuple[str, str, float | None]]] = defaultdict(list)
     for (system, _item, stage), (scenario, score) in scores.items():
         by_system[system].append((scenario, stage, score))
@@ -125,10 +124,10 @@ def build_leaderboard(records: Iterable[StageRecord], systems: Sequence[str] | N
         LeaderboardRow(system, _system_cells(by_system.get(system, [])))
         for system in (systems if systems is not None else sorted(by_system))
     ]
-    return Leaderboard(columns=COLUMNS, rows=_mark_top_two(unmarked))
+    return Leaderboard(columns=COLUMNS, rows=mark_top_two(unmarked))
 
 
-def _index_records(
+def index_records(
     records: Iterable[StageRecord],
 ) -> dict[tuple[str, Hashable, str], tuple[str, float | None]]:
     indexed: dict[tuple[str, Hashable, str], tuple[str, float | None]] = {}
@@ -195,7 +194,7 @@ def _system_cells(entries: Sequence[tuple[str, str, float | None]]) -> dict[str,
     return cells
 
 
-def _mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
     marks: dict[tuple[str, str], Mark] = {}
     for column in COLUMNS:
         shown = {
@@ -296,111 +295,10 @@ def _latex_cell(cell: Cell) -> str:
     return text
 
 
-# --- Error propagation (Table 8) ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ErrorPropagation:
-    """Stage-to-stage error propagation for one system (paper Table 8).
-
-    Population: items whose perception (shift perception on emotion-shift items), reasoning and
-    response-content scores are all valid; items with any judge error are counted in
-    n_items_excluded and left out. A stage is correct when score / stage maximum >= threshold.
-    The response stage is judged by its content score: the cascade the paper studies runs from
-    understanding the user to what is said; audio delivery is scored independently.
-
-    - p_reasoning_given_perception = n(P ok, R ok) / n(P ok)
-    - p_response_given_reasoning = n(R ok, Resp ok) / n(R ok)
-    - cascade_error_ratio: how often an error is passed on to the next stage, pooled over both
-      transitions: (n(P wrong, R wrong) + n(R wrong, Resp wrong)) / (n(P wrong) + n(R wrong)).
-      The paper names this ratio ("overall cascaded failures", lower is better) without a formula;
-      this is the error-side mirror of the two conditional correctness figures.
-    Probabilities are None when their denominator is 0.
-    """
-
-    system: str
-    threshold: float
-    n_items: int
-    n_items_excluded: int
-    n_perception_correct: int
-    n_perception_and_reasoning_correct: int
-    n_reasoning_correct: int
-    n_reasoning_and_response_correct: int
-    n_perception_wrong: int
-    n_perception_and_reasoning_wrong: int
-    n_reasoning_wrong: int
-    n_reasoning_and_response_wrong: int
-    p_reasoning_given_perception: float | None
-    p_response_given_reasoning: float | None
-    cascade_error_ratio: float | None
-
-
-def error_propagation(records: Iterable[StageRecord], threshold: float = 0.6) -> dict[str, ErrorPropagation]:
-    """Return Table-8 error propagation figures per system; threshold is a share of each stage's maximum."""
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError("threshold is a share of the stage maximum, in (0, 1]")
-    scores = _index_records(records)
-    items: dict[str, dict[Hashable, dict[str, float | None]]] = defaultdict(lambda: defaultdict(dict))
-    for (system, item, stage), (_scenario, score) in scores.items():
-        chain_stage = PERCEPTION if stage == SHIFT_PERCEPTION else stage
-        items[system][item][chain_stage] = None if score is None else score / stage_max(stage)
-
-    chain = (PERCEPTION, REASONING, RESPONSE_CONTENT)
-    result = {}
-    for system in sorted(items):
-        complete: list[tuple[bool, bool, bool]] = []
-        excluded = 0
-        for stages in items[system].values():
-            values = [stages.get(stage) for stage in chain]
-            if any(value is None for value in values):
-                excluded += 1
-                continue
-            perception_ok, reasoning_ok, response_ok = (
-                value >= threshold for value in values if value is not None
-            )
-            complete.append((perception_ok, reasoning_ok, response_ok))
-        result[system] = _propagation(system, threshold, complete, excluded)
-    return result
-
-
-def _propagation(
-    system: str, threshold: float, complete: Sequence[tuple[bool, bool, bool]], excluded: int
-) -> ErrorPropagation:
-    p_ok = sum(1 for p, _, _ in complete if p)
-    p_r_ok = sum(1 for p, r, _ in complete if p and r)
-    r_ok = sum(1 for _, r, _ in complete if r)
-    r_resp_ok = sum(1 for _, r, resp in complete if r and resp)
-    p_wrong = len(complete) - p_ok
-    p_r_wrong = sum(1 for p, r, _ in complete if not p and not r)
-    r_wrong = len(complete) - r_ok
-    r_resp_wrong = sum(1 for _, r, resp in complete if not r and not resp)
-    return ErrorPropagation(
-        system=system,
-        threshold=threshold,
-        n_items=len(complete),
-        n_items_excluded=excluded,
-        n_perception_correct=p_ok,
-        n_perception_and_reasoning_correct=p_r_ok,
-        n_reasoning_correct=r_ok,
-        n_reasoning_and_response_correct=r_resp_ok,
-        n_perception_wrong=p_wrong,
-        n_perception_and_reasoning_wrong=p_r_wrong,
-        n_reasoning_wrong=r_wrong,
-        n_reasoning_and_response_wrong=r_resp_wrong,
-        p_reasoning_given_perception=_ratio(p_r_ok, p_ok),
-        p_response_given_reasoning=_ratio(r_resp_ok, r_ok),
-        cascade_error_ratio=_ratio(p_r_wrong + r_resp_wrong, p_wrong + r_wrong),
-    )
-
-
-def _ratio(numerator: int, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
-
-
 def scores_by_system(records: Iterable[StageRecord], stage: str) -> Mapping[str, dict[Hashable, float]]:
     """Return {system: {item: score}} of one stage's valid scores, the input of pairwise_wilcoxon_holm."""
     result: dict[str, dict[Hashable, float]] = defaultdict(dict)
-    for (system, item, record_stage), (_scenario, score) in _index_records(records).items():
+    for (system, item, record_stage), (_scenario, score) in index_records(records).items():
         if record_stage == stage and score is not None:
             result[system][item] = score
     return dict(result)

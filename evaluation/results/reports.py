@@ -1,5 +1,5 @@
-"""Results queries: the Table-2 leaderboard, Table-8 error propagation, item drill-downs and the
-Table-3 judge-human agreement, computed from stored judgements.
+"""Results queries: the Table-2 leaderboard and Table-8 error propagation, from stored judgements
+(item drill-downs are in `drilldown`, the Table-3 judge-human agreement in `agreement`).
 
 The database does the aggregation (a few grouped queries, however many scores are stored); the
 rules of Tables 2 and 8 are those of `evaluation.results.leaderboard`, applied to the grouped figures:
@@ -8,17 +8,13 @@ means over valid judgements only, judge errors counted as excluded.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import connection
-from django.db.models import Avg, Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
-from annotation.gold.models import GoldReference
-from annotation.recording.models import Item
-from evaluation.judging.models import HumanJudgement, JudgeConfig, Judgement, RubricSample
+from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
     REASONING,
@@ -29,44 +25,21 @@ from evaluation.judging.rubrics import (
 )
 from evaluation.outputs.models import ModelOutput, System
 
-# The private helpers are the pure module's own top-two marking and Table-8 counting, applied here
-# to figures grouped by the database so the two paths cannot drift apart.
+# The pure modules' own top-two marking and Table-8 counting, applied here to figures grouped by
+# the database, so the two paths cannot drift apart.
 from evaluation.results.leaderboard import (
     COLUMNS,
     SCENARIO_COLUMNS,
     Cell,
-    ErrorPropagation,
     Leaderboard,
     LeaderboardRow,
-    _mark_top_two,
-    _propagation,
+    mark_top_two,
 )
-from webapp.lib.stats import CorrelationCI, spearman_with_bootstrap_ci
+from evaluation.results.propagation import ErrorPropagation, propagation
 
-DEFAULT_BENCHMARK_VERSION = "echoeval-v1"
 DEFAULT_CORRECT_THRESHOLD = 0.6
 PERCEPTION_STAGES = (PERCEPTION, SHIFT_PERCEPTION)
 CATEGORY_ORDER = [value for value, _ in System.Category.choices]
-
-
-def refresh_planner_statistics() -> None:
-    """Update the database's statistics of the output and judgement tables after bulk writes.
-
-    Right after tens of thousands of rows arrive, PostgreSQL still believes the tables are nearly
-    empty and joins them with nested loops: the leaderboard query took 44 s instead of tens of ms
-    in bench/leaderboard.py until the tables were analysed. Autovacuum would catch up within
-    minutes; a judge run or an import does it at once (ANALYZE samples, it does not scan).
-    """
-    tables = [ModelOutput._meta.db_table, Judgement._meta.db_table]
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
-
-
-def benchmark_versions() -> list[str]:
-    """Return every benchmark version that has outputs, newest name last."""
-    # order_by(): the default ordering (system, item) would otherwise join the DISTINCT.
-    return sorted(ModelOutput.objects.order_by().values_list("benchmark_version", flat=True).distinct())
 
 
 def default_judge_config() -> JudgeConfig | None:
@@ -80,16 +53,14 @@ def default_judge_config() -> JudgeConfig | None:
 def systems_for(benchmark_version: str) -> list[System]:
     """Return the systems with outputs for a version, in the paper's order: category, then name."""
     systems = System.objects.filter(
-        pk__in=ModelOutput.objects.filter(benchmark_version=benchmark_version).values("system_id")
+        pk__in=ModelOutput.objects.for_version(benchmark_version).values("system_id")
     )
     return sorted(systems, key=lambda system: (CATEGORY_ORDER.index(system.category), system.name.lower()))
 
 
 def _judgements(benchmark_version: str, judge_config: JudgeConfig) -> QuerySet[Judgement]:
     # order_by(): the model's default ordering would otherwise join the GROUP BY.
-    return Judgement.objects.filter(
-        judge_config=judge_config, output__benchmark_version=benchmark_version
-    ).order_by()
+    return Judgement.objects.by_judge(judge_config, benchmark_version).order_by()
 
 
 # --- Table 2 --------------------------------------------------------------------------------------
@@ -131,7 +102,7 @@ def leaderboard(benchmark_version: str, judge_config: JudgeConfig) -> ResultsLea
     for system_id, scenario, stage, n_valid, n_all, total in groups:
         tallies[system_id][(scenario, stage)] = _Tally(n_valid, n_all - n_valid, float(total or 0.0))
     rows = [LeaderboardRow(system.name, _cells(tallies.get(system.pk, {}))) for system in systems]
-    return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=_mark_top_two(rows)), systems)
+    return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=mark_top_two(rows)), systems)
 
 
 def _cells(groups: dict[tuple[str, str], _Tally]) -> dict[str, Cell]:
@@ -216,152 +187,7 @@ def error_propagation_table(
         )
         complete[system_id].append((perception_ok, reasoning_ok, response_ok))
     return [
-        (system, _propagation(system.name, threshold, complete[system.pk], excluded[system.pk]))
+        (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk]))
         for system in systems_for(benchmark_version)
         if system.pk in complete or system.pk in excluded
     ]
-
-
-# --- Drill-down -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OutputJudgements:
-    output: ModelOutput
-    by_stage: list[tuple[str, list[Judgement]]]  # stage label, judgements of every judge
-
-
-def item_drilldown(item: Item, benchmark_version: str) -> tuple[GoldReference | None, list[OutputJudgements]]:
-    """Return the item's current gold reference and every system's output with all judges' verdicts."""
-    gold = GoldReference.objects.filter(item=item, is_current=True).first()
-    outputs = (
-        ModelOutput.objects.filter(item=item, benchmark_version=benchmark_version)
-        .select_related("system")
-        .order_by("system__name")
-    )
-    judgements: dict[int, list[Judgement]] = defaultdict(list)
-    for judgement in (
-        Judgement.objects.filter(output__in=outputs)
-        .select_related("judge_config")
-        .order_by("judge_config__name")
-    ):
-        judgements[judgement.output_id].append(judgement)
-    labels = dict(Judgement._meta.get_field("stage").choices or [])
-    result = []
-    for output in outputs:
-        stages: dict[str, list[Judgement]] = defaultdict(list)
-        for judgement in judgements[output.pk]:
-            stages[judgement.stage].append(judgement)
-        order = [PERCEPTION, SHIFT_PERCEPTION, REASONING, RESPONSE_CONTENT, RESPONSE_AUDIO]
-        result.append(
-            OutputJudgements(
-                output, [(str(labels[stage]), stages[stage]) for stage in order if stage in stages]
-            )
-        )
-    return gold, result
-
-
-def items_with_outputs(benchmark_version: str, judge_config: JudgeConfig | None) -> QuerySet[Item]:
-    """Return the items that have outputs for a version, with output and judge-error counts."""
-    error_filter = Q(model_outputs__benchmark_version=benchmark_version) & ~Q(
-        model_outputs__judgements__error_kind=""
-    )
-    if judge_config is not None:
-        error_filter &= Q(model_outputs__judgements__judge_config=judge_config)
-    return (
-        Item.objects.filter(model_outputs__benchmark_version=benchmark_version)
-        .annotate(
-            n_outputs=Count(
-                "model_outputs", filter=Q(model_outputs__benchmark_version=benchmark_version), distinct=True
-            ),
-            n_errors=Count("model_outputs__judgements", filter=error_filter, distinct=True),
-        )
-        .order_by("external_id")
-    )
-
-
-# --- Table 3 --------------------------------------------------------------------------------------
-
-# Table 3's dimensions: shift perception counts as perception; content and audio are both response.
-AGREEMENT_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Perception", PERCEPTION_STAGES),
-    ("Reasoning", (REASONING,)),
-    ("Response", (RESPONSE_CONTENT, RESPONSE_AUDIO)),
-)
-AGREEMENT_STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Perception", (PERCEPTION,)),
-    ("Shift perception", (SHIFT_PERCEPTION,)),
-    ("Reasoning", (REASONING,)),
-    ("Response content", (RESPONSE_CONTENT,)),
-    ("Response audio", (RESPONSE_AUDIO,)),
-)
-
-
-@dataclass(frozen=True)
-class AgreementRow:
-    label: str
-    n: int
-    correlation: CorrelationCI | None
-    note: str = ""  # why there is no correlation
-
-
-@dataclass(frozen=True)
-class AgreementTable:
-    dimensions: list[AgreementRow]
-    all_average: float | None  # Table 3's "All (Avg.)": the mean of the dimensions' rho
-    by_stage: list[AgreementRow]
-    n_human_scores: int
-
-
-def judge_human_agreement(
-    judge_config: JudgeConfig, sample: RubricSample | None = None, n_boot: int = 2000
-) -> AgreementTable:
-    """Return Spearman's rho (bootstrap 95% CI) between human rubric scores (averaged over the
-    evaluators of an output's stage) and the judge's valid scores of the same output and stage."""
-    human = HumanJudgement.objects.order_by()
-    if sample is not None:
-        human = human.filter(output__in=sample.entries.values("output_id"))
-    human_means = {
-        (output_id, stage): float(mean)
-        for output_id, stage, mean in human.values_list("output_id", "stage").annotate(mean=Avg("score"))
-    }
-    judge_scores = {
-        (output_id, stage): float(score or 0.0)  # never None: filtered on score__isnull=False
-        for output_id, stage, score in Judgement.objects.filter(
-            judge_config=judge_config,
-            score__isnull=False,
-            output_id__in={output_id for output_id, _ in human_means},
-        ).values_list("output_id", "stage", "score")
-    }
-    pairs: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for key, human_score in human_means.items():
-        if key in judge_scores:
-            pairs[key[1]].append((judge_scores[key], human_score))
-
-    def row(label: str, stages: Sequence[str]) -> AgreementRow:
-        joined = [pair for stage in stages for pair in pairs[stage]]
-        return _agreement_row(label, joined, n_boot)
-
-    dimensions = [row(label, stages) for label, stages in AGREEMENT_DIMENSIONS]
-    rhos = [dimension.correlation.rho for dimension in dimensions if dimension.correlation is not None]
-    return AgreementTable(
-        dimensions=dimensions,
-        all_average=sum(rhos) / len(rhos) if len(rhos) == len(dimensions) else None,
-        by_stage=[row(label, stages) for label, stages in AGREEMENT_STAGES],
-        n_human_scores=human.count(),
-    )
-
-
-def _agreement_row(label: str, pairs: Sequence[tuple[float, float]], n_boot: int) -> AgreementRow:
-    if len(pairs) < 3:
-        return AgreementRow(label, len(pairs), None, "needs at least 3 outputs scored by both")
-    judge, human = [pair[0] for pair in pairs], [pair[1] for pair in pairs]
-    if len(set(judge)) < 2 or len(set(human)) < 2:
-        return AgreementRow(label, len(pairs), None, "one side gave every output the same score")
-    try:
-        correlation = spearman_with_bootstrap_ci(judge, human, n_boot=n_boot)
-    except ValueError as exc:
-        return AgreementRow(label, len(pairs), None, str(exc))
-    if math.isnan(correlation.rho):
-        return AgreementRow(label, len(pairs), None, "undefined")
-    return AgreementRow(label, len(pairs), correlation)

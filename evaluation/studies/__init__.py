@@ -1,0 +1,1 @@
+"""Blind human listening studies: design, assignment, playback-gated rating, screening, results."""

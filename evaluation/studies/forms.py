@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
-from evaluation.outputs.models import ModelOutput, System
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
+from evaluation.studies.creation import GoldSpec, StudySpec
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS
-from evaluation.studies.workflows import GoldSpec, StudySpec
 from webapp.models import User
 from webapp.roles import Role
 
@@ -37,7 +37,7 @@ class StudyForm(forms.Form):
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple
     )
-    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
     items_per_system = forms.IntegerField(
         min_value=1,
         initial=20,

@@ -13,9 +13,10 @@ from django.conf import settings
 from django.db import models
 
 from annotation.recording.models import Item
-from evaluation.outputs.models import ModelOutput, System
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS, Dimension, dimensions_for
-from webapp.lib.stats import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
+from webapp.lib.ratings import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
+from webapp.models import User
 
 
 class Study(models.Model):
@@ -27,7 +28,7 @@ class Study(models.Model):
     instructions = models.TextField()
     dimensions = models.JSONField(default=list, help_text="Keys of evaluation.studies.design.DIMENSIONS")
     systems = models.ManyToManyField(System, related_name="studies")
-    benchmark_version = models.CharField(max_length=64, default="echoeval-v1")
+    benchmark_version = models.CharField(max_length=64, default=DEFAULT_BENCHMARK_VERSION)
     items_per_system = models.PositiveIntegerField()
     ratings_per_output = models.PositiveSmallIntegerField(default=DEFAULT_RATINGS_PER_OUTPUT)
     seed = models.BigIntegerField(help_text="Makes sampling and presentation order reproducible")
@@ -121,6 +122,23 @@ class StudyStimulus(models.Model):
         return f"{self.kind} stimulus {self.public_id}"
 
 
+class StudyAssignmentQuerySet(models.QuerySet["StudyAssignment"]):
+    def of_rater(self, study: Study, evaluator: User) -> StudyAssignmentQuerySet:
+        """Return the evaluator's assignments in the study."""
+        return self.filter(study=study, evaluator=evaluator)
+
+    def next_for(self, study: Study, evaluator: User) -> StudyAssignment | None:
+        """Return the rater's next stimulus: their first unsubmitted assignment in presentation order,
+        or None when they have rated everything."""
+        return (
+            self.of_rater(study, evaluator)
+            .filter(submitted_at__isnull=True)
+            .select_related("stimulus__item__recording")
+            .order_by("position")
+            .first()
+        )
+
+
 class StudyAssignment(models.Model):
     """One stimulus for one evaluator, at its place in their presentation order."""
 
@@ -134,6 +152,8 @@ class StudyAssignment(models.Model):
     presented_at = models.DateTimeField(null=True, blank=True, help_text="First shown to the evaluator")
     played_at = models.DateTimeField(null=True, blank=True, help_text="Response played to the end")
     submitted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = StudyAssignmentQuerySet.as_manager()
 
     class Meta:
         constraints = [

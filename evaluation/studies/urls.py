@@ -5,6 +5,7 @@ from django.urls import path
 from evaluation.studies import views as study_views
 
 urlpatterns = [
+    path("rate/", study_views.evaluator_queue, name="evaluator_queue"),
     path("rate/studies/<uuid:public_id>/", study_views.rate_study, name="rate_study"),
     path("rate/samples/<uuid:public_id>/played", study_views.assignment_played, name="assignment_played"),
     path("rate/samples/<uuid:public_id>/rating", study_views.submit_assignment, name="submit_assignment"),

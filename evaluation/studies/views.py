@@ -1,7 +1,8 @@
 """Pages of human listening studies: admins design studies and read results, evaluators rate blind.
 
 Everything an evaluator's browser receives is built in `_rating_context` and the JSON replies
-below: stimuli travel under their random public ids and `audio_url` links, never with a system.
+below: stimuli travel under their random public ids and blind audio links
+(`evaluation.outputs.access`), never with a system.
 """
 
 from __future__ import annotations
@@ -12,62 +13,45 @@ from uuid import UUID
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from evaluation.outputs.access import blind_audio_url, query_audio_url
+from evaluation.studies import reports
+from evaluation.studies.access import (
+    assignment_for_rater,
+    rating_unlocked,
+    study_for_admin,
+    study_for_rater,
+)
+from evaluation.studies.creation import create_study
 from evaluation.studies.design import DIMENSIONS, StudyDesignError
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study, StudyAssignment, StudyRater
-from evaluation.studies.results import RaterReport, StudySummary, summary_csv
-from evaluation.studies.workflows import (
-    Progress,
-    RatingRefused,
-    create_study,
-    decide_rater,
-    next_assignment,
-    present,
-    rater_progress,
-    record_playback,
-    study_figures,
-    submit_rating,
-)
+from evaluation.studies.reports import Progress, rater_progress, study_figures
+from evaluation.studies.results import StudySummary, summary_csv
+from evaluation.studies.screening import RaterReport
+from evaluation.studies.workflows import RatingRefused, decide_rater, present, record_playback, submit_rating
 from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
-from webapp.storage import audio_url
-
-# --- Access -------------------------------------------------------------------------------------
-
-
-def study_for_rater(request: StudioRequest, public_id: UUID) -> Study:
-    """Return a study the evaluator was invited to; 404 for any other (its existence stays hidden)."""
-    study = Study.objects.filter(public_id=public_id, raters__evaluator=request.user).first()
-    if study is None:
-        raise Http404("No such study.")
-    return study
-
-
-def assignment_for_rater(request: StudioRequest, public_id: UUID) -> StudyAssignment:
-    """Return one of the evaluator's own assignments; 404 for anyone else's."""
-    assignment = (
-        StudyAssignment.objects.filter(public_id=public_id, evaluator=request.user)
-        .select_related("study", "stimulus")
-        .first()
-    )
-    if assignment is None:
-        raise Http404("No such sample.")
-    return assignment
-
 
 # --- Evaluator ----------------------------------------------------------------------------------
+
+
+@role_required(Role.EVALUATOR)
+def evaluator_queue(request: StudioRequest) -> HttpResponse:
+    """The studies the evaluator was invited to, each with how far they have got."""
+    studies = reports.evaluator_studies(request.user)
+    return render(request, "evaluation/evaluator_queue.html", {"studies": studies})
 
 
 @role_required(Role.EVALUATOR)
 @never_cache
 def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
     """The evaluator's next sample in the study, or the end page when every sample is rated."""
-    study = study_for_rater(request, public_id)
-    assignment = next_assignment(study, request.user)
+    study = study_for_rater(request.user, public_id)
+    assignment = StudyAssignment.objects.next_for(study, request.user)
     progress = rater_progress(study, request.user)
     if assignment is None:
         return render(request, "evaluation/studies/done.html", {"study": study, "progress": progress})
@@ -88,10 +72,10 @@ def _rating_context(study: Study, assignment: StudyAssignment, progress: Progres
         ],
         "practice": stimulus.kind == stimulus.Kind.TRAINING,
         "query_text": query.text,
-        "query_audio_url": audio_url(query.recording.audio_key) if query.recording else "",
+        "query_audio_url": query_audio_url(query),
         "response_text": stimulus.response_text if study.rates_content() else "",
-        "response_audio_url": audio_url(stimulus.audio_key) if stimulus.audio_key else "",
-        "unlocked": assignment.played_at is not None or not stimulus.audio_key,
+        "response_audio_url": blind_audio_url(stimulus.audio_key),
+        "unlocked": rating_unlocked(assignment),
         "first_visit": progress.done == 0,
     }
 
@@ -100,7 +84,7 @@ def _rating_context(study: Study, assignment: StudyAssignment, progress: Progres
 @require_POST
 def assignment_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
     """The browser reports that the response played to the end; the rating controls may unlock."""
-    assignment = assignment_for_rater(request, public_id)
+    assignment = assignment_for_rater(request.user, public_id)
     try:
         record_playback(assignment)
     except RatingRefused as refused:
@@ -112,7 +96,7 @@ def assignment_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
 @require_POST
 def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
     """Store the scores of one sample and move on to the next."""
-    assignment = assignment_for_rater(request, public_id)
+    assignment = assignment_for_rater(request.user, public_id)
     scores: dict[str, int] = {}
     for key in assignment.study.dimensions:
         value = request.POST.get(f"score_{key}", "")
@@ -131,18 +115,7 @@ def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
 @role_required(Role.ADMIN)
 def study_list(request: StudioRequest) -> HttpResponse:
     """Every study with how far its raters have got."""
-    studies = Study.objects.prefetch_related("systems")
-    rows = []
-    for study in studies:
-        assignments = study.assignments.all()
-        rows.append(
-            {
-                "study": study,
-                "submitted": assignments.filter(submitted_at__isnull=False).count(),
-                "total": assignments.count(),
-            }
-        )
-    return render(request, "evaluation/studies/study_list.html", {"rows": rows})
+    return render(request, "evaluation/studies/study_list.html", {"rows": reports.study_rows()})
 
 
 @role_required(Role.ADMIN)
@@ -164,20 +137,20 @@ def study_create(request: StudioRequest) -> HttpResponse:
 @never_cache
 def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
     """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
-    study = get_object_or_404(Study, pk=study_id)
+    study = study_for_admin(study_id)
     screening, summary = study_figures(study)
-    reports = {report.rater: report for report in screening}
+    by_rater = {report.rater: report for report in screening}
     dimensions = study.dimension_list()
     seats = study.raters.select_related("evaluator", "decided_by")
     raters = [
         {
             "seat": seat,
-            "report": (report := reports.get(seat.evaluator.username)),
+            "report": (report := by_rater.get(seat.evaluator.username)),
             "screens": _screen_lines(report) if report else [],
         }
         for seat in seats
     ]
-    assignments = study.assignments.all()
+    progress = reports.study_progress(study)
     return render(
         request,
         "evaluation/studies/results.html",
@@ -195,8 +168,8 @@ def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
             "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
             "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
             "chart": _chart_data(summary),
-            "submitted": assignments.filter(submitted_at__isnull=False).count(),
-            "total": assignments.count(),
+            "submitted": progress.done,
+            "total": progress.total,
             "decisions": StudyRater.Decision,
         },
     )
@@ -234,7 +207,7 @@ def _chart_data(summary: StudySummary) -> dict[str, Any]:
 @role_required(Role.ADMIN)
 def study_results_csv(request: StudioRequest, study_id: int) -> HttpResponse:
     """Every figure of the study as CSV, each with the number of ratings it rests on."""
-    study = get_object_or_404(Study, pk=study_id)
+    study = study_for_admin(study_id)
     _, summary = study_figures(study)
     response = HttpResponse(summary_csv(summary), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-results.csv"'
@@ -245,7 +218,7 @@ def study_results_csv(request: StudioRequest, study_id: int) -> HttpResponse:
 @require_POST
 def rater_decision(request: StudioRequest, study_id: int, evaluator_id: int) -> HttpResponse:
     """Include or exclude a rater from the study's figures after reading their screening."""
-    study = get_object_or_404(Study, pk=study_id)
+    study = study_for_admin(study_id)
     decision = request.POST.get("decision", "")
     if (
         decision not in StudyRater.Decision.values

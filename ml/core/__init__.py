@@ -1,0 +1,3 @@
+"""EchoChat in plain torch/transformers, no Django: speech LM interface, AAA, SDCA, SFT, RL, reward
+model, inference and checkpoints.
+"""

@@ -37,10 +37,12 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-from ml.core.speech_model import SpeechBatch, SpeechLM
+from ml.core.config import DEFAULT_AAA_EPSILON
+from ml.core.speech.inputs import SpeechBatch
+from ml.core.speech.model import SpeechLM
 
 AAA_ATTENTION = "aaa_sdpa"
-DEFAULT_AAA_EPSILON = 1e-6
+
 _COLLECTOR_ATTRIBUTE = "_aaa_collector"
 
 

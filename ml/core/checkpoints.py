@@ -25,13 +25,9 @@ from typing import Any
 
 import torch
 
-from ml.core.speech_model import (
-    LoraSettings,
-    SpeechLM,
-    load_speech_lm,
-    resolve_model_path,
-    split_s3_uri,
-)
+from ml.core.config import LoraSettings
+from ml.core.speech.loading import load_speech_lm, resolve_model_path, split_s3_uri
+from ml.core.speech.model import SpeechLM
 
 METADATA_FILE = "metadata.json"
 ADAPTER_CONFIG_FILE = "adapter_config.json"

@@ -7,16 +7,16 @@ polled before every batch; a cancelled run returns the outputs finished so far.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ml.core.speech_model import SpeechLM, resample
+from ml.core.config import INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
+from ml.core.loop import CancelCheck, ProgressCallback
+from ml.core.speech.inputs import resample
+from ml.core.speech.model import SpeechLM
 from webapp.lib.output_format import ParsedOutput, parse_output
-
-ProgressCallback = Callable[[float, str, dict[str, float]], None]
-CancelCheck = Callable[[], bool]
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class InferenceOutput:
 def run_inference(
     speech_lm: SpeechLM,
     items: Sequence[InferenceItem],
-    max_new_tokens: int = 1024,
+    max_new_tokens: int = INFERENCE_MAX_NEW_TOKENS,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
-    batch_size: int = 1,
+    batch_size: int = INFERENCE_BATCH_SIZE,
     do_sample: bool = False,
     temperature: float = 1.0,
     top_p: float = 1.0,

@@ -6,7 +6,7 @@ app and one started with ``torchrun`` load, train and save the same way.
 Multi-GPU training is data parallel without wrapping the model: every rank loads the same
 weights, trains on its own shard of the records, and a global optimizer pre-step hook averages
 the trainable parameters' gradients over the ranks just before each ``optimizer.step()``. The
-training loops of ``ml.core.sft`` and ``ml.core.rl`` build their own optimizers, so a global hook is the one
+training loops of ``ml.core.sft`` and ``ml.core.rl.training`` build their own optimizers, so a global hook is the one
 place to do this without changing them, and it leaves ``SpeechLM.model`` unwrapped, which
 ``DistributedDataParallel`` would not (LoRA, AAA and checkpoint saving all reach into it). The
 loops clip each rank's gradient before the step; the average of clipped gradients is still
@@ -27,7 +27,9 @@ import torch.distributed as dist
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
-from ml.core.speech_model import SpeechLM, build_tiny_speech_lm, load_speech_lm, resolve_model_path
+from ml.core.speech.loading import load_speech_lm, resolve_model_path
+from ml.core.speech.model import SpeechLM
+from ml.core.speech.tiny import build_tiny_speech_lm
 
 # A random tiny model built in memory (``build_tiny_speech_lm``): smoke tests on any machine.
 TINY_MODEL_SOURCE = "tiny"
@@ -49,6 +51,12 @@ def resolve_dtype(requested: str, device: str) -> str:
             raise ValueError(f"unknown dtype {requested!r}")
         return requested
     return "bfloat16" if device.startswith("cuda") else "float32"
+
+
+def resolve_device_and_dtype(requested_device: str, requested_dtype: str) -> tuple[str, str]:
+    """Return (device, dtype) names for a run on this machine's first device (see the two above)."""
+    device = resolve_device(requested_device)
+    return device, resolve_dtype(requested_dtype, device)
 
 
 @dataclass(frozen=True)

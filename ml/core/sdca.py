@@ -18,17 +18,13 @@ which is what every completion token gets under vanilla GRPO.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
+from ml.core.config import AdvantageMode, SdcaConfig, check_range
 from webapp.lib.output_format import SPAN_NAMES, SpanName
-
-AdvantageMode = Literal["sdca", "grpo"]
-_WEIGHT_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -45,47 +41,8 @@ class RolloutScores:
 
     def __post_init__(self) -> None:
         for name in ("perception", "reasoning", "strategy", "audio_alignment", "format"):
-            _check_range(name, getattr(self, name), 0.0, 1.0)
-        _check_range("content", self.content, 0.0, 5.0)
-
-
-@dataclass(frozen=True)
-class SdcaConfig:
-    tau: float = 0.6
-    content_weight: float = 0.5
-    audio_weight: float = 0.5
-    reasoning_weight: float = 0.5
-    response_weight: float = 0.4
-    format_weight: float = 0.1
-    # The response span's signal mixes the response and format rewards (r_R of section 3.2.3).
-    response_span_response_weight: float = 0.8
-    response_span_format_weight: float = 0.2
-    std_epsilon: float = 1e-4
-
-    def __post_init__(self) -> None:
-        _check_range("tau", self.tau, 0.0, 1.0)
-        _check_weights("content/audio", (self.content_weight, self.audio_weight))
-        _check_weights(
-            "reasoning/response/format", (self.reasoning_weight, self.response_weight, self.format_weight)
-        )
-        _check_weights(
-            "response-span response/format",
-            (self.response_span_response_weight, self.response_span_format_weight),
-        )
-        if self.std_epsilon <= 0:
-            raise ValueError("std_epsilon must be positive")
-
-
-def _check_range(name: str, value: float, low: float, high: float) -> None:
-    if not (low <= value <= high) or math.isnan(value):
-        raise ValueError(f"{name}={value} is outside [{low}, {high}]")
-
-
-def _check_weights(name: str, weights: Sequence[float]) -> None:
-    if any(weight < 0 for weight in weights):
-        raise ValueError(f"{name} weights must be non-negative, got {tuple(weights)}")
-    if abs(sum(weights) - 1.0) > _WEIGHT_TOLERANCE:
-        raise ValueError(f"{name} weights must sum to 1, got {tuple(weights)}")
+            check_range(name, getattr(self, name), 0.0, 1.0)
+        check_range("content", self.content, 0.0, 5.0)
 
 
 def gated_stage_rewards(scores: RolloutScores, config: SdcaConfig) -> tuple[float, float, float]:
@@ -128,7 +85,7 @@ def span_signals(scores: RolloutScores, config: SdcaConfig) -> dict[SpanName, fl
     return {"perception": q1, "reasoning": q2, "strategy": q3, "response": response_signal}
 
 
-def group_normalise(values: torch.Tensor, std_epsilon: float = 1e-4) -> torch.Tensor:
+def group_normalise(values: torch.Tensor, std_epsilon: float = SdcaConfig.std_epsilon) -> torch.Tensor:
     """Return (x - mean) / (sample std + eps) along dim 0; zeros where all values are equal."""
     values = values.to(torch.float64)
     if values.shape[0] < 2:

@@ -4,26 +4,24 @@ Each optimizer step takes ``gradient_accumulation_steps`` micro-batches of ``bat
 examples; the loss is L_CE + lambda_AAA * L_AAA (see ``ml.core.aaa``). With ``lambda_aaa = 0`` the
 AAA branch is skipped entirely, which is plain SFT. Progress goes to ``on_progress(fraction,
 message, metrics)``; ``should_cancel()`` is polled before every step and stops the run cleanly
-(the model keeps the updates made so far).
+(the model keeps the updates made so far). Its defaults are ``ml.core.config.SftConfig``.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from ml.core.aaa import DEFAULT_AAA_EPSILON, collect_audio_attention, perception_query_mask
-from ml.core.batching import shuffled_batches
-from ml.core.speech_model import LoraSettings, SpeechBatch, SpeechExample, SpeechLM, resample
-
-ProgressCallback = Callable[[float, str, dict[str, float]], None]
-CancelCheck = Callable[[], bool]
+from ml.core.aaa import collect_audio_attention, perception_query_mask
+from ml.core.config import SftConfig
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, shuffled_batches
+from ml.core.speech.inputs import SpeechBatch, SpeechExample, resample
+from ml.core.speech.model import SpeechLM
 
 
 @dataclass(frozen=True)
@@ -32,69 +30,6 @@ class SftExample:
     sample_rate: int
     prompt: str
     target_text: str
-
-
-@dataclass(frozen=True)
-class SftConfig:
-    epochs: int = 1
-    # When set, the run stops after this many optimizer steps, whatever ``epochs`` says.
-    max_steps: int | None = None
-    learning_rate: float = 1e-5
-    batch_size: int = 4
-    gradient_accumulation_steps: int = 1
-    warmup_steps: int = 0
-    weight_decay: float = 0.0
-    max_grad_norm: float = 1.0
-    lambda_aaa: float = 0.1
-    # Decoder layers (negative = from the end) and heads rho averages over; None = all.
-    aaa_layers: tuple[int, ...] | None = None
-    aaa_heads: tuple[int, ...] | None = None
-    aaa_epsilon: float = DEFAULT_AAA_EPSILON
-    lora: LoraSettings | None = None
-    gradient_checkpointing: bool = False
-    device: str = "cpu"
-    dtype: str = "float32"
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation_steps < 1:
-            raise ValueError("epochs, batch_size and gradient_accumulation_steps must be >= 1")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1 when set")
-        if self.learning_rate <= 0 or self.lambda_aaa < 0:
-            raise ValueError("learning_rate must be positive and lambda_aaa non-negative")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the config as JSON-ready values (for checkpoint metadata and job rows)."""
-        values = asdict(self)
-        values["lora"] = self.lora.to_dict() if self.lora is not None else None
-        values["aaa_layers"] = list(self.aaa_layers) if self.aaa_layers is not None else None
-        values["aaa_heads"] = list(self.aaa_heads) if self.aaa_heads is not None else None
-        return values
-
-    @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> SftConfig:
-        """Return a config read back from ``to_dict`` (unknown keys are an error)."""
-        parsed = dict(values)
-        if parsed.get("lora") is not None:
-            parsed["lora"] = LoraSettings.from_dict(parsed["lora"])
-        for key in ("aaa_layers", "aaa_heads"):
-            if parsed.get(key) is not None:
-                parsed[key] = tuple(parsed[key])
-        return cls(**parsed)
-
-
-@dataclass
-class SftResult:
-    # One entry per optimizer step: step, loss, ce, aaa, rho (NaN when AAA is off), learning_rate.
-    history: list[dict[str, float]] = field(default_factory=list)
-    steps_completed: int = 0
-    total_steps: int = 0
-    cancelled: bool = False
-
-    def last_metrics(self) -> dict[str, float]:
-        """Return the last step's metrics ({} before any step)."""
-        return dict(self.history[-1]) if self.history else {}
 
 
 def prepare_for_training(speech_lm: SpeechLM, config: SftConfig) -> None:
@@ -189,7 +124,7 @@ def train_sft(
     config: SftConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
-) -> SftResult:
+) -> TrainingResult:
     """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics."""
     if not examples:
         raise ValueError("SFT needs at least one example")
@@ -205,7 +140,7 @@ def train_sft(
     examples_per_step = config.batch_size * config.gradient_accumulation_steps
     steps_per_epoch = max(1, math.ceil(len(speech_examples) / examples_per_step))
     total_steps = config.max_steps or config.epochs * steps_per_epoch
-    result = SftResult(total_steps=total_steps)
+    result = TrainingResult(total_steps=total_steps)
 
     step_indices = shuffled_batches(len(speech_examples), examples_per_step, order_rng)
     for step in range(total_steps):

@@ -14,8 +14,11 @@ import numpy as np
 from annotation.audio.synthesis import synthesize
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
-from ml.core.reward_model import RewardModel, RewardScore, RewardSourceItem, UserTurn, response_reward_scorer
-from ml.core.rl import HeuristicReference, HeuristicScorer, RolloutScorer, StageJudge, combined_scorer
+from ml.core.reward.ladder import RewardSourceItem
+from ml.core.reward.model import RewardModel
+from ml.core.reward.scoring import RewardScore, UserTurn, response_reward_scorer
+from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer
+from ml.core.rl.rollouts import RolloutScorer, StageJudge, combined_scorer
 from ml.core.sft import SftExample
 from ml.core.training_records import RecordAudio
 from webapp.lib.output_format import ParsedOutput

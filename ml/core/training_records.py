@@ -171,8 +171,8 @@ def record_from_gold(
     The emotion is the gold one (the script's target emotion when gold has none); the speech style
     is the one that fits it, which is what the reward model scores as aligned.
     """
-    # Imported here: the reward model module loads torch, which the web process never needs.
-    from ml.core.reward_model import fitting_speech_style
+    # Imported here: the reward model package loads torch, which the web process never needs.
+    from ml.core.reward.ladder import fitting_speech_style
 
     emotion = str(perception.get("emotion") or fallback_emotion)
     return TrainingRecord(

@@ -1,0 +1,1 @@
+"""The Django side of EchoChat: job kinds, dataset snapshots, the checkpoint registry, pages."""

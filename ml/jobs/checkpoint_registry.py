@@ -90,7 +90,7 @@ def ensure_tiny_base() -> Checkpoint:
     if existing is not None:
         return existing
     from ml.core.checkpoints import save_checkpoint
-    from ml.core.speech_model import build_tiny_speech_lm
+    from ml.core.speech.tiny import build_tiny_speech_lm
 
     # A folder of its own per build: two first uses at once must not write into each other's files.
     destination = join_location(
@@ -125,11 +125,24 @@ def store_checkpoint(
     snapshot: DatasetSnapshot | None,
     parent: Checkpoint | None,
 ) -> Checkpoint:
-    """Save a job's checkpoint with ``save(destination)``, verify it, and record it; clean up on failure."""
+    """Save a job's checkpoint with ``save(destination)``, verify it, and record it; clean up on failure.
+
+    Returns the checkpoint the job recorded: this one, or one an earlier attempt of the job
+    recorded first (this attempt's copy is then discarded).
+    """
     destination = job_destination(job, kind)
     saved = _save_verified(destination, save)
     try:
-        return _create_row(name, kind, saved, job=job, snapshot=snapshot, parent=parent)
+        with transaction.atomic():
+            # Race: a worker presumed dead (it was only slow) and the attempt that replaced it can
+            # both get here; locking the job row makes the second see the first's checkpoint, so a
+            # job never records two. (The same check at the job's start ran before training.)
+            Job.objects.select_for_update().only("pk").get(pk=job.pk)
+            recorded = Checkpoint.objects.filter(produced_by=job).first()
+            if recorded is None:
+                return _create_row(name, kind, saved, job=job, snapshot=snapshot, parent=parent)
+        discard(destination)
+        return recorded
     except BaseException:
         discard(destination)
         raise
@@ -200,7 +213,7 @@ def verify_saved(uri: str, expected: CheckpointMetadata) -> None:
 def _s3_names(uri: str) -> set[str]:
     import boto3
 
-    from ml.core.speech_model import split_s3_uri
+    from ml.core.speech.loading import split_s3_uri
 
     bucket, prefix = split_s3_uri(uri)
     listing = f"{prefix}/" if prefix else ""
@@ -218,23 +231,28 @@ def discard(destination: str) -> None:
 
 
 def register_checkpoint(uri: str, kind: str, name: str) -> Checkpoint:
-    """Record a checkpoint made outside the app (e.g. by ``python -m ml.cli`` under torchrun)."""
+    """Record a checkpoint made outside the app (e.g. by ``python -m ml.cli`` under torchrun),
+    once its weights match its metadata.json (verified before the transaction: it may download)."""
     from ml.core.checkpoints import read_metadata, verify_checkpoint
-    from ml.core.speech_model import resolve_model_path
+    from ml.core.speech.loading import resolve_model_path
 
     local = resolve_model_path(uri)
     metadata = read_metadata(local)
     verify_checkpoint(local, metadata)
-    snapshot = None
     snapshot_ids = [value for value in metadata.dataset_snapshot_ids if value.isdigit()]
-    if snapshot_ids:
-        snapshot = DatasetSnapshot.objects.filter(pk=int(snapshot_ids[0])).first()
-    return Checkpoint.objects.create(
-        name=name,
-        kind=kind,
-        uri=uri,
-        arch=metadata.arch,
-        base_model=metadata.base_model or "",
-        metadata=_metadata_dict(metadata),
-        dataset_snapshot=snapshot,
-    )
+    with transaction.atomic():
+        # Race: two registrations under one name; the unique name fails the second inside this
+        # transaction, and the snapshot is looked up in the same transaction that links it, so a
+        # snapshot deleted meanwhile fails the insert instead of being linked half-way.
+        snapshot = None
+        if snapshot_ids:
+            snapshot = DatasetSnapshot.objects.filter(pk=int(snapshot_ids[0])).first()
+        return Checkpoint.objects.create(
+            name=name,
+            kind=kind,
+            uri=uri,
+            arch=metadata.arch,
+            base_model=metadata.base_model or "",
+            metadata=_metadata_dict(metadata),
+            dataset_snapshot=snapshot,
+        )

@@ -58,12 +58,7 @@ def _recorded_items(splits: list[str]) -> list[Item]:
 def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Return the snapshot entries of the items ready for ``purpose``, and why others were left out."""
     items = _recorded_items(splits)
-    golds = {
-        gold.item_id: gold
-        for gold in GoldReference.objects.filter(item__in=items, is_current=True).only(
-            "id", "item_id", "reference_response"
-        )
-    }
+    golds = GoldReference.objects.only("id", "item_id", "reference_response").current_by_item(items)
     entries: list[dict[str, Any]] = []
     excluded: Counter[str] = Counter()
     for item in items:

@@ -2,7 +2,8 @@
 
 Each form's ``job_parameters()`` returns the job's parameters in the shapes ``ml.jobs.launch``
 documents; ``chosen_splits()`` the splits its dataset snapshot covers. The web process never loads torch,
-so the training configs are written as plain dicts here and read back by the worker.
+so the training configs are written as plain dicts here and read back by the worker; the fields'
+defaults come from the torch-free config dataclasses of ``ml.core.config``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from django.conf import settings
 
 from annotation.recording.models import Split
 from evaluation.judging.models import JudgeConfig
-from evaluation.outputs.models import System
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
+from ml.core.config import (
+    INFERENCE_BATCH_SIZE,
+    INFERENCE_MAX_NEW_TOKENS,
+    LoraSettings,
+    RewardTrainingConfig,
+    RlConfig,
+    SftConfig,
+)
 from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice_value
 from ml.jobs.datasets import ready_counts
 from ml.jobs.models import Checkpoint, DatasetSnapshot
@@ -25,6 +34,13 @@ DEVICE_CHOICES = (
     ("cpu", "CPU"),
 )
 MODEL_KINDS_FOR_TRAINING = (Checkpoint.Kind.BASE, Checkpoint.Kind.SFT, Checkpoint.Kind.RL)
+# The fields' initial values are the config dataclasses' defaults (ml.core.config), never repeated here.
+SFT_DEFAULTS = SftConfig()
+RL_DEFAULTS = RlConfig()
+REWARD_DEFAULTS = RewardTrainingConfig()
+# SFT itself defaults to full fine-tuning; the form offers LoRA at its default rank, which fits one GPU.
+LORA_DEFAULTS = LoraSettings()
+RL_LORA_DEFAULTS = RL_DEFAULTS.lora or LORA_DEFAULTS
 
 
 def base_model_choice() -> tuple[str, str]:
@@ -105,6 +121,11 @@ class _TrainingForm(_JobForm):
         return name
 
 
+def _lora_parameters(rank: int) -> dict[str, int]:
+    """Return the job's LoRA settings at ``rank`` (alpha scaled as in ``LoraSettings``'s defaults)."""
+    return {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
+
+
 def _start_field(help_text: str) -> forms.ChoiceField:
     return forms.ChoiceField(label="Start from", help_text=help_text)
 
@@ -113,13 +134,18 @@ class SftJobForm(_TrainingForm):
     purpose = DatasetSnapshot.Purpose.SFT
 
     start_from = _start_field("Retrain from the base model, or continue an earlier checkpoint.")
-    epochs = forms.IntegerField(min_value=1, initial=1)
+    epochs = forms.IntegerField(min_value=1, initial=SFT_DEFAULTS.epochs)
     max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
-    learning_rate = forms.FloatField(min_value=1e-12, initial=1e-5)
-    batch_size = forms.IntegerField(min_value=1, initial=4)
-    gradient_accumulation_steps = forms.IntegerField(min_value=1, initial=1)
+    learning_rate = forms.FloatField(min_value=1e-12, initial=SFT_DEFAULTS.learning_rate)
+    batch_size = forms.IntegerField(min_value=1, initial=SFT_DEFAULTS.batch_size)
+    gradient_accumulation_steps = forms.IntegerField(
+        min_value=1, initial=SFT_DEFAULTS.gradient_accumulation_steps
+    )
     lambda_aaa = forms.FloatField(
-        min_value=0.0, initial=0.1, label="lambda AAA", help_text="0 turns Acoustic-Anchored Attention off"
+        min_value=0.0,
+        initial=SFT_DEFAULTS.lambda_aaa,
+        label="lambda AAA",
+        help_text="0 turns Acoustic-Anchored Attention off",
     )
     aaa_layers = forms.CharField(
         required=False,
@@ -128,7 +154,7 @@ class SftJobForm(_TrainingForm):
     )
     lora_rank = forms.IntegerField(
         min_value=0,
-        initial=16,
+        initial=LORA_DEFAULTS.rank,
         label="LoRA rank",
         help_text="0 trains every weight, as the paper's SFT does (for large models use the command line "
         "with several GPUs)",
@@ -162,7 +188,7 @@ class SftJobForm(_TrainingForm):
                 "gradient_accumulation_steps": data["gradient_accumulation_steps"],
                 "lambda_aaa": data["lambda_aaa"],
                 "aaa_layers": data["aaa_layers"],
-                "lora": {"rank": rank, "alpha": 2 * rank} if rank else None,
+                "lora": _lora_parameters(rank) if rank else None,
                 "gradient_checkpointing": data["gradient_checkpointing"],
                 "device": data["device"],
                 "dtype": "auto",
@@ -176,18 +202,22 @@ class RlJobForm(_TrainingForm):
     start_from = _start_field("The policy: by default the newest SFT checkpoint.")
     mode = forms.ChoiceField(
         choices=(("sdca", "SDCA: each span its own advantage"), ("grpo", "Vanilla GRPO (baseline)")),
-        initial="sdca",
+        initial=RL_DEFAULTS.mode,
     )
-    group_size = forms.IntegerField(min_value=2, initial=4, label="Rollouts per prompt (G)")
-    kl_coef = forms.FloatField(min_value=0.0, initial=0.04, label="KL coefficient")
-    learning_rate = forms.FloatField(min_value=1e-12, initial=1e-5)
-    epochs = forms.IntegerField(min_value=1, initial=1)
+    group_size = forms.IntegerField(
+        min_value=2, initial=RL_DEFAULTS.group_size, label="Rollouts per prompt (G)"
+    )
+    kl_coef = forms.FloatField(min_value=0.0, initial=RL_DEFAULTS.kl_coef, label="KL coefficient")
+    learning_rate = forms.FloatField(min_value=1e-12, initial=RL_DEFAULTS.learning_rate)
+    epochs = forms.IntegerField(min_value=1, initial=RL_DEFAULTS.epochs)
     max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
-    prompts_per_step = forms.IntegerField(min_value=1, initial=1)
-    max_new_tokens = forms.IntegerField(min_value=1, initial=512)
-    temperature = forms.FloatField(min_value=1e-6, initial=1.0)
-    lora_rank = forms.IntegerField(min_value=1, initial=16, label="LoRA rank")
-    tau = forms.FloatField(min_value=0.0, max_value=1.0, initial=0.6, help_text="Gate threshold on s1 and s2")
+    prompts_per_step = forms.IntegerField(min_value=1, initial=RL_DEFAULTS.prompts_per_step)
+    max_new_tokens = forms.IntegerField(min_value=1, initial=RL_DEFAULTS.max_new_tokens)
+    temperature = forms.FloatField(min_value=1e-6, initial=RL_DEFAULTS.temperature)
+    lora_rank = forms.IntegerField(min_value=1, initial=RL_LORA_DEFAULTS.rank, label="LoRA rank")
+    tau = forms.FloatField(
+        min_value=0.0, max_value=1.0, initial=RL_DEFAULTS.sdca.tau, help_text="Gate threshold on s1 and s2"
+    )
     reward_checkpoint = forms.ModelChoiceField(
         queryset=Checkpoint.objects.none(),
         required=False,
@@ -229,7 +259,7 @@ class RlJobForm(_TrainingForm):
                 "prompts_per_step": data["prompts_per_step"],
                 "max_new_tokens": data["max_new_tokens"],
                 "temperature": data["temperature"],
-                "lora": {"rank": data["lora_rank"], "alpha": 2 * data["lora_rank"]},
+                "lora": _lora_parameters(data["lora_rank"]),
                 "sdca": {"tau": data["tau"]},
                 "device": data["device"],
                 "dtype": "auto",
@@ -240,10 +270,12 @@ class RlJobForm(_TrainingForm):
 class RewardTrainingJobForm(_TrainingForm):
     purpose = DatasetSnapshot.Purpose.REWARD
 
-    epochs = forms.IntegerField(min_value=1, initial=2, help_text="Appendix D.2 trains for 2 epochs")
+    epochs = forms.IntegerField(
+        min_value=1, initial=REWARD_DEFAULTS.epochs, help_text="Appendix D.2 trains for 2 epochs"
+    )
     max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
-    batch_size = forms.IntegerField(min_value=1, initial=16)
-    learning_rate = forms.FloatField(min_value=1e-12, initial=3e-4)
+    batch_size = forms.IntegerField(min_value=1, initial=REWARD_DEFAULTS.batch_size)
+    learning_rate = forms.FloatField(min_value=1e-12, initial=REWARD_DEFAULTS.learning_rate)
 
     def job_parameters(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -265,12 +297,12 @@ class InferenceJobForm(_JobForm):
     default_splits = (Split.TEST,)
 
     start_from = _start_field("By default the newest RL checkpoint, else the newest SFT one.")
-    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
     system_name = forms.CharField(
         max_length=120, required=False, help_text="Blank: 'EchoChat' and the checkpoint's name"
     )
-    max_new_tokens = forms.IntegerField(min_value=1, initial=1024)
-    batch_size = forms.IntegerField(min_value=1, initial=1)
+    max_new_tokens = forms.IntegerField(min_value=1, initial=INFERENCE_MAX_NEW_TOKENS)
+    batch_size = forms.IntegerField(min_value=1, initial=INFERENCE_BATCH_SIZE)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -304,7 +336,7 @@ class InferenceJobForm(_JobForm):
 class RewardScoringJobForm(forms.Form):
     reward_checkpoint = forms.ModelChoiceField(queryset=Checkpoint.objects.none(), label="Reward model")
     system = forms.ModelChoiceField(queryset=System.objects.all())
-    benchmark_version = forms.CharField(max_length=64, initial="echoeval-v1")
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

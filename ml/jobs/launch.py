@@ -1,8 +1,8 @@
 """Starting EchoChat jobs on the gpu queue: the job kinds, their parameters, and the dataset snapshot.
 
 Parameters each kind reads from ``Job.parameters`` (plain JSON; the training configs are the
-``to_dict`` shapes of ``ml.core.sft.SftConfig``, ``ml.core.rl.RlConfig`` and
-``ml.core.reward_model.RewardTrainingConfig`` / ``RewardModelConfig``, with device and dtype "auto"
+``to_dict`` shapes of ``SftConfig``, ``RlConfig`` and ``RewardTrainingConfig`` /
+``RewardModelConfig`` of ``ml.core.config``, with device and dtype "auto"
 decided by the worker that runs the job):
 
 - ``sft_aaa``: start_from, checkpoint_name, config;
@@ -65,6 +65,9 @@ def start_ml_job(
         raise ValueError(f"not an EchoChat job kind: {kind}")
     purpose = SNAPSHOT_PURPOSES.get(kind)
     with transaction.atomic():
+        # Race: a worker can pick the job up the moment it is queued; start_job enqueues on commit,
+        # so the worker never sees a job whose snapshot (or the snapshot's link to it) is not yet
+        # written, and a refused launch leaves neither behind.
         snapshot = None
         if purpose is not None:
             if not splits:

@@ -1,7 +1,8 @@
 """Job functions of the ml app, all on the gpu queue (run by GPU workers through webapp.jobs).
 
-The work is in ``ml.jobs.training``, imported inside each function: it loads torch and
-transformers, which the web process (that imports this module to know the job kinds) never needs.
+The work is in ``ml.jobs.training`` (the three training jobs), ``ml.jobs.inference`` and
+``ml.jobs.reward_scoring``, imported inside each function: they load torch and transformers, which
+the web process (that imports this module to know the job kinds) never needs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from webapp.models import Job
 @job_task(INFERENCE_JOB, queue="gpu", title=JOB_TITLES[INFERENCE_JOB])
 def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
     """Answer a benchmark split with a checkpoint; the answers become a System's outputs."""
-    from ml.jobs.training import run_inference_job
+    from ml.jobs.inference import run_inference_job
 
     return run_inference_job(job, reporter)
 
@@ -29,7 +30,7 @@ def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
 @job_task(REWARD_SCORING_JOB, queue="gpu", title=JOB_TITLES[REWARD_SCORING_JOB])
 def reward_scoring(job: Job, reporter: JobReporter) -> JobResult:
     """Score a system's outputs with a reward model."""
-    from ml.jobs.training import run_reward_scoring_job
+    from ml.jobs.reward_scoring import run_reward_scoring_job
 
     return run_reward_scoring_job(job, reporter)
 

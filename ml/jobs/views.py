@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
+from ml.jobs.access import ML_ROLES, checkpoint_or_404, ml_job_or_404
 from ml.jobs.datasets import ready_counts
 from ml.jobs.forms import (
     InferenceJobForm,
@@ -31,7 +32,7 @@ from ml.jobs.metric_charts import charts_json
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from webapp.http import StudioRequest
 from webapp.models import Job
-from webapp.roles import Role, role_required
+from webapp.roles import role_required
 
 
 class StartForm(Protocol):
@@ -53,15 +54,7 @@ START_FORMS: dict[str, type[Any]] = {
 }
 
 
-def ml_job_or_404(job_id: int) -> Job:
-    """Return an EchoChat job; other jobs have their own pages (webapp job_detail)."""
-    job = Job.objects.select_related("started_by").filter(pk=job_id, kind__in=ML_JOB_KINDS).first()
-    if job is None:
-        raise Http404("No EchoChat job with this id.")
-    return job
-
-
-@role_required(Role.ADMIN)
+@role_required(*ML_ROLES)
 def training_home(request: StudioRequest) -> HttpResponse:
     """What is ready to train on, the checkpoints, and the latest EchoChat jobs."""
     readiness = {purpose.label: ready_counts(purpose.value) for purpose in DatasetSnapshot.Purpose}
@@ -77,7 +70,7 @@ def training_home(request: StudioRequest) -> HttpResponse:
     )
 
 
-@role_required(Role.ADMIN)
+@role_required(*ML_ROLES)
 def start_job_page(request: StudioRequest, kind: str) -> HttpResponse:
     """The start form of one job kind; a valid submission snapshots the data and enqueues the job."""
     form_class = START_FORMS.get(kind)
@@ -97,7 +90,7 @@ def start_job_page(request: StudioRequest, kind: str) -> HttpResponse:
     return render(request, "ml/start_job.html", {"form": form, "kind": kind, "title": JOB_TITLES[kind]})
 
 
-@role_required(Role.ADMIN)
+@role_required(*ML_ROLES)
 @never_cache
 def job_page(request: StudioRequest, job_id: int) -> HttpResponse:
     """An EchoChat job: progress, metric charts, its dataset snapshot, its checkpoint, its log.
@@ -116,12 +109,10 @@ def job_page(request: StudioRequest, job_id: int) -> HttpResponse:
     return render(request, template, context)
 
 
-@role_required(Role.ADMIN)
+@role_required(*ML_ROLES)
 def checkpoint_page(request: StudioRequest, checkpoint_id: int) -> HttpResponse:
     """A checkpoint: where it is, what it was trained from and on, its metadata."""
-    checkpoint = get_object_or_404(
-        Checkpoint.objects.select_related("produced_by", "dataset_snapshot", "parent"), pk=checkpoint_id
-    )
+    checkpoint = checkpoint_or_404(checkpoint_id)
     return render(
         request,
         "ml/checkpoint.html",

@@ -1,20 +1,27 @@
-"""Fixtures of the labelling and gold tests: an item with real audio, its annotators, and their annotations."""
+"""Fixtures of the annotation tests: media on disk per test; an item with real audio, annotators, annotations."""
 
 # No `from __future__ import annotations` here: the `annotations` fixture would shadow it.
+
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
-from tests.annotation.labelling.support import assign, make_item
+from tests.annotation.labelling.support import LabellingItemFactory, assign
 from webapp.models import User
 from webapp.roles import Role
 
 
+@pytest.fixture(autouse=True)
+def _media_on_disk(media_root: Path) -> None:
+    """Store every annotation test's media under its own folder ('nothing left behind' is checked there)."""
+
+
 @pytest.fixture
 def item(db: None) -> Item:
-    return make_item()
+    return LabellingItemFactory(external_id="EE-0001")
 
 
 @pytest.fixture

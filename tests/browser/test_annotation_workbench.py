@@ -9,7 +9,7 @@ import pytest
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
-from tests.annotation.labelling.support import assign, make_item, submitted
+from tests.annotation.labelling.support import LabellingItemFactory, assign, submitted
 from tests.conftest import wait_until
 from webapp.roles import Role
 
@@ -47,7 +47,7 @@ def test_annotate_reload_submit_then_adjudicate(
     browser_page, live_server, transactional_db, users, make_user
 ) -> None:
     page = browser_page
-    item = make_item()
+    item = LabellingItemFactory(external_id="EE-0001")
     others = [make_user(Role.ANNOTATOR, name) for name in ("ana", "ben")]
     mine, *theirs = assign(item, users["annotator"], *others)
     for annotation in theirs:
@@ -131,7 +131,7 @@ def test_emotion_segments_are_picked_on_the_waveform(
     browser_page, live_server, transactional_db, users
 ) -> None:
     page = browser_page
-    item = make_item(scenario="emotion-shift")
+    item = LabellingItemFactory(scenario="emotion-shift")
     (mine,) = assign(item, users["annotator"])
     log_in(page, live_server, "annotator", f"/annotate/{mine.pk}/")
     page.wait_for_selector("[data-waveform][data-ready=true]")
@@ -177,7 +177,7 @@ def test_emotion_segments_are_picked_on_the_waveform(
 
 def test_a_second_tab_is_told_its_save_is_stale(browser_page, live_server, transactional_db, users) -> None:
     first = browser_page
-    item = make_item()
+    item = LabellingItemFactory()
     (mine,) = assign(item, users["annotator"])
     log_in(first, live_server, "annotator", f"/annotate/{mine.pk}/")
     second = first.context.new_page()

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.evaluation.judging_support import (
-    echochat_text,
-    jsonl,
-    make_item,
-    media_root,  # noqa: F401  (fixture)
-    rubric_judge,
-    tiny_wav,
-    zip_of,
-)
+from tests.evaluation.judging_support import BenchmarkItemFactory, echochat_text, jsonl, rubric_judge, zip_of
+from tests.factories import tiny_wav
 from tests.support.fake_chat_server import running_chat_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.usefixtures("media_root")]
@@ -23,7 +16,7 @@ def test_admin_imports_judges_and_opens_the_leaderboard(
 ) -> None:
     page = browser_page
     for number, scenario in enumerate(("implicit", "modality-conflict", "emotion-shift")):
-        make_item(f"EE-{number}", scenario)
+        BenchmarkItemFactory(external_id=f"EE-{number}", scenario=scenario)
     rows = jsonl(*({"item_id": f"EE-{number}", "output": echochat_text()} for number in range(3)))
     audio = zip_of({f"EE-{number}.wav": tiny_wav(frequency=200 + 50 * number) for number in range(3)})
     worker = worker_factory(ECHOSTUDIO_MEDIA_ROOT=settings.STORAGES["default"]["OPTIONS"]["location"])

@@ -1,26 +1,21 @@
-"""Object graphs and a rubric-speaking judge for the judging, results and human-rubric tests."""
+"""Benchmark items with gold, upload files and a rubric-speaking judge for the judging, results and
+human-rubric tests (outputs and judgements: tests.factories)."""
 
 from __future__ import annotations
 
 import io
 import json
 import zipfile
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-import pytest
+import factory
 
-from annotation.audio.synthesis import to_wav_bytes
-from annotation.gold.models import GoldReference
-from annotation.recording.models import Item
-from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import SUBSCORE_RANGES
-from evaluation.outputs.models import ModelOutput, System
+from tests.factories import GoldReferenceFactory, ItemFactory
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply
+from webapp.lib import vocabulary
 from webapp.lib.llm_client import cache_key
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
-from webapp.storage import new_media_key, save_media
 
 GOLD_PERCEPTION = {
     "polarity": "negative",
@@ -57,12 +52,6 @@ GOOD_SUBSCORES: dict[str, dict[str, int]] = {
 }
 
 
-def tiny_wav(seconds: float = 0.05, frequency: float = 220.0) -> bytes:
-    """Return a short real WAV (a sine) to stand for a spoken response."""
-    t = np.arange(round(seconds * 16_000)) / 16_000
-    return to_wav_bytes((8000 * np.sin(2 * np.pi * frequency * t)).astype(np.int16), 16_000)
-
-
 def zip_of(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
@@ -84,49 +73,18 @@ def echochat_text(response: str = "That sounds lonely. Do you want to tell me ab
     )
 
 
-def make_item(external_id: str, scenario: str = "implicit", *, gold: bool = True) -> Item:
-    item = Item.objects.create(
-        external_id=external_id, text=f"Script of {external_id}.", scenario=scenario, target_emotion="sad"
-    )
-    if gold:
-        GoldReference.objects.create(item=item, version=1, perception=GOLD_PERCEPTION, tom=GOLD_TOM)
-    return item
+class BenchmarkItemFactory(ItemFactory):
+    """A scripted benchmark item ("Script of <id>.", sad) with a gold reference (``gold=None``: none)."""
 
-
-def make_output(system: System, item: Item, version: str = "echoeval-v1", **fields: Any) -> ModelOutput:
-    defaults: dict[str, Any] = {
-        "perception_text": "The user sounds sad and lonely.",
-        "reasoning_text": "Context: alone\nLatent need: company\nCore demand: be heard",
-        "reasoning_fields": {
-            "context": "alone",
-            "latent_need": "company",
-            "core_demand": "be heard",
-            "strategy": ["emotional validation"],
-        },
-        "strategy_text": "Strategies: emotional validation",
-        "response_text": "I'm sorry you ate alone. Want to talk?",
-        "response_audio_key": ""
-        if system.text_only
-        else save_media(new_media_key("model_output", "wav"), tiny_wav()),
-    }
-    defaults.update(fields)
-    return ModelOutput.objects.create(system=system, item=item, benchmark_version=version, **defaults)
-
-
-def make_judgement(output: ModelOutput, stage: str, config: JudgeConfig, score: float | None) -> Judgement:
-    """Store a judgement with a given final score (None: a judge error)."""
-    return Judgement.objects.create(
-        output=output,
-        stage=stage,
-        judge_config=config,
-        judge_model="fixture",
-        prompt_version="v1",
-        prompt_key=f"{output.pk}-{stage}",
-        score=score,
-        raw_sum=score,
-        error_kind="" if score is not None else Judgement.ErrorKind.INVALID_JSON,
-        error="" if score is not None else "answer is not a JSON object",
-        raw_text="garbage" if score is None else "{}",
+    text = factory.LazyAttribute(lambda item: f"Script of {item.external_id}.")
+    target_emotion = vocabulary.SAD
+    emotion_variant = ""
+    instructions = ""
+    gold = factory.RelatedFactory(
+        GoldReferenceFactory,
+        factory_related_name="item",
+        perception=factory.LazyFunction(lambda: dict(GOLD_PERCEPTION)),
+        tom=factory.LazyFunction(lambda: dict(GOLD_TOM)),
     )
 
 
@@ -162,17 +120,3 @@ def rubric_judge(delay_s: float = 0.0) -> Any:
         return json_reply(good_answer(stage_of(request)), delay_s=delay_s)
 
     return answer
-
-
-@pytest.fixture
-def media_root(settings: Any, tmp_path: Path) -> Path:
-    """Store media under the test's own folder."""
-    root = tmp_path / "media"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(root)},
-        },
-    }
-    return root

@@ -17,7 +17,7 @@ ROLE_PAGES = {
     "annotation:annotator_queue": {"annotator", "lead"},
     "annotation:adjudication_queue": {"lead"},
     "evaluation:evaluator_queue": {"evaluator"},
-    "admin_dashboard": {"admin"},
+    "annotation:admin_dashboard": {"admin"},
     "job_list": {"admin"},
 }
 

@@ -11,7 +11,7 @@ EXPECTED_HOME = {
     "annotator": "annotation:annotator_queue",
     "lead": "annotation:adjudication_queue",
     "evaluator": "evaluation:evaluator_queue",
-    "admin": "admin_dashboard",
+    "admin": "annotation:admin_dashboard",
 }
 
 

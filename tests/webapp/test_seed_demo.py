@@ -6,6 +6,7 @@ import io
 import wave
 from collections import Counter
 
+import pytest
 from django.core.management import call_command
 
 from annotation.gold.models import GoldReference
@@ -29,14 +30,8 @@ def _counts() -> tuple[int, ...]:
     )
 
 
-def test_seed_demo_twice_creates_everything_once(db: None, settings, tmp_path) -> None:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path)},
-        },
-    }
+@pytest.mark.usefixtures("media_root")
+def test_seed_demo_twice_creates_everything_once(db: None) -> None:
     first, second = io.StringIO(), io.StringIO()
     call_command("seed_demo", stdout=first)
     counts = (User.objects.count(), Item.objects.count(), Take.objects.count(), Review.objects.count())

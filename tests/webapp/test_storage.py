@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from django.core import signing
@@ -11,14 +12,7 @@ from webapp.storage import audio_url, delete_media, new_media_key, read_media, s
 
 
 @pytest.fixture
-def stored_key(settings, tmp_path) -> str:
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path)},
-        },
-    }
+def stored_key(media_root: Path) -> str:
     return save_media(new_media_key("take", "wav"), b"RIFF" + bytes(range(100)))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.gold.transfer import export_gold
+from annotation.gold.export import export_gold
 from annotation.recording.models import Scenario, Split
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotation.gold.transfer import GoldImportError, import_gold
+from annotation.gold.importing import GoldImportError, import_gold
 from webapp.models import User
 
 

@@ -7,8 +7,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION
 from evaluation.results.leaderboard import to_csv, to_latex
-from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION, leaderboard
+from evaluation.results.reports import leaderboard
 
 
 class Command(BaseCommand):

@@ -7,15 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.outputs.importing import (
-    AudioSource,
-    DirectoryAudioSource,
-    S3AudioSource,
-    ZipAudioSource,
-    import_outputs,
-)
-from evaluation.outputs.models import System
-from evaluation.results.reports import DEFAULT_BENCHMARK_VERSION
+from evaluation.outputs.audio_sources import AudioSource, DirectoryAudioSource, S3AudioSource, ZipAudioSource
+from evaluation.outputs.importing import import_outputs
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 
 
 class Command(BaseCommand):

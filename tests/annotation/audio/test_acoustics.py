@@ -10,16 +10,14 @@ from annotation.audio.acoustics import (
     analyze,
     classify_intonation,
     clipping_ratio,
-    contours_for_display,
     count_words,
     integrated_loudness_lufs,
     k_weighting_filters,
     peak_dbfs,
-    prosody_levels,
-    relative_levels,
     rms_dbfs,
     scalar_features,
 )
+from annotation.audio.prosody import contours_for_display, prosody_levels, relative_levels
 from annotation.audio.synthesis import synthesize
 from tests.annotation.audio.audio_corpus import RATE, glide, harmonic_tone, sine
 

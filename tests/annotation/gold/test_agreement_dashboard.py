@@ -7,12 +7,12 @@ from django.urls import reverse
 from annotation.gold.adjudication import adjudicate_item
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
-from tests.annotation.labelling.support import make_item, perception, submitted, tom
+from tests.annotation.labelling.support import LabellingItemFactory, perception, submitted, tom
 
 
 def test_numbers_and_charts_filtered_by_scenario(client_for, users, trio) -> None:
-    sarcastic = make_item("EE-0001", with_audio=False)
-    neutral = make_item("EE-0002", scenario="audio-dominant", with_audio=False)
+    sarcastic = LabellingItemFactory(external_id="EE-0001", recording=None)
+    neutral = LabellingItemFactory(external_id="EE-0002", scenario="audio-dominant", recording=None)
     emotions = {sarcastic: ["angry", "angry", "sad"], neutral: ["neutral", "neutral", "neutral"]}
     for item, per_annotator in emotions.items():
         for annotator, emotion in zip(trio, per_annotator, strict=True):

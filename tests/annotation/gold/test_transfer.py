@@ -8,11 +8,13 @@ import pytest
 from django.core.management import call_command
 
 from annotation.gold.adjudication import adjudicate_item
+from annotation.gold.export import export_gold
+from annotation.gold.importing import GoldImportError, import_gold, read_rows
 from annotation.gold.models import GoldReference
-from annotation.gold.transfer import GoldImportError, export_gold, import_gold, read_rows
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
-from tests.annotation.labelling.support import make_item, perception, speech_like_wav, submitted, tom
+from tests.annotation.labelling.support import LabellingItemFactory, perception, submitted, tom
+from tests.factories import speech_like_wav
 from webapp.models import User
 from webapp.roles import Role
 
@@ -25,7 +27,10 @@ SEGMENTS = [
 @pytest.fixture
 def gold_items(db: None, users, trio) -> list[Item]:
     """Two gold items: one sarcastic, one emotion-shift; three annotations each."""
-    items = [make_item("EE-0001"), make_item("EE-0002", scenario="emotion-shift")]
+    items = [
+        LabellingItemFactory(external_id="EE-0001"),
+        LabellingItemFactory(external_id="EE-0002", scenario="emotion-shift"),
+    ]
     for item in items:
         labels = perception(emotion_segments=SEGMENTS) if item.scenario == "emotion-shift" else perception()
         for annotator in trio:
@@ -143,6 +148,6 @@ def test_the_management_commands_round_trip(gold_items, users, tmp_path, make_us
 def test_assign_annotators_command(db: None, make_user, capsys) -> None:
     for name in ("x1", "x2", "x3"):
         make_user(Role.ANNOTATOR, name)
-    make_item(with_audio=False)
+    LabellingItemFactory(recording=None)
     call_command("assign_annotators")
     assert "Assigned 3 annotations over 1 items." in capsys.readouterr().out

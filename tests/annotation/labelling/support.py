@@ -1,25 +1,20 @@
-"""Items with real recorded audio, complete label documents, and annotations at any stage."""
+"""The labelling tests' item (real recorded audio), complete label documents, annotations at any stage."""
 
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any
+
+import factory
 
 from annotation.labelling import workflows as labelling
 from annotation.labelling.models import Annotation
-from annotation.recording.models import Item, Take
-from tests.annotation.audio.audio_corpus import glide, harmonic_tone, wav_of
+from annotation.recording.models import Item
+from tests.factories import AnnotationFactory, RecordedItemFactory
+from webapp.lib import vocabulary
 from webapp.models import User
-from webapp.storage import new_media_key, save_media
 
 SCRIPT = "Oh great, another Monday. I just love waiting in the rain."
-
-
-@cache
-def speech_like_wav() -> bytes:
-    """Return 1.5 s of a voice-like tone gliding 220 -> 260 -> 180 Hz as 16 kHz mono 16-bit WAV."""
-    return wav_of(harmonic_tone(glide(220.0, 260.0, 180.0, seconds=1.5)))
 
 
 def display_contours() -> dict[str, Any]:
@@ -30,39 +25,25 @@ def display_contours() -> dict[str, Any]:
     return {"pitch": {"times": times, "hz": hz}, "intensity": {"times": times, "db": db}}
 
 
-def make_item(
-    external_id: str = "EE-0001",
-    *,
-    text: str = SCRIPT,
-    scenario: str = "modality-conflict",
-    state: str = Item.State.RECORDED,
-    with_audio: bool = True,
-) -> Item:
-    """Create an item; with audio, an accepted take carrying features and display contours."""
-    item = Item.objects.create(
-        external_id=external_id, text=text, scenario=scenario, target_emotion="angry", state=state
+class LabellingItemFactory(RecordedItemFactory):
+    """The sarcastic SCRIPT, recorded; its accepted take (``speech_like_wav``) carries prosody
+    features and display contours, as analysis leaves them. ``recording=None``: no audio."""
+
+    text = SCRIPT
+    scenario = vocabulary.MODALITY_CONFLICT
+    target_emotion = vocabulary.ANGRY
+    emotion_variant = ""
+    instructions = ""
+    recording__duration_seconds = 1.5
+    recording__features = factory.LazyFunction(
+        lambda: {
+            "pitch_level": "high",
+            "energy_level": "normal",
+            "rate_level": "low",
+            "intonation": "falling",
+        }
     )
-    if with_audio:
-        actor, _ = User.objects.get_or_create(username="performer")
-        key = save_media(new_media_key("take", "wav"), speech_like_wav())
-        take = Take.objects.create(
-            item=item,
-            actor=actor,
-            status=Take.Status.ACCEPTED,
-            audio_key=key,
-            original_key=key,
-            duration_seconds=1.5,
-            features={
-                "pitch_level": "high",
-                "energy_level": "normal",
-                "rate_level": "low",
-                "intonation": "falling",
-            },
-            contours=display_contours(),
-        )
-        item.recording = take
-        item.save(update_fields=["recording"])
-    return item
+    recording__contours = factory.LazyFunction(display_contours)
 
 
 def perception(**overrides: Any) -> dict[str, Any]:
@@ -103,7 +84,7 @@ def tom(**overrides: Any) -> dict[str, Any]:
 
 def assign(item: Item, *users: User) -> list[Annotation]:
     """Assign exactly these annotators to the item (bypassing the balancing) and mark it annotating."""
-    annotations = [Annotation.objects.create(item=item, annotator=user) for user in users]
+    annotations = [AnnotationFactory(item=item, annotator=user) for user in users]
     Item.objects.filter(pk=item.pk).update(state=Item.State.ANNOTATING)
     item.refresh_from_db()
     return annotations

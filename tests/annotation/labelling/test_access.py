@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from tests.annotation.labelling.support import assign, make_item
+from tests.annotation.labelling.support import LabellingItemFactory, assign
 
 ROLES = ["actor", "reviewer", "annotator", "lead", "evaluator", "admin", "norole"]
 
@@ -38,7 +38,7 @@ API = {
 @pytest.fixture
 def objects(db: None, users):
     """An item on which both the annotator and the lead hold an annotation of their own."""
-    item = make_item(with_audio=False)
+    item = LabellingItemFactory(recording=None)
     own = {
         annotation.annotator.username: annotation
         for annotation in assign(item, users["annotator"], users["lead"])

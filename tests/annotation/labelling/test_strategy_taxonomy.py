@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.labelling.models import AnnotationProject, Strategy
-from annotation.labelling.schema import DEFAULT_STRATEGIES
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 
 
 def test_the_migration_seeds_the_nine_strategies_in_order(db: None) -> None:

@@ -1,9 +1,8 @@
-"""Fixtures of the recording-studio tests: media in a temporary folder, audio made once per session."""
+"""Fixtures of the recording-studio tests: takes made once per session, a panel of reviewers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -12,21 +11,6 @@ from tests.annotation.audio.audio_corpus import glide, harmonic_tone, valid_enco
 
 if TYPE_CHECKING:
     from webapp.models import User
-
-
-@pytest.fixture(autouse=True)
-def media_dir(settings, tmp_path: Path) -> Path:
-    """Store media under a fresh folder per test, so 'nothing left behind' can be checked on disk."""
-    folder = tmp_path / "media"
-    folder.mkdir()
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(folder)},
-        },
-    }
-    return folder
 
 
 @pytest.fixture(scope="session")

@@ -6,21 +6,25 @@ from django.urls import reverse
 
 from annotation.recording.models import Item
 from annotation.recording.reviews import submit_verdict
-from tests.annotation.recording.factories import make_item, record
+from tests.annotation.recording.support import record
+from tests.factories import ItemFactory
 from webapp.models import User
 
 
 def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    item = make_item(
-        "EE-0042", actor=users["actor"], emotion_variant="pride", instructions="Warm, smiling voice."
+    item = ItemFactory(
+        external_id="EE-0042",
+        actor=users["actor"],
+        emotion_variant="pride",
+        instructions="Warm, smiling voice.",
     )
     take = record(users["actor"], item, take_wav)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["misread_script"], "")
-    make_item("EE-0099", actor=users["actor"], state=Item.State.RECORDED)
-    make_item("EE-0100")  # nobody's
+    ItemFactory(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
+    ItemFactory(external_id="EE-0100")  # nobody's
 
     page = client_for("actor").get(reverse("annotation:actor_queue")).content.decode()
 
@@ -32,7 +36,7 @@ def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
 
 
 def test_the_accepted_tab_lists_recorded_scripts(users: dict[str, User], client_for) -> None:
-    make_item("EE-0099", actor=users["actor"], state=Item.State.RECORDED)
+    ItemFactory(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
 
     page = client_for("actor").get(reverse("annotation:actor_queue") + "?tab=accepted").content.decode()
 

@@ -8,7 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from tests.annotation.recording.factories import make_item, record
+from tests.annotation.recording.support import record
+from tests.factories import ItemFactory
 from webapp.models import User
 from webapp.roles import Role
 
@@ -28,7 +29,7 @@ class Endpoint:
 @pytest.fixture
 def endpoints(users: dict[str, User], take_wav: bytes) -> list[Endpoint]:
     """Every recording page and endpoint, on objects belonging to `actor` and `reviewer`."""
-    item = make_item(actor=users["actor"])
+    item = ItemFactory(actor=users["actor"])
     take = record(users["actor"], item, take_wav)  # its only reviewer is users["reviewer"]
     review = take.reviews.get()
     take_url = reverse("annotation:take_detail", args=[take.public_id])

@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from annotation.recording.models import Item
-from tests.annotation.recording.factories import decide, make_item, record
+from tests.annotation.recording.support import decide, record
+from tests.factories import ItemFactory
 from webapp.models import User
 
 
@@ -15,8 +16,8 @@ def test_the_dashboard_shows_states_acceptance_load_and_kappa(
     actor = users["actor"]
     verdict_sets = [("accept",) * 3, ("accept", "accept", "reject"), ("reject",) * 3, ("accept",) * 3]
     for n, verdicts in enumerate(verdict_sets):
-        decide(record(actor, make_item(f"EE-{n}", actor=actor), take_wav), *verdicts)
-    make_item("EE-9")
+        decide(record(actor, ItemFactory(external_id=f"EE-{n}", actor=actor), take_wav), *verdicts)
+    ItemFactory(external_id="EE-9")
 
     response = client_for("admin").get(reverse("annotation:recording_dashboard"))
 
@@ -41,6 +42,6 @@ def test_the_dashboard_shows_states_acceptance_load_and_kappa(
 
 
 def test_the_studio_overview_links_to_the_recording_pages(client_for) -> None:
-    page = client_for("admin").get(reverse("admin_dashboard")).content.decode()
+    page = client_for("admin").get(reverse("annotation:admin_dashboard")).content.decode()
     for name in ("recording_dashboard", "import_items", "assign_items"):
         assert reverse(f"annotation:{name}") in page

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.recording.items import assign_items, import_items
 from annotation.recording.models import Item, Take
-from tests.annotation.recording.factories import analysed, decide, upload
+from tests.annotation.recording.support import analysed, decide, upload
 from webapp.models import User
 
 ITEMS_CSV = (

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from annotation.recording.models import Take
 from annotation.recording.reviews import submit_verdict
-from tests.annotation.recording.factories import first_review, make_item, record
+from tests.annotation.recording.support import first_review, record
+from tests.factories import ItemFactory
 from webapp.models import User
 
 
@@ -23,7 +24,7 @@ def contours_in(page: str) -> dict:
 def test_the_actor_sees_contours_measurements_and_reasons_but_no_reviewer(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], make_item(actor=users["actor"]), take_wav)
+    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["wrong_intensity"], "Needs more energy")
 
@@ -42,7 +43,7 @@ def test_the_actor_sees_contours_measurements_and_reasons_but_no_reviewer(
 def test_an_admin_sees_who_recorded_and_who_reviews_and_can_replace_a_reviewer(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], make_item(actor=users["actor"]), take_wav)
+    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
     admin = client_for("admin")
     url = reverse("annotation:take_detail", args=[take.public_id])
 
@@ -68,7 +69,7 @@ def test_an_admin_sees_who_recorded_and_who_reviews_and_can_replace_a_reviewer(
 def test_a_take_short_of_reviewers_gets_one_added_by_an_admin(
     users: dict[str, User], make_user, take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], make_item(actor=users["actor"]), take_wav)  # one reviewer only
+    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)  # one reviewer only
     from webapp.roles import Role
 
     newcomer = make_user(Role.REVIEWER, "newcomer")
@@ -87,11 +88,11 @@ def test_a_take_short_of_reviewers_gets_one_added_by_an_admin(
 
 
 def test_a_take_still_analysing_says_so(users: dict[str, User], take_wav: bytes) -> None:
-    from tests.annotation.recording.factories import upload
+    from tests.annotation.recording.support import upload
 
     client = Client()
     client.force_login(users["actor"])
-    created = upload(client, make_item(actor=users["actor"]), take_wav).json()
+    created = upload(client, ItemFactory(actor=users["actor"]), take_wav).json()
 
     page = client.get(created["page_url"]).content.decode()
 

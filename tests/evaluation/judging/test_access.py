@@ -9,7 +9,8 @@ from evaluation.judging.human_scoring import draw_rubric_sample
 from evaluation.judging.models import JudgeConfig, RubricSample
 from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import System
-from tests.evaluation.judging_support import make_item, make_judgement, make_output
+from tests.evaluation.judging_support import BenchmarkItemFactory
+from tests.factories import JudgementFactory, ModelOutputFactory
 from webapp.models import User
 
 ROLES = ["actor", "reviewer", "annotator", "lead", "evaluator", "admin", "norole"]
@@ -50,10 +51,10 @@ ACTIONS = {
 @pytest.fixture
 def world(users: dict[str, User]) -> dict[str, list[object]]:
     system = System.objects.create(name="S", text_only=True)
-    item = make_item("EE-1")
-    output = make_output(system, item)
+    item = BenchmarkItemFactory(external_id="EE-1")
+    output = ModelOutputFactory(system=system, item=item)
     config = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
-    make_judgement(output, "perception", config, 7)
+    JudgementFactory(output=output, stage="perception", judge_config=config, score=7)
     run = start_judge_run(system, "echoeval-v1", config, started_by=users["admin"])
     sample: RubricSample = draw_rubric_sample(
         name="s", benchmark_version="echoeval-v1", n_items=1, evaluators=[users["evaluator"]]

@@ -10,19 +10,14 @@ from django.core.management import CommandError, call_command
 
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import ModelOutput, System
-from tests.evaluation.judging_support import (
-    jsonl,
-    make_item,
-    make_judgement,
-    media_root,  # noqa: F401  (fixture)
-    tiny_wav,
-)
+from tests.evaluation.judging_support import BenchmarkItemFactory, jsonl
+from tests.factories import JudgementFactory, tiny_wav
 
 pytestmark = pytest.mark.usefixtures("media_root")
 
 
 def test_import_outputs_from_a_folder_then_export_the_leaderboard(db: None, tmp_path: Path) -> None:
-    make_item("EE-1")
+    BenchmarkItemFactory(external_id="EE-1")
     rows = tmp_path / "outputs.jsonl"
     rows.write_bytes(jsonl({"item_id": "EE-1", "output": "I hear you."}))
     (tmp_path / "audio" / "nested").mkdir(parents=True)
@@ -36,7 +31,7 @@ def test_import_outputs_from_a_folder_then_export_the_leaderboard(db: None, tmp_
     assert output.response_text == "I hear you." and output.response_audio_key
 
     judge = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
-    make_judgement(output, "perception", judge, 6)
+    JudgementFactory(output=output, stage="perception", judge_config=judge, score=6)
     csv_out = io.StringIO()
     call_command("export_leaderboard", "judge", stdout=csv_out)
     assert csv_out.getvalue().splitlines()[1].startswith("Omni-X,6.0000,1,0,")

@@ -9,14 +9,9 @@ from django.urls import reverse
 from evaluation.judging.human_scoring import HandScore, draw_rubric_sample, save_hand_scores
 from evaluation.judging.models import HumanJudgement, JudgeConfig, RubricSample
 from evaluation.outputs.models import System
-from evaluation.results.reports import judge_human_agreement
-from tests.evaluation.judging_support import (
-    GOOD_SUBSCORES,
-    make_item,
-    make_judgement,
-    make_output,
-    media_root,  # noqa: F401  (fixture)
-)
+from evaluation.results.agreement import judge_human_agreement
+from tests.evaluation.judging_support import GOOD_SUBSCORES, BenchmarkItemFactory
+from tests.factories import JudgementFactory, ModelOutputFactory
 from webapp.models import User
 from webapp.roles import Role
 
@@ -30,10 +25,10 @@ def sample(users: dict[str, User]) -> RubricSample:
     secret = System.objects.create(name=SECRET_NAME, version=SECRET_VERSION, category=System.Category.OMNI)
     other = System.objects.create(name="Other-System", text_only=True)
     for number in range(3):
-        item = make_item(f"EE-{number}")
-        make_output(secret, item)
-        make_output(other, item)
-    make_output(secret, make_item("EE-no-gold", gold=False))
+        item = BenchmarkItemFactory(external_id=f"EE-{number}")
+        ModelOutputFactory(system=secret, item=item)
+        ModelOutputFactory(system=other, item=item)
+    ModelOutputFactory(system=secret, item=BenchmarkItemFactory(external_id="EE-no-gold", gold=None))
     return draw_rubric_sample(
         name="pilot", benchmark_version="echoeval-v1", n_items=2, evaluators=[users["evaluator"]], seed=1
     )
@@ -142,8 +137,8 @@ def test_agreement_is_spearman_per_stage_with_a_bootstrap_interval(db: None, use
     system = System.objects.create(name="S", text_only=True)
     second = User.objects.create_user("evaluator2", password="x")
     for number, (judge_score, human_score) in enumerate(zip([2, 4, 6, 8, 10], [1, 3, 2, 4, 5], strict=True)):
-        output = make_output(system, make_item(f"EE-{number}"))
-        make_judgement(output, "perception", judge, judge_score)
+        output = ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id=f"EE-{number}"))
+        JudgementFactory(output=output, stage="perception", judge_config=judge, score=judge_score)
         scores = [(users["evaluator"], human_score)] if number else [(users["evaluator"], 0), (second, 2)]
         for evaluator, score in scores:
             HumanJudgement.objects.create(
@@ -166,7 +161,9 @@ def test_agreement_is_spearman_per_stage_with_a_bootstrap_interval(db: None, use
 
 def test_save_hand_scores_records_the_apps_own_flags(db: None, users) -> None:
     system = System.objects.create(name="S", text_only=True)
-    output = make_output(system, make_item("EE-1"), perception_text="")
+    output = ModelOutputFactory(
+        system=system, item=BenchmarkItemFactory(external_id="EE-1"), perception_text=""
+    )
     scores = {
         stage: HandScore(GOOD_SUBSCORES[stage], [])
         for stage in ("perception", "reasoning", "response_content")

@@ -10,13 +10,8 @@ from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import System
 from tests.conftest import wait_until
-from tests.evaluation.judging_support import (
-    make_item,
-    make_output,
-    media_root,  # noqa: F401  (fixture)
-    prompt_key,
-    rubric_judge,
-)
+from tests.evaluation.judging_support import BenchmarkItemFactory, prompt_key, rubric_judge
+from tests.factories import ModelOutputFactory
 from tests.support.fake_chat_server import running_chat_server
 from webapp.jobs import reap_stale_jobs
 from webapp.models import Job, JobStatus
@@ -40,7 +35,7 @@ def test_a_run_resumed_after_its_worker_is_killed_judges_no_stage_twice(worker_f
     }
     system = System.objects.create(name="Omni-X")
     for number in range(6):
-        make_output(system, make_item(f"EE-{number}"))
+        ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id=f"EE-{number}"))
     expected = 6 * 4
     # One prompt at a time, each answered after 0.25 s: the kill lands mid-run with one in flight.
     with running_chat_server(rubric_judge(delay_s=0.25)) as server:

@@ -8,17 +8,12 @@ import pytest
 from django.core.files.storage import default_storage
 
 from evaluation.judging.models import JudgeConfig, Judgement
-from evaluation.outputs.importing import ZipAudioSource, import_outputs, parse_rows
+from evaluation.outputs.audio_sources import ZipAudioSource
+from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import ModelOutput, System
-from tests.evaluation.judging_support import (
-    echochat_text,
-    jsonl,
-    make_item,
-    make_judgement,
-    media_root,  # noqa: F401  (fixture)
-    tiny_wav,
-    zip_of,
-)
+from evaluation.outputs.parsing import parse_rows
+from tests.evaluation.judging_support import BenchmarkItemFactory, echochat_text, jsonl, zip_of
+from tests.factories import JudgementFactory, tiny_wav
 
 pytestmark = pytest.mark.usefixtures("media_root")
 
@@ -90,8 +85,8 @@ def _upload(system: System, rows: bytes, files: dict[str, bytes], **options: boo
 
 
 def test_unknown_items_duplicates_and_missing_audio_block_the_import(system: System) -> None:
-    make_item("EE-1")
-    make_item("EE-2")
+    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory(external_id="EE-2")
     rows = jsonl(
         {"item_id": "EE-1", "output": "fine"},
         {"item_id": "EE-9", "output": "who?"},
@@ -112,7 +107,7 @@ def test_unknown_items_duplicates_and_missing_audio_block_the_import(system: Sys
 
 
 def test_a_file_that_is_not_audio_is_refused(system: System) -> None:
-    make_item("EE-1")
+    BenchmarkItemFactory(external_id="EE-1")
     report = _upload(
         system, jsonl({"item_id": "EE-1", "output": "x", "audio": "a/b.wav"}), {"a/b.wav": b"text"}
     )
@@ -120,7 +115,7 @@ def test_a_file_that_is_not_audio_is_refused(system: System) -> None:
 
 
 def test_skipping_invalid_rows_imports_the_rest(system: System) -> None:
-    make_item("EE-1")
+    BenchmarkItemFactory(external_id="EE-1")
     report = _upload(
         system,
         jsonl({"item_id": "EE-1", "output": "ok"}, {"item_id": "EE-9", "output": "?"}),
@@ -131,7 +126,7 @@ def test_skipping_invalid_rows_imports_the_rest(system: System) -> None:
 
 
 def test_audio_is_stored_under_a_random_key(system: System) -> None:
-    make_item("EE-1")
+    BenchmarkItemFactory(external_id="EE-1")
     wav = tiny_wav()
     _upload(
         system,
@@ -150,7 +145,7 @@ def test_importing_again_replaces_instead_of_duplicating(
 ) -> None:
     # given two imported outputs, both judged
     for external_id in ("EE-1", "EE-2", "EE-3"):
-        make_item(external_id)
+        BenchmarkItemFactory(external_id=external_id)
     first = _upload(
         system,
         jsonl({"item_id": "EE-1", "output": "same"}, {"item_id": "EE-2", "output": "old"}),
@@ -159,8 +154,8 @@ def test_importing_again_replaces_instead_of_duplicating(
     assert first.created == 2
     config = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
     same, changed = ModelOutput.objects.order_by("item__external_id")
-    make_judgement(same, "reasoning", config, 7)
-    make_judgement(changed, "reasoning", config, 7)
+    JudgementFactory(output=same, stage="reasoning", judge_config=config, score=7)
+    JudgementFactory(output=changed, stage="reasoning", judge_config=config, score=7)
     old_key = changed.response_audio_key
 
     # when the file comes again with EE-2 changed, EE-3 new and EE-1 unchanged
@@ -196,6 +191,6 @@ def test_importing_again_replaces_instead_of_duplicating(
 def test_a_text_only_system_needs_no_audio(system: System) -> None:
     system.text_only = True
     system.save()
-    make_item("EE-1")
+    BenchmarkItemFactory(external_id="EE-1")
     report = import_outputs(system, "echoeval-v1", jsonl({"item_id": "EE-1", "output": "hello"}), None)
     assert report.imported and ModelOutput.objects.get().response_audio_key == ""

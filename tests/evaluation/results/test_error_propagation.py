@@ -1,6 +1,7 @@
 import pytest
 
-from evaluation.results.leaderboard import StageRecord, error_propagation
+from evaluation.results.leaderboard import StageRecord
+from evaluation.results.propagation import error_propagation
 
 
 def _item(item, perception, reasoning, content, scenario="implicit"):

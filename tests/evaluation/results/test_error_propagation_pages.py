@@ -11,9 +11,11 @@ from django.urls import reverse
 from evaluation.judging.models import JudgeConfig
 from evaluation.judging.rubrics import SCENARIOS
 from evaluation.outputs.models import System
-from evaluation.results.leaderboard import StageRecord, error_propagation
+from evaluation.results.leaderboard import StageRecord
+from evaluation.results.propagation import error_propagation
 from evaluation.results.reports import error_propagation_table
-from tests.evaluation.judging_support import make_item, make_judgement, make_output
+from tests.evaluation.judging_support import BenchmarkItemFactory
+from tests.factories import JudgementFactory, ModelOutputFactory
 
 # Threshold 0.6 of each stage maximum: perception and reasoning >= 6/10, content >= 3/5.
 #   item  P      R      Resp         P ok  R ok  Resp ok
@@ -44,15 +46,22 @@ def config(db: None) -> JudgeConfig:
     judge = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
     system = System.objects.create(name="S")
     for number, scenario, perception, reasoning, content in ROWS:
-        output = make_output(system, make_item(f"i{number}", scenario), response_audio_key="")
-        make_judgement(
-            output, "shift_perception" if scenario == "emotion-shift" else "perception", judge, perception
+        output = ModelOutputFactory(
+            system=system,
+            item=BenchmarkItemFactory(external_id=f"i{number}", scenario=scenario),
+            response_audio_key="",
         )
-        make_judgement(output, "reasoning", judge, reasoning)
+        JudgementFactory(
+            output=output,
+            stage="shift_perception" if scenario == "emotion-shift" else "perception",
+            judge_config=judge,
+            score=perception,
+        )
+        JudgementFactory(output=output, stage="reasoning", judge_config=judge, score=reasoning)
         if content != NOT_JUDGED:
-            make_judgement(output, "response_content", judge, content)
+            JudgementFactory(output=output, stage="response_content", judge_config=judge, score=content)
         # Audio scores play no part in the cascade.
-        make_judgement(output, "response_audio", judge, 1)
+        JudgementFactory(output=output, stage="response_audio", judge_config=judge, score=1)
     return judge
 
 
@@ -88,17 +97,17 @@ def test_sql_pivot_matches_the_pure_module_on_random_scores(db: None) -> None:
     rng = random.Random(3)
     judge = JudgeConfig.objects.create(name="j", base_url="http://127.0.0.1:9/v1")
     records = []
-    items = [make_item(f"r{n}", SCENARIOS[n % 5]) for n in range(20)]
+    items = [BenchmarkItemFactory(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(20)]
     for name in ("S1", "S2"):
         system = System.objects.create(name=name)
         for item in items:
-            output = make_output(system, item, response_audio_key="")
+            output = ModelOutputFactory(system=system, item=item, response_audio_key="")
             perception = "shift_perception" if item.scenario == "emotion-shift" else "perception"
             for stage, top in ((perception, 10), ("reasoning", 10), ("response_content", 5)):
                 if rng.random() < 0.1:
                     continue
                 score = None if rng.random() < 0.1 else float(rng.randint(0 if top == 10 else 1, top))
-                make_judgement(output, stage, judge, score)
+                JudgementFactory(output=output, stage=stage, judge_config=judge, score=score)
                 records.append(StageRecord(name, item.external_id, item.scenario, stage, score))
     for threshold in (0.5, 0.6, 0.8):
         expected = error_propagation(records, threshold)

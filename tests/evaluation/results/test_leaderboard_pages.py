@@ -17,7 +17,8 @@ from evaluation.judging.rubrics import SCENARIOS
 from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord, build_leaderboard
 from evaluation.results.reports import leaderboard
-from tests.evaluation.judging_support import make_item, make_judgement, make_output
+from tests.evaluation.judging_support import BenchmarkItemFactory
+from tests.factories import JudgementFactory, ModelOutputFactory
 
 SCENARIO_OF = {
     "i1": "implicit",
@@ -54,7 +55,10 @@ SCORES = {
 
 
 def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None = None) -> None:
-    items = {item_id: make_item(item_id, scenario) for item_id, scenario in SCENARIO_OF.items()}
+    items = {
+        item_id: BenchmarkItemFactory(external_id=item_id, scenario=scenario)
+        for item_id, scenario in SCENARIO_OF.items()
+    }
     for name, stages in scores.items():
         system = System.objects.create(
             name=name,
@@ -65,9 +69,11 @@ def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None =
         for stage, by_item in stages.items():
             for item_id, score in by_item.items():
                 if item_id not in outputs:
-                    outputs[item_id] = make_output(system, items[item_id], response_audio_key="")
+                    outputs[item_id] = ModelOutputFactory(
+                        system=system, item=items[item_id], response_audio_key=""
+                    )
                 real_stage = "shift_perception" if stage == "perception" and item_id == "i6" else stage
-                make_judgement(outputs[item_id], real_stage, config, score)
+                JudgementFactory(output=outputs[item_id], stage=real_stage, judge_config=config, score=score)
 
 
 @pytest.fixture
@@ -134,9 +140,9 @@ def test_the_page_runs_a_fixed_number_of_queries(config: JudgeConfig, client_for
         client.get(url, {"judge": config.pk})
     more = System.objects.create(name="D")
     for output in System.objects.get(name="A").outputs.all():
-        copy = make_output(more, output.item, response_audio_key="")
+        copy = ModelOutputFactory(system=more, item=output.item, response_audio_key="")
         for judgement in output.judgements.all():
-            make_judgement(copy, judgement.stage, config, judgement.score)
+            JudgementFactory(output=copy, stage=judgement.stage, judge_config=config, score=judgement.score)
     with CaptureQueriesContext(connection) as large:
         client.get(url, {"judge": config.pk})
     assert len(large) == len(small)
@@ -166,12 +172,12 @@ def test_rows_follow_the_papers_grouping_by_category(db: None) -> None:
 def test_sql_aggregation_matches_the_pure_module_on_random_scores(db: None) -> None:
     rng = random.Random(7)
     judge = JudgeConfig.objects.create(name="j", base_url="http://127.0.0.1:9/v1")
-    items = [make_item(f"r{n}", SCENARIOS[n % 5]) for n in range(15)]
+    items = [BenchmarkItemFactory(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(15)]
     records = []
     for name in ("S1", "S2", "S3"):
         system = System.objects.create(name=name)
         for item in items:
-            output = make_output(system, item, response_audio_key="")
+            output = ModelOutputFactory(system=system, item=item, response_audio_key="")
             perception = "shift_perception" if item.scenario == "emotion-shift" else "perception"
             for stage, top in (
                 (perception, 10),
@@ -182,6 +188,6 @@ def test_sql_aggregation_matches_the_pure_module_on_random_scores(db: None) -> N
                 if rng.random() < 0.1:
                     continue  # not judged
                 score = None if rng.random() < 0.1 else float(rng.randint(1, top))
-                make_judgement(output, stage, judge, score)
+                JudgementFactory(output=output, stage=stage, judge_config=judge, score=score)
                 records.append(StageRecord(name, item.external_id, item.scenario, stage, score))
     assert leaderboard("echoeval-v1", judge).table == build_leaderboard(records, systems=["S1", "S2", "S3"])

@@ -12,23 +12,19 @@ from functools import lru_cache
 from django.utils import timezone
 
 from annotation.audio.synthesis import synthesize, to_wav_bytes
-from annotation.recording.models import Item, Take
+from annotation.recording.models import Item
 from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.creation import StudySpec, create_study
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
-from evaluation.studies.workflows import (
-    StudySpec,
-    create_study,
-    next_assignment,
-    record_playback,
-    submit_rating,
-)
+from evaluation.studies.workflows import record_playback, submit_rating
+from tests.factories import ModelOutputFactory, RecordedItemFactory, SystemFactory, stored_wav
+from webapp.lib import vocabulary
+from webapp.lib.vocabulary import SCENARIOS
 from webapp.models import User
 from webapp.roles import Role
-from webapp.storage import new_media_key, save_media
 
 QUERY_SPEECH = "I lost my job today."
 REPLY_SPEECH = "I am so sorry."
-SCENARIOS = ("implicit", "audio-dominant", "high-arousal", "modality-conflict", "emotion-shift")
 
 
 @lru_cache(maxsize=4)
@@ -57,29 +53,26 @@ def build_world(
     """Create recorded items (scenarios in turn) and systems whose outputs are short real speech."""
     actor = make_user(Role.VOICE_ACTOR)
     query_audio, reply_audio = spoken(QUERY_SPEECH), spoken(REPLY_SPEECH)
-    items = []
-    for n in range(n_items):
-        item = Item.objects.create(
+    items = [
+        RecordedItemFactory(
             external_id=f"{prefix}-{n:03d}",
             text=f"Query number {n}: I lost my job today.",
             scenario=SCENARIOS[n % len(SCENARIOS)],
-            target_emotion="sad",
-            state=Item.State.RECORDED,
+            target_emotion=vocabulary.SAD,
+            emotion_variant="",
+            instructions="",
+            recording__actor=actor,
+            recording__wav=query_audio,
         )
-        key = save_media(new_media_key("take", "wav"), query_audio)
-        take = Take.objects.create(
-            item=item, actor=actor, audio_key=key, original_key=key, status=Take.Status.ACCEPTED
-        )
-        item.recording = take
-        item.save(update_fields=["recording"])
-        items.append(item)
-    systems = [System.objects.create(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
+        for n in range(n_items)
+    ]
+    systems = [SystemFactory(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
     outputs = [
-        ModelOutput.objects.create(
+        ModelOutputFactory(
             system=system,
             item=item,
             response_text=f"I am sorry to hear that ({item.external_id}).",
-            response_audio_key=save_media(new_media_key("output", "wav"), reply_audio),
+            response_audio_key=stored_wav(reply_audio, "output"),
         )
         for system in systems
         for item in items
@@ -106,7 +99,7 @@ def make_study(world: StudyWorld, evaluators: list[User], admin: User, **overrid
 
 def current(study: Study, evaluator: User) -> StudyAssignment:
     """Return the evaluator's next assignment, which the test expects to exist."""
-    assignment = next_assignment(study, evaluator)
+    assignment = StudyAssignment.objects.next_for(study, evaluator)
     assert assignment is not None, "the evaluator has rated everything already"
     return assignment
 

@@ -10,7 +10,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.studies.models import StudyAssignment
-from evaluation.studies.workflows import next_assignment
 from tests.evaluation.studies.support import build_world, make_study
 from webapp.roles import Role
 
@@ -31,7 +30,7 @@ def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, use
     client = client_for("evaluator")
     received: list[str] = [client.get(reverse("evaluation:evaluator_queue")).content.decode()]
     audio_urls: list[str] = []
-    while (assignment := next_assignment(study, rater)) is not None:
+    while (assignment := StudyAssignment.objects.next_for(study, rater)) is not None:
         page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
         received.append(page)
         audio_urls += AUDIO_SRC.findall(page)

@@ -9,9 +9,9 @@ import pytest
 from django.urls import reverse
 
 from annotation.audio.synthesis import synthesize
+from evaluation.studies.creation import GoldSpec, StudySpec, create_study
 from evaluation.studies.design import StudyDesignError, trap_sentence
 from evaluation.studies.models import StudyAssignment, StudyStimulus
-from evaluation.studies.workflows import GoldSpec, StudySpec, create_study
 from tests.evaluation.studies.support import REPLY_SPEECH, build_world, make_study, spoken, wav_seconds
 from webapp.roles import Role
 from webapp.storage import read_media

@@ -10,7 +10,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.studies.models import StudyAssignment, StudyRating
-from evaluation.studies.workflows import next_assignment
 from tests.evaluation.studies.support import build_world, current, make_study, play
 from webapp.roles import Role
 
@@ -126,7 +125,7 @@ def test_an_evaluator_stops_and_resumes_where_they_left_off(setup, users):
     page = later.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
     assert f"Sample 3 of {total}" in page
     assert StudyRating.objects.filter(assignment__evaluator=rater).count() == 2 * len(study.dimensions)
-    while (pending := next_assignment(study, rater)) is not None:
+    while (pending := StudyAssignment.objects.next_for(study, rater)) is not None:
         play(pending)
         _submit(later, pending)
     assert (

@@ -9,13 +9,10 @@ import math
 import pytest
 
 from evaluation.studies.results import (
-    RatingRow,
-    ScreeningRules,
-    failed_checks,
-    screen_study_raters,
     summarise_ratings,
     summary_csv,
 )
+from evaluation.studies.screening import RatingRow, ScreeningRules, failed_checks, screen_study_raters
 
 # Per-output naturalness on which r1, r2 and r3 agree exactly: system A answers items i1-i3 with
 # 5, 5, 4 and system B with 4, 3, 1. r4 says 3 to everything; "contra" mirrors the panel (6 - s).

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from evaluation.studies.models import StudyRater
-from evaluation.studies.workflows import screen_study, study_figures, summarise_study
+from evaluation.studies.reports import screen_study, study_figures, summarise_study
 from tests.evaluation.studies.support import build_world, make_study, rate_everything
 from webapp.roles import Role
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from ml.core.speech_model import SpeechLM, build_tiny_speech_lm
+from ml.core.speech.model import SpeechLM
+from ml.core.speech.tiny import build_tiny_speech_lm
 
 
 @pytest.fixture(autouse=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ml.core.speech_model import SAMPLE_RATE
+from ml.core.speech.inputs import SAMPLE_RATE
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
 
 PERCEPTION = "Low pitch, slow rate and a trembling voice: sad, strong intensity."

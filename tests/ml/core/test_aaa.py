@@ -9,8 +9,11 @@ import pytest
 import torch
 
 from ml.core.aaa import collect_audio_attention, measure_rho, perception_query_mask
-from ml.core.sft import SftConfig, SftExample, train_sft
-from ml.core.speech_model import SpeechBatch, SpeechExample, SpeechLM, build_tiny_speech_lm
+from ml.core.config import SftConfig
+from ml.core.sft import SftExample, train_sft
+from ml.core.speech.inputs import SpeechBatch, SpeechExample
+from ml.core.speech.model import SpeechLM
+from ml.core.speech.tiny import build_tiny_speech_lm
 from tests.ml.core.samples import PROMPT, TARGET, voiced_audio
 
 

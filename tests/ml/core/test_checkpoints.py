@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ml.core.checkpoints import load_checkpoint, save_checkpoint, verify_checkpoint
-from ml.core.speech_model import LoraSettings, SpeechLM
+from ml.core.config import LoraSettings
+from ml.core.speech.model import SpeechLM
 
 
 def test_metadata_records_config_data_metrics_and_weight_hashes(

@@ -7,7 +7,8 @@ from pathlib import Path
 import torch
 
 from ml.core.checkpoints import load_checkpoint, save_checkpoint
-from ml.core.speech_model import SpeechExample, SpeechLM
+from ml.core.speech.inputs import SpeechExample
+from ml.core.speech.model import SpeechLM
 from tests.ml.core.samples import PROMPT, TARGET, voiced_audio
 from tests.support.s3_server import S3Server
 

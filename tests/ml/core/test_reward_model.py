@@ -10,26 +10,14 @@ import pytest
 import torch
 
 from annotation.audio.synthesis import synthesize
-from ml.core.reward_model import (
-    REWARD_MODEL_TYPE,
-    RewardExample,
-    RewardInput,
-    RewardModelConfig,
-    RewardSourceItem,
-    RewardTrainingConfig,
-    UserTurn,
-    build_reward_model,
-    build_reward_training_examples,
-    evaluate_reward_model,
-    load_reward_model,
-    log_mel_features,
-    mel_filterbank,
-    response_reward_scorer,
-    save_reward_model,
-    score_responses,
-    train_reward_model,
-)
-from ml.core.speech_model import SAMPLE_RATE
+from ml.core.config import RewardModelConfig, RewardTrainingConfig
+from ml.core.reward.checkpoint import REWARD_MODEL_TYPE, load_reward_model, save_reward_model
+from ml.core.reward.features import log_mel_features, mel_filterbank
+from ml.core.reward.ladder import RewardExample, RewardSourceItem, build_reward_training_examples
+from ml.core.reward.model import RewardInput, build_reward_model
+from ml.core.reward.scoring import UserTurn, response_reward_scorer, score_responses
+from ml.core.reward.training import evaluate_reward_model, train_reward_model
+from ml.core.speech.inputs import SAMPLE_RATE
 from tests.ml.core.samples import voiced_audio
 from webapp.lib.output_format import parse_output, render_output, render_strategy
 

@@ -8,24 +8,14 @@ import math
 import pytest
 import torch
 
-from ml.core.reward_model import RewardScore
-from ml.core.rl import (
-    HeuristicReference,
-    HeuristicScorer,
-    RlConfig,
-    RlPrompt,
-    RolloutGroup,
-    StageScores,
-    combined_scorer,
-    grpo_token_loss,
-    prepare_policy,
-    rl_step,
-    rl_update,
-    train_rl,
-    word_f1,
-)
-from ml.core.sdca import SdcaConfig, span_advantages, total_advantages
-from ml.core.speech_model import LoraSettings, SpeechLM
+from ml.core.config import LoraSettings, RlConfig, SdcaConfig
+from ml.core.reward.scoring import RewardScore
+from ml.core.rl.grpo import grpo_token_loss, rl_step, rl_update
+from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer, word_f1
+from ml.core.rl.rollouts import RlPrompt, RolloutGroup, StageScores, combined_scorer
+from ml.core.rl.training import prepare_policy, train_rl
+from ml.core.sdca import span_advantages, total_advantages
+from ml.core.speech.model import SpeechLM
 from tests.ml.core.samples import PROMPT, voiced_audio
 from webapp.lib.output_format import ParsedOutput, parse_output, render_output, render_strategy
 

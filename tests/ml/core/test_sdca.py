@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from ml.core.config import SdcaConfig
 from ml.core.sdca import (
     RolloutScores,
-    SdcaConfig,
     gated_stage_rewards,
     reasoning_reward,
     response_reward,

@@ -9,9 +9,12 @@ import pytest
 import torch
 
 from ml.core.checkpoints import load_checkpoint, save_checkpoint
+from ml.core.config import LoraSettings, SftConfig
 from ml.core.inference import InferenceItem, run_inference
-from ml.core.sft import SftConfig, SftExample, train_sft
-from ml.core.speech_model import LoraSettings, SpeechExample, SpeechLM, build_tiny_speech_lm
+from ml.core.sft import SftExample, train_sft
+from ml.core.speech.inputs import SpeechExample
+from ml.core.speech.model import SpeechLM
+from ml.core.speech.tiny import build_tiny_speech_lm
 from tests.ml.core.samples import PERCEPTION, PROMPT, TARGET, voiced_audio
 
 

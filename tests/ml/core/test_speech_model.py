@@ -10,16 +10,10 @@ import pytest
 import torch
 from transformers import Qwen2AudioForConditionalGeneration, Qwen2AudioProcessor
 
-from ml.core.speech_model import (
-    IGNORE_INDEX,
-    Qwen25OmniThinkerSpeechLM,
-    SpeechExample,
-    SpeechLM,
-    completion_logprobs,
-    load_speech_lm,
-    resample,
-    split_s3_uri,
-)
+from ml.core.speech.adapters import Qwen25OmniThinkerSpeechLM
+from ml.core.speech.inputs import IGNORE_INDEX, SpeechExample, completion_logprobs, resample
+from ml.core.speech.loading import load_speech_lm, split_s3_uri
+from ml.core.speech.model import SpeechLM
 from tests.ml.core.samples import PROMPT, TARGET, voiced_audio
 from webapp.lib.output_format import parse_output
 

@@ -16,15 +16,8 @@ def _one_thread() -> None:
 
 
 @pytest.fixture
-def ml_storage(settings: Any, tmp_path: Path) -> Path:
+def ml_storage(settings: Any, tmp_path: Path, media_root: Path) -> Path:
     """Keep media and checkpoints under the test's own folder; return the checkpoint folder."""
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path / "media")},
-        },
-    }
     settings.CHECKPOINT_DIR = tmp_path / "checkpoints"
     # The heartbeat thread writes from its own connection, which SQLite locks out while the test's
     # transaction is open; heartbeats are not what these tests are about.

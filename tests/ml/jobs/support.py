@@ -1,54 +1,54 @@
-"""Object graphs for the EchoChat job tests: items with accepted takes and gold, and tiny job parameters."""
+"""The EchoChat job tests' items (accepted takes and gold), tiny job parameters, jobs run in-process."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from annotation.gold.models import GoldReference
+import factory
+
 from annotation.labelling.models import Strategy
-from annotation.recording.models import Item, Split, Take
+from annotation.recording.models import Item
+from tests.factories import GoldReferenceFactory, RecordedItemFactory
 from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM, REFERENCE_RESPONSE, voiced_wav
 from webapp.jobs import run_job
-from webapp.models import Job, User
-from webapp.storage import new_media_key, save_media
+from webapp.lib import vocabulary
+from webapp.models import Job
 
 
-def make_ready_item(
-    actor: User,
-    external_id: str,
-    *,
-    split: str = Split.TRAIN,
-    gold: bool = True,
-    reference_response: str = REFERENCE_RESPONSE,
-    pitch_hz: float = 160.0,
-    perception: dict[str, Any] | None = None,
-    tom: dict[str, Any] | None = None,
-) -> Item:
-    """Return an item with an accepted take and, by default, a current gold reference."""
-    Strategy.objects.get_or_create(slug="emotional-validation", defaults={"name": "Emotional validation"})
-    item = Item.objects.create(
-        external_id=external_id,
-        text=f"I ate alone again ({external_id}).",
-        scenario="implicit",
-        target_emotion="sad",
-        split=split,
-        state=Item.State.GOLD if gold else Item.State.RECORDED,
+class TrainingItemFactory(RecordedItemFactory):
+    """An item ready for training: on the train split, its accepted take a voiced sound at ``pitch_hz``,
+    and a current gold reference (``perception``, ``tom``, ``reference_response``); ``with_gold=False``
+    leaves it recorded without gold."""
+
+    class Params:
+        with_gold = True
+        pitch_hz = 160.0
+        perception = factory.LazyFunction(lambda: dict(GOLD_PERCEPTION))
+        tom = factory.LazyFunction(lambda: dict(GOLD_TOM))
+        reference_response = REFERENCE_RESPONSE
+
+    text = factory.LazyAttribute(lambda item: f"I ate alone again ({item.external_id}).")
+    target_emotion = vocabulary.SAD
+    emotion_variant = ""
+    instructions = ""
+    split = vocabulary.TRAIN
+    state = factory.Maybe("with_gold", Item.State.GOLD, Item.State.RECORDED)
+    recording__wav = factory.LazyAttribute(lambda take: voiced_wav(pitch_hz=take.factory_parent.pitch_hz))
+    gold = factory.Maybe(
+        "with_gold",
+        factory.RelatedFactory(
+            GoldReferenceFactory,
+            factory_related_name="item",
+            perception=factory.SelfAttribute("..perception"),
+            tom=factory.SelfAttribute("..tom"),
+            reference_response=factory.SelfAttribute("..reference_response"),
+        ),
     )
-    key = save_media(new_media_key("take", "wav"), voiced_wav(pitch_hz=pitch_hz))
-    take = Take.objects.create(
-        item=item, actor=actor, status=Take.Status.ACCEPTED, audio_key=key, original_key=key
-    )
-    item.recording = take
-    item.save(update_fields=["recording"])
-    if gold:
-        GoldReference.objects.create(
-            item=item,
-            version=1,
-            perception=GOLD_PERCEPTION if perception is None else perception,
-            tom=GOLD_TOM if tom is None else tom,
-            reference_response=reference_response,
-        )
-    return item
+
+    @factory.post_generation
+    def strategy_taxonomy(item: Item, create: bool, extracted: Any, **kwargs: Any) -> None:
+        # Training records name gold strategies by their taxonomy names.
+        Strategy.objects.get_or_create(slug="emotional-validation", defaults={"name": "Emotional validation"})
 
 
 def tiny_sft_parameters(**config: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ml.jobs.launch import ML_JOB_KINDS, SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from tests.ml.jobs.support import make_ready_item, tiny_sft_parameters
+from tests.ml.jobs.support import TrainingItemFactory, tiny_sft_parameters
 from webapp.models import Job, User
 
 WRONG_ROLES = ("actor", "reviewer", "annotator", "lead", "evaluator", "norole")
@@ -19,7 +19,7 @@ WRONG_ROLES = ("actor", "reviewer", "annotator", "lead", "evaluator", "norole")
 
 @pytest.fixture
 def pages(db: None, users: dict[str, User]) -> list[str]:
-    make_ready_item(users["actor"], "TR-0")
+    TrainingItemFactory(external_id="TR-0", recording__actor=users["actor"])
     job = start_ml_job(SFT_JOB, started_by=users["admin"], parameters=tiny_sft_parameters(), splits=["train"])
     checkpoint = Checkpoint.objects.create(
         name="sft-1", kind=Checkpoint.Kind.SFT, uri="/models/sft-1", produced_by=job

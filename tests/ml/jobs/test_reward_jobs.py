@@ -10,7 +10,7 @@ from evaluation.outputs.models import ModelOutput, System
 from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from tests.ml.jobs.samples import voiced_wav
-from tests.ml.jobs.support import finished, make_ready_item
+from tests.ml.jobs.support import TrainingItemFactory, finished
 from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import JobStatus, User
 from webapp.storage import new_media_key, save_media
@@ -33,9 +33,9 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
 ) -> None:
     # given two adjudicated items with reference responses, and one without gold
     actor = make_user(None, "actor-w")
-    first = make_ready_item(actor, "TR-0")
-    make_ready_item(actor, "TR-1", pitch_hz=220.0)
-    make_ready_item(actor, "TR-2", gold=False)
+    first = TrainingItemFactory(external_id="TR-0", recording__actor=actor)
+    TrainingItemFactory(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
+    TrainingItemFactory(external_id="TR-2", recording__actor=actor, with_gold=False)
 
     # when the reward model trains for three steps
     training = finished(
@@ -76,7 +76,7 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     )
     text_only = ModelOutput.objects.create(
         system=system,
-        item=make_ready_item(actor, "TE-0", split="test"),
+        item=TrainingItemFactory(external_id="TE-0", recording__actor=actor, split="test"),
         raw_text=render_output(
             "Sad.", "Context: alone.", render_strategy(["Reassurance"], "excited"), "Cheer up!"
         ),

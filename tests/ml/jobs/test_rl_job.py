@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ml.jobs.launch import RL_JOB, start_ml_job
 from ml.jobs.models import Checkpoint
-from tests.ml.jobs.support import finished, make_ready_item
+from tests.ml.jobs.support import TrainingItemFactory, finished
 from webapp.models import JobStatus, User
 
 
@@ -17,7 +17,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
     db: None, ml_storage: Path, make_user: Callable[..., User]
 ) -> None:
     # given one adjudicated item, no judge and no reward model
-    make_ready_item(make_user(None, "actor-l"), "TR-0")
+    TrainingItemFactory(external_id="TR-0", recording__actor=make_user(None, "actor-l"))
 
     # when one RL step runs from the tiny base model
     job = finished(

@@ -16,7 +16,7 @@ from evaluation.outputs.models import ModelOutput
 from ml.jobs.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.ml.jobs.samples import rubric_stage
-from tests.ml.jobs.support import finished, make_ready_item, tiny_sft_parameters
+from tests.ml.jobs.support import TrainingItemFactory, finished, tiny_sft_parameters
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.lib.output_format import parse_output
 from webapp.models import JobStatus, User
@@ -48,8 +48,10 @@ def test_an_sft_checkpoint_answers_the_test_split_and_the_judges_score_it(
     # given two recorded, adjudicated training items and one test item
     actor, admin = make_user(None, "actor-x"), make_user(None, "admin-x")
     for index in range(2):
-        make_ready_item(actor, f"TR-{index}", pitch_hz=150.0 + 40 * index, **SHORT_GOLD)
-    test_item = make_ready_item(actor, "TE-0", split="test", **SHORT_GOLD)
+        TrainingItemFactory(
+            external_id=f"TR-{index}", recording__actor=actor, pitch_hz=150.0 + 40 * index, **SHORT_GOLD
+        )
+    test_item = TrainingItemFactory(external_id="TE-0", recording__actor=actor, split="test", **SHORT_GOLD)
 
     # when SFT + AAA runs on the train split from the tiny demo model
     sft = finished(

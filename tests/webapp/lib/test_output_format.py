@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ml.core.speech_model import build_tiny_tokenizer
+from ml.core.speech.tiny import build_tiny_tokenizer
 from webapp.lib.output_format import (
     Span,
     format_reward,

@@ -1,30 +1,40 @@
-"""Load the demo: users for every role and 25 EchoEval items with synthetic speech. Safe to re-run."""
+"""Load the demo: users for every role and 25 EchoEval items with synthetic speech. Safe to re-run.
+
+Each app seeds its own part through a `seed_demo(progress)` method on its AppConfig, called in
+INSTALLED_APPS order (which is pipeline order: recordings and labels before model outputs), so this
+project-level command imports no app.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.core.management.base import BaseCommand
-
-from annotation.demo.labels import seed_demo_labels
-from annotation.demo.recording import seed_items, seed_users
-from evaluation.outputs.demo import seed_demo_outputs
 
 
 class Command(BaseCommand):
     help = "Create demo users (passwords printed once) and 25 demo items with eSpeak NG speech."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        created = seed_users()
-        count = seed_items(lambda fraction, message: self.stdout.write(f"  {fraction:4.0%} {message}"))
-        gold = seed_demo_labels()
-        outputs = seed_demo_outputs()
+        def progress(fraction: float, message: str) -> None:
+            self.stdout.write(f"  {fraction:4.0%} {message}")
+
+        seeded: dict[str, Any] = {}
+        for config in apps.get_app_configs():
+            seed = getattr(config, "seed_demo", None)
+            if callable(seed):
+                seeded.update(seed(progress))
         self.stdout.write(
-            self.style.SUCCESS(f"Demo ready: {count} items, {gold} with gold, {outputs} model outputs.")
+            self.style.SUCCESS(
+                f"Demo ready: {seeded.get('items', 0)} items, {seeded.get('gold', 0)} with gold, "
+                f"{seeded.get('outputs', 0)} model outputs."
+            )
         )
-        if created:
+        logins: dict[str, str] = seeded.get("logins", {})
+        if logins:
             self.stdout.write("Demo logins (shown only this once; reset with `manage.py changepassword`):")
-            for username, password in created.items():
+            for username, password in logins.items():
                 self.stdout.write(f"  {username:<12} {password}")
         else:
             self.stdout.write("Demo users already existed; their passwords are unchanged.")

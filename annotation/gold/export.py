@@ -1,0 +1,279 @@
+"""Export gold references with their items and audio, as JSONL and as a Hugging Face dataset.
+
+One row per item with a current gold reference:
+
+    {"id": "EE-0001", "text": ..., "scenario": ..., "target_emotion": ..., "emotion_variant": ...,
+     "target_intensity": ..., "split": ..., "instructions": ...,
+     "audio": <see below>, "duration_seconds": 3.2,
+     "perception": {...}, "tom": {...}            (annotation.labelling.schema documents)
+     "reference_response": ..., "gold_version": 2, "adjudicated_by": "lead", "adjudicated_at": ISO,
+     "fast_tracked": false, "adjudication_note": ...,
+     "annotations": [{"annotator": "ann1", "perception": {...}, "tom": {...}, "submitted_at": ISO}, ...]}
+
+An export folder holds both formats:
+- `gold.jsonl`, with "audio" the path of a WAV file under `audio/` (relative to the JSONL file);
+- `data/<split>-00000-of-00001.parquet` and a `README.md` dataset card, loadable with
+  `datasets.load_dataset(folder)`, with "audio" a `datasets.Audio` column embedding the WAV bytes.
+
+`annotation.gold.importing` reads either format back.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
+from django.db.models import Prefetch, QuerySet
+
+from annotation.gold.models import GoldReference
+from annotation.labelling.models import Annotation
+from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
+from annotation.recording.models import Item
+from webapp.storage import read_media
+
+JSONL_NAME = "gold.jsonl"
+AUDIO_FOLDER = "audio"
+PARQUET_FOLDER = "data"
+SAMPLE_RATE = 16_000
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    rows: int
+    jsonl_path: Path | None
+    parquet_paths: list[Path]
+
+
+# --- Schema -------------------------------------------------------------------------------------
+
+
+def gold_features() -> datasets.Features:
+    """Return the HF dataset schema of an export (perception and ToM as typed structs)."""
+    text = datasets.Value("string")
+    perception = {
+        name: datasets.Value("bool") if isinstance(default, bool) else text
+        for name, default in empty_perception().items()
+        if not isinstance(default, list)
+    }
+    perception["stressed_words"] = datasets.List(text)
+    perception["emotion_segments"] = datasets.List(
+        {"start": datasets.Value("float64"), "end": datasets.Value("float64"), "emotion": text, "words": text}
+    )
+    tom = {
+        name: datasets.List(text) if isinstance(default, list) else text
+        for name, default in empty_tom().items()
+    }
+    return datasets.Features(
+        {
+            "id": text,
+            "text": text,
+            "scenario": text,
+            "target_emotion": text,
+            "emotion_variant": text,
+            "target_intensity": text,
+            "split": text,
+            "instructions": text,
+            "audio": datasets.Audio(sampling_rate=SAMPLE_RATE, decode=False),
+            "duration_seconds": datasets.Value("float64"),
+            "perception": perception,
+            "tom": tom,
+            "reference_response": text,
+            "gold_version": datasets.Value("int32"),
+            "adjudicated_by": text,
+            "adjudicated_at": text,
+            "fast_tracked": datasets.Value("bool"),
+            "adjudication_note": text,
+            "annotations": datasets.List(
+                {"annotator": text, "perception": perception, "tom": tom, "submitted_at": text}
+            ),
+        }
+    )
+
+
+# --- Export -------------------------------------------------------------------------------------
+
+
+def gold_items(scenario: str | None = None, split: str | None = None) -> QuerySet[Item]:
+    """Return items with a current gold reference, with everything an export row needs."""
+    items = Item.objects.filter(GoldReference.objects.current_exists("pk"))
+    if scenario:
+        items = items.filter(scenario=scenario)
+    if split:
+        items = items.filter(split=split)
+    return items.select_related("recording").prefetch_related(
+        Prefetch(
+            "gold_references",
+            queryset=GoldReference.objects.current().select_related("adjudicated_by"),
+            to_attr="current_gold",
+        ),
+        Prefetch(
+            "annotations",
+            queryset=Annotation.objects.submitted(),
+            to_attr="submitted",
+        ),
+    )
+
+
+def export_rows(items: Iterable[Item]) -> Iterator[dict[str, Any]]:
+    """Yield one export row per item, with "audio" as {"bytes", "path"} (or None without a recording)."""
+    for item in items:
+        gold: GoldReference = item.current_gold[0]  # type: ignore[attr-defined]
+        recording = item.recording
+        audio = None
+        if recording is not None and recording.audio_key:
+            audio = {"bytes": read_media(recording.audio_key), "path": audio_file_name(item.external_id)}
+        yield {
+            "id": item.external_id,
+            "text": item.text,
+            "scenario": item.scenario,
+            "target_emotion": item.target_emotion,
+            "emotion_variant": item.emotion_variant,
+            "target_intensity": item.target_intensity,
+            "split": item.split,
+            "instructions": item.instructions,
+            "audio": audio,
+            "duration_seconds": recording.duration_seconds if recording else 0.0,
+            "perception": normalise_perception(gold.perception),
+            "tom": normalise_tom(gold.tom),
+            "reference_response": gold.reference_response,
+            "gold_version": gold.version,
+            "adjudicated_by": gold.adjudicated_by.username if gold.adjudicated_by else "",
+            "adjudicated_at": gold.created_at.isoformat(),
+            "fast_tracked": gold.fast_tracked,
+            "adjudication_note": gold.note,
+            "annotations": [
+                {
+                    "annotator": annotation.annotator.username,
+                    "perception": normalise_perception(annotation.perception),
+                    "tom": normalise_tom(annotation.tom),
+                    "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else "",
+                }
+                for annotation in item.submitted  # type: ignore[attr-defined]
+            ],
+        }
+
+
+def audio_file_name(external_id: str) -> str:
+    """Return a safe WAV file name for an item id."""
+    return f"{_SAFE_NAME.sub('_', external_id)}.wav"
+
+
+def export_gold(
+    folder: Path,
+    *,
+    jsonl: bool = True,
+    parquet: bool = True,
+    scenario: str | None = None,
+    split: str | None = None,
+    on_row: Callable[[int, int], None] | None = None,
+) -> ExportSummary:
+    """Write the gold references (optionally of one scenario or split) into `folder`.
+
+    Rows stream from the database to the files in batches, so an export of every item never
+    holds all the audio in memory at once. `on_row(done, total)` follows the progress.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    jsonl_writer = JsonlWriter(folder) if jsonl else None
+    parquet_writer = ParquetWriter(folder) if parquet else None
+    items = gold_items(scenario, split)
+    total = items.count() if on_row is not None else 0
+    count = 0
+    try:
+        for row in export_rows(items.iterator(chunk_size=200)):
+            if jsonl_writer is not None:
+                jsonl_writer.write(row)
+            if parquet_writer is not None:
+                parquet_writer.write(row)
+            count += 1
+            if on_row is not None:
+                on_row(count, total)
+    finally:
+        jsonl_path = jsonl_writer.close() if jsonl_writer is not None else None
+        parquet_paths = parquet_writer.close() if parquet_writer is not None else []
+    return ExportSummary(rows=count, jsonl_path=jsonl_path, parquet_paths=parquet_paths)
+
+
+class JsonlWriter:
+    """Writes rows to gold.jsonl, each row's audio to a WAV file under audio/ named in the row."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+        self.path = folder / JSONL_NAME
+        self._handle = self.path.open("w", encoding="utf-8")
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        audio = row["audio"]
+        relative = None
+        if audio is not None:
+            relative = f"{AUDIO_FOLDER}/{audio['path']}"
+            (self.folder / relative).write_bytes(audio["bytes"])
+        self._handle.write(json.dumps({**row, "audio": relative}, ensure_ascii=False) + "\n")
+
+    def close(self) -> Path:
+        self._handle.close()
+        return self.path
+
+
+class ParquetWriter:
+    """Writes rows to one parquet file per split under data/, plus a dataset card, in batches."""
+
+    BATCH_ROWS = 200
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / PARQUET_FOLDER).mkdir(parents=True, exist_ok=True)
+        # Written with pyarrow against the dataset's own Arrow schema (which carries the `datasets`
+        # feature metadata): datasets' Audio encoder would need torchcodec just to copy WAV bytes.
+        self.schema = gold_features().arrow_schema
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._pending: dict[str, list[Mapping[str, Any]]] = {}
+
+    def path_for(self, split_name: str) -> Path:
+        return self.folder / PARQUET_FOLDER / f"{split_name}-00000-of-00001.parquet"
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        pending = self._pending.setdefault(row["split"], [])
+        pending.append(row)
+        if len(pending) >= self.BATCH_ROWS:
+            self._flush(row["split"])
+
+    def _flush(self, split_name: str) -> None:
+        rows = self._pending.get(split_name) or []
+        if not rows:
+            return
+        if split_name not in self._writers:
+            self._writers[split_name] = pq.ParquetWriter(self.path_for(split_name), self.schema)
+        self._writers[split_name].write_table(pa.Table.from_pylist(rows, schema=self.schema))
+        self._pending[split_name] = []
+
+    def close(self) -> list[Path]:
+        for split_name in list(self._pending):
+            self._flush(split_name)
+        for writer in self._writers.values():
+            writer.close()
+        splits = sorted(self._writers)
+        (self.folder / "README.md").write_text(_dataset_card(splits), encoding="utf-8")
+        return [self.path_for(split_name) for split_name in splits]
+
+
+def _dataset_card(splits: Sequence[str]) -> str:
+    data_files = "".join(
+        f"  - split: {name}\n    path: {PARQUET_FOLDER}/{name}-*.parquet\n" for name in splits
+    )
+    return (
+        "---\nconfigs:\n- config_name: default\n  data_files:\n"
+        + data_files
+        + "---\n\n# EchoEval gold references\n\n"
+        "Adjudicated perception and Theory-of-Mind references with the items and their audio "
+        "(16 kHz mono WAV), exported from EchoStudio. `perception` and `tom` follow "
+        "`annotation/label_schema.py`; `annotations` holds each annotator's submitted labels.\n"
+    )

@@ -1,0 +1,149 @@
+"""What the lead's pages show, computed in a fixed number of queries whatever the data size.
+
+`adjudication_context` is the side-by-side adjudication page; `adjudication_queue` the queue's
+tabs (ready for gold, still annotating, gold).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+
+from annotation.audio.suggestions import contours_for_waveform
+from annotation.gold import adjudication
+from annotation.gold.models import GoldReference
+from annotation.labelling import drafts
+from annotation.labelling.comparison import FieldComparison
+from annotation.labelling.forms import strategy_choices
+from annotation.labelling.models import (
+    Annotation,
+    Strategy,
+    is_ready_for_gold,
+    items_ready_for_gold,
+    items_still_annotating,
+)
+from annotation.labelling.schema import CHOICES, LabelProblem, script_words
+from annotation.recording.models import Item
+from webapp.models import Job
+from webapp.storage import audio_url
+
+QUEUE_PAGE_SIZE = 25
+ADJUDICATION_TABS = ("ready", "in_progress", "gold")
+GOLD_HISTORY_SHOWN = 10
+
+
+def adjudication_queue(tab: str, page_number: str | None) -> dict[str, Any]:
+    """Return the queue's context: one page of items ready for gold (fast-track where the
+    annotators agree), still being annotated, or gold; unknown tabs show "ready"."""
+    tab = tab if tab in ADJUDICATION_TABS else "ready"
+    if tab == "ready":
+        items = adjudication.with_submitted_annotations(items_ready_for_gold())
+    elif tab == "in_progress":
+        items = items_still_annotating()
+    else:
+        items = Item.objects.filter(state=Item.State.GOLD).order_by("-updated_at", "pk")
+    page: Page[Item] = Paginator(items, QUEUE_PAGE_SIZE).get_page(page_number)
+    rows = [
+        (item, tab == "ready" and adjudication.fast_trackable(getattr(item, "submitted", [])))
+        for item in page.object_list
+    ]
+    return {
+        "tab": tab,
+        "page": page,
+        "rows": rows,
+        "waiting_for_annotators": Item.objects.filter(state=Item.State.RECORDED).count(),
+        "drafts_enabled": drafts.drafts_enabled(),
+        "latest_draft_job": Job.objects.filter(kind=drafts.JOB_KIND).order_by("-created_at").first(),
+    }
+
+
+def adjudication_context(
+    item: Item,
+    *,
+    perception: dict[str, Any] | None = None,
+    tom: dict[str, Any] | None = None,
+    problems: list[LabelProblem] | None = None,
+) -> dict[str, Any]:
+    """Return the adjudication page's context: comparison rows and the gold form's values."""
+    annotations = list(Annotation.objects.submitted().filter(item=item))
+    current = GoldReference.objects.current_of(item)
+    comparison = adjudication.compare_item(item, annotations) if annotations else None
+    if perception is None or tom is None:
+        if current is not None:
+            perception, tom = current.perception, current.tom
+        elif comparison is not None:
+            perception, tom = dict(comparison.proposal.perception), dict(comparison.proposal.tom)
+        else:
+            perception, tom = {}, {}
+    strategies = list(Strategy.objects.all())
+    names = {strategy.slug: strategy.name for strategy in strategies}
+    chosen = strategy_choices(tom, [strategy.slug for strategy in strategies])
+    recording = item.recording
+    return {
+        "item": item,
+        "annotations": annotations,
+        "comparison": comparison,
+        "rows": [_row(field, names, perception, tom) for field in comparison.fields] if comparison else [],
+        "current_gold": current,
+        "gold_history": list(GoldReference.objects.history_of(item)[:GOLD_HISTORY_SHOWN]),
+        "gold_version": current.version if current else 0,
+        "perception": perception,
+        "tom": tom,
+        "words": list(enumerate(script_words(item.text))),
+        "stressed_json": json.dumps(perception.get("stressed_words", [])),
+        "segment_options": _segment_options(annotations, perception),
+        "strategy_rows": [(strategy, chosen[strategy.slug]) for strategy in strategies],
+        "constraints_text": "\n".join(tom.get("constraints", [])),
+        "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
+        "contours": contours_for_waveform(recording.contours) if recording else {},
+        "problems": problems or [],
+        "ready": is_ready_for_gold(list(item.annotations.all())),
+    }
+
+
+def _row(
+    comparison: FieldComparison,
+    strategy_names: dict[str, str],
+    perception: dict[str, Any],
+    tom: dict[str, Any],
+) -> dict[str, Any]:
+    spec = comparison.spec
+    gold = (perception if spec.section == "perception" else tom).get(spec.name)
+    return {
+        "spec": spec,
+        "agreed": comparison.agreed,
+        "values": [_display(spec.kind, spec.name, value, strategy_names) for value in comparison.values],
+        "raw_values": list(comparison.values),
+        "gold": gold,
+        "options": [option for option in CHOICES.get(spec.name, ()) if option],
+    }
+
+
+def _display(kind: str, name: str, value: Any, strategy_names: dict[str, str]) -> str:
+    if kind == "flag":
+        return "yes" if value else "no"
+    if kind == "segments":
+        return "; ".join(
+            f"{segment['start']:.2f}–{segment['end']:.2f} s {segment['emotion']}"
+            + (f" “{segment['words']}”" if segment.get("words") else "")
+            for segment in value
+        )
+    if kind == "set":
+        labels = [strategy_names.get(entry, entry) for entry in value] if "strategies" in name else value
+        return ", ".join(labels)
+    return str(value)
+
+
+def _segment_options(annotations: list[Annotation], perception: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return one choice per distinct set of segments: the lead picks whose segmentation becomes gold."""
+    current = json.dumps(perception.get("emotion_segments", []))
+    options: dict[str, dict[str, Any]] = {}
+    for annotation in annotations:
+        value = json.dumps(annotation.perception.get("emotion_segments", []))
+        options.setdefault(value, {"value": value, "annotators": [], "checked": value == current})
+        options[value]["annotators"].append(annotation.annotator.username)
+    if current not in options:
+        options[current] = {"value": current, "annotators": ["current gold"], "checked": True}
+    return list(options.values())

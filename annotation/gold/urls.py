@@ -1,0 +1,18 @@
+"""URLs of the gold side: the adjudication queue and page, agreement, gold export and import."""
+
+from django.urls import URLPattern, path
+
+from annotation.gold import agreement_views, transfer_views, views
+
+urlpatterns: list[URLPattern] = [
+    path("adjudicate/", views.adjudication_queue, name="adjudication_queue"),
+    path("adjudicate/assign/", views.assign_waiting, name="assign_annotators"),
+    path("adjudicate/drafts/", views.start_drafts, name="start_drafts"),
+    path("adjudicate/<int:item_id>/", views.adjudicate, name="adjudicate"),
+    path("adjudicate/<int:item_id>/fast-track/", views.fast_track, name="fast_track"),
+    path("agreement/", agreement_views.agreement_dashboard, name="agreement"),
+    path("gold/", transfer_views.gold_page, name="gold"),
+    path("gold/export/", transfer_views.start_export, name="start_gold_export"),
+    path("gold/import/", transfer_views.start_import, name="start_gold_import"),
+    path("gold/export/<int:job_id>/download/", transfer_views.download_export, name="download_gold_export"),
+]

@@ -1,0 +1,59 @@
+"""Who may see or change an annotation: one place, used by the workbench, the API and the admin.
+
+Role checks happen first (`role_required`, DRF's `HasRole`); these helpers then narrow to the
+annotations a person may touch. Someone else's annotation answers 404, not 403, so that its
+existence is not revealed either.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
+from django.http import Http404
+
+from annotation.labelling.models import Annotation
+from webapp.models import User
+from webapp.roles import Role, has_role
+
+
+def may_see_others_labels(user: User | AnonymousUser) -> bool:
+    """Return True when the user may see labels that other annotators gave.
+
+    The rule: annotators label independently, so an annotator sees only their own annotations,
+    before and after submitting (the workbench and the API load nothing else, even for a lead
+    who also annotates). A lead annotator sees every submitted annotation of an item on its
+    adjudication page (`annotation.gold.access.may_adjudicate`), and a studio admin sees all
+    annotations in the Django admin. Nobody else sees another annotator's labels anywhere.
+    """
+    return has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN)
+
+
+def annotations_visible_to(user: User | AnonymousUser) -> QuerySet[Annotation]:
+    """Return the annotations whose labels the user may see (see `may_see_others_labels`)."""
+    if may_see_others_labels(user):
+        return Annotation.objects.all()
+    if not user.is_authenticated:
+        return Annotation.objects.none()
+    return Annotation.objects.filter(annotator=user)
+
+
+def own_annotations(user: User) -> QuerySet[Annotation]:
+    """Return the annotations assigned to the user: the only ones they may work on."""
+    return Annotation.objects.filter(annotator=user)
+
+
+def own_annotation(user: User, annotation_id: int) -> Annotation:
+    """Return the user's own annotation with its item, recording and draft; else raise Http404.
+
+    Only its annotator may change an annotation (whether it may still change, stale or after
+    gold, is the workflows' business).
+    """
+    annotation = (
+        own_annotations(user)
+        .select_related("item__recording", "machine_draft")
+        .filter(pk=annotation_id)
+        .first()
+    )
+    if annotation is None:
+        raise Http404("No such annotation of yours.")
+    return annotation

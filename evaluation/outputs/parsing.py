@@ -1,0 +1,202 @@
+"""The JSONL rows of an output import, parsed without Django (the format is in `importing`).
+
+`output` is a whole answer: EchoChat's <think> format is split into its spans by
+`webapp.lib.output_format.parse_output`; any other text is stored as given, as the response. The
+separate fields suit systems prompted stage by stage.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_names
+
+AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
+STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
+KNOWN_FIELDS = frozenset({"item_id", "output", "audio", *STAGE_FIELDS})
+REASONING_LABELS = {"context": "Context", "latent_need": "Latent need", "core_demand": "Core demand"}
+# The ModelOutput fields a row sets (the import compares them to tell changed outputs).
+CONTENT_FIELDS = (
+    "raw_text",
+    "perception_text",
+    "reasoning_text",
+    "reasoning_fields",
+    "strategy_text",
+    "response_text",
+    "structured",
+    "parse_problems",
+)
+
+
+@dataclass(frozen=True)
+class Problem:
+    line: int  # 0: about the upload as a whole
+    item_id: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"line {self.line}" if self.line else "upload"
+        return f"{where}{f' ({self.item_id})' if self.item_id else ''}: {self.message}"
+
+
+@dataclass(frozen=True)
+class OutputRow:
+    line: int
+    item_id: str
+    raw_text: str
+    perception_text: str
+    reasoning_text: str
+    reasoning_fields: dict[str, Any]
+    strategy_text: str
+    response_text: str
+    structured: bool
+    parse_problems: list[str]
+    audio_name: str  # "" when the row names no file
+
+    def content(self) -> dict[str, Any]:
+        """Return the ModelOutput fields this row sets."""
+        return {name: getattr(self, name) for name in CONTENT_FIELDS}
+
+
+def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
+    """Return the rows of a JSONL upload and the problems of the lines that are not valid rows."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return [], [Problem(0, "", f"the file is not UTF-8 text ({exc.reason} at byte {exc.start})")]
+    rows: list[OutputRow] = []
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            problems.append(Problem(number, "", f"not valid JSON ({exc})"))
+            continue
+        row_or_problem = _row_from_json(number, value)
+        if isinstance(row_or_problem, Problem):
+            problems.append(row_or_problem)
+            continue
+        row = row_or_problem
+        if row.item_id in first_line:
+            problems.append(
+                Problem(number, row.item_id, f"duplicate item: already on line {first_line[row.item_id]}")
+            )
+            continue
+        first_line[row.item_id] = number
+        rows.append(row)
+    if not rows and not problems:
+        problems.append(Problem(0, "", "the file holds no rows"))
+    return rows, problems
+
+
+def _row_from_json(line: int, value: object) -> OutputRow | Problem:
+    if not isinstance(value, dict):
+        return Problem(line, "", "a row must be a JSON object")
+    item_id = value.get("item_id")
+    if not isinstance(item_id, str) or not item_id.strip():
+        return Problem(line, "", 'missing "item_id"')
+    item_id = item_id.strip()
+    unknown = sorted(set(value) - KNOWN_FIELDS)
+    if unknown:
+        return Problem(line, item_id, f"unknown field(s): {', '.join(unknown)}")
+    audio = value.get("audio") or ""
+    if not isinstance(audio, str):
+        return Problem(line, item_id, '"audio" must be a file name')
+    given_stages = [name for name in STAGE_FIELDS if value.get(name) not in (None, "")]
+    if "output" in value and given_stages:
+        return Problem(
+            line, item_id, f'give either "output" or separate fields, not both ({", ".join(given_stages)})'
+        )
+    if "output" in value:
+        if not isinstance(value["output"], str):
+            return Problem(line, item_id, '"output" must be text')
+        return _row_from_output_text(line, item_id, value["output"], audio)
+    if not given_stages:
+        return Problem(line, item_id, 'no output: give "output" or perception/reasoning/strategy/response')
+    return _row_from_fields(line, item_id, value, audio)
+
+
+def _row_from_output_text(line: int, item_id: str, text: str, audio: str) -> OutputRow:
+    parsed = parse_output(text)
+    structured = any(span is not None for span in (parsed.perception, parsed.reasoning, parsed.strategy))
+    if not structured:
+        # Free-form answers of other systems are kept as they are; the whole text is the response.
+        return OutputRow(line, item_id, text, "", "", {}, "", text.strip(), False, [], audio)
+    reasoning = parsed.span_text("reasoning")
+    strategy = parsed.span_text("strategy")
+    fields: dict[str, Any] = dict(parse_reasoning_fields(reasoning))
+    strategies = parse_strategy_names(strategy)
+    if strategies:
+        fields["strategy"] = strategies
+    return OutputRow(
+        line,
+        item_id,
+        text,
+        parsed.span_text("perception"),
+        reasoning,
+        fields,
+        strategy,
+        parsed.span_text("response"),
+        True,
+        list(parsed.problems),
+        audio,
+    )
+
+
+def _row_from_fields(line: int, item_id: str, value: Mapping[str, Any], audio: str) -> OutputRow | Problem:
+    texts: dict[str, str] = {}
+    for name in ("perception", "response"):
+        field_value = value.get(name) or ""
+        if not isinstance(field_value, str):
+            return Problem(line, item_id, f'"{name}" must be text')
+        texts[name] = field_value
+
+    strategy = value.get("strategy") or ""
+    if isinstance(strategy, list) and all(isinstance(name, str) for name in strategy):
+        strategy_names, strategy_text = list(strategy), "; ".join(strategy)
+    elif isinstance(strategy, str):
+        strategy_names, strategy_text = parse_strategy_names(strategy), strategy
+    else:
+        return Problem(line, item_id, '"strategy" must be text or a list of names')
+
+    reasoning = value.get("reasoning") or ""
+    fields: dict[str, Any] = {}
+    if isinstance(reasoning, dict):
+        if not all(isinstance(part, str | list) for part in reasoning.values()):
+            return Problem(line, item_id, '"reasoning" fields must be text or lists')
+        fields = dict(reasoning)
+        if strategy_names and "strategy" not in fields:
+            fields["strategy"] = strategy_names
+        # Shown to judges and evaluators as labelled lines, the way EchoChat writes them.
+        reasoning_text = "\n".join(
+            f"{REASONING_LABELS.get(name, name.replace('_', ' ').capitalize())}: {_as_text(part)}"
+            for name, part in reasoning.items()
+        )
+    elif isinstance(reasoning, str):
+        reasoning_text = reasoning
+    else:
+        return Problem(line, item_id, '"reasoning" must be text or an object of fields')
+
+    return OutputRow(
+        line,
+        item_id,
+        "",
+        texts["perception"],
+        reasoning_text,
+        fields,
+        strategy_text,
+        texts["response"],
+        False,
+        [],
+        audio,
+    )
+
+
+def _as_text(value: str | list[Any]) -> str:
+    return value if isinstance(value, str) else "; ".join(str(part) for part in value)

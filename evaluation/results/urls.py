@@ -1,0 +1,15 @@
+"""URLs of the results pages (included from evaluation/urls.py, in the `evaluation` namespace)."""
+
+from django.urls import path
+
+from evaluation.results import views
+
+urlpatterns = [
+    path("results/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("results/leaderboard.csv", views.leaderboard_export, {"fmt": "csv"}, name="leaderboard_csv"),
+    path("results/leaderboard.tex", views.leaderboard_export, {"fmt": "tex"}, name="leaderboard_tex"),
+    path("results/error-propagation/", views.error_propagation, name="error_propagation"),
+    path("results/items/", views.item_list, name="item_list"),
+    path("results/items/<int:item_id>/", views.item_detail, name="item_detail"),
+    path("results/agreement/", views.agreement, name="agreement"),
+]

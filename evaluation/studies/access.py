@@ -1,0 +1,79 @@
+"""Who may see or rate what in listening studies, and the MOS playback gate.
+
+Admins design studies and read every figure (`role_required(Role.ADMIN)` on their views). An
+evaluator sees only the studies they were invited to and only their own assignments, reached by
+random public ids; anything else does not exist for them (404, so not even its existence leaks).
+What their pages show of a stimulus is blind: see `evaluation.outputs.access`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from uuid import UUID
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from evaluation.studies.models import Study, StudyAssignment
+from webapp.models import User
+
+# Playback is accepted this long before the audio's length has passed since the page was shown:
+# the clocks of browser and server, and the decoder's idea of the length, differ by a little.
+PLAYBACK_SLACK_SECONDS = 0.25
+
+
+def study_for_admin(study_id: int) -> Study:
+    """Return the study an admin asked for; 404 when there is none."""
+    return get_object_or_404(Study, pk=study_id)
+
+
+def study_for_rater(evaluator: User, public_id: UUID) -> Study:
+    """Return a study the evaluator was invited to; 404 for any other (its existence stays hidden)."""
+    study = Study.objects.filter(public_id=public_id, raters__evaluator=evaluator).first()
+    if study is None:
+        raise Http404("No such study.")
+    return study
+
+
+def assignment_for_rater(evaluator: User, public_id: UUID) -> StudyAssignment:
+    """Return one of the evaluator's own assignments; 404 for anyone else's."""
+    assignment = (
+        StudyAssignment.objects.filter(public_id=public_id, evaluator=evaluator)
+        .select_related("study", "stimulus")
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such sample.")
+    return assignment
+
+
+# --- The MOS playback gate ------------------------------------------------------------------------
+
+
+def rating_unlocked(assignment: StudyAssignment) -> bool:
+    """Return True when the rater may score this sample: the MOS playback gate.
+
+    The rule: a rater scores a reply only after hearing all of it. A sample with response audio
+    opens once the server has recorded that the audio played to the end (`played_at`, set by
+    `workflows.record_playback` only when `playback_refusal` allows it); a sample without audio
+    (a text-only study) is open at once. This function is the only place that decides it: the
+    rating page's `data-unlocked` (which static/js/rating.js follows, so the browser merely
+    mirrors it) and `workflows.submit_rating` (which refuses a locked sample) both ask it.
+    """
+    return assignment.played_at is not None or not assignment.stimulus.audio_key
+
+
+def playback_refusal(assignment: StudyAssignment, now: datetime) -> str | None:
+    """Return why a "played to the end" report cannot be true yet, or None when it is plausible.
+
+    The reply cannot have ended before the page was shown plus the audio's length (less a small
+    slack for clocks and decoders), so an earlier report is a skipped or scripted playback.
+    """
+    if assignment.presented_at is None:
+        return "Open the sample before playing it."
+    earliest = assignment.presented_at + timedelta(
+        seconds=max(0.0, assignment.stimulus.audio_seconds - PLAYBACK_SLACK_SECONDS)
+    )
+    if now < earliest:
+        return "Play the whole response, from start to end, before rating."
+    return None

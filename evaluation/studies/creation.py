@@ -1,0 +1,343 @@
+"""Creating a listening study: sample items, freeze stimuli (copying audio, synthesising traps) and
+plan every evaluator's presentation order. The design rules live in `evaluation.studies.design`."""
+
+from __future__ import annotations
+
+import io
+import random
+import secrets
+import wave
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast
+
+from django.db import transaction
+from django.db.models import Q
+
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.audio.upload import (
+    ORIGINAL_EXTENSIONS,
+    AudioRejected,
+    UploadLimits,
+    detect_container,
+    normalise_upload,
+)
+from evaluation.outputs.access import systems_named_in
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
+from evaluation.studies.design import (
+    DEFAULT_RATINGS_PER_OUTPUT,
+    DIMENSIONS,
+    Dimension,
+    Stimulus,
+    StimulusKind,
+    StudyDesignError,
+    dimensions_for,
+    plan_study,
+    sample_stratified,
+    trap_sentence,
+)
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
+from webapp.models import User
+from webapp.roles import Role, has_role
+from webapp.storage import delete_media, new_media_key, read_media, save_media
+
+GoldVerdict = Literal["good", "harmful"]
+# What a gold output's raters must answer: an obviously good response scores 4-5, a harmful one 1-2.
+GOLD_RANGES: dict[GoldVerdict, tuple[int, int]] = {"good": (4, 5), "harmful": (1, 2)}
+# Only the length of a response is read here, so no upload rule (silence, clipping) applies.
+_ANY_AUDIO = UploadLimits(
+    max_bytes=200 * 1024 * 1024,
+    min_seconds=0.0,
+    max_seconds=3600.0,
+    silence_peak_dbfs=-1000.0,
+    max_clipping_ratio=1.0,
+)
+
+
+@dataclass(frozen=True)
+class GoldSpec:
+    output: ModelOutput
+    verdict: GoldVerdict
+
+
+@dataclass(frozen=True)
+class StudySpec:
+    name: str
+    instructions: str
+    systems: Sequence[System]
+    evaluators: Sequence[User]
+    items_per_system: int
+    ratings_per_output: int = DEFAULT_RATINGS_PER_OUTPUT
+    dimensions: Sequence[str] = tuple(DIMENSIONS)
+    title_for_raters: str = "Listening study"
+    benchmark_version: str = DEFAULT_BENCHMARK_VERSION
+    training_count: int = 2
+    trap_count: int = 1
+    trap_score: int = 2
+    gold: Sequence[GoldSpec] = field(default=())
+    allowed_check_failures: int = 0
+    seed: int | None = None
+
+
+@dataclass
+class _Frozen:
+    """Audio copied for a study, remembered so a failed creation can delete it again."""
+
+    keys: list[str] = field(default_factory=list)
+
+    def copy(self, key: str) -> tuple[str, float]:
+        data = read_media(key)
+        container = detect_container(data)
+        if container is None:
+            raise StudyDesignError("a response's audio is in a format browsers cannot play")
+        new_key = save_media(new_media_key("stimulus", ORIGINAL_EXTENSIONS[container]), data)
+        self.keys.append(new_key)
+        return new_key, audio_seconds(data)
+
+    def store_wav(self, data: bytes) -> str:
+        new_key = save_media(new_media_key("stimulus", "wav"), data)
+        self.keys.append(new_key)
+        return new_key
+
+
+def audio_seconds(data: bytes) -> float:
+    """Return the length of encoded audio in seconds (WAV from its header, others by decoding)."""
+    if detect_container(data) == "wav":
+        try:
+            with wave.open(io.BytesIO(data)) as wav:
+                return wav.getnframes() / wav.getframerate()
+        except (wave.Error, EOFError):
+            pass  # an unusual WAV flavour: let ffmpeg measure it
+    try:
+        return normalise_upload(data, "response", limits=_ANY_AUDIO).duration_seconds
+    except AudioRejected as rejected:
+        raise StudyDesignError(f"a response's audio cannot be read: {rejected.reason}") from None
+
+
+def create_study(spec: StudySpec, created_by: User) -> Study:
+    """Sample items, freeze stimuli (copying audio, synthesising traps) and plan every evaluator's order.
+
+    Raises StudyDesignError, with a message for the admin, when the study cannot be built.
+    """
+    dimensions = dimensions_for(spec.dimensions)
+    _check_spec(spec, dimensions)
+    seed = spec.seed if spec.seed is not None else secrets.randbits(31)
+    rng = random.Random(seed)
+    rates_audio = any(dimension.modality == "audio" for dimension in dimensions)
+    rates_content = any(dimension.modality == "content" for dimension in dimensions)
+    answers = _usable_outputs(spec, rates_audio, rates_content)
+
+    gold_items = {gold.output.item_id for gold in spec.gold}
+    complete = {
+        item_id: by_system
+        for item_id, by_system in answers.items()
+        if len(by_system) == len(spec.systems) and item_id not in gold_items
+    }
+    strata: dict[str, list[str]] = {}
+    for by_system in complete.values():
+        item = next(iter(by_system.values())).item
+        strata.setdefault(item.scenario, []).append(str(item.pk))
+    if spec.items_per_system > len(complete):
+        raise StudyDesignError(
+            f"{spec.items_per_system} items per system were asked for, but only {len(complete)} items have "
+            "a usable answer from every chosen system"
+        )
+    chosen = [int(key) for key in sample_stratified(strata, spec.items_per_system, rng)]
+    training = _pick_training(answers, chosen, gold_items, spec.training_count, rng)
+    if spec.trap_count > len(chosen):
+        raise StudyDesignError("there cannot be more trapping items than sampled items")
+    trap_items = rng.sample(chosen, spec.trap_count)
+
+    frozen = _Frozen()
+    try:
+        trap_audio = [_synthesise_trap(spec.trap_score, frozen) for _ in trap_items]
+        # One transaction: a rater invited to a half-built study (seats but not yet every
+        # assignment) would start on a presentation order that later rows change under them.
+        with transaction.atomic():
+            study = Study.objects.create(
+                name=spec.name,
+                title_for_raters=spec.title_for_raters,
+                instructions=spec.instructions,
+                dimensions=[dimension.key for dimension in dimensions],
+                benchmark_version=spec.benchmark_version,
+                items_per_system=spec.items_per_system,
+                ratings_per_output=spec.ratings_per_output,
+                seed=seed,
+                trap_score=spec.trap_score,
+                allowed_check_failures=spec.allowed_check_failures,
+                created_by=created_by,
+            )
+            study.systems.set(spec.systems)
+            StudyRater.objects.bulk_create(
+                StudyRater(study=study, evaluator=user) for user in spec.evaluators
+            )
+            rated = [
+                _output_stimulus(study, StudyStimulus.Kind.RATED, output, {}, frozen, rates_audio)
+                for item_id in chosen
+                for output in complete[item_id].values()
+            ]
+            gold = [
+                _output_stimulus(
+                    study,
+                    StudyStimulus.Kind.GOLD,
+                    entry.output,
+                    gold_expectation(entry.verdict, dimensions),
+                    frozen,
+                    rates_audio,
+                )
+                for entry in spec.gold
+            ]
+            warm_up = [
+                _output_stimulus(study, StudyStimulus.Kind.TRAINING, output, {}, frozen, rates_audio)
+                for output in training
+            ]
+            every_dimension = {dimension.key: [spec.trap_score, spec.trap_score] for dimension in dimensions}
+            traps = [
+                StudyStimulus.objects.create(
+                    study=study,
+                    kind=StudyStimulus.Kind.TRAP,
+                    item_id=item_id,
+                    response_text=trap_sentence(spec.trap_score) if rates_content else "",
+                    audio_key=key,
+                    audio_seconds=seconds,
+                    expected=every_dimension,
+                )
+                for item_id, (key, seconds) in zip(trap_items, trap_audio, strict=True)
+            ]
+            plan = plan_study(
+                [_plain(stimulus) for stimulus in rated],
+                [str(user.pk) for user in spec.evaluators],
+                spec.ratings_per_output,
+                quality_checks=[_plain(stimulus) for stimulus in (*gold, *traps)],
+                training=[_plain(stimulus) for stimulus in warm_up],
+                seed=seed,
+            )
+            by_key = {str(stimulus.pk): stimulus for stimulus in (*rated, *gold, *traps, *warm_up)}
+            StudyAssignment.objects.bulk_create(
+                StudyAssignment(
+                    study=study, evaluator_id=int(evaluator), stimulus=by_key[entry.key], position=position
+                )
+                for evaluator, order in plan.items()
+                for position, entry in enumerate(order)
+            )
+    except BaseException:
+        delete_media(*frozen.keys)
+        raise
+    return study
+
+
+def gold_expectation(verdict: GoldVerdict, dimensions: Sequence[Dimension]) -> dict[str, list[int]]:
+    """Return what raters must answer for a gold output: on content when rated, else on audio."""
+    judged = [dimension for dimension in dimensions if dimension.modality == "content"] or list(dimensions)
+    low, high = GOLD_RANGES[verdict]
+    return {dimension.key: [low, high] for dimension in judged}
+
+
+def _check_spec(spec: StudySpec, dimensions: Sequence[Dimension]) -> None:
+    if not spec.name.strip():
+        raise StudyDesignError("give the study a name")
+    if not spec.systems:
+        raise StudyDesignError("choose at least one system")
+    if not dimensions:
+        raise StudyDesignError("choose at least one rating dimension")
+    if spec.items_per_system < 1:
+        raise StudyDesignError("sample at least one item per system")
+    if not 1 <= spec.trap_score <= 5:
+        raise StudyDesignError("the trapping items' score must be between 1 and 5")
+    not_evaluators = [user.username for user in spec.evaluators if not has_role(user, Role.EVALUATOR)]
+    if not_evaluators:
+        raise StudyDesignError(f"not evaluators: {', '.join(not_evaluators)}")
+    if any(dimension.modality == "audio" for dimension in dimensions):
+        silent = [system.name for system in spec.systems if system.text_only]
+        if silent:
+            raise StudyDesignError(
+                f"{', '.join(silent)} produce no audio; rate content only or leave them out"
+            )
+    unplayable = [gold.output.item.external_id for gold in spec.gold if gold.output.item.recording_id is None]
+    if unplayable:
+        raise StudyDesignError(
+            f"gold outputs answer items without an accepted recording: {', '.join(unplayable)}"
+        )
+    shown = f"{spec.title_for_raters}\n{spec.instructions}"
+    named = systems_named_in(shown, spec.systems)
+    if named:
+        raise StudyDesignError(
+            f"the title or instructions name {', '.join(named)}: raters must not learn which systems are compared"
+        )
+
+
+def _usable_outputs(
+    spec: StudySpec, rates_audio: bool, rates_content: bool
+) -> dict[int, dict[int, ModelOutput]]:
+    """Return item -> system -> output, for outputs a rater can judge on every chosen dimension."""
+    outputs = (
+        ModelOutput.objects.for_version(spec.benchmark_version)
+        .filter(system__in=spec.systems, item__recording__isnull=False)
+        .select_related("item__recording")
+    )
+    if rates_audio:
+        outputs = outputs.exclude(response_audio_key="")
+    if rates_content:
+        outputs = outputs.exclude(Q(response_text="") & Q(raw_text=""))
+    answers: dict[int, dict[int, ModelOutput]] = {}
+    for output in outputs:
+        answers.setdefault(output.item_id, {})[output.system_id] = output
+    return answers
+
+
+def _pick_training(
+    answers: Mapping[int, Mapping[int, ModelOutput]],
+    chosen: Sequence[int],
+    gold_items: set[int],
+    count: int,
+    rng: random.Random,
+) -> list[ModelOutput]:
+    """Return training outputs, from items outside the sample when there are enough of them.
+
+    Training on an item that comes back later would let a rater anchor on its first answer.
+    """
+    taken = set(chosen) | gold_items
+    elsewhere = [
+        output for item, by_system in answers.items() if item not in taken for output in by_system.values()
+    ]
+    if len(elsewhere) >= count:
+        return rng.sample(sorted(elsewhere, key=lambda output: output.pk), count)
+    sampled = [output for item in chosen for output in answers[item].values()]
+    if len(elsewhere) + len(sampled) < count:
+        raise StudyDesignError(
+            f"{count} training samples were asked for but only {len(elsewhere + sampled)} exist"
+        )
+    return [*elsewhere, *rng.sample(sampled, count - len(elsewhere))]
+
+
+def _synthesise_trap(score: int, frozen: _Frozen) -> tuple[str, float]:
+    speech = synthesize(trap_sentence(score))
+    return frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)), speech.duration_seconds
+
+
+def _output_stimulus(
+    study: Study,
+    kind: str,
+    output: ModelOutput,
+    expected: Mapping[str, list[int]],
+    frozen: _Frozen,
+    rates_audio: bool,
+) -> StudyStimulus:
+    key, seconds = frozen.copy(output.response_audio_key) if output.response_audio_key else ("", 0.0)
+    if rates_audio and not key:
+        raise StudyDesignError("every output in an audio study needs response audio")
+    return StudyStimulus.objects.create(
+        study=study,
+        kind=kind,
+        output=output,
+        system_id=output.system_id,
+        item_id=output.item_id,
+        response_text=output.response_text or output.raw_text,
+        audio_key=key,
+        audio_seconds=seconds,
+        expected=dict(expected),
+    )
+
+
+def _plain(stimulus: StudyStimulus) -> Stimulus:
+    return Stimulus(key=str(stimulus.pk), item=str(stimulus.item_id), kind=cast(StimulusKind, stimulus.kind))

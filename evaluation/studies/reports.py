@@ -1,0 +1,176 @@
+"""Read-only aggregations of listening studies: progress, the study list, screening and figures.
+
+Each page's numbers come from a fixed number of queries however many studies, raters or ratings
+there are; the statistics themselves are pure (`evaluation.studies.results` and `.screening`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Q
+
+from evaluation.studies.design import StimulusKind
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
+from evaluation.studies.results import StudySummary, summarise_ratings
+from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
+from webapp.models import User
+
+FIGURES_CACHE_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    total: int
+
+    @property
+    def percent(self) -> int:
+        """Return the share done, in whole percent."""
+        return round(100 * self.done / self.total) if self.total else 100
+
+
+def rater_progress(study: Study, evaluator: User) -> Progress:
+    """Return how many of the evaluator's assignments in the study are submitted."""
+    return _progress(StudyAssignment.objects.of_rater(study, evaluator).aggregate(**_PROGRESS))
+
+
+# Counts of assignments, submitted and all, for aggregate() or annotate() over assignments.
+_PROGRESS = {"done": Count("pk", filter=Q(submitted_at__isnull=False)), "total": Count("pk")}
+
+
+def _progress(counts: dict[str, int]) -> Progress:
+    return Progress(done=counts["done"], total=counts["total"])
+
+
+def study_progress(study: Study) -> Progress:
+    """Return how many of the study's assignments (every rater's) are submitted."""
+    return _progress(study.assignments.aggregate(**_PROGRESS))
+
+
+@dataclass(frozen=True)
+class StudyRow:
+    study: Study  # with its systems prefetched
+    submitted: int
+    total: int
+
+
+def study_rows() -> list[StudyRow]:
+    """Return every study, newest first, with how many of its assignments are submitted (two queries)."""
+    # order_by again: Django leaves Meta.ordering out of aggregating queries.
+    studies = (
+        Study.objects.prefetch_related("systems")
+        .annotate(
+            n_submitted=Count("assignments", filter=Q(assignments__submitted_at__isnull=False)),
+            n_assignments=Count("assignments"),
+        )
+        .order_by("-created_at")
+    )
+    return [StudyRow(study, study.n_submitted, study.n_assignments) for study in studies]
+
+
+@dataclass(frozen=True)
+class RaterStudy:
+    study: Study
+    progress: Progress
+
+
+def evaluator_studies(evaluator: User) -> list[RaterStudy]:
+    """Return the studies the evaluator was invited to, newest first, each with their progress."""
+    seats = (
+        StudyRater.objects.filter(evaluator=evaluator).select_related("study").order_by("-study__created_at")
+    )
+    progress = {
+        row["study_id"]: _progress(row)
+        for row in StudyAssignment.objects.filter(evaluator=evaluator)
+        .order_by()
+        .values("study_id")
+        .annotate(**_PROGRESS)
+    }
+    return [RaterStudy(seat.study, progress.get(seat.study_id, Progress(0, 0))) for seat in seats]
+
+
+def study_rating_rows(study: Study) -> list[RatingRow]:
+    """Return every submitted score of the study as a plain row (raters by username, systems by name)."""
+    ratings = StudyRating.objects.filter(assignment__study=study).values_list(
+        "assignment__evaluator__username",
+        "assignment__stimulus__public_id",
+        "assignment__stimulus__kind",
+        "assignment__stimulus__system__name",
+        "assignment__stimulus__item__external_id",
+        "dimension",
+        "score",
+    )
+    return [
+        RatingRow(
+            rater=rater,
+            stimulus=str(stimulus),
+            kind=cast(StimulusKind, kind),
+            system=system or "",
+            item=item,
+            dimension=dimension,
+            score=score,
+        )
+        for rater, stimulus, kind, system, item, dimension, score in ratings
+    ]
+
+
+def study_expectations(study: Study) -> dict[str, dict[str, tuple[int, int]]]:
+    """Return the known answers of the study's gold and trapping items."""
+    checks = study.stimuli.filter(kind__in=[StudyStimulus.Kind.GOLD, StudyStimulus.Kind.TRAP])
+    return {
+        str(stimulus.public_id): {
+            dimension: (low, high) for dimension, (low, high) in stimulus.expected.items()
+        }
+        for stimulus in checks
+    }
+
+
+def screen_study(study: Study, rows: Sequence[RatingRow] | None = None) -> list[RaterReport]:
+    """Return the screening of every rater who has submitted anything."""
+    rules = ScreeningRules(
+        variance_threshold=study.straightlining_variance,
+        correlation_threshold=study.min_correlation,
+        allowed_check_failures=study.allowed_check_failures,
+    )
+    return screen_study_raters(
+        study_rating_rows(study) if rows is None else rows, study_expectations(study), rules
+    )
+
+
+def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> StudySummary:
+    """Return the study's figures without the raters an admin excluded."""
+    excluded = study.raters.filter(decision=StudyRater.Decision.EXCLUDE).values_list(
+        "evaluator__username", flat=True
+    )
+    return summarise_ratings(
+        study_rating_rows(study) if rows is None else rows,
+        [system.name for system in study.systems.order_by("name")],
+        study.dimensions,
+        excluded_raters=list(excluded),
+        seed=study.seed,
+    )
+
+
+def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
+    """Return the screening and the figures, reused until a rating arrives or a decision changes.
+
+    Bootstrap intervals and pairwise tests of a large study take seconds; an admin reloading the
+    results must not pay that each time. Ratings are final (never edited or deleted), so their
+    count and highest id, with the decisions, identify what the figures rest on.
+    """
+    ratings = StudyRating.objects.filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    decisions = list(study.raters.order_by("evaluator_id").values_list("evaluator_id", "decision"))
+    fingerprint = hashlib.sha256(repr((ratings, decisions)).encode()).hexdigest()[:32]
+    key = f"study-figures:{study.public_id}:{fingerprint}"
+    cached = cache.get(key)
+    if cached is not None:
+        return cast(tuple[list[RaterReport], StudySummary], cached)
+    rows = study_rating_rows(study)
+    figures = (screen_study(study, rows), summarise_study(study, rows))
+    cache.set(key, figures, FIGURES_CACHE_SECONDS)
+    return figures

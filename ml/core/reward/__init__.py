@@ -1,0 +1,1 @@
+"""The response reward model: architecture, audio features, training ladder, training, scoring, checkpoints."""

@@ -1,0 +1,109 @@
+"""Training and evaluating the reward model (appendix D.2): AdamW on shuffled mini-batches."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from ml.core.config import RewardTrainingConfig
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, shuffled_batches
+from ml.core.reward.ladder import RewardExample
+from ml.core.reward.model import RewardModel, reward_losses
+from ml.core.reward.scoring import score_responses
+
+
+def train_reward_model(
+    model: RewardModel,
+    examples: Sequence[RewardExample],
+    config: RewardTrainingConfig,
+    on_progress: ProgressCallback | None = None,
+    should_cancel: CancelCheck | None = None,
+) -> TrainingResult:
+    """Train ``model`` in place with AdamW on shuffled mini-batches; return the per-step metrics.
+
+    ``should_cancel()`` is polled before every step; a cancelled run keeps the updates made so far.
+    """
+    if not examples:
+        raise ValueError("reward-model training needs at least one example")
+    torch.manual_seed(config.seed)
+    order_rng = random.Random(config.seed)
+    model.to(config.device)
+    model.train()
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+
+    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
+    total_steps = config.max_steps or config.epochs * steps_per_epoch
+    result = TrainingResult(total_steps=total_steps)
+    batches = shuffled_batches(len(examples), config.batch_size, order_rng)
+    for step in range(total_steps):
+        if should_cancel is not None and should_cancel():
+            result.cancelled = True
+            break
+        taken = [examples[index] for index in next(batches)]
+
+        output = model(model.prepare([example.inputs for example in taken]))
+        content_loss, alignment_loss = reward_losses(
+            output,
+            torch.tensor([example.content_grade for example in taken], device=model.device),
+            torch.tensor([example.audio_aligned for example in taken], device=model.device),
+        )
+        loss = content_loss + config.alignment_loss_weight * alignment_loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if config.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+        optimizer.step()
+
+        metrics = {
+            "step": float(step + 1),
+            "loss": float(loss.detach()),
+            "content_loss": float(content_loss.detach()),
+            "alignment_loss": float(alignment_loss.detach()),
+            "learning_rate": config.learning_rate,
+        }
+        result.history.append(metrics)
+        result.steps_completed = step + 1
+        if on_progress is not None:
+            on_progress((step + 1) / total_steps, f"step {step + 1}/{total_steps}", dict(metrics))
+    model.eval()
+    return result
+
+
+def evaluate_reward_model(
+    model: RewardModel, examples: Sequence[RewardExample], batch_size: int = 16
+) -> dict[str, float]:
+    """Return content MAE, alignment accuracy (threshold 0.5) and pairwise content-ranking accuracy.
+
+    Ranking accuracy is over pairs of the same item with different grades: how often the higher
+    grade gets the higher score (the property RL's group normalisation relies on).
+    """
+    if not examples:
+        raise ValueError("evaluation needs at least one example")
+    scores = score_responses(model, [example.inputs for example in examples], batch_size)
+    errors = [
+        abs(score.content - example.content_grade) for score, example in zip(scores, examples, strict=True)
+    ]
+    correct = [
+        (score.alignment >= 0.5) == example.audio_aligned
+        for score, example in zip(scores, examples, strict=True)
+    ]
+    ordered = ranked = 0
+    for first in range(len(examples)):
+        for second in range(first + 1, len(examples)):
+            a, b = examples[first], examples[second]
+            if a.item_id != b.item_id or a.content_grade == b.content_grade:
+                continue
+            ranked += 1
+            higher, lower = (first, second) if a.content_grade > b.content_grade else (second, first)
+            ordered += scores[higher].content > scores[lower].content
+    return {
+        "content_mae": float(np.mean(errors)),
+        "alignment_accuracy": float(np.mean(correct)),
+        "ranking_accuracy": ordered / ranked if ranked else math.nan,
+    }

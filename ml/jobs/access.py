@@ -1,0 +1,68 @@
+"""Who may start EchoChat jobs and see their checkpoints and dataset snapshots: the admin role.
+
+The training pages (``ml.jobs.views``) and the Django admin (``ml.admin``) both ask here. Role
+checks come first (``role_required(*ML_ROLES)`` on every page); the helpers below then fetch the
+object or answer 404.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import Http404, HttpRequest
+
+from ml.jobs.launch import ML_JOB_KINDS
+from ml.jobs.models import Checkpoint
+from webapp.models import Job, User
+from webapp.roles import Role, has_role
+
+# Training spends GPU hours and decides which model the benchmark reports: admins only.
+ML_ROLES: tuple[Role, ...] = (Role.ADMIN,)
+
+
+def may_use_echochat(user: User | AnonymousUser) -> bool:
+    """Return True when the user may start EchoChat jobs and see every job, checkpoint and snapshot."""
+    return has_role(user, *ML_ROLES)
+
+
+def ml_job_or_404(job_id: int) -> Job:
+    """Return an EchoChat job; other jobs have their own pages (webapp job_detail), so 404."""
+    job = Job.objects.select_related("started_by").filter(pk=job_id, kind__in=ML_JOB_KINDS).first()
+    if job is None:
+        raise Http404("No EchoChat job with this id.")
+    return job
+
+
+def checkpoint_or_404(checkpoint_id: int) -> Checkpoint:
+    """Return a checkpoint with what it came from (job, snapshot, parent), else raise Http404."""
+    checkpoint = (
+        Checkpoint.objects.select_related("produced_by", "dataset_snapshot", "parent")
+        .filter(pk=checkpoint_id)
+        .first()
+    )
+    if checkpoint is None:
+        raise Http404("No such checkpoint.")
+    return checkpoint
+
+
+class EchoChatAdminAccess:
+    """Django admin permissions for the ml models: whoever may use EchoChat, as on the pages.
+
+    Studio admins are staff through their role, not through per-model Django permissions.
+    """
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return may_use_echochat(request.user)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return may_use_echochat(request.user)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return may_use_echochat(request.user)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return may_use_echochat(request.user)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return may_use_echochat(request.user)

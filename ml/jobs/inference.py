@@ -1,0 +1,85 @@
+"""The EchoChat inference job: a checkpoint answers every item of a snapshot; the answers become a
+System's outputs, which the judges and listening studies then use.
+
+This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
+"""
+
+from __future__ import annotations
+
+import json
+
+from evaluation.outputs.importing import import_outputs
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
+from ml.core.config import INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
+from ml.core.inference import run_inference
+from ml.core.runtime import load_start_model, resolve_device_and_dtype
+from ml.core.training_inputs import inference_items
+from ml.jobs.checkpoint_registry import resolve_start
+from ml.jobs.datasets import snapshot_records
+from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_cancelled
+from webapp.jobs import JobReporter, JobResult
+from webapp.models import Job
+
+
+def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
+    """Answer every item of the snapshot with a checkpoint and store the answers as a System's outputs."""
+    parameters = job.parameters
+    snapshot = job_snapshot(job)
+    system_name = str(parameters["system_name"])
+    version = parameters.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
+    existing = System.objects.filter(name=system_name).first()
+    if existing is not None and (existing.category != System.Category.OURS or not existing.text_only):
+        # EchoChat inference writes text only; another system's outputs (or audio) are not ours to replace.
+        raise ValueError(f"system {system_name!r} is not a text-only EchoChat system; choose another name")
+    reporter.progress(0.0, "Reading the dataset snapshot", force=True)
+    items = inference_items(snapshot_records(snapshot))
+    device, dtype = resolve_device_and_dtype(
+        parameters.get("device") or "auto", parameters.get("dtype") or "auto"
+    )
+    uri, checkpoint = resolve_start(parameters["start_from"])
+    reporter.progress(0.02, f"Loading {uri}", force=True)
+    start = load_start_model(uri, device, dtype)
+    reporter.log(f"Inference with {uri} on {len(items)} items of snapshot #{snapshot.pk}, {device}/{dtype}")
+
+    def on_progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
+        reporter.metric(
+            int(metrics.get("done", 0)), **finite_metrics({k: v for k, v in metrics.items() if k != "done"})
+        )
+        reporter.progress(0.05 + 0.85 * fraction, message)
+
+    outputs = run_inference(
+        start.speech_lm,
+        items,
+        max_new_tokens=int(parameters.get("max_new_tokens") or INFERENCE_MAX_NEW_TOKENS),
+        on_progress=on_progress,
+        should_cancel=reporter.should_cancel,
+        batch_size=int(parameters.get("batch_size") or INFERENCE_BATCH_SIZE),
+    )
+    # A cancelled run returns fewer outputs: importing them would remove the missing items' outputs.
+    stop_if_cancelled(len(outputs) < len(items), reporter)
+    reporter.progress(0.95, "Storing the outputs", force=True)
+    system, _ = System.objects.get_or_create(
+        name=system_name, defaults={"category": System.Category.OURS, "text_only": True}
+    )
+    system.version = checkpoint.name if checkpoint is not None else uri
+    system.save(update_fields=["version"])
+    rows = "\n".join(json.dumps({"item_id": output.item_id, "output": output.raw_text}) for output in outputs)
+    report = import_outputs(system, version, rows.encode(), None)
+    if not report.imported:
+        raise RuntimeError(
+            "; ".join(str(problem) for problem in report.errors) or "the outputs were not stored"
+        )
+    well_formed = sum(output.parsed.well_formed for output in outputs)
+    reporter.log(
+        f"{len(outputs)} outputs stored for {system.name} ({version}): {report.created} new, "
+        f"{report.updated} changed, {report.unchanged} unchanged, {report.removed} removed; "
+        f"{well_formed} well formed"
+    )
+    return {
+        "system": system.pk,
+        "system_name": system.name,
+        "benchmark_version": version,
+        "outputs": len(outputs),
+        "well_formed": well_formed,
+        "checkpoint": checkpoint.pk if checkpoint is not None else None,
+    }

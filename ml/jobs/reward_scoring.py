@@ -1,0 +1,126 @@
+"""The reward-scoring job: a reward model scores a system's outputs, beside the judges' scores.
+
+Each output's response is heard through its own audio when it has readable audio, else spoken
+in the speech style its strategy span declares. This module loads torch; only gpu workers
+import it (through ``ml.jobs.tasks``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
+from annotation.gold.models import GoldReference
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
+from ml.core.reward.checkpoint import load_reward_model
+from ml.core.reward.model import RewardInput
+from ml.core.reward.scoring import score_responses
+from ml.core.runtime import resolve_device
+from ml.core.training_inputs import speak_in_style
+from ml.core.training_records import read_wav
+from ml.jobs.models import Checkpoint, OutputRewardScore
+from webapp.jobs import JobReporter, JobResult
+from webapp.lib.output_format import parse_strategy_fields
+from webapp.models import Job
+from webapp.storage import read_media
+
+# Response audio of any length and loudness is scored as it is; only unreadable files fall back.
+_RESPONSE_AUDIO_LIMITS = UploadLimits(
+    min_seconds=0.0, max_seconds=600.0, silence_peak_dbfs=-200.0, max_clipping_ratio=1.0
+)
+REWARD_SCORING_BATCH = 16
+
+
+def _response_audio(output: ModelOutput) -> tuple[Any, int, str]:
+    """Return (samples, rate, source) of an output's response: its own audio, or synthesised."""
+    if output.response_audio_key:
+        try:
+            audio = normalise_upload(
+                read_media(output.response_audio_key),
+                output.response_audio_key,
+                limits=_RESPONSE_AUDIO_LIMITS,
+            )
+        except AudioRejected:
+            pass
+        else:
+            return audio.samples, audio.sample_rate, OutputRewardScore.Audio.OWN
+    style = parse_strategy_fields(output.strategy_text).speech_style or "calm"
+    samples, rate = speak_in_style(output.response_text or " ", style)
+    return samples, rate, OutputRewardScore.Audio.SYNTHESIZED
+
+
+def run_reward_scoring_job(job: Job, reporter: JobReporter) -> JobResult:
+    """Score a system's outputs with a reward model; the scores sit beside the judges' in evaluation."""
+    parameters = job.parameters
+    checkpoint = Checkpoint.objects.get(pk=parameters["reward_checkpoint"], kind=Checkpoint.Kind.REWARD)
+    system = System.objects.get(pk=parameters["system"])
+    version = parameters.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
+    outputs = list(
+        ModelOutput.objects.filter(system=system, benchmark_version=version)
+        .select_related("item__recording")
+        .order_by("item__external_id")
+    )
+    golds = dict(
+        GoldReference.objects.current()
+        .filter(item__in=[output.item_id for output in outputs])
+        .values_list("item_id", "perception")
+    )
+    scorable = [output for output in outputs if output.item.recording is not None]
+    skipped = len(outputs) - len(scorable)
+    reporter.log(
+        f"Scoring {len(scorable)} outputs of {system.name} ({version}) with {checkpoint.name}; "
+        f"{skipped} skipped (no accepted recording)"
+    )
+    reporter.progress(0.0, f"Loading {checkpoint.name}", force=True)
+    model = load_reward_model(checkpoint.uri, device=resolve_device("auto")).model
+    scored: list[tuple[float, float]] = []
+    for start in range(0, len(scorable), REWARD_SCORING_BATCH):
+        batch = scorable[start : start + REWARD_SCORING_BATCH]
+        inputs: list[RewardInput] = []
+        sources: list[str] = []
+        for output in batch:
+            assert output.item.recording is not None
+            user_audio, user_rate = read_wav(read_media(output.item.recording.audio_key))
+            response_audio, response_rate, source = _response_audio(output)
+            emotion = (golds.get(output.item_id) or {}).get("emotion") or output.item.target_emotion
+            inputs.append(
+                RewardInput(
+                    user_audio=user_audio,
+                    emotion=str(emotion),
+                    response_text=output.response_text,
+                    response_audio=response_audio,
+                    user_sample_rate=user_rate,
+                    response_sample_rate=response_rate,
+                )
+            )
+            sources.append(source)
+        scores = score_responses(model, inputs)
+        with transaction.atomic():
+            for output, score, source in zip(batch, scores, sources, strict=True):
+                OutputRewardScore.objects.update_or_create(
+                    output=output,
+                    checkpoint=checkpoint,
+                    defaults={
+                        "content": score.content,
+                        "alignment": score.alignment,
+                        "audio": source,
+                        "job": job,
+                    },
+                )
+        scored.extend((score.content, score.alignment) for score in scores)
+        reporter.metric(
+            len(scored),
+            content_mean=sum(c for c, _ in scored) / len(scored),
+            alignment_mean=sum(a for _, a in scored) / len(scored),
+        )
+        reporter.progress(len(scored) / max(1, len(scorable)), f"Scored {len(scored)} of {len(scorable)}")
+    return {
+        "scored": len(scored),
+        "skipped": skipped,
+        "content_mean": sum(c for c, _ in scored) / len(scored) if scored else None,
+        "alignment_mean": sum(a for _, a in scored) / len(scored) if scored else None,
+        "checkpoint": checkpoint.pk,
+        "system": system.pk,
+    }

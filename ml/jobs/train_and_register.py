@@ -1,0 +1,141 @@
+"""How every training job runs: train, then save, verify and register the checkpoint, then report.
+
+The three training jobs of ``ml.jobs.training`` (SFT + AAA, RL + SDCA, reward model) differ only in
+how they prepare their data and model, which each writes as a ``prepare`` function returning a
+``TrainingPlan``. ``train_and_register`` does the rest the same way for all three:
+
+- a job re-run after its worker died (``webapp.jobs`` re-queues it once) first looks for the
+  checkpoint an earlier attempt recorded, and returns that instead of training again;
+- progress and per-step metrics (loss, rho, rewards, advantages) go to the job row, thinned to
+  about ``MAX_METRIC_POINTS`` points; a cancel is polled before every step;
+- the checkpoint is saved, read back, verified and recorded (``ml.jobs.checkpoint_registry``)
+  before the job returns: a cancelled or failed run leaves no checkpoint, and a succeeded job
+  always names one. The last cancel check is just before saving; nothing after it can turn a
+  recorded checkpoint into a cancelled job.
+
+Every training job returns a ``TrainedCheckpoint`` (as the job's result dict).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
+from ml.jobs.checkpoint_registry import default_checkpoint_name, store_checkpoint
+from ml.jobs.models import Checkpoint, DatasetSnapshot
+from webapp.jobs import JobCancelled, JobReporter
+from webapp.models import Job
+
+if TYPE_CHECKING:
+    # Only for types: ml.core.checkpoints loads torch, and the result type is all this module needs.
+    from ml.core.checkpoints import SavedCheckpoint
+
+# Charts stay readable and the job row small: at most about this many points per run.
+MAX_METRIC_POINTS = 500
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What one training job runs, prepared from its parameters and dataset snapshot."""
+
+    kind: str
+    # (progress callback, cancel check) -> the training loop's result; the model is trained in place.
+    train: Callable[[ProgressCallback, CancelCheck], TrainingResult]
+    # (destination, final metrics) -> the checkpoint written there.
+    save: Callable[[str, dict[str, float]], SavedCheckpoint]
+    parent: Checkpoint | None = None
+    # The share of the job's progress bar the training loop fills.
+    progress_span: tuple[float, float] = (0.05, 0.9)
+    # Metrics measured after training (e.g. the reward model's fit), added to the final metrics.
+    measure: Callable[[], dict[str, float]] | None = None
+    # What the progress message and the log call the saved model.
+    noun: str = "checkpoint"
+
+
+@dataclass(frozen=True)
+class TrainedCheckpoint:
+    """The result of every training job: the checkpoint it recorded and the run's final metrics."""
+
+    checkpoint: Checkpoint
+    metrics: dict[str, float] | None = None
+    resumed: bool = False
+
+    def as_job_result(self) -> dict[str, Any]:
+        """Return the JSON stored as the job's result (the job page links the checkpoint by its id)."""
+        result: dict[str, Any] = {
+            "checkpoint": self.checkpoint.pk,
+            "checkpoint_name": self.checkpoint.name,
+            "uri": self.checkpoint.uri,
+        }
+        if self.resumed:
+            result["resumed"] = True
+        if self.metrics is not None:
+            result["metrics"] = self.metrics
+        return result
+
+
+Prepare = Callable[[Job, JobReporter, DatasetSnapshot], TrainingPlan]
+
+
+def finite_metrics(values: Mapping[str, float]) -> dict[str, float]:
+    """Return the metrics that are finite numbers (JSON, and PostgreSQL's jsonb, have no NaN)."""
+    return {
+        name: float(value)
+        for name, value in values.items()
+        if isinstance(value, int | float) and math.isfinite(value)
+    }
+
+
+def training_progress(reporter: JobReporter, start: float, end: float) -> ProgressCallback:
+    """Return a training loop's progress callback: progress in [start, end] and thinned metrics."""
+
+    def on_progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
+        step = int(metrics.get("step", 0))
+        total = max(1, round(step / fraction)) if fraction > 0 else 1
+        every = max(1, total // MAX_METRIC_POINTS)
+        if step % every == 0 or step >= total:
+            reporter.metric(step, **finite_metrics({k: v for k, v in metrics.items() if k != "step"}))
+        # progress() raises JobCancelled when an admin asked to stop: the run ends without a checkpoint.
+        reporter.progress(start + (end - start) * fraction, message)
+
+    return on_progress
+
+
+def job_snapshot(job: Job) -> DatasetSnapshot:
+    """Return the dataset snapshot the job was started with."""
+    return DatasetSnapshot.objects.get(pk=int(job.parameters["dataset_snapshot"]))
+
+
+def stop_if_cancelled(cancelled: bool, reporter: JobReporter) -> None:
+    """Raise JobCancelled when the loop stopped early or an admin asked to stop."""
+    if cancelled or reporter.should_cancel():
+        raise JobCancelled()
+
+
+def train_and_register(job: Job, reporter: JobReporter, prepare: Prepare) -> TrainedCheckpoint:
+    """Run a training job to its recorded checkpoint (module docstring); raise JobCancelled on cancel."""
+    recorded = Checkpoint.objects.filter(produced_by=job).first()
+    if recorded is not None:
+        return TrainedCheckpoint(recorded, resumed=True)
+    snapshot = job_snapshot(job)
+    reporter.progress(0.0, "Reading the dataset snapshot", force=True)
+    plan = prepare(job, reporter, snapshot)
+    result = plan.train(training_progress(reporter, *plan.progress_span), reporter.should_cancel)
+    stop_if_cancelled(result.cancelled, reporter)
+    metrics: dict[str, float] = {"steps": result.steps_completed, **finite_metrics(result.last_metrics())}
+    if plan.measure is not None:
+        metrics.update(finite_metrics(plan.measure()))
+    reporter.progress(0.92, f"Saving the {plan.noun}", force=True)
+    checkpoint = store_checkpoint(
+        job,
+        plan.kind,
+        job.parameters.get("checkpoint_name") or default_checkpoint_name(job, plan.kind),
+        lambda destination: plan.save(destination, metrics),
+        snapshot=snapshot,
+        parent=plan.parent,
+    )
+    reporter.log(f"{plan.noun.capitalize()} {checkpoint.name} saved and verified at {checkpoint.uri}")
+    return TrainedCheckpoint(checkpoint, metrics)

@@ -1,0 +1,56 @@
+"""The recording queries written once, and the one rule for when a take counts as accepted."""
+
+from __future__ import annotations
+
+import pytest
+
+from annotation.recording.access import own_takes
+from annotation.recording.models import Review, Take
+from annotation.recording.reviews import REVIEWS_PER_TAKE, take_outcome
+from tests.factories import ItemFactory, ReviewFactory, TakeFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "outcome"),
+    [
+        (["accept"] * REVIEWS_PER_TAKE, "accepted"),
+        (["accept", "accept", "reject"], "rejected"),
+        (["reject", "pending", "pending"], "waiting"),
+        (["accept", "accept", "pending"], "waiting"),
+        (["accept", "accept"], "waiting"),
+    ],
+)
+def test_a_take_is_accepted_only_when_all_its_reviewers_accept(verdicts: list[str], outcome: str) -> None:
+    assert take_outcome(verdicts) == outcome
+
+
+def test_takes_by_stage() -> None:
+    statuses = [Take.Status.ANALYSING, Take.Status.IN_REVIEW, Take.Status.ACCEPTED, Take.Status.REJECTED]
+    analysing, in_review, accepted, rejected = (TakeFactory(status=status) for status in statuses)
+
+    assert set(Take.objects.open()) == {analysing, in_review}
+    assert list(Take.objects.waiting_for_review()) == [in_review]
+    assert set(Take.objects.decided()) == {accepted, rejected}
+
+
+def test_a_reviewers_open_reviews_are_pending_on_takes_still_in_review() -> None:
+    reviewer = UserFactory()
+    first = ReviewFactory(reviewer=reviewer)
+    second = ReviewFactory(reviewer=reviewer)
+    ReviewFactory(reviewer=reviewer, verdict=Review.Verdict.ACCEPT)
+    ReviewFactory(reviewer=reviewer, take=TakeFactory(status=Take.Status.SUPERSEDED))
+    ReviewFactory()
+
+    assert list(Review.objects.open_for(reviewer)) == [first, second]
+    assert Review.objects.open().count() == 3
+
+
+def test_an_actor_sees_only_their_own_takes_of_an_item() -> None:
+    actor = UserFactory()
+    item = ItemFactory(actor=actor)
+    mine = TakeFactory(item=item, actor=actor)
+    TakeFactory(item=item)
+
+    assert list(own_takes(actor, item)) == [mine]

@@ -1,0 +1,51 @@
+"""The recording dashboard and assignment table cost the same queries for little data and for more."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from annotation.recording.models import Review, Take
+from annotation.recording.reports import assignment_table, recording_dashboard
+from tests.factories import ItemFactory, ReviewFactory, TakeFactory, UserFactory
+from webapp.roles import Role
+
+pytestmark = pytest.mark.django_db
+
+
+def _studio(n: int) -> None:
+    """n actors with a script and a take each, reviewed by n reviewers; some decided."""
+    reviewers = [UserFactory(role=Role.REVIEWER) for _ in range(n)]
+    for index in range(n):
+        actor = UserFactory(role=Role.VOICE_ACTOR)
+        status = Take.Status.ACCEPTED if index % 2 else Take.Status.IN_REVIEW
+        take = TakeFactory(item=ItemFactory(actor=actor), actor=actor, status=status)
+        verdict = Review.Verdict.ACCEPT if status == Take.Status.ACCEPTED else Review.Verdict.PENDING
+        for reviewer in reviewers[:3]:
+            ReviewFactory(take=take, reviewer=reviewer, verdict=verdict)
+
+
+def _queries(report) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        report()
+    return len(captured)
+
+
+@pytest.mark.parametrize("report", [recording_dashboard, assignment_table])
+def test_the_report_is_flat_in_data_size(report) -> None:
+    _studio(3)
+    few = _queries(report)
+    _studio(9)
+
+    assert _queries(report) == few
+
+
+def test_the_dashboard_counts_what_it_sees() -> None:
+    _studio(4)
+
+    dashboard = recording_dashboard()
+
+    assert len(dashboard["actor_rows"]) == 4
+    assert sum(row["open"] for row in dashboard["reviewer_rows"]) == 6  # two takes in review, three each
+    assert dashboard["agreement"].takes == 2

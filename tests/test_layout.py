@@ -1,0 +1,37 @@
+"""The codebase keeps the shape docs/architecture.md describes: small modules, small folders."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("annotation", "evaluation", "ml", "webapp", "tests", "bench")
+MAX_MODULE_LINES = 400
+MAX_MODULES_PER_FOLDER = 15
+
+
+def _python_files() -> list[Path]:
+    return [
+        path
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts and "__pycache__" not in path.parts
+    ]
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    too_long = {
+        str(path.relative_to(ROOT)): lines
+        for path in _python_files()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert too_long == {}
+
+
+def test_no_folder_holds_more_modules_than_the_limit() -> None:
+    modules = Counter(
+        str(path.parent.relative_to(ROOT)) for path in _python_files() if path.name != "__init__.py"
+    )
+    crowded = {folder: count for folder, count in modules.items() if count > MAX_MODULES_PER_FOLDER}
+    assert crowded == {}

@@ -1,0 +1,73 @@
+"""The words of the EchoEval benchmark, defined once: scenarios, emotions, intensities, splits,
+label values and the default strategy taxonomy.
+
+Django-free, so the item-file reader, the label schema, the rubrics and the torch code read the same
+tuples as the model choices (annotation.recording.models builds its TextChoices from these
+constants). Data migrations keep frozen copies of what these were when they ran.
+"""
+
+from __future__ import annotations
+
+# The five EchoEval scenarios (paper section 4, Table 10); Table 2 calls audio-dominant "Neutral"
+# and high-arousal "Intense".
+IMPLICIT = "implicit"
+AUDIO_DOMINANT = "audio-dominant"
+HIGH_AROUSAL = "high-arousal"
+MODALITY_CONFLICT = "modality-conflict"
+EMOTION_SHIFT = "emotion-shift"
+SCENARIOS: tuple[str, ...] = (IMPLICIT, AUDIO_DOMINANT, HIGH_AROUSAL, MODALITY_CONFLICT, EMOTION_SHIFT)
+
+# The seven primary emotions an item targets and a perception label names; the fine-grained
+# variant ("anxiety" within fear) is free text.
+HAPPY = "happy"
+SAD = "sad"
+ANGRY = "angry"
+SURPRISE = "surprise"
+DISGUST = "disgust"
+FEAR = "fear"
+NEUTRAL = "neutral"
+EMOTIONS: tuple[str, ...] = (HAPPY, SAD, ANGRY, SURPRISE, DISGUST, FEAR, NEUTRAL)
+
+LOW = "low"
+MEDIUM = "medium"
+HIGH = "high"
+INTENSITIES: tuple[str, ...] = (LOW, MEDIUM, HIGH)
+DEFAULT_INTENSITY = MEDIUM
+
+TEST = "test"
+DEV = "dev"
+TRAIN = "train"
+SPLITS: tuple[str, ...] = (TEST, DEV, TRAIN)
+# A new item belongs to the benchmark until someone moves it to training data.
+DEFAULT_SPLIT = TEST
+
+# Values of the perception label document (annotation.labelling.schema).
+POLARITIES: tuple[str, ...] = ("positive", "negative", "neutral", "mixed")
+PROSODY_LEVELS: tuple[str, ...] = ("low", "normal", "high")
+INTONATIONS: tuple[str, ...] = ("rising", "falling", "rising-falling", "falling-rising", "flat")
+# "" means the item has no modality conflict.
+CONFLICT_KINDS: tuple[str, ...] = ("", "sarcasm", "self-mockery", "other")
+
+# The strategy taxonomy (slug, name) a fresh database is seeded with; admins may rename or retire
+# strategies afterwards, so code that needs the current names reads the Strategy table instead.
+DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
+    ("emotional-validation", "Emotional validation"),
+    ("reassurance", "Reassurance"),
+    ("reflection-of-feelings", "Reflection of feelings"),
+    ("questioning", "Questioning"),
+    ("restatement", "Restatement"),
+    ("self-disclosure", "Self-disclosure"),
+    ("information", "Information"),
+    ("suggestions-guidance", "Suggestions / guidance"),
+    ("cognitive-reframing", "Cognitive reframing"),
+)
+
+
+def label(value: str) -> str:
+    """Return the display label of a vocabulary value ("audio-dominant" -> "Audio-dominant")."""
+    return value.capitalize()
+
+
+def choice(value: str) -> tuple[str, str]:
+    """Return the (value, label) pair a Django choices member is declared with."""
+    return value, label(value)
