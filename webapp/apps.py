@@ -18,6 +18,6 @@ class WebappConfig(AppConfig):
 
     def ready(self) -> None:
         # Loading the Celery app here (not in webapp/__init__) binds @shared_task to it in every process.
-        from webapp import celery, tasks  # noqa: F401  (the Celery app; registers the job kinds)
+        from webapp import celery  # noqa: F401  (the Celery app, which loads webapp.jobs and its job kinds)
 
         post_migrate.connect(_create_role_groups, sender=self)

@@ -266,3 +266,14 @@ def reap_stale_jobs() -> list[int]:
                     message="Worker lost",
                 )
     return reaped
+
+
+@job_task("diagnostic_sleep", title="Diagnostic: sleep with progress")
+def diagnostic_sleep(job: Job, reporter: JobReporter) -> JobResult:
+    """Sleep in small steps reporting progress; used to check workers and the job machinery."""
+    steps = int(job.parameters.get("steps", 10))
+    delay = float(job.parameters.get("delay_s", 0.2))
+    for step in range(steps):
+        time.sleep(delay)
+        reporter.progress((step + 1) / steps, f"Step {step + 1} of {steps}", force=True)
+    return {"steps": steps}
