@@ -62,7 +62,7 @@ def make_user(db: None) -> Callable[..., User]:
 
     def make(role: Role | None = None, username: str | None = None, **extra: object) -> User:
         name = username or f"{role.value if role else 'norole'}{next(counter)}"
-        user: User = UserFactory(username=name, role=role, **extra)
+        user: User = UserFactory.create(username=name, role=role, **extra)
         return user
 
     return make

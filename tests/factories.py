@@ -2,8 +2,8 @@
 (real WAV bytes), reviews, annotations, gold references, systems, model outputs, judges, judgements.
 
 Defaults make a valid, plain object; a test names only the fields its behaviour depends on. Related
-objects go through `<name>__<field>` (``RecordedItemFactory(recording__actor=actor)``), and passing
-``None`` for a related declaration skips it (``RecordedItemFactory(recording=None)``: no take).
+objects go through `<name>__<field>` (``RecordedItemFactory.create(recording__actor=actor)``), and passing
+``None`` for a related declaration skips it (``RecordedItemFactory.create(recording=None)``: no take).
 Area support modules subclass these with the data of their scenario (for example
 tests/annotation/labelling/support.py's sarcastic, recorded script).
 """
@@ -116,7 +116,7 @@ class RecordingFactory(TakeFactory):
 class RecordedItemFactory(ItemFactory):
     """A recorded item whose accepted take is its recording (``recording=None``: state only, no take)."""
 
-    state = Item.State.RECORDED
+    state: Any = Item.State.RECORDED  # Any: subclasses may make it a declaration
     recording = factory.RelatedFactory(RecordingFactory, factory_related_name="item")
 
 

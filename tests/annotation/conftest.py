@@ -21,7 +21,7 @@ def _media_on_disk(media_root: Path) -> None:
 
 @pytest.fixture
 def item(db: None) -> Item:
-    return LabellingItemFactory(external_id="EE-0001")
+    return LabellingItemFactory.create(external_id="EE-0001")
 
 
 @pytest.fixture

@@ -47,7 +47,7 @@ def test_annotate_reload_submit_then_adjudicate(
     browser_page, live_server, transactional_db, users, make_user
 ) -> None:
     page = browser_page
-    item = LabellingItemFactory(external_id="EE-0001")
+    item = LabellingItemFactory.create(external_id="EE-0001")
     others = [make_user(Role.ANNOTATOR, name) for name in ("ana", "ben")]
     mine, *theirs = assign(item, users["annotator"], *others)
     for annotation in theirs:
@@ -131,7 +131,7 @@ def test_emotion_segments_are_picked_on_the_waveform(
     browser_page, live_server, transactional_db, users
 ) -> None:
     page = browser_page
-    item = LabellingItemFactory(scenario="emotion-shift")
+    item = LabellingItemFactory.create(scenario="emotion-shift")
     (mine,) = assign(item, users["annotator"])
     log_in(page, live_server, "annotator", f"/annotate/{mine.pk}/")
     page.wait_for_selector("[data-waveform][data-ready=true]")
@@ -177,7 +177,7 @@ def test_emotion_segments_are_picked_on_the_waveform(
 
 def test_a_second_tab_is_told_its_save_is_stale(browser_page, live_server, transactional_db, users) -> None:
     first = browser_page
-    item = LabellingItemFactory()
+    item = LabellingItemFactory.create()
     (mine,) = assign(item, users["annotator"])
     log_in(first, live_server, "annotator", f"/annotate/{mine.pk}/")
     second = first.context.new_page()

@@ -16,7 +16,7 @@ def test_admin_imports_judges_and_opens_the_leaderboard(
 ) -> None:
     page = browser_page
     for number, scenario in enumerate(("implicit", "modality-conflict", "emotion-shift")):
-        BenchmarkItemFactory(external_id=f"EE-{number}", scenario=scenario)
+        BenchmarkItemFactory.create(external_id=f"EE-{number}", scenario=scenario)
     rows = jsonl(*({"item_id": f"EE-{number}", "output": echochat_text()} for number in range(3)))
     audio = zip_of({f"EE-{number}.wav": tiny_wav(frequency=200 + 50 * number) for number in range(3)})
     worker = worker_factory(ECHOSTUDIO_MEDIA_ROOT=settings.STORAGES["default"]["OPTIONS"]["location"])

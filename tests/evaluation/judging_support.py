@@ -76,7 +76,7 @@ def echochat_text(response: str = "That sounds lonely. Do you want to tell me ab
 class BenchmarkItemFactory(ItemFactory):
     """A scripted benchmark item ("Script of <id>.", sad) with a gold reference (``gold=None``: none)."""
 
-    text = factory.LazyAttribute(lambda item: f"Script of {item.external_id}.")
+    text: Any = factory.LazyAttribute(lambda item: f"Script of {item.external_id}.")
     target_emotion = vocabulary.SAD
     emotion_variant = ""
     instructions = ""

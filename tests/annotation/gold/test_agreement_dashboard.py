@@ -11,8 +11,8 @@ from tests.annotation.labelling.support import LabellingItemFactory, perception,
 
 
 def test_numbers_and_charts_filtered_by_scenario(client_for, users, trio) -> None:
-    sarcastic = LabellingItemFactory(external_id="EE-0001", recording=None)
-    neutral = LabellingItemFactory(external_id="EE-0002", scenario="audio-dominant", recording=None)
+    sarcastic = LabellingItemFactory.create(external_id="EE-0001", recording=None)
+    neutral = LabellingItemFactory.create(external_id="EE-0002", scenario="audio-dominant", recording=None)
     emotions = {sarcastic: ["angry", "angry", "sad"], neutral: ["neutral", "neutral", "neutral"]}
     for item, per_annotator in emotions.items():
         for annotator, emotion in zip(trio, per_annotator, strict=True):

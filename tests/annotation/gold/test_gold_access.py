@@ -16,8 +16,8 @@ pytestmark = pytest.mark.django_db
 
 def gold_item() -> Item:
     """A recorded item with gold version 1, current."""
-    item = RecordedItemFactory(state=Item.State.GOLD)
-    GoldReferenceFactory(item=item)
+    item = RecordedItemFactory.create(state=Item.State.GOLD)
+    GoldReferenceFactory.create(item=item)
     return item
 
 
@@ -39,12 +39,12 @@ def test_only_leads_adjudicate_and_leads_and_admins_keep_gold(
 
 
 def test_only_items_being_annotated_or_gold_can_be_adjudicated() -> None:
-    annotating = RecordedItemFactory(state=Item.State.ANNOTATING)
+    annotating = RecordedItemFactory.create(state=Item.State.ANNOTATING)
     gold = gold_item()
 
     assert adjudicable_item(annotating.pk) == annotating
     assert adjudicable_item(gold.pk) == gold
-    for item in (RecordedItemFactory(), ItemFactory()):
+    for item in (RecordedItemFactory.create(), ItemFactory.create()):
         with pytest.raises(Http404):
             adjudicable_item(item.pk)
 

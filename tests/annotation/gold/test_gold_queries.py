@@ -20,15 +20,15 @@ pytestmark = pytest.mark.django_db
 
 def gold_item() -> Item:
     """A recorded item with gold version 1, current."""
-    item = RecordedItemFactory(state=Item.State.GOLD)
-    GoldReferenceFactory(item=item)
+    item = RecordedItemFactory.create(state=Item.State.GOLD)
+    GoldReferenceFactory.create(item=item)
     return item
 
 
 def test_current_of_returns_the_newest_version_only() -> None:
     item = gold_item()
     GoldReference.objects.filter(item=item).update(is_current=False)
-    newest = GoldReferenceFactory(item=item, version=2)
+    newest = GoldReferenceFactory.create(item=item, version=2)
 
     assert GoldReference.objects.current_of(item) == newest
     assert GoldReference.objects.current_of(item.pk) == newest
@@ -37,11 +37,11 @@ def test_current_of_returns_the_newest_version_only() -> None:
 
 
 def test_current_of_an_item_without_gold_is_none() -> None:
-    assert GoldReference.objects.current_of(RecordedItemFactory()) is None
+    assert GoldReference.objects.current_of(RecordedItemFactory.create()) is None
 
 
 def test_current_by_item_and_current_exists_skip_items_without_gold() -> None:
-    with_gold, without = gold_item(), RecordedItemFactory()
+    with_gold, without = gold_item(), RecordedItemFactory.create()
 
     golds = GoldReference.objects.current_by_item([with_gold.pk, without.pk])
 
@@ -60,14 +60,14 @@ def test_add_current_version_follows_the_newest_and_demotes_the_old() -> None:
 
 
 def test_an_item_is_ready_for_gold_when_every_assigned_annotation_is_submitted() -> None:
-    ready, half, untouched = (RecordedItemFactory(state=Item.State.ANNOTATING) for _ in range(3))
+    ready, half, untouched = (RecordedItemFactory.create(state=Item.State.ANNOTATING) for _ in range(3))
     for item, statuses in (
         (ready, ["submitted", "submitted"]),
         (half, ["submitted", "draft"]),
         (untouched, []),
     ):
         for status in statuses:
-            AnnotationFactory(item=item, status=status)
+            AnnotationFactory.create(item=item, status=status)
 
     assert list(items_ready_for_gold()) == [ready]
     assert list(items_still_annotating()) == [half, untouched]
@@ -77,9 +77,9 @@ def test_an_item_is_ready_for_gold_when_every_assigned_annotation_is_submitted()
 
 
 def test_submitted_and_open_annotations() -> None:
-    item = RecordedItemFactory(state=Item.State.ANNOTATING)
-    done = AnnotationFactory(item=item, status=Annotation.Status.SUBMITTED)
-    draft = AnnotationFactory(item=item, status=Annotation.Status.DRAFT)
+    item = RecordedItemFactory.create(state=Item.State.ANNOTATING)
+    done = AnnotationFactory.create(item=item, status=Annotation.Status.SUBMITTED)
+    draft = AnnotationFactory.create(item=item, status=Annotation.Status.DRAFT)
 
     assert list(Annotation.objects.submitted()) == [done]
     assert list(Annotation.objects.open()) == [draft]
@@ -89,6 +89,6 @@ def test_submitted_and_open_annotations() -> None:
 
 
 def test_an_annotators_open_queue_leaves_out_items_that_reached_gold() -> None:
-    annotation = AnnotationFactory(item=gold_item(), status=Annotation.Status.DRAFT)
+    annotation = AnnotationFactory.create(item=gold_item(), status=Annotation.Status.DRAFT)
 
     assert not Annotation.objects.open_queue_of(annotation.annotator).exists()

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db
 
 
 def _ready_item(annotators: int) -> Item:
-    item = LabellingItemFactory()
-    for annotation in assign(item, *(UserFactory(role=Role.ANNOTATOR) for _ in range(annotators))):
+    item = LabellingItemFactory.create()
+    for annotation in assign(item, *(UserFactory.create(role=Role.ANNOTATOR) for _ in range(annotators))):
         submitted(annotation)
     return item
 
@@ -47,8 +47,8 @@ def test_the_adjudication_queue_is_flat_in_the_number_of_items(tab: str) -> None
 
 def test_the_ready_tab_lists_items_whose_annotations_are_all_submitted() -> None:
     ready = _ready_item(2)
-    busy = LabellingItemFactory()
-    assign(busy, UserFactory(role=Role.ANNOTATOR))
+    busy = LabellingItemFactory.create()
+    assign(busy, UserFactory.create(role=Role.ANNOTATOR))
 
     context = adjudication_queue("ready", None)
 

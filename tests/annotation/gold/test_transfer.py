@@ -28,8 +28,8 @@ SEGMENTS = [
 def gold_items(db: None, users, trio) -> list[Item]:
     """Two gold items: one sarcastic, one emotion-shift; three annotations each."""
     items = [
-        LabellingItemFactory(external_id="EE-0001"),
-        LabellingItemFactory(external_id="EE-0002", scenario="emotion-shift"),
+        LabellingItemFactory.create(external_id="EE-0001"),
+        LabellingItemFactory.create(external_id="EE-0002", scenario="emotion-shift"),
     ]
     for item in items:
         labels = perception(emotion_segments=SEGMENTS) if item.scenario == "emotion-shift" else perception()
@@ -148,6 +148,6 @@ def test_the_management_commands_round_trip(gold_items, users, tmp_path, make_us
 def test_assign_annotators_command(db: None, make_user, capsys) -> None:
     for name in ("x1", "x2", "x3"):
         make_user(Role.ANNOTATOR, name)
-    LabellingItemFactory(recording=None)
+    LabellingItemFactory.create(recording=None)
     call_command("assign_annotators")
     assert "Assigned 3 annotations over 1 items." in capsys.readouterr().out

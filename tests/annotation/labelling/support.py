@@ -84,7 +84,7 @@ def tom(**overrides: Any) -> dict[str, Any]:
 
 def assign(item: Item, *users: User) -> list[Annotation]:
     """Assign exactly these annotators to the item (bypassing the balancing) and mark it annotating."""
-    annotations = [AnnotationFactory(item=item, annotator=user) for user in users]
+    annotations = [AnnotationFactory.create(item=item, annotator=user) for user in users]
     Item.objects.filter(pk=item.pk).update(state=Item.State.ANNOTATING)
     item.refresh_from_db()
     return annotations

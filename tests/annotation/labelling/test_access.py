@@ -38,7 +38,7 @@ API = {
 @pytest.fixture
 def objects(db: None, users):
     """An item on which both the annotator and the lead hold an annotation of their own."""
-    item = LabellingItemFactory(recording=None)
+    item = LabellingItemFactory.create(recording=None)
     own = {
         annotation.annotator.username: annotation
         for annotation in assign(item, users["annotator"], users["lead"])

@@ -20,7 +20,7 @@ def annotators(make_user):
 
 def test_items_get_three_annotators_spread_evenly(db: None, annotators, make_user) -> None:
     make_user(Role.LEAD_ANNOTATOR, "lead")
-    items = [LabellingItemFactory(external_id=f"EE-{n:04d}", recording=None) for n in range(10)]
+    items = [LabellingItemFactory.create(external_id=f"EE-{n:04d}", recording=None) for n in range(10)]
     results = assign_waiting_items()
     assert [len(result.assigned) for result in results] == [3] * 10
     per_item = Counter(Annotation.objects.values_list("item_id", flat=True))
@@ -34,7 +34,7 @@ def test_items_get_three_annotators_spread_evenly(db: None, annotators, make_use
 
 
 def test_assigning_again_tops_up_and_never_duplicates(db: None, annotators) -> None:
-    item = LabellingItemFactory(recording=None)
+    item = LabellingItemFactory.create(recording=None)
     Annotation.objects.create(item=item, annotator=annotators[0])
     result = assign_annotators(item)
     assert len(result.assigned) == 2
@@ -44,7 +44,7 @@ def test_assigning_again_tops_up_and_never_duplicates(db: None, annotators) -> N
 
 
 def test_the_performer_never_labels_their_own_take(db: None, make_user) -> None:
-    item = LabellingItemFactory()
+    item = LabellingItemFactory.create()
     assert item.recording is not None
     performer = item.recording.actor
     from webapp.roles import grant_role
@@ -59,14 +59,14 @@ def test_a_project_sets_n_and_its_own_pool(db: None, annotators, make_user) -> N
     lead = make_user(Role.LEAD_ANNOTATOR, "lead")
     pilot = AnnotationProject.objects.create(name="Pilot", annotators_per_item=2, splits=["dev"], priority=1)
     pilot.annotators.set([annotators[4], lead])
-    dev = LabellingItemFactory(external_id="EE-DEV", recording=None)
+    dev = LabellingItemFactory.create(external_id="EE-DEV", recording=None)
     Item.objects.filter(pk=dev.pk).update(split="dev")
-    test_item = LabellingItemFactory(external_id="EE-TEST", recording=None)
+    test_item = LabellingItemFactory.create(external_id="EE-TEST", recording=None)
     assert sorted(assign_annotators(dev).assigned) == sorted([annotators[4].pk, lead.pk])
     assert len(assign_annotators(test_item).assigned) == 3  # the default project
 
 
 def test_a_small_pool_reports_the_shortfall(db: None, make_user) -> None:
     make_user(Role.ANNOTATOR, "only")
-    result = assign_annotators(LabellingItemFactory(recording=None))
+    result = assign_annotators(LabellingItemFactory.create(recording=None))
     assert (len(result.assigned), result.wanted, result.shortfall) == (1, 3, 2)

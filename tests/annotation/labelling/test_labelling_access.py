@@ -26,8 +26,8 @@ pytestmark = pytest.mark.django_db
 def test_only_leads_and_admins_see_other_annotators_labels(
     users: dict[str, User], name: str, sees_others: bool
 ) -> None:
-    mine = AnnotationFactory(annotator=users[name])
-    theirs = AnnotationFactory()
+    mine = AnnotationFactory.create(annotator=users[name])
+    theirs = AnnotationFactory.create()
 
     assert may_see_others_labels(users[name]) is sees_others
     visible = set(annotations_visible_to(users[name]))
@@ -35,15 +35,15 @@ def test_only_leads_and_admins_see_other_annotators_labels(
 
 
 def test_nobody_anonymous_sees_labels() -> None:
-    AnnotationFactory()
+    AnnotationFactory.create()
 
     assert not may_see_others_labels(AnonymousUser())
     assert not annotations_visible_to(AnonymousUser()).exists()
 
 
 def test_an_annotator_works_only_on_their_own_annotations(users: dict[str, User]) -> None:
-    mine = AnnotationFactory(annotator=users["annotator"])
-    theirs = AnnotationFactory()
+    mine = AnnotationFactory.create(annotator=users["annotator"])
+    theirs = AnnotationFactory.create()
 
     assert own_annotation(users["annotator"], mine.pk) == mine
     assert list(own_annotations(users["annotator"])) == [mine]
@@ -53,14 +53,14 @@ def test_an_annotator_works_only_on_their_own_annotations(users: dict[str, User]
 
 def test_even_a_lead_changes_only_their_own_annotation(users: dict[str, User]) -> None:
     # Seeing others' labels on the adjudication page does not make them a lead's to edit.
-    theirs = AnnotationFactory()
+    theirs = AnnotationFactory.create()
 
     with pytest.raises(Http404):
         own_annotation(users["lead"], theirs.pk)
 
 
 def test_the_django_admin_shows_annotations_to_studio_admins_only(client_for) -> None:
-    AnnotationFactory()
+    AnnotationFactory.create()
     url = reverse("admin:annotation_annotation_changelist")
 
     assert client_for("admin").get(url).status_code == 200

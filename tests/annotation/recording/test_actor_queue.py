@@ -14,7 +14,7 @@ from webapp.models import User
 def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    item = ItemFactory(
+    item = ItemFactory.create(
         external_id="EE-0042",
         actor=users["actor"],
         emotion_variant="pride",
@@ -23,8 +23,8 @@ def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
     take = record(users["actor"], item, take_wav)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["misread_script"], "")
-    ItemFactory(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
-    ItemFactory(external_id="EE-0100")  # nobody's
+    ItemFactory.create(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
+    ItemFactory.create(external_id="EE-0100")  # nobody's
 
     page = client_for("actor").get(reverse("annotation:actor_queue")).content.decode()
 
@@ -36,7 +36,7 @@ def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
 
 
 def test_the_accepted_tab_lists_recorded_scripts(users: dict[str, User], client_for) -> None:
-    ItemFactory(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
+    ItemFactory.create(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)
 
     page = client_for("actor").get(reverse("annotation:actor_queue") + "?tab=accepted").content.decode()
 

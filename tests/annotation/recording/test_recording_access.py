@@ -29,7 +29,7 @@ class Endpoint:
 @pytest.fixture
 def endpoints(users: dict[str, User], take_wav: bytes) -> list[Endpoint]:
     """Every recording page and endpoint, on objects belonging to `actor` and `reviewer`."""
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     take = record(users["actor"], item, take_wav)  # its only reviewer is users["reviewer"]
     review = take.reviews.get()
     take_url = reverse("annotation:take_detail", args=[take.public_id])

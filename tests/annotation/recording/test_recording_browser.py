@@ -24,7 +24,7 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
     browser_page, live_server, users: dict[str, User], take_wav: bytes
 ) -> None:
     page = browser_page
-    ItemFactory(external_id="EE-0007", actor=users["actor"])
+    ItemFactory.create(external_id="EE-0007", actor=users["actor"])
     log_in(page, live_server, "actor")
 
     page.get_by_role("link", name="Record", exact=True).click()
@@ -46,7 +46,7 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
 
 def test_a_refused_upload_shows_the_reason(browser_page, live_server, users: dict[str, User]) -> None:
     page = browser_page
-    ItemFactory(external_id="EE-0008", actor=users["actor"])
+    ItemFactory.create(external_id="EE-0008", actor=users["actor"])
     log_in(page, live_server, "actor")
     page.goto(f"{live_server.url}/studio/items/EE-0008/")
 
@@ -65,8 +65,8 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     browser_page, live_server, users: dict[str, User], take_wav: bytes
 ) -> None:
     page = browser_page
-    first = record(users["actor"], ItemFactory(external_id="EE-0001", actor=users["actor"]), take_wav)
-    second = record(users["actor"], ItemFactory(external_id="EE-0002", actor=users["actor"]), take_wav)
+    first = record(users["actor"], ItemFactory.create(external_id="EE-0001", actor=users["actor"]), take_wav)
+    second = record(users["actor"], ItemFactory.create(external_id="EE-0002", actor=users["actor"]), take_wav)
     first_review, second_review = first.reviews.get(), second.reviews.get()  # users["reviewer"], the only one
     log_in(page, live_server, "reviewer")
 
@@ -134,7 +134,7 @@ def test_an_actor_records_in_the_browser_with_a_level_meter(
     page_with_microphone, live_server, users: dict[str, User]
 ) -> None:
     page = page_with_microphone
-    ItemFactory(external_id="EE-0009", actor=users["actor"])
+    ItemFactory.create(external_id="EE-0009", actor=users["actor"])
     log_in(page, live_server, "actor")
     page.goto(f"{live_server.url}/studio/items/EE-0009/")
 

@@ -16,8 +16,8 @@ def test_the_dashboard_shows_states_acceptance_load_and_kappa(
     actor = users["actor"]
     verdict_sets = [("accept",) * 3, ("accept", "accept", "reject"), ("reject",) * 3, ("accept",) * 3]
     for n, verdicts in enumerate(verdict_sets):
-        decide(record(actor, ItemFactory(external_id=f"EE-{n}", actor=actor), take_wav), *verdicts)
-    ItemFactory(external_id="EE-9")
+        decide(record(actor, ItemFactory.create(external_id=f"EE-{n}", actor=actor), take_wav), *verdicts)
+    ItemFactory.create(external_id="EE-9")
 
     response = client_for("admin").get(reverse("annotation:recording_dashboard"))
 

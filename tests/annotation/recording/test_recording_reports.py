@@ -16,14 +16,14 @@ pytestmark = pytest.mark.django_db
 
 def _studio(n: int) -> None:
     """n actors with a script and a take each, reviewed by n reviewers; some decided."""
-    reviewers = [UserFactory(role=Role.REVIEWER) for _ in range(n)]
+    reviewers = [UserFactory.create(role=Role.REVIEWER) for _ in range(n)]
     for index in range(n):
-        actor = UserFactory(role=Role.VOICE_ACTOR)
+        actor = UserFactory.create(role=Role.VOICE_ACTOR)
         status = Take.Status.ACCEPTED if index % 2 else Take.Status.IN_REVIEW
-        take = TakeFactory(item=ItemFactory(actor=actor), actor=actor, status=status)
+        take = TakeFactory.create(item=ItemFactory.create(actor=actor), actor=actor, status=status)
         verdict = Review.Verdict.ACCEPT if status == Take.Status.ACCEPTED else Review.Verdict.PENDING
         for reviewer in reviewers[:3]:
-            ReviewFactory(take=take, reviewer=reviewer, verdict=verdict)
+            ReviewFactory.create(take=take, reviewer=reviewer, verdict=verdict)
 
 
 def _queries(report) -> int:

@@ -31,7 +31,7 @@ def earlier_take(actor: User, item: Item, median_f0_hz: float, lufs: float, rate
 def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
 
     take = record(users["actor"], item, take_wav)
 
@@ -55,7 +55,7 @@ def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
 def test_levels_compare_the_take_with_the_speakers_other_takes(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     for f0, lufs, rate in ((100.0, -30.0, 2.0), (105.0, -31.0, 2.5), (110.0, -29.0, 3.0)):
         earlier_take(users["actor"], item, f0, lufs, rate)
 
@@ -90,7 +90,7 @@ def test_the_actor_never_reviews_their_own_take_and_work_is_spread(
 ) -> None:
     grant_role(users["actor"], Role.REVIEWER)  # an actor who also reviews
     takes = [
-        record(users["actor"], ItemFactory(external_id=f"EE-{n}", actor=users["actor"]), take_wav)
+        record(users["actor"], ItemFactory.create(external_id=f"EE-{n}", actor=users["actor"]), take_wav)
         for n in range(5)
     ]
 
@@ -105,7 +105,7 @@ def test_the_actor_never_reviews_their_own_take_and_work_is_spread(
 def test_running_the_analysis_again_changes_nothing(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
     job = Job.objects.create(kind="analyze_take", parameters={"take": take.pk})
 
     result = analyze_take(take.pk, JobReporter(job))
@@ -117,7 +117,7 @@ def test_running_the_analysis_again_changes_nothing(
 def test_a_take_superseded_while_analysed_keeps_its_features_but_gets_no_reviewers(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     take = Take.objects.get(public_id=upload(client_for("actor"), item, take_wav).json()["id"])
     Take.objects.filter(pk=take.pk).update(status=Take.Status.SUPERSEDED)
 
@@ -130,7 +130,7 @@ def test_a_take_superseded_while_analysed_keeps_its_features_but_gets_no_reviewe
 
 def test_with_too_few_reviewers_the_take_waits_for_an_admin(users: dict[str, User], take_wav: bytes) -> None:
     take = record(
-        users["actor"], ItemFactory(actor=users["actor"]), take_wav
+        users["actor"], ItemFactory.create(actor=users["actor"]), take_wav
     )  # only users["reviewer"] exists
     assert take.status == Take.Status.IN_REVIEW
     assert list(take.reviews.values_list("reviewer__username", flat=True)) == ["reviewer"]

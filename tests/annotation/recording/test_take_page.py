@@ -24,7 +24,7 @@ def contours_in(page: str) -> dict:
 def test_the_actor_sees_contours_measurements_and_reasons_but_no_reviewer(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["wrong_intensity"], "Needs more energy")
 
@@ -43,7 +43,7 @@ def test_the_actor_sees_contours_measurements_and_reasons_but_no_reviewer(
 def test_an_admin_sees_who_recorded_and_who_reviews_and_can_replace_a_reviewer(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
     admin = client_for("admin")
     url = reverse("annotation:take_detail", args=[take.public_id])
 
@@ -69,7 +69,7 @@ def test_an_admin_sees_who_recorded_and_who_reviews_and_can_replace_a_reviewer(
 def test_a_take_short_of_reviewers_gets_one_added_by_an_admin(
     users: dict[str, User], make_user, take_wav: bytes, client_for
 ) -> None:
-    take = record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)  # one reviewer only
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)  # one reviewer only
     from webapp.roles import Role
 
     newcomer = make_user(Role.REVIEWER, "newcomer")
@@ -92,7 +92,7 @@ def test_a_take_still_analysing_says_so(users: dict[str, User], take_wav: bytes)
 
     client = Client()
     client.force_login(users["actor"])
-    created = upload(client, ItemFactory(actor=users["actor"]), take_wav).json()
+    created = upload(client, ItemFactory.create(actor=users["actor"]), take_wav).json()
 
     page = client.get(created["page_url"]).content.decode()
 

@@ -29,7 +29,7 @@ def test_a_bad_upload_gets_a_400_with_its_reason_and_leaves_nothing_behind(
     bad: BadUpload, users: dict[str, User], client_for, media_root: Path, settings
 ) -> None:
     settings.UPLOAD_MAX_BYTES = bad.limits.max_bytes
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
 
     response = upload(client_for("actor"), item, bad.data, bad.filename)
 
@@ -46,7 +46,7 @@ def test_a_bad_upload_gets_a_400_with_its_reason_and_leaves_nothing_behind(
 def test_browser_and_desktop_formats_are_accepted_and_normalised(
     container: str, take_encodings: dict[str, bytes], users: dict[str, User], client_for, media_root: Path
 ) -> None:
-    item = ItemFactory(external_id="EE-0001", actor=users["actor"])
+    item = ItemFactory.create(external_id="EE-0001", actor=users["actor"])
 
     response = upload(client_for("actor"), item, take_encodings[container], f"my take.{container}")
 
@@ -70,7 +70,7 @@ def test_browser_and_desktop_formats_are_accepted_and_normalised(
 
 
 def test_the_upload_needs_the_audio_field(users: dict[str, User], client_for) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     response = client_for("actor").post(reverse("annotation:api_item_takes", args=[item.external_id]), {})
     assert response.status_code == 400
     assert response.json() == {"detail": "Attach the recording as the multipart field “audio”."}
@@ -82,7 +82,7 @@ def test_an_upload_to_someone_elses_script_is_404(
     from webapp.roles import Role
 
     other = make_user(Role.VOICE_ACTOR, "other_actor")
-    item = ItemFactory(actor=other)
+    item = ItemFactory.create(actor=other)
 
     response = upload(client_for("actor"), item, take_wav)
 
@@ -92,24 +92,24 @@ def test_an_upload_to_someone_elses_script_is_404(
 
 @pytest.mark.parametrize("role", ["reviewer", "annotator", "admin", "norole"])
 def test_only_voice_actors_may_upload(role: str, users: dict[str, User], client_for, take_wav: bytes) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     assert upload(client_for(role), item, take_wav).status_code == 403
 
 
 def test_anonymous_uploads_are_refused(client, users: dict[str, User], take_wav: bytes) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     assert upload(client, item, take_wav).status_code == 403
 
 
 def test_a_recorded_script_takes_no_new_take(users: dict[str, User], client_for, take_wav: bytes) -> None:
-    item = ItemFactory(actor=users["actor"], state=Item.State.RECORDED)
+    item = ItemFactory.create(actor=users["actor"], state=Item.State.RECORDED)
     response = upload(client_for("actor"), item, take_wav)
     assert response.status_code == 409
     assert response.json() == {"detail": "This script already has an accepted recording."}
 
 
 def test_the_actor_lists_their_takes_of_a_script(users: dict[str, User], client_for, take_wav: bytes) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     client = client_for("actor")
     created = upload(client, item, take_wav).json()
 

@@ -6,11 +6,11 @@ import pytest
 from django.urls import reverse
 
 from evaluation.judging.human_scoring import draw_rubric_sample
-from evaluation.judging.models import JudgeConfig, RubricSample
+from evaluation.judging.models import RubricSample
 from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import System
 from tests.evaluation.judging_support import BenchmarkItemFactory
-from tests.factories import JudgementFactory, ModelOutputFactory
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.models import User
 
 ROLES = ["actor", "reviewer", "annotator", "lead", "evaluator", "admin", "norole"]
@@ -51,10 +51,10 @@ ACTIONS = {
 @pytest.fixture
 def world(users: dict[str, User]) -> dict[str, list[object]]:
     system = System.objects.create(name="S", text_only=True)
-    item = BenchmarkItemFactory(external_id="EE-1")
-    output = ModelOutputFactory(system=system, item=item)
-    config = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
-    JudgementFactory(output=output, stage="perception", judge_config=config, score=7)
+    item = BenchmarkItemFactory.create(external_id="EE-1")
+    output = ModelOutputFactory.create(system=system, item=item)
+    config = JudgeConfigFactory.create(name="judge")
+    JudgementFactory.create(output=output, stage="perception", judge_config=config, score=7)
     run = start_judge_run(system, "echoeval-v1", config, started_by=users["admin"])
     sample: RubricSample = draw_rubric_sample(
         name="s", benchmark_version="echoeval-v1", n_items=1, evaluators=[users["evaluator"]]

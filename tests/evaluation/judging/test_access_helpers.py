@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 def _sample(evaluator: User) -> tuple[RubricSample, RubricSampleEntry]:
     sample = RubricSample.objects.create(name="s", benchmark_version="echoeval-v1")
     sample.evaluators.set([evaluator])
-    output = ModelOutputFactory(system=SystemFactory(text_only=True))
+    output = ModelOutputFactory.create(system=SystemFactory.create(text_only=True))
     return sample, RubricSampleEntry.objects.create(sample=sample, output=output, position=0)
 
 

@@ -8,16 +8,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import BenchmarkItemFactory, jsonl
-from tests.factories import JudgementFactory, tiny_wav
+from tests.factories import JudgeConfigFactory, JudgementFactory, tiny_wav
 
 pytestmark = pytest.mark.usefixtures("media_root")
 
 
 def test_import_outputs_from_a_folder_then_export_the_leaderboard(db: None, tmp_path: Path) -> None:
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     rows = tmp_path / "outputs.jsonl"
     rows.write_bytes(jsonl({"item_id": "EE-1", "output": "I hear you."}))
     (tmp_path / "audio" / "nested").mkdir(parents=True)
@@ -30,8 +29,8 @@ def test_import_outputs_from_a_folder_then_export_the_leaderboard(db: None, tmp_
     output = ModelOutput.objects.get(system__name="Omni-X")
     assert output.response_text == "I hear you." and output.response_audio_key
 
-    judge = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
-    JudgementFactory(output=output, stage="perception", judge_config=judge, score=6)
+    judge = JudgeConfigFactory.create(name="judge")
+    JudgementFactory.create(output=output, stage="perception", judge_config=judge, score=6)
     csv_out = io.StringIO()
     call_command("export_leaderboard", "judge", stdout=csv_out)
     assert csv_out.getvalue().splitlines()[1].startswith("Omni-X,6.0000,1,0,")

@@ -7,11 +7,11 @@ from django.test import Client
 from django.urls import reverse
 
 from evaluation.judging.human_scoring import HandScore, draw_rubric_sample, save_hand_scores
-from evaluation.judging.models import HumanJudgement, JudgeConfig, RubricSample
+from evaluation.judging.models import HumanJudgement, RubricSample
 from evaluation.outputs.models import System
 from evaluation.results.agreement import judge_human_agreement
 from tests.evaluation.judging_support import GOOD_SUBSCORES, BenchmarkItemFactory
-from tests.factories import JudgementFactory, ModelOutputFactory
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.models import User
 from webapp.roles import Role
 
@@ -25,10 +25,12 @@ def sample(users: dict[str, User]) -> RubricSample:
     secret = System.objects.create(name=SECRET_NAME, version=SECRET_VERSION, category=System.Category.OMNI)
     other = System.objects.create(name="Other-System", text_only=True)
     for number in range(3):
-        item = BenchmarkItemFactory(external_id=f"EE-{number}")
-        ModelOutputFactory(system=secret, item=item)
-        ModelOutputFactory(system=other, item=item)
-    ModelOutputFactory(system=secret, item=BenchmarkItemFactory(external_id="EE-no-gold", gold=None))
+        item = BenchmarkItemFactory.create(external_id=f"EE-{number}")
+        ModelOutputFactory.create(system=secret, item=item)
+        ModelOutputFactory.create(system=other, item=item)
+    ModelOutputFactory.create(
+        system=secret, item=BenchmarkItemFactory.create(external_id="EE-no-gold", gold=None)
+    )
     return draw_rubric_sample(
         name="pilot", benchmark_version="echoeval-v1", n_items=2, evaluators=[users["evaluator"]], seed=1
     )
@@ -133,12 +135,14 @@ def test_agreement_is_spearman_per_stage_with_a_bootstrap_interval(db: None, use
     # judge perception 2, 4, 6, 8, 10 against hand scores 1, 3, 2, 4, 5 (averaged over two evaluators
     # on the first output: 0 and 2): ranks 1 2 3 4 5 vs 1 3 2 4 5, sum d^2 = 2,
     # rho = 1 - 6 * 2 / (5 * 24) = 0.9
-    judge = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
+    judge = JudgeConfigFactory.create(name="judge")
     system = System.objects.create(name="S", text_only=True)
     second = User.objects.create_user("evaluator2", password="x")
     for number, (judge_score, human_score) in enumerate(zip([2, 4, 6, 8, 10], [1, 3, 2, 4, 5], strict=True)):
-        output = ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id=f"EE-{number}"))
-        JudgementFactory(output=output, stage="perception", judge_config=judge, score=judge_score)
+        output = ModelOutputFactory.create(
+            system=system, item=BenchmarkItemFactory.create(external_id=f"EE-{number}")
+        )
+        JudgementFactory.create(output=output, stage="perception", judge_config=judge, score=judge_score)
         scores = [(users["evaluator"], human_score)] if number else [(users["evaluator"], 0), (second, 2)]
         for evaluator, score in scores:
             HumanJudgement.objects.create(
@@ -161,8 +165,8 @@ def test_agreement_is_spearman_per_stage_with_a_bootstrap_interval(db: None, use
 
 def test_save_hand_scores_records_the_apps_own_flags(db: None, users) -> None:
     system = System.objects.create(name="S", text_only=True)
-    output = ModelOutputFactory(
-        system=system, item=BenchmarkItemFactory(external_id="EE-1"), perception_text=""
+    output = ModelOutputFactory.create(
+        system=system, item=BenchmarkItemFactory.create(external_id="EE-1"), perception_text=""
     )
     scores = {
         stage: HandScore(GOOD_SUBSCORES[stage], [])

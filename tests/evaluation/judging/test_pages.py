@@ -9,7 +9,7 @@ from django.urls import reverse
 from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.outputs.models import ModelOutput, System
 from tests.evaluation.judging_support import BenchmarkItemFactory, echochat_text, jsonl, zip_of
-from tests.factories import JudgementFactory, ModelOutputFactory, tiny_wav
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory, tiny_wav
 from webapp.models import Job
 
 pytestmark = pytest.mark.usefixtures("media_root")
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.usefixtures("media_root")
 
 def test_register_a_system_then_import_its_outputs(client_for) -> None:
     client = client_for("admin")
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     response = client.post(
         reverse("evaluation:system_create"), {"name": "Omni-X", "category": "omni", "version": "v2"}
     )
@@ -93,9 +93,9 @@ def test_configure_a_judge_and_start_a_run(client_for, users) -> None:
 
 def test_the_drill_down_shows_output_gold_and_every_judge(client_for) -> None:
     system = System.objects.create(name="Omni-X")
-    output = ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
-    first = JudgeConfig.objects.create(name="judge-a", base_url="http://127.0.0.1:9/v1")
-    second = JudgeConfig.objects.create(name="judge-b", base_url="http://127.0.0.1:9/v1")
+    output = ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
+    first = JudgeConfigFactory.create(name="judge-a")
+    second = JudgeConfigFactory.create(name="judge-b")
     Judgement.objects.create(
         output=output,
         stage="perception",
@@ -110,7 +110,7 @@ def test_the_drill_down_shows_output_gold_and_every_judge(client_for) -> None:
         score=5,
         rationale="Calls the sadness anger.",
     )
-    JudgementFactory(output=output, stage="perception", judge_config=second, score=None)
+    JudgementFactory.create(output=output, stage="perception", judge_config=second, score=None)
     html = client_for("admin").get(reverse("evaluation:item_detail", args=[output.item.pk])).content.decode()
     assert 'data-testid="gold"' in html and "loneliness" in html
     assert "I&#x27;m sorry you ate alone. Want to talk?" in html

@@ -15,14 +15,18 @@ pytestmark = pytest.mark.django_db
 def test_a_runs_judgements_are_its_judges_on_its_systems_outputs_of_its_version(
     users: dict[str, User],
 ) -> None:
-    system, judge = SystemFactory(text_only=True), JudgeConfigFactory()
-    output = ModelOutputFactory(system=system)
+    system, judge = SystemFactory.create(text_only=True), JudgeConfigFactory.create()
+    output = ModelOutputFactory.create(system=system)
     theirs = [
-        JudgementFactory(output=output, judge_config=judge, score=7.0),
-        JudgementFactory(output=output, judge_config=judge, stage="reasoning", score=None),
+        JudgementFactory.create(output=output, judge_config=judge, score=7.0),
+        JudgementFactory.create(output=output, judge_config=judge, stage="reasoning", score=None),
     ]
-    JudgementFactory(output=output, judge_config=JudgeConfigFactory(), score=3.0)  # another judge
-    JudgementFactory(output=ModelOutputFactory(benchmark_version="v9"), judge_config=judge, score=3.0)
+    JudgementFactory.create(
+        output=output, judge_config=JudgeConfigFactory.create(), score=3.0
+    )  # another judge
+    JudgementFactory.create(
+        output=ModelOutputFactory.create(benchmark_version="v9"), judge_config=judge, score=3.0
+    )
     run = start_judge_run(system, "echoeval-v1", judge, started_by=users["admin"])
 
     assert set(Judgement.objects.for_run(run)) == set(theirs)
@@ -31,7 +35,7 @@ def test_a_runs_judgements_are_its_judges_on_its_systems_outputs_of_its_version(
 
 
 def test_a_run_is_active_until_its_job_finishes(users: dict[str, User]) -> None:
-    system, judge = SystemFactory(text_only=True), JudgeConfigFactory()
+    system, judge = SystemFactory.create(text_only=True), JudgeConfigFactory.create()
     run = start_judge_run(system, "echoeval-v1", judge, started_by=users["admin"])
 
     assert list(JudgeRun.objects.active_for(system, "echoeval-v1", judge)) == [run]
@@ -46,7 +50,7 @@ def test_a_run_is_active_until_its_job_finishes(users: dict[str, User]) -> None:
 def test_an_evaluators_next_output_is_the_first_they_have_not_scored(users: dict[str, User]) -> None:
     evaluator = users["evaluator"]
     sample = RubricSample.objects.create(name="s", benchmark_version="echoeval-v1")
-    outputs = [ModelOutputFactory(system=SystemFactory(text_only=True)) for _ in range(3)]
+    outputs = [ModelOutputFactory.create(system=SystemFactory.create(text_only=True)) for _ in range(3)]
     entries = [
         RubricSampleEntry.objects.create(sample=sample, output=output, position=position)
         for position, output in enumerate(outputs)

@@ -23,9 +23,9 @@ def _sample(evaluators: list[User], n_outputs: int, n_scored: int) -> RubricSamp
         name=f"sample {RubricSample.objects.count()}", benchmark_version="v1"
     )
     sample.evaluators.set(evaluators)
-    system = SystemFactory(text_only=True)
+    system = SystemFactory.create(text_only=True)
     for position in range(n_outputs):
-        output = ModelOutputFactory(system=system)
+        output = ModelOutputFactory.create(system=system)
         RubricSampleEntry.objects.create(sample=sample, output=output, position=position)
         if position < n_scored:
             for evaluator in evaluators:

@@ -60,15 +60,17 @@ def _scores(system: System) -> dict[tuple[str, str], float | None]:
 
 def test_good_answers_are_scored_with_caps_and_automatic_flags(system: System) -> None:
     # given: a normal output, an emotion-shift item, and an output with no perception and no audio
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-2", scenario="emotion-shift"))
-    ModelOutputFactory(
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
+    ModelOutputFactory.create(
+        system=system, item=BenchmarkItemFactory.create(external_id="EE-2", scenario="emotion-shift")
+    )
+    ModelOutputFactory.create(
         system=system,
-        item=BenchmarkItemFactory(external_id="EE-3"),
+        item=BenchmarkItemFactory.create(external_id="EE-3"),
         perception_text="",
         response_audio_key="",
     )
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-4", gold=None))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-4", gold=None))
     config = _config("http://placeholder")
     with running_chat_server(rubric_judge()) as server:
         config.base_url = server.base_url
@@ -113,9 +115,9 @@ def test_good_answers_are_scored_with_caps_and_automatic_flags(system: System) -
 
 def test_reasoning_strategy_overlap_is_flagged_by_the_app(system: System) -> None:
     # gold recommends validation and questioning and rules out information
-    ModelOutputFactory(
+    ModelOutputFactory.create(
         system=system,
-        item=BenchmarkItemFactory(external_id="EE-1"),
+        item=BenchmarkItemFactory.create(external_id="EE-1"),
         reasoning_fields={
             "context": "a",
             "latent_need": "b",
@@ -141,7 +143,7 @@ def _by_stage(replies: dict[str, list[Reply]]):
 
 
 def test_garbage_and_rubric_breaking_answers_are_stored_as_errors(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     out_of_range = {"subscores": {"content": 9}, "flags": [], "rationale": "too generous"}
     handler = _by_stage(
         {
@@ -170,7 +172,7 @@ def test_garbage_and_rubric_breaking_answers_are_stored_as_errors(system: System
 
 
 def test_rate_limits_are_retried_and_then_succeed(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     handler = _by_stage({"reasoning": [status_reply(429, retry_after=0), status_reply(503, retry_after=0)]})
     with running_chat_server(handler) as server:
         result = _run(system, _config(server.base_url))
@@ -180,7 +182,7 @@ def test_rate_limits_are_retried_and_then_succeed(system: System) -> None:
 
 
 def test_a_timeout_is_not_a_judgement_and_the_next_run_judges_it(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     slow = _by_stage({"response_audio": [json_reply(good_answer("response_audio"), delay_s=2.0)]})
     with running_chat_server(slow) as server:
         config = _config(server.base_url, timeout_s=0.3, max_retries=0, max_concurrency=1)
@@ -193,7 +195,7 @@ def test_a_timeout_is_not_a_judgement_and_the_next_run_judges_it(system: System)
 
 
 def test_a_second_run_judges_nothing_twice_and_the_cache_spares_a_second_judge(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     with running_chat_server(rubric_judge()) as server:
         config = _config(server.base_url)
         _run(system, config)
@@ -206,7 +208,7 @@ def test_a_second_run_judges_nothing_twice_and_the_cache_spares_a_second_judge(s
 
 
 def test_retrying_errors_judges_them_again(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     handler = _by_stage({"perception": [chat_reply("nonsense")]})
     with running_chat_server(handler) as server:
         config = _config(server.base_url)
@@ -218,7 +220,7 @@ def test_retrying_errors_judges_them_again(system: System) -> None:
 
 
 def test_a_judge_that_answers_nothing_fails_the_run_with_the_reason(system: System) -> None:
-    ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id="EE-1"))
+    ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     job = _run_job(system, _config("http://127.0.0.1:9/v1", max_retries=0, timeout_s=0.5))
     assert job.status == JobStatus.FAILED
     assert job.error.startswith(

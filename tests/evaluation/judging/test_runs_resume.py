@@ -35,7 +35,7 @@ def test_a_run_resumed_after_its_worker_is_killed_judges_no_stage_twice(worker_f
     }
     system = System.objects.create(name="Omni-X")
     for number in range(6):
-        ModelOutputFactory(system=system, item=BenchmarkItemFactory(external_id=f"EE-{number}"))
+        ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id=f"EE-{number}"))
     expected = 6 * 4
     # One prompt at a time, each answered after 0.25 s: the kill lands mid-run with one in flight.
     with running_chat_server(rubric_judge(delay_s=0.25)) as server:

@@ -7,13 +7,13 @@ import io
 import pytest
 from django.core.files.storage import default_storage
 
-from evaluation.judging.models import JudgeConfig, Judgement
+from evaluation.judging.models import Judgement
 from evaluation.outputs.audio_sources import ZipAudioSource
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import ModelOutput, System
 from evaluation.outputs.parsing import parse_rows
 from tests.evaluation.judging_support import BenchmarkItemFactory, echochat_text, jsonl, zip_of
-from tests.factories import JudgementFactory, tiny_wav
+from tests.factories import JudgeConfigFactory, JudgementFactory, tiny_wav
 
 pytestmark = pytest.mark.usefixtures("media_root")
 
@@ -85,8 +85,8 @@ def _upload(system: System, rows: bytes, files: dict[str, bytes], **options: boo
 
 
 def test_unknown_items_duplicates_and_missing_audio_block_the_import(system: System) -> None:
-    BenchmarkItemFactory(external_id="EE-1")
-    BenchmarkItemFactory(external_id="EE-2")
+    BenchmarkItemFactory.create(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-2")
     rows = jsonl(
         {"item_id": "EE-1", "output": "fine"},
         {"item_id": "EE-9", "output": "who?"},
@@ -107,7 +107,7 @@ def test_unknown_items_duplicates_and_missing_audio_block_the_import(system: Sys
 
 
 def test_a_file_that_is_not_audio_is_refused(system: System) -> None:
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     report = _upload(
         system, jsonl({"item_id": "EE-1", "output": "x", "audio": "a/b.wav"}), {"a/b.wav": b"text"}
     )
@@ -115,7 +115,7 @@ def test_a_file_that_is_not_audio_is_refused(system: System) -> None:
 
 
 def test_skipping_invalid_rows_imports_the_rest(system: System) -> None:
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     report = _upload(
         system,
         jsonl({"item_id": "EE-1", "output": "ok"}, {"item_id": "EE-9", "output": "?"}),
@@ -126,7 +126,7 @@ def test_skipping_invalid_rows_imports_the_rest(system: System) -> None:
 
 
 def test_audio_is_stored_under_a_random_key(system: System) -> None:
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     wav = tiny_wav()
     _upload(
         system,
@@ -145,17 +145,17 @@ def test_importing_again_replaces_instead_of_duplicating(
 ) -> None:
     # given two imported outputs, both judged
     for external_id in ("EE-1", "EE-2", "EE-3"):
-        BenchmarkItemFactory(external_id=external_id)
+        BenchmarkItemFactory.create(external_id=external_id)
     first = _upload(
         system,
         jsonl({"item_id": "EE-1", "output": "same"}, {"item_id": "EE-2", "output": "old"}),
         {"EE-1.wav": tiny_wav(), "EE-2.wav": tiny_wav(frequency=300)},
     )
     assert first.created == 2
-    config = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
+    config = JudgeConfigFactory.create(name="judge")
     same, changed = ModelOutput.objects.order_by("item__external_id")
-    JudgementFactory(output=same, stage="reasoning", judge_config=config, score=7)
-    JudgementFactory(output=changed, stage="reasoning", judge_config=config, score=7)
+    JudgementFactory.create(output=same, stage="reasoning", judge_config=config, score=7)
+    JudgementFactory.create(output=changed, stage="reasoning", judge_config=config, score=7)
     old_key = changed.response_audio_key
 
     # when the file comes again with EE-2 changed, EE-3 new and EE-1 unchanged
@@ -191,6 +191,6 @@ def test_importing_again_replaces_instead_of_duplicating(
 def test_a_text_only_system_needs_no_audio(system: System) -> None:
     system.text_only = True
     system.save()
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     report = import_outputs(system, "echoeval-v1", jsonl({"item_id": "EE-1", "output": "hello"}), None)
     assert report.imported and ModelOutput.objects.get().response_audio_key == ""

@@ -21,7 +21,7 @@ def test_outputs_import_with_audio_listed_under_an_s3_prefix(db: None, s3_server
     client.put_object(Bucket="runs", Key="qwen/EE-1.wav", Body=tiny_wav())
     client.put_object(Bucket="runs", Key="qwen/clips/EE-2.wav", Body=tiny_wav(frequency=330.0))
     client.put_object(Bucket="runs", Key="other/EE-3.wav", Body=tiny_wav())
-    BenchmarkItemFactory(external_id="EE-1"), BenchmarkItemFactory(external_id="EE-2")
+    BenchmarkItemFactory.create(external_id="EE-1"), BenchmarkItemFactory.create(external_id="EE-2")
     system = System.objects.create(name="Qwen-S3")
 
     source = S3AudioSource("s3://runs/qwen")
@@ -46,7 +46,7 @@ def test_outputs_import_with_audio_listed_under_an_s3_prefix(db: None, s3_server
 
 def test_a_missing_s3_object_blocks_the_import(db: None, s3_server: S3Server) -> None:
     s3_server.client().create_bucket(Bucket="runs")
-    BenchmarkItemFactory(external_id="EE-1")
+    BenchmarkItemFactory.create(external_id="EE-1")
     system = System.objects.create(name="Qwen-S3")
     report = import_outputs(
         system, "echoeval-v1", jsonl({"item_id": "EE-1", "output": "Hi"}), S3AudioSource("s3://runs/empty/")

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.django_db
 
 
 def test_outputs_of_a_version_leave_other_versions_out() -> None:
-    system = SystemFactory(text_only=True)
-    mine = ModelOutputFactory(system=system, benchmark_version="v2")
-    ModelOutputFactory(system=system, benchmark_version="v1")
+    system = SystemFactory.create(text_only=True)
+    mine = ModelOutputFactory.create(system=system, benchmark_version="v2")
+    ModelOutputFactory.create(system=system, benchmark_version="v1")
 
     assert list(ModelOutput.objects.for_version("v2")) == [mine]
     assert ModelOutput.objects.benchmark_versions() == ["v1", "v2"]
@@ -25,11 +25,11 @@ def test_outputs_of_a_version_leave_other_versions_out() -> None:
 
 def _outputs(n_systems: int, n_versions: int) -> None:
     for s in range(n_systems):
-        system = SystemFactory(
+        system = SystemFactory.create(
             text_only=True, category=System.Category.OMNI if s % 2 else System.Category.GENERAL
         )
         for v in range(n_versions):
-            ModelOutputFactory(system=system, benchmark_version=f"v{v}")
+            ModelOutputFactory.create(system=system, benchmark_version=f"v{v}")
 
 
 def _queries_of_system_rows() -> int:
@@ -51,9 +51,9 @@ def test_the_systems_page_counts_outputs_per_version_in_a_fixed_number_of_querie
 
 def test_text_shown_to_raters_is_checked_for_system_names_and_codes() -> None:
     named, coded, absent = (
-        SystemFactory(name="Qwen"),
-        SystemFactory(name="Other"),
-        SystemFactory(name="Absent"),
+        SystemFactory.create(name="Qwen"),
+        SystemFactory.create(name="Other"),
+        SystemFactory.create(name="Absent"),
     )
 
     text = f"Compare qwen with {coded.anonymous_code}; QwenLike is a different word."
@@ -62,7 +62,7 @@ def test_text_shown_to_raters_is_checked_for_system_names_and_codes() -> None:
 
 
 def test_blind_links_are_empty_without_audio_and_hide_the_stored_key() -> None:
-    item = ItemFactory()
+    item = ItemFactory.create()
 
     assert blind_audio_url("") == "" and query_audio_url(item) == ""
     assert "model_output" not in blind_audio_url("audio/model_output/abc.wav")

@@ -15,7 +15,7 @@ from evaluation.results.leaderboard import StageRecord
 from evaluation.results.propagation import error_propagation
 from evaluation.results.reports import error_propagation_table
 from tests.evaluation.judging_support import BenchmarkItemFactory
-from tests.factories import JudgementFactory, ModelOutputFactory
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 
 # Threshold 0.6 of each stage maximum: perception and reasoning >= 6/10, content >= 3/5.
 #   item  P      R      Resp         P ok  R ok  Resp ok
@@ -43,25 +43,27 @@ ROWS: list[tuple[int, str, float | None, float | None, float | None]] = [
 
 @pytest.fixture
 def config(db: None) -> JudgeConfig:
-    judge = JudgeConfig.objects.create(name="judge", base_url="http://127.0.0.1:9/v1")
+    judge = JudgeConfigFactory.create(name="judge")
     system = System.objects.create(name="S")
     for number, scenario, perception, reasoning, content in ROWS:
-        output = ModelOutputFactory(
+        output = ModelOutputFactory.create(
             system=system,
-            item=BenchmarkItemFactory(external_id=f"i{number}", scenario=scenario),
+            item=BenchmarkItemFactory.create(external_id=f"i{number}", scenario=scenario),
             response_audio_key="",
         )
-        JudgementFactory(
+        JudgementFactory.create(
             output=output,
             stage="shift_perception" if scenario == "emotion-shift" else "perception",
             judge_config=judge,
             score=perception,
         )
-        JudgementFactory(output=output, stage="reasoning", judge_config=judge, score=reasoning)
+        JudgementFactory.create(output=output, stage="reasoning", judge_config=judge, score=reasoning)
         if content != NOT_JUDGED:
-            JudgementFactory(output=output, stage="response_content", judge_config=judge, score=content)
+            JudgementFactory.create(
+                output=output, stage="response_content", judge_config=judge, score=content
+            )
         # Audio scores play no part in the cascade.
-        JudgementFactory(output=output, stage="response_audio", judge_config=judge, score=1)
+        JudgementFactory.create(output=output, stage="response_audio", judge_config=judge, score=1)
     return judge
 
 
@@ -95,19 +97,19 @@ def test_the_threshold_is_a_setting_shown_beside_the_table(config: JudgeConfig, 
 
 def test_sql_pivot_matches_the_pure_module_on_random_scores(db: None) -> None:
     rng = random.Random(3)
-    judge = JudgeConfig.objects.create(name="j", base_url="http://127.0.0.1:9/v1")
+    judge = JudgeConfigFactory.create(name="j")
     records = []
-    items = [BenchmarkItemFactory(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(20)]
+    items = [BenchmarkItemFactory.create(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(20)]
     for name in ("S1", "S2"):
         system = System.objects.create(name=name)
         for item in items:
-            output = ModelOutputFactory(system=system, item=item, response_audio_key="")
+            output = ModelOutputFactory.create(system=system, item=item, response_audio_key="")
             perception = "shift_perception" if item.scenario == "emotion-shift" else "perception"
             for stage, top in ((perception, 10), ("reasoning", 10), ("response_content", 5)):
                 if rng.random() < 0.1:
                     continue
                 score = None if rng.random() < 0.1 else float(rng.randint(0 if top == 10 else 1, top))
-                JudgementFactory(output=output, stage=stage, judge_config=judge, score=score)
+                JudgementFactory.create(output=output, stage=stage, judge_config=judge, score=score)
                 records.append(StageRecord(name, item.external_id, item.scenario, stage, score))
     for threshold in (0.5, 0.6, 0.8):
         expected = error_propagation(records, threshold)

@@ -18,7 +18,7 @@ from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord, build_leaderboard
 from evaluation.results.reports import leaderboard
 from tests.evaluation.judging_support import BenchmarkItemFactory
-from tests.factories import JudgementFactory, ModelOutputFactory
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 
 SCENARIO_OF = {
     "i1": "implicit",
@@ -56,7 +56,7 @@ SCORES = {
 
 def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None = None) -> None:
     items = {
-        item_id: BenchmarkItemFactory(external_id=item_id, scenario=scenario)
+        item_id: BenchmarkItemFactory.create(external_id=item_id, scenario=scenario)
         for item_id, scenario in SCENARIO_OF.items()
     }
     for name, stages in scores.items():
@@ -69,16 +69,18 @@ def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None =
         for stage, by_item in stages.items():
             for item_id, score in by_item.items():
                 if item_id not in outputs:
-                    outputs[item_id] = ModelOutputFactory(
+                    outputs[item_id] = ModelOutputFactory.create(
                         system=system, item=items[item_id], response_audio_key=""
                     )
                 real_stage = "shift_perception" if stage == "perception" and item_id == "i6" else stage
-                JudgementFactory(output=outputs[item_id], stage=real_stage, judge_config=config, score=score)
+                JudgementFactory.create(
+                    output=outputs[item_id], stage=real_stage, judge_config=config, score=score
+                )
 
 
 @pytest.fixture
 def config(db: None) -> JudgeConfig:
-    judge = JudgeConfig.objects.create(name="gpt-judge", base_url="http://127.0.0.1:9/v1")
+    judge = JudgeConfigFactory.create(name="gpt-judge")
     store(SCORES, judge)
     return judge
 
@@ -140,9 +142,11 @@ def test_the_page_runs_a_fixed_number_of_queries(config: JudgeConfig, client_for
         client.get(url, {"judge": config.pk})
     more = System.objects.create(name="D")
     for output in System.objects.get(name="A").outputs.all():
-        copy = ModelOutputFactory(system=more, item=output.item, response_audio_key="")
+        copy = ModelOutputFactory.create(system=more, item=output.item, response_audio_key="")
         for judgement in output.judgements.all():
-            JudgementFactory(output=copy, stage=judgement.stage, judge_config=config, score=judgement.score)
+            JudgementFactory.create(
+                output=copy, stage=judgement.stage, judge_config=config, score=judgement.score
+            )
     with CaptureQueriesContext(connection) as large:
         client.get(url, {"judge": config.pk})
     assert len(large) == len(small)
@@ -164,20 +168,20 @@ def test_csv_and_latex_exports(config: JudgeConfig, client_for) -> None:
 
 
 def test_rows_follow_the_papers_grouping_by_category(db: None) -> None:
-    judge = JudgeConfig.objects.create(name="j", base_url="http://127.0.0.1:9/v1")
+    judge = JudgeConfigFactory.create(name="j")
     store(SCORES, judge, categories={"A": "ours", "B": "omni", "C": "general"})
     assert [system.name for system in leaderboard("echoeval-v1", judge).systems] == ["C", "B", "A"]
 
 
 def test_sql_aggregation_matches_the_pure_module_on_random_scores(db: None) -> None:
     rng = random.Random(7)
-    judge = JudgeConfig.objects.create(name="j", base_url="http://127.0.0.1:9/v1")
-    items = [BenchmarkItemFactory(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(15)]
+    judge = JudgeConfigFactory.create(name="j")
+    items = [BenchmarkItemFactory.create(external_id=f"r{n}", scenario=SCENARIOS[n % 5]) for n in range(15)]
     records = []
     for name in ("S1", "S2", "S3"):
         system = System.objects.create(name=name)
         for item in items:
-            output = ModelOutputFactory(system=system, item=item, response_audio_key="")
+            output = ModelOutputFactory.create(system=system, item=item, response_audio_key="")
             perception = "shift_perception" if item.scenario == "emotion-shift" else "perception"
             for stage, top in (
                 (perception, 10),
@@ -188,6 +192,6 @@ def test_sql_aggregation_matches_the_pure_module_on_random_scores(db: None) -> N
                 if rng.random() < 0.1:
                     continue  # not judged
                 score = None if rng.random() < 0.1 else float(rng.randint(1, top))
-                JudgementFactory(output=output, stage=stage, judge_config=judge, score=score)
+                JudgementFactory.create(output=output, stage=stage, judge_config=judge, score=score)
                 records.append(StageRecord(name, item.external_id, item.scenario, stage, score))
     assert leaderboard("echoeval-v1", judge).table == build_leaderboard(records, systems=["S1", "S2", "S3"])

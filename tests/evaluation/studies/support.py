@@ -54,7 +54,7 @@ def build_world(
     actor = make_user(Role.VOICE_ACTOR)
     query_audio, reply_audio = spoken(QUERY_SPEECH), spoken(REPLY_SPEECH)
     items = [
-        RecordedItemFactory(
+        RecordedItemFactory.create(
             external_id=f"{prefix}-{n:03d}",
             text=f"Query number {n}: I lost my job today.",
             scenario=SCENARIOS[n % len(SCENARIOS)],
@@ -66,9 +66,9 @@ def build_world(
         )
         for n in range(n_items)
     ]
-    systems = [SystemFactory(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
+    systems = [SystemFactory.create(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
     outputs = [
-        ModelOutputFactory(
+        ModelOutputFactory.create(
             system=system,
             item=item,
             response_text=f"I am sorry to hear that ({item.external_id}).",

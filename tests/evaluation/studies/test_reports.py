@@ -29,9 +29,9 @@ def _study(admin: User, raters: list[User], n_stimuli: int, n_submitted: int) ->
         seed=1,
         created_by=admin,
     )
-    study.systems.set([SystemFactory(), SystemFactory()])
+    study.systems.set([SystemFactory.create(), SystemFactory.create()])
     stimuli = [
-        StudyStimulus.objects.create(study=study, kind=StudyStimulus.Kind.RATED, item=ItemFactory())
+        StudyStimulus.objects.create(study=study, kind=StudyStimulus.Kind.RATED, item=ItemFactory.create())
         for _ in range(n_stimuli)
     ]
     for rater in raters:

@@ -27,12 +27,12 @@ class TrainingItemFactory(RecordedItemFactory):
         tom = factory.LazyFunction(lambda: dict(GOLD_TOM))
         reference_response = REFERENCE_RESPONSE
 
-    text = factory.LazyAttribute(lambda item: f"I ate alone again ({item.external_id}).")
+    text: Any = factory.LazyAttribute(lambda item: f"I ate alone again ({item.external_id}).")
     target_emotion = vocabulary.SAD
     emotion_variant = ""
     instructions = ""
     split = vocabulary.TRAIN
-    state = factory.Maybe("with_gold", Item.State.GOLD, Item.State.RECORDED)
+    state: Any = factory.Maybe("with_gold", Item.State.GOLD, Item.State.RECORDED)
     recording__wav = factory.LazyAttribute(lambda take: voiced_wav(pitch_hz=take.factory_parent.pitch_hz))
     gold = factory.Maybe(
         "with_gold",

@@ -19,7 +19,7 @@ WRONG_ROLES = ("actor", "reviewer", "annotator", "lead", "evaluator", "norole")
 
 @pytest.fixture
 def pages(db: None, users: dict[str, User]) -> list[str]:
-    TrainingItemFactory(external_id="TR-0", recording__actor=users["actor"])
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=users["actor"])
     job = start_ml_job(SFT_JOB, started_by=users["admin"], parameters=tiny_sft_parameters(), splits=["train"])
     checkpoint = Checkpoint.objects.create(
         name="sft-1", kind=Checkpoint.Kind.SFT, uri="/models/sft-1", produced_by=job

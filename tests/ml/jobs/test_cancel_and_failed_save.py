@@ -29,7 +29,7 @@ def test_cancelling_mid_training_ends_cancelled_without_a_checkpoint(
 ) -> None:
     # given an SFT job that would train for many steps, running on a worker thread
     actor = make_user(None, "actor-c")
-    TrainingItemFactory(external_id="TR-0", recording__actor=actor)
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=actor)
     job = start_ml_job(
         SFT_JOB, started_by=None, parameters=tiny_sft_parameters(max_steps=400), splits=["train"]
     )
@@ -55,7 +55,7 @@ def test_a_checkpoint_that_cannot_be_written_fails_the_job(
     # given the tiny base model in place, and a file where the SFT checkpoints' folder should be
     ensure_tiny_base()
     (ml_storage / "sft").write_text("not a folder")
-    TrainingItemFactory(external_id="TR-0", recording__actor=make_user(None, "actor-f"))
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=make_user(None, "actor-f"))
 
     # when an SFT job trains and then tries to save
     job = finished(start_ml_job(SFT_JOB, started_by=None, parameters=tiny_sft_parameters(), splits=["train"]))
@@ -72,7 +72,7 @@ def test_a_rerun_after_the_checkpoint_was_recorded_does_not_train_again(
     db: None, ml_storage: Path, make_user: Callable[..., User]
 ) -> None:
     # given an SFT job whose first attempt recorded its checkpoint, then lost its worker
-    TrainingItemFactory(external_id="TR-0", recording__actor=make_user(None, "actor-r"))
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=make_user(None, "actor-r"))
     job = finished(start_ml_job(SFT_JOB, started_by=None, parameters=tiny_sft_parameters(), splits=["train"]))
     checkpoint = Checkpoint.objects.get(produced_by=job)
     Job.objects.filter(pk=job.pk).update(status=JobStatus.QUEUED, metrics=[], result=None)

@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow
 def export(db: None, ml_storage: Path, make_user: Callable[..., User], tmp_path: Path) -> Path:
     """Return the records file of an SFT export of two ready items."""
     actor = make_user(None, "actor-e")
-    TrainingItemFactory(external_id="TR-0", recording__actor=actor)
-    TrainingItemFactory(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=actor)
+    TrainingItemFactory.create(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
     call_command("export_training_data", str(tmp_path / "export"), "--splits", "train")
     return tmp_path / "export" / "records.jsonl"
 

@@ -21,14 +21,14 @@ def actor(make_user: Callable[..., User]) -> User:
 
 def test_the_snapshot_holds_the_current_gold_of_each_ready_item(db: None, actor: User) -> None:
     # given an item re-adjudicated (v2 current), one without a reference response, one without gold
-    revised = TrainingItemFactory(external_id="TR-0", recording__actor=actor)
+    revised = TrainingItemFactory.create(external_id="TR-0", recording__actor=actor)
     GoldReference.objects.filter(item=revised).update(is_current=False)
     current = GoldReference.objects.create(
         item=revised, version=2, perception={}, tom={}, reference_response="Hi."
     )
-    TrainingItemFactory(external_id="TR-1", recording__actor=actor, reference_response="")
-    TrainingItemFactory(external_id="TR-2", recording__actor=actor, with_gold=False)
-    TrainingItemFactory(external_id="TE-0", recording__actor=actor, split="test")
+    TrainingItemFactory.create(external_id="TR-1", recording__actor=actor, reference_response="")
+    TrainingItemFactory.create(external_id="TR-2", recording__actor=actor, with_gold=False)
+    TrainingItemFactory.create(external_id="TE-0", recording__actor=actor, split="test")
 
     # when SFT starts on the train split
     job = start_ml_job(SFT_JOB, started_by=None, parameters=tiny_sft_parameters(), splits=["train"])
@@ -45,8 +45,8 @@ def test_the_snapshot_holds_the_current_gold_of_each_ready_item(db: None, actor:
 
 
 def test_rl_needs_gold_but_no_reference_response_and_inference_needs_neither(db: None, actor: User) -> None:
-    TrainingItemFactory(external_id="TR-0", recording__actor=actor, reference_response="")
-    TrainingItemFactory(external_id="TR-1", recording__actor=actor, with_gold=False)
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=actor, reference_response="")
+    TrainingItemFactory.create(external_id="TR-1", recording__actor=actor, with_gold=False)
     rl = start_ml_job(RL_JOB, started_by=None, parameters={}, splits=["train"])
     inference = start_ml_job(INFERENCE_JOB, started_by=None, parameters={}, splits=["train"])
     assert [entry["external_id"] for entry in DatasetSnapshot.objects.get(job=rl).entries] == ["TR-0"]
@@ -58,7 +58,7 @@ def test_rl_needs_gold_but_no_reference_response_and_inference_needs_neither(db:
 
 
 def test_nothing_ready_refuses_to_start_and_leaves_no_job(db: None, actor: User) -> None:
-    TrainingItemFactory(external_id="TR-0", recording__actor=actor, with_gold=False)
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=actor, with_gold=False)
     with pytest.raises(LaunchRefused, match="1 with no current gold reference"):
         start_ml_job(SFT_JOB, started_by=None, parameters=tiny_sft_parameters(), splits=["train"])
     assert not Job.objects.exists()

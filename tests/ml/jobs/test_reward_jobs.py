@@ -33,9 +33,9 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
 ) -> None:
     # given two adjudicated items with reference responses, and one without gold
     actor = make_user(None, "actor-w")
-    first = TrainingItemFactory(external_id="TR-0", recording__actor=actor)
-    TrainingItemFactory(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
-    TrainingItemFactory(external_id="TR-2", recording__actor=actor, with_gold=False)
+    first = TrainingItemFactory.create(external_id="TR-0", recording__actor=actor)
+    TrainingItemFactory.create(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
+    TrainingItemFactory.create(external_id="TR-2", recording__actor=actor, with_gold=False)
 
     # when the reward model trains for three steps
     training = finished(
@@ -76,7 +76,7 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     )
     text_only = ModelOutput.objects.create(
         system=system,
-        item=TrainingItemFactory(external_id="TE-0", recording__actor=actor, split="test"),
+        item=TrainingItemFactory.create(external_id="TE-0", recording__actor=actor, split="test"),
         raw_text=render_output(
             "Sad.", "Context: alone.", render_strategy(["Reassurance"], "excited"), "Cheer up!"
         ),

@@ -17,7 +17,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
     db: None, ml_storage: Path, make_user: Callable[..., User]
 ) -> None:
     # given one adjudicated item, no judge and no reward model
-    TrainingItemFactory(external_id="TR-0", recording__actor=make_user(None, "actor-l"))
+    TrainingItemFactory.create(external_id="TR-0", recording__actor=make_user(None, "actor-l"))
 
     # when one RL step runs from the tiny base model
     job = finished(

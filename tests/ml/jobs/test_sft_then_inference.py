@@ -48,10 +48,12 @@ def test_an_sft_checkpoint_answers_the_test_split_and_the_judges_score_it(
     # given two recorded, adjudicated training items and one test item
     actor, admin = make_user(None, "actor-x"), make_user(None, "admin-x")
     for index in range(2):
-        TrainingItemFactory(
+        TrainingItemFactory.create(
             external_id=f"TR-{index}", recording__actor=actor, pitch_hz=150.0 + 40 * index, **SHORT_GOLD
         )
-    test_item = TrainingItemFactory(external_id="TE-0", recording__actor=actor, split="test", **SHORT_GOLD)
+    test_item = TrainingItemFactory.create(
+        external_id="TE-0", recording__actor=actor, split="test", **SHORT_GOLD
+    )
 
     # when SFT + AAA runs on the train split from the tiny demo model
     sft = finished(

@@ -24,7 +24,7 @@ def make_scripts(counts: dict[str, int]) -> None:
     for scenario, count in counts.items():
         for _ in range(count):
             number += 1
-            ItemFactory(external_id=f"EE-{number:04d}", scenario=scenario)
+            ItemFactory.create(external_id=f"EE-{number:04d}", scenario=scenario)
 
 
 def test_scripts_are_shared_evenly_and_so_is_each_scenario(actors: list[User]) -> None:
@@ -41,9 +41,9 @@ def test_scripts_are_shared_evenly_and_so_is_each_scenario(actors: list[User]) -
 
 def test_reassigning_moves_scripts_but_not_those_in_review(actors: list[User]) -> None:
     first, second, third = actors
-    ItemFactory(external_id="EE-1", actor=first)
-    ItemFactory(external_id="EE-2", actor=first)
-    ItemFactory(external_id="EE-3", actor=first, state=Item.State.IN_REVIEW)
+    ItemFactory.create(external_id="EE-1", actor=first)
+    ItemFactory.create(external_id="EE-2", actor=first)
+    ItemFactory.create(external_id="EE-3", actor=first, state=Item.State.IN_REVIEW)
 
     report = assign_items(Item.objects.filter(actor=first), [second, third])
 
@@ -56,7 +56,7 @@ def test_reassigning_moves_scripts_but_not_those_in_review(actors: list[User]) -
 
 
 def test_only_voice_actors_can_be_given_scripts(users: dict[str, User]) -> None:
-    ItemFactory(external_id="EE-1")
+    ItemFactory.create(external_id="EE-1")
     with pytest.raises(ValueError, match="not voice actors"):
         assign_items(Item.objects.all(), [users["reviewer"]])
 

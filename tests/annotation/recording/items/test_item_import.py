@@ -58,7 +58,7 @@ def test_importing_again_updates_changed_scripts_and_leaves_the_rest(db: None) -
 
 
 def test_a_recorded_script_cannot_change(db: None) -> None:
-    ItemFactory(
+    ItemFactory.create(
         external_id="EE-1",
         text="Hello.",
         scenario="implicit",

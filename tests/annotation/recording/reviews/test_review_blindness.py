@@ -31,7 +31,7 @@ def blind_take(make_user, review_panel: list[User], take_wav: bytes) -> Take:
     assert b"Zelda Quartermaine" in tagged_mp3
     client = Client()
     client.force_login(actor)
-    response = upload(client, ItemFactory(actor=actor), tagged_mp3, "zelda_quartermaine_take3.mp3")
+    response = upload(client, ItemFactory.create(actor=actor), tagged_mp3, "zelda_quartermaine_take3.mp3")
     assert response.status_code == 201
     return analysed(Take.objects.get(public_id=response.json()["id"]))
 

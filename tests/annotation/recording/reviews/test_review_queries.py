@@ -28,7 +28,7 @@ def test_a_take_is_accepted_only_when_all_its_reviewers_accept(verdicts: list[st
 
 def test_takes_by_stage() -> None:
     statuses = [Take.Status.ANALYSING, Take.Status.IN_REVIEW, Take.Status.ACCEPTED, Take.Status.REJECTED]
-    analysing, in_review, accepted, rejected = (TakeFactory(status=status) for status in statuses)
+    analysing, in_review, accepted, rejected = (TakeFactory.create(status=status) for status in statuses)
 
     assert set(Take.objects.open()) == {analysing, in_review}
     assert list(Take.objects.waiting_for_review()) == [in_review]
@@ -36,21 +36,21 @@ def test_takes_by_stage() -> None:
 
 
 def test_a_reviewers_open_reviews_are_pending_on_takes_still_in_review() -> None:
-    reviewer = UserFactory()
-    first = ReviewFactory(reviewer=reviewer)
-    second = ReviewFactory(reviewer=reviewer)
-    ReviewFactory(reviewer=reviewer, verdict=Review.Verdict.ACCEPT)
-    ReviewFactory(reviewer=reviewer, take=TakeFactory(status=Take.Status.SUPERSEDED))
-    ReviewFactory()
+    reviewer = UserFactory.create()
+    first = ReviewFactory.create(reviewer=reviewer)
+    second = ReviewFactory.create(reviewer=reviewer)
+    ReviewFactory.create(reviewer=reviewer, verdict=Review.Verdict.ACCEPT)
+    ReviewFactory.create(reviewer=reviewer, take=TakeFactory.create(status=Take.Status.SUPERSEDED))
+    ReviewFactory.create()
 
     assert list(Review.objects.open_for(reviewer)) == [first, second]
     assert Review.objects.open().count() == 3
 
 
 def test_an_actor_sees_only_their_own_takes_of_an_item() -> None:
-    actor = UserFactory()
-    item = ItemFactory(actor=actor)
-    mine = TakeFactory(item=item, actor=actor)
-    TakeFactory(item=item)
+    actor = UserFactory.create()
+    item = ItemFactory.create(actor=actor)
+    mine = TakeFactory.create(item=item, actor=actor)
+    TakeFactory.create(item=item)
 
     assert list(own_takes(actor, item)) == [mine]

@@ -23,7 +23,7 @@ def test_two_last_verdicts_at_once_give_exactly_one_outcome(
     transactional_db: None, users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
     # given: a take in review with one accept in, two verdicts to come
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     take = record(users["actor"], item, take_wav)
     decide(take, "accept")
     waiting = list(take.reviews.filter(verdict="pending"))

@@ -15,7 +15,7 @@ from webapp.models import User
 
 @pytest.fixture
 def take(users: dict[str, User], review_panel: list[User], take_wav: bytes) -> Take:
-    return record(users["actor"], ItemFactory(actor=users["actor"]), take_wav)
+    return record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
 
 
 def client_of(user: User) -> Client:
@@ -47,7 +47,7 @@ def test_a_reviewer_gives_one_verdict_only(take: Take) -> None:
 def test_three_accepts_supersede_the_items_other_waiting_takes(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     first = record(users["actor"], item, take_wav)
     second = record(users["actor"], item, take_wav)
 
@@ -65,7 +65,7 @@ def test_three_accepts_supersede_the_items_other_waiting_takes(
 def test_a_rejected_take_leaves_the_item_in_review_while_another_take_waits(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    item = ItemFactory(actor=users["actor"])
+    item = ItemFactory.create(actor=users["actor"])
     first = record(users["actor"], item, take_wav)
     record(users["actor"], item, take_wav)
 
@@ -92,8 +92,8 @@ def test_the_actor_reads_reasons_and_comments_without_names(take: Take) -> None:
 def test_the_review_page_saves_the_verdict_and_moves_on(
     users: dict[str, User], review_panel: list[User], take_wav: bytes
 ) -> None:
-    first = record(users["actor"], ItemFactory(external_id="EE-1", actor=users["actor"]), take_wav)
-    second = record(users["actor"], ItemFactory(external_id="EE-2", actor=users["actor"]), take_wav)
+    first = record(users["actor"], ItemFactory.create(external_id="EE-1", actor=users["actor"]), take_wav)
+    second = record(users["actor"], ItemFactory.create(external_id="EE-2", actor=users["actor"]), take_wav)
     reviewer = first_review(first).reviewer
     later = (
         second.reviews.get(reviewer=reviewer) if second.reviews.filter(reviewer=reviewer).exists() else None
