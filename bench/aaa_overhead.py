@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from ml.core.config import SftConfig
-from ml.core.sft import build_optimizer, prepare_for_training, sft_step
+from ml.core.runtime import prepare_for_training
+from ml.core.sft import build_optimizer, sft_step
 from ml.core.speech.inputs import SAMPLE_RATE, SpeechExample
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm

@@ -110,6 +110,21 @@ def _lora(args: argparse.Namespace) -> LoraSettings | None:
     return LoraSettings.for_rank(args.lora_rank) if args.lora_rank > 0 else None
 
 
+def _shared_settings(args: argparse.Namespace, ranks: Ranks) -> dict[str, Any]:
+    """Return the config fields both commands take from their shared options (``build_parser``)."""
+    device = resolve_device(args.device, ranks.local_rank)
+    return {
+        "epochs": args.epochs,
+        "max_steps": args.max_steps,
+        "learning_rate": args.learning_rate,
+        "lora": _lora(args),
+        "gradient_checkpointing": args.gradient_checkpointing,
+        "device": device,
+        "dtype": resolve_dtype(args.dtype, device),
+        "seed": args.seed,
+    }
+
+
 def _printer(ranks: Ranks) -> Callable[[float, str, dict[str, float]], None]:
     def report(fraction: float, message: str, metrics: dict[str, float]) -> None:
         if ranks.is_main:
@@ -123,20 +138,12 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
     from ml.core.sft import train_sft
     from ml.core.training_inputs import sft_examples
 
-    device = resolve_device(args.device, ranks.local_rank)
     config = SftConfig(
-        epochs=args.epochs,
-        max_steps=args.max_steps,
-        learning_rate=args.learning_rate,
         batch_size=args.batch_size,
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         lambda_aaa=args.lambda_aaa,
         aaa_layers=args.aaa_layers,
-        lora=_lora(args),
-        gradient_checkpointing=args.gradient_checkpointing,
-        device=device,
-        dtype=resolve_dtype(args.dtype, device),
-        seed=args.seed,
+        **_shared_settings(args, ranks),
     )
     # Records without a reference response have no target: filter before sharding so shards match.
     with_targets = [row for row in rows if row.record.target is not None]
@@ -152,29 +159,20 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
     """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
     from ml.core.judge_scoring import JudgeStageScorer
     from ml.core.reward.checkpoint import load_reward_model
-    from ml.core.rl.training import train_rl
-    from ml.core.training_inputs import inference_items, judge_golds, rollout_scorer
+    from ml.core.training_inputs import judge_golds, train_rl_on_records
     from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 
-    device = resolve_device(args.device, ranks.local_rank)
     config = RlConfig(
         mode=args.mode,
         group_size=args.group_size,
         kl_coef=args.kl_coef,
-        learning_rate=args.learning_rate,
         prompts_per_step=args.prompts_per_step,
-        epochs=args.epochs,
-        max_steps=args.max_steps,
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
-        lora=_lora(args),
-        gradient_checkpointing=args.gradient_checkpointing,
-        device=device,
-        dtype=resolve_dtype(args.dtype, device),
-        seed=args.seed,
+        **_shared_settings(args, ranks),
     )
     shard = shard_evenly(rows, ranks)
-    reward = load_reward_model(args.reward_model, device=device).model if args.reward_model else None
+    reward = load_reward_model(args.reward_model, device=config.device).model if args.reward_model else None
     judge = None
     if args.judge_url:
         client = JudgeClient(
@@ -187,14 +185,7 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
         judge = JudgeStageScorer(client, judge_golds(shard))
     start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
     with gradients_averaged_across_ranks(ranks):
-        result = train_rl(
-            start.speech_lm,
-            None,
-            inference_items(shard),
-            rollout_scorer(shard, judge, reward),
-            config,
-            _printer(ranks),
-        )
+        result = train_rl_on_records(start.speech_lm, shard, config, judge, reward, _printer(ranks))
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 

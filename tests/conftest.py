@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -205,38 +206,52 @@ def chromium_path() -> str:
 
 
 @pytest.fixture
-def browser_page(chromium_path: str, live_server: object) -> Iterator[object]:
+def open_browser_page(chromium_path: str, live_server: object) -> Callable[..., AbstractContextManager[Any]]:
+    """Return a function that opens a Playwright page in real headless Chromium beside the live test
+    server; it takes extra Chromium flags, and browser-context options such as `permissions`."""
+
+    @contextmanager
+    def open_page(*extra_args: str, **context_options: Any) -> Iterator[Any]:
+        from playwright.sync_api import sync_playwright
+
+        # Playwright's sync API runs an event loop; Django must allow ORM calls from test code anyway.
+        os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium_path,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    *extra_args,
+                ],
+            )
+            context = browser.new_context(**context_options)
+            page = context.new_page()
+            page.set_default_timeout(15_000)
+            try:
+                yield page
+            finally:
+                context.close()
+                browser.close()
+                # ORM calls made while Playwright's loop runs get connections of their own context
+                # (asgiref locals); close them here, or PostgreSQL cannot drop the test database.
+                from django.db import connections
+
+                connections.close_all()
+
+    return open_page
+
+
+@pytest.fixture
+def browser_page(open_browser_page: Callable[..., AbstractContextManager[Any]]) -> Iterator[object]:
     """A Playwright page in real headless Chromium, pointed at the live test server."""
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop; Django must allow ORM calls from test code anyway.
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
-            # ORM calls made while Playwright's loop runs get connections of their own context
-            # (asgiref locals); close them here, or PostgreSQL cannot drop the test database.
-            from django.db import connections
-
-            connections.close_all()
+    with open_browser_page() as page:
+        yield page
 
 
 @pytest.fixture(autouse=True)

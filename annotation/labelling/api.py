@@ -74,6 +74,15 @@ def _refusal(error: labelling.LabellingError) -> Response:
     return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
 
 
+def _labels_responses(*, refused_as_invalid: str) -> dict[int, Any]:
+    """Return the documented answers of a labels save, as `_apply` and `_refusal` give them."""
+    return {
+        200: AnnotationSerializer,
+        400: OpenApiResponse(LabelErrorSerializer, description=refused_as_invalid),
+        409: OpenApiResponse(LabelErrorSerializer, description="Stale version, or already submitted"),
+    }
+
+
 def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Response:
     """Run save_draft or submit_annotation on one of my annotations with the posted labels."""
     annotation = own_annotation(_user(request), pk)
@@ -117,11 +126,7 @@ class AnnotationDetail(APIView):
         summary="Autosave my labels",
         description="Refused with 409 when the annotation was saved from elsewhere since `version`.",
         request=LabelsSerializer,
-        responses={
-            200: AnnotationSerializer,
-            400: OpenApiResponse(LabelErrorSerializer, description="A value outside the label vocabularies"),
-            409: OpenApiResponse(LabelErrorSerializer, description="Stale version, or already submitted"),
-        },
+        responses=_labels_responses(refused_as_invalid="A value outside the label vocabularies"),
     )
     def put(self, request: Request, pk: int) -> Response:
         return _apply(request, pk, labelling.save_draft)
@@ -136,11 +141,7 @@ class AnnotationSubmit(APIView):
     @extend_schema(
         summary="Submit my labels",
         request=LabelsSerializer,
-        responses={
-            200: AnnotationSerializer,
-            400: OpenApiResponse(LabelErrorSerializer, description="Incomplete or invalid labels"),
-            409: OpenApiResponse(LabelErrorSerializer, description="Stale version, or already submitted"),
-        },
+        responses=_labels_responses(refused_as_invalid="Incomplete or invalid labels"),
     )
     def post(self, request: Request, pk: int) -> Response:
         return _apply(request, pk, labelling.submit_annotation)

@@ -35,6 +35,7 @@ from annotation.labelling.schema import (
     normalise_tom,
     script_words,
 )
+from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, Scenario
 from webapp.models import User
 from webapp.roles import Role
@@ -120,11 +121,8 @@ class _Loads:
 
     def pick(self, pool: Sequence[int], *, exclude: set[int], count: int) -> list[int]:
         """Return up to `count` annotators with the least open work, then the least work ever."""
-        eligible = sorted(
-            (user_id for user_id in pool if user_id not in exclude),
-            key=lambda user_id: (self.open[user_id], self.total[user_id], user_id),
-        )
-        chosen = eligible[:count]
+        loads = [Workload(user_id, self.open[user_id], self.total[user_id]) for user_id in pool]
+        chosen = pick_least_loaded(loads, exclude=exclude, count=count)
         for user_id in chosen:
             self.open[user_id] += 1
             self.total[user_id] += 1
@@ -271,11 +269,7 @@ def save_draft(
 ) -> Annotation:
     """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists."""
     with transaction.atomic():
-        annotation = _lock_for_change(annotation_id, user, expected_version)
-        if annotation.is_submitted:
-            raise AnnotationClosed("Already submitted: reopen the annotation to change it.")
-        perception, tom = checked_labels(annotation.item, perception, tom, complete=False)
-        annotation.perception, annotation.tom = perception, tom
+        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=False)
         annotation.status = Annotation.Status.DRAFT
         annotation.version += 1
         annotation.save(update_fields=["perception", "tom", "status", "version", "updated_at"])
@@ -292,12 +286,8 @@ def submit_annotation(
 ) -> Annotation:
     """Submit complete labels, keep a revision, and record which drafted fields the annotator changed."""
     with transaction.atomic():
-        annotation = _lock_for_change(annotation_id, user, expected_version)
-        if annotation.is_submitted:
-            raise AnnotationClosed("Already submitted.")
-        perception, tom = checked_labels(annotation.item, perception, tom, complete=True)
-        annotation.perception, annotation.tom = perception, tom
-        annotation.changed_from_draft = changed_fields(annotation, perception, tom)
+        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=True)
+        annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
         annotation.status = Annotation.Status.SUBMITTED
         annotation.version += 1
         annotation.submitted_at = timezone.now()
@@ -313,7 +303,10 @@ def submit_annotation(
             ]
         )
         AnnotationRevision.objects.create(
-            annotation=annotation, version=annotation.version, perception=perception, tom=tom
+            annotation=annotation,
+            version=annotation.version,
+            perception=annotation.perception,
+            tom=annotation.tom,
         )
         return annotation
 
@@ -340,6 +333,29 @@ def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> A
         raise StaleAnnotation(annotation.version, expected_version)
     if annotation.item.state == Item.State.GOLD:
         raise AnnotationClosed("This item already has a gold reference; its annotations are closed.")
+    return annotation
+
+
+def _lock_and_label(
+    annotation_id: int,
+    user: User,
+    expected_version: int,
+    perception: Mapping[str, Any],
+    tom: Mapping[str, Any],
+    *,
+    complete: bool,
+) -> Annotation:
+    """Lock an open annotation (the caller holds the transaction) and put the checked labels on it,
+    unsaved; `complete` labels are a submit, others a draft save."""
+    annotation = _lock_for_change(annotation_id, user, expected_version)
+    if annotation.is_submitted:
+        # A draft save is told how to change a submitted annotation; a second submit needs no advice.
+        raise AnnotationClosed(
+            "Already submitted." if complete else "Already submitted: reopen the annotation to change it."
+        )
+    annotation.perception, annotation.tom = checked_labels(
+        annotation.item, perception, tom, complete=complete
+    )
     return annotation
 
 

@@ -7,8 +7,9 @@ with the same number of scripts (give or take one) and the same number of each s
 or take one). The first turns go to the actors with the fewest scripts already, so the odd ones
 out even out over repeated batches.
 
-Reviewers are picked by least work: fewest reviews waiting, then fewest ever, so over many takes
-every reviewer gets the same share and nobody's queue grows while another's is empty.
+Reviewers (and annotators, in `annotation.labelling.workflows`) are picked by least work: fewest
+tasks waiting, then fewest ever, so over many takes every one gets the same share and nobody's
+queue grows while another's is empty.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ class ScriptToAssign:
 
 
 @dataclass(frozen=True)
-class ReviewerLoad:
+class Workload:
     user_id: int
-    pending: int  # reviews assigned and not yet submitted
-    total: int  # reviews ever assigned
+    pending: int  # tasks (reviews, annotations) assigned and not yet submitted
+    total: int  # tasks ever assigned
 
 
 def balanced_assignment(
@@ -62,8 +63,8 @@ def balanced_assignment(
     return plan
 
 
-def pick_reviewers(candidates: Sequence[ReviewerLoad], *, exclude: Collection[int], count: int) -> list[int]:
-    """Return the ids of up to `count` reviewers with the least work, never one in `exclude`."""
+def pick_least_loaded(candidates: Sequence[Workload], *, exclude: Collection[int], count: int) -> list[int]:
+    """Return the ids of up to `count` people with the least work, never one in `exclude`."""
     eligible = [candidate for candidate in candidates if candidate.user_id not in exclude]
     eligible.sort(key=lambda candidate: (candidate.pending, candidate.total, candidate.user_id))
     return [candidate.user_id for candidate in eligible[:count]]

@@ -22,7 +22,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from annotation.recording.access import users_with_role
-from annotation.recording.assignment import ReviewerLoad, pick_reviewers
+from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
 from webapp.models import User
 from webapp.roles import Role, has_role
@@ -65,13 +65,13 @@ class ReviewFeedback:
     comments: list[str]
 
 
-def reviewer_loads() -> list[ReviewerLoad]:
+def reviewer_loads() -> list[Workload]:
     """Return each reviewer's open and total reviews."""
     rows = users_with_role(Role.REVIEWER).annotate(
         pending=Count("reviews", filter=Review.open_q("reviews__")),
         total=Count("reviews"),
     )
-    return [ReviewerLoad(user.pk, user.pending, user.total) for user in rows]
+    return [Workload(user.pk, user.pending, user.total) for user in rows]
 
 
 def assign_reviewers(take: Take) -> list[Review]:
@@ -84,7 +84,7 @@ def assign_reviewers(take: Take) -> list[Review]:
     wanted = REVIEWS_PER_TAKE - len(already)
     if wanted <= 0:
         return []
-    chosen = pick_reviewers(reviewer_loads(), exclude={take.actor_id, *already}, count=wanted)
+    chosen = pick_least_loaded(reviewer_loads(), exclude={take.actor_id, *already}, count=wanted)
     return [Review.objects.create(take=take, reviewer_id=user_id) for user_id in chosen]
 
 

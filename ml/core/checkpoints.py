@@ -17,7 +17,7 @@ import hashlib
 import json
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,19 +113,53 @@ def save_checkpoint(
     if merge_lora:
         speech_lm.merged_model()
         lora = None
+    return write_checkpoint(
+        destination,
+        speech_lm.save_pretrained,
+        speech_lm.arch,
+        config,
+        dataset_snapshot_ids,
+        metrics,
+        extra,
+        base_model=base_model if lora is not None else None,
+        lora=lora,
+    )
+
+
+def _json_ready(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    return dict(json.loads(json.dumps(dict(values or {}), default=str)))
+
+
+def write_checkpoint(
+    destination: str | Path,
+    write_files: Callable[[Path], None],
+    arch: str,
+    config: Mapping[str, Any] | None,
+    dataset_snapshot_ids: Sequence[str] = (),
+    metrics: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+    base_model: str | None = None,
+    lora: LoraSettings | None = None,
+) -> SavedCheckpoint:
+    """Write any model's checkpoint to a local directory or an ``s3://`` prefix; return where it went.
+
+    ``write_files(directory)`` writes the weights and preprocessing files; metadata.json, with
+    their checksums, is written after them, and an ``s3://`` destination is staged in a temporary
+    directory and uploaded (metadata.json last).
+    """
     target = str(destination)
     uploading = target.startswith("s3://")
     local = Path(tempfile.mkdtemp(prefix="echochat-ckpt-")) if uploading else Path(target)
     local.mkdir(parents=True, exist_ok=True)
-    speech_lm.save_pretrained(local)
+    write_files(local)
     metadata = CheckpointMetadata(
-        arch=speech_lm.arch,
+        arch=arch,
         created_at=datetime.now(UTC).isoformat(),
-        config=json.loads(json.dumps(dict(config), default=str)),
+        config=_json_ready(config),
         dataset_snapshot_ids=[str(snapshot) for snapshot in dataset_snapshot_ids],
-        metrics=json.loads(json.dumps(dict(metrics or {}), default=str)),
+        metrics=_json_ready(metrics),
         weight_sha256=weight_checksums(local),
-        base_model=base_model if lora is not None else None,
+        base_model=base_model,
         lora=lora.to_dict() if lora is not None else None,
         extra=dict(extra or {}),
     )

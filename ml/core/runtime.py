@@ -16,17 +16,20 @@ within the clipping norm.
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 import torch.distributed as dist
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
+from ml.core.config import RlConfig, SftConfig
 from ml.core.speech.loading import load_speech_lm, resolve_model_path
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import build_tiny_speech_lm
@@ -57,6 +60,23 @@ def resolve_device_and_dtype(requested_device: str, requested_dtype: str) -> tup
     """Return (device, dtype) names for a run on this machine's first device (see the two above)."""
     device = resolve_device(requested_device)
     return device, resolve_dtype(requested_dtype, device)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global RNGs (LoRA init, dropout and sampling draw from them)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def prepare_for_training(speech_lm: SpeechLM, config: SftConfig | RlConfig) -> None:
+    """Apply the config's device, dtype, gradient checkpointing and LoRA to the model, once."""
+    speech_lm.model.to(device=config.device, dtype=getattr(torch, config.dtype))
+    if config.gradient_checkpointing:
+        speech_lm.enable_gradient_checkpointing()
+    if config.lora is not None and speech_lm.lora is None:
+        speech_lm.apply_lora(config.lora)
+    speech_lm.model.train()
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ message, metrics)``; ``should_cancel()`` is polled before every step and stops t
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -19,7 +18,8 @@ import torch
 
 from ml.core.aaa import collect_audio_attention, perception_query_mask
 from ml.core.config import SftConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, shuffled_batches
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.runtime import prepare_for_training, seed_everything
 from ml.core.speech.inputs import SpeechBatch, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
 
@@ -30,17 +30,6 @@ class SftExample:
     sample_rate: int
     prompt: str
     target_text: str
-
-
-def prepare_for_training(speech_lm: SpeechLM, config: SftConfig) -> None:
-    """Apply the config's device, dtype, gradient checkpointing and LoRA to the model, once."""
-    dtype = getattr(torch, config.dtype)
-    speech_lm.model.to(device=config.device, dtype=dtype)
-    if config.gradient_checkpointing:
-        speech_lm.enable_gradient_checkpointing()
-    if config.lora is not None and speech_lm.lora is None:
-        speech_lm.apply_lora(config.lora)
-    speech_lm.model.train()
 
 
 def to_speech_examples(examples: Sequence[SftExample]) -> list[SpeechExample]:
@@ -128,37 +117,22 @@ def train_sft(
     """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics."""
     if not examples:
         raise ValueError("SFT needs at least one example")
-    random.seed(config.seed)
-    np.random.seed(config.seed)
-    torch.manual_seed(config.seed)
-    order_rng = random.Random(config.seed)
-
+    seed_everything(config.seed)
     prepare_for_training(speech_lm, config)
     speech_examples = to_speech_examples(examples)
     optimizer = build_optimizer(speech_lm, config)
 
-    examples_per_step = config.batch_size * config.gradient_accumulation_steps
-    steps_per_epoch = max(1, math.ceil(len(speech_examples) / examples_per_step))
-    total_steps = config.max_steps or config.epochs * steps_per_epoch
-    result = TrainingResult(total_steps=total_steps)
-
-    step_indices = shuffled_batches(len(speech_examples), examples_per_step, order_rng)
-    for step in range(total_steps):
-        if should_cancel is not None and should_cancel():
-            result.cancelled = True
-            break
-        taken = next(step_indices)
+    def take_step(step: int, taken: list[int]) -> dict[str, float]:
         micro_batches = [
             speech_lm.collate([speech_examples[index] for index in taken[start : start + config.batch_size]])
             for start in range(0, len(taken), config.batch_size)
         ]
+        learning_rate = _learning_rate(config, step)
         for group in optimizer.param_groups:
-            group["lr"] = _learning_rate(config, step)
-        metrics = sft_step(speech_lm, micro_batches, optimizer, config)
-        metrics.update(step=float(step + 1), learning_rate=_learning_rate(config, step))
-        result.history.append(metrics)
-        result.steps_completed = step + 1
-        if on_progress is not None:
-            on_progress((step + 1) / total_steps, f"step {step + 1}/{total_steps}", dict(metrics))
+            group["lr"] = learning_rate
+        return {**sft_step(speech_lm, micro_batches, optimizer, config), "learning_rate": learning_rate}
+
+    examples_per_step = config.batch_size * config.gradient_accumulation_steps
+    result = run_steps(len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel)
     speech_lm.model.eval()
     return result

@@ -12,14 +12,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from annotation.audio.synthesis import synthesize
+from ml.core.config import RlConfig
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
 from ml.core.reward.ladder import RewardSourceItem
 from ml.core.reward.model import RewardModel
 from ml.core.reward.scoring import RewardScore, UserTurn, response_reward_scorer
 from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer
 from ml.core.rl.rollouts import RolloutScorer, StageJudge, combined_scorer
+from ml.core.rl.training import train_rl
 from ml.core.sft import SftExample
+from ml.core.speech.model import SpeechLM
 from ml.core.training_records import RecordAudio
 from webapp.lib.output_format import ParsedOutput
 
@@ -126,3 +130,28 @@ def rollout_scorer(
         else heuristic_response
     )
     return combined_scorer(stage_judge or heuristic_stages, response)
+
+
+def train_rl_on_records(
+    policy: SpeechLM,
+    rows: Sequence[RecordAudio],
+    config: RlConfig,
+    stage_judge: StageJudge | None = None,
+    reward_model: RewardModel | None = None,
+    on_progress: ProgressCallback | None = None,
+    should_cancel: CancelCheck | None = None,
+) -> TrainingResult:
+    """Run RL with the records' audio and instructions as prompts, scored by ``rollout_scorer``.
+
+    There is no separate reference model: the reference is the policy with its LoRA adapters
+    switched off (``ml.core.runtime.load_start_model(for_rl=True)`` prepares the policy for that).
+    """
+    return train_rl(
+        policy,
+        None,
+        inference_items(rows),
+        rollout_scorer(rows, stage_judge, reward_model),
+        config,
+        on_progress,
+        should_cancel,
+    )

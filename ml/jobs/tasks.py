@@ -7,6 +7,8 @@ the web process (that imports this module to know the job kinds) never needs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ml.jobs.launch import (
     INFERENCE_JOB,
     JOB_TITLES,
@@ -15,11 +17,16 @@ from ml.jobs.launch import (
     RL_JOB,
     SFT_JOB,
 )
-from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.jobs import JobFunction, JobReporter, JobResult, job_task
 from webapp.models import Job
 
 
-@job_task(INFERENCE_JOB, queue="gpu", title=JOB_TITLES[INFERENCE_JOB])
+def _gpu_job(kind: str) -> Callable[[JobFunction], JobFunction]:
+    """Register a job function of this app: every one needs a GPU worker, titled as the pages show it."""
+    return job_task(kind, queue="gpu", title=JOB_TITLES[kind])
+
+
+@_gpu_job(INFERENCE_JOB)
 def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
     """Answer a benchmark split with a checkpoint; the answers become a System's outputs."""
     from ml.jobs.inference import run_inference_job
@@ -27,7 +34,7 @@ def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
     return run_inference_job(job, reporter)
 
 
-@job_task(REWARD_SCORING_JOB, queue="gpu", title=JOB_TITLES[REWARD_SCORING_JOB])
+@_gpu_job(REWARD_SCORING_JOB)
 def reward_scoring(job: Job, reporter: JobReporter) -> JobResult:
     """Score a system's outputs with a reward model."""
     from ml.jobs.reward_scoring import run_reward_scoring_job
@@ -35,7 +42,7 @@ def reward_scoring(job: Job, reporter: JobReporter) -> JobResult:
     return run_reward_scoring_job(job, reporter)
 
 
-@job_task(REWARD_TRAINING_JOB, queue="gpu", title=JOB_TITLES[REWARD_TRAINING_JOB])
+@_gpu_job(REWARD_TRAINING_JOB)
 def reward_training(job: Job, reporter: JobReporter) -> JobResult:
     """Train the reward model from the gold references' reference responses."""
     from ml.jobs.training import run_reward_training_job
@@ -43,7 +50,7 @@ def reward_training(job: Job, reporter: JobReporter) -> JobResult:
     return run_reward_training_job(job, reporter)
 
 
-@job_task(SFT_JOB, queue="gpu", title=JOB_TITLES[SFT_JOB])
+@_gpu_job(SFT_JOB)
 def sft_aaa(job: Job, reporter: JobReporter) -> JobResult:
     """Supervised fine-tuning with Acoustic-Anchored Attention."""
     from ml.jobs.training import run_sft_job
@@ -51,7 +58,7 @@ def sft_aaa(job: Job, reporter: JobReporter) -> JobResult:
     return run_sft_job(job, reporter)
 
 
-@job_task(RL_JOB, queue="gpu", title=JOB_TITLES[RL_JOB])
+@_gpu_job(RL_JOB)
 def rl_sdca(job: Job, reporter: JobReporter) -> JobResult:
     """GRPO with Step-Decomposed Credit Assignment."""
     from ml.jobs.training import run_rl_job

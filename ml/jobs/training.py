@@ -21,7 +21,6 @@ from ml.core.reward.checkpoint import load_reward_model, save_reward_model
 from ml.core.reward.ladder import build_reward_training_examples
 from ml.core.reward.model import build_reward_model
 from ml.core.reward.training import evaluate_reward_model, train_reward_model
-from ml.core.rl.training import train_rl
 from ml.core.runtime import (
     load_start_model,
     resolve_device,
@@ -30,12 +29,11 @@ from ml.core.runtime import (
 )
 from ml.core.sft import train_sft
 from ml.core.training_inputs import (
-    inference_items,
     judge_golds,
     reward_sources,
-    rollout_scorer,
     sft_examples,
     speak_in_style,
+    train_rl_on_records,
 )
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
@@ -132,14 +130,8 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
 
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
         try:
-            result = train_rl(
-                start.speech_lm,
-                None,
-                inference_items(rows),
-                rollout_scorer(rows, judge, reward),
-                config,
-                on_progress=on_progress,
-                should_cancel=should_cancel,
+            result = train_rl_on_records(
+                start.speech_lm, rows, config, judge, reward, on_progress, should_cancel
             )
         finally:
             if client is not None:

@@ -11,16 +11,14 @@ from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory, assign, submitted
 from tests.conftest import wait_until
+from tests.support.browser import log_in
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
 
 
-def log_in(page, live_server, username: str, path: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-for-tests-123")
-    page.click("button[type=submit]")
+def log_in_to(page, live_server, username: str, path: str) -> None:
+    log_in(page, live_server, username, start=f"/accounts/login/?next={path}")
     page.wait_for_url(f"{live_server.url}{path}")
 
 
@@ -54,7 +52,7 @@ def test_annotate_reload_submit_then_adjudicate(
         submitted(annotation)
 
     # The annotator opens the item from the queue; the waveform loads the recording.
-    log_in(page, live_server, "annotator", "/annotate/")
+    log_in_to(page, live_server, "annotator", "/annotate/")
     page.click(f"text={item.external_id}")
     page.wait_for_selector("[data-waveform][data-ready=true]")
     first_version = saved_version(page)
@@ -115,7 +113,7 @@ def test_annotate_reload_submit_then_adjudicate(
 
     # The lead adjudicates: all three agree on the categorical fields here except what differs.
     page.click("text=Log out")
-    log_in(page, live_server, "lead", "/adjudicate/")
+    log_in_to(page, live_server, "lead", "/adjudicate/")
     page.click(f"[data-testid=adjudication-queue] >> text={item.external_id}")
     page.wait_for_selector("[data-testid=comparison]")
     assert page.locator("tr[data-field='perception.emotion']").get_attribute("data-agreed") == "true"
@@ -133,7 +131,7 @@ def test_emotion_segments_are_picked_on_the_waveform(
     page = browser_page
     item = LabellingItemFactory.create(scenario="emotion-shift")
     (mine,) = assign(item, users["annotator"])
-    log_in(page, live_server, "annotator", f"/annotate/{mine.pk}/")
+    log_in_to(page, live_server, "annotator", f"/annotate/{mine.pk}/")
     page.wait_for_selector("[data-waveform][data-ready=true]")
     version = saved_version(page)
 
@@ -179,7 +177,7 @@ def test_a_second_tab_is_told_its_save_is_stale(browser_page, live_server, trans
     first = browser_page
     item = LabellingItemFactory.create()
     (mine,) = assign(item, users["annotator"])
-    log_in(first, live_server, "annotator", f"/annotate/{mine.pk}/")
+    log_in_to(first, live_server, "annotator", f"/annotate/{mine.pk}/")
     second = first.context.new_page()
     second.goto(f"{live_server.url}/annotate/{mine.pk}/")
     version = saved_version(second)

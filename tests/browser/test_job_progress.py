@@ -8,6 +8,7 @@ import pytest
 
 from annotation.demo.recording import DEMO_ITEMS, store_demo_take
 from annotation.recording.models import Item
+from tests.support.browser import log_in
 from webapp.models import Job, JobStatus
 
 pytestmark = [pytest.mark.browser, pytest.mark.services]
@@ -27,10 +28,7 @@ def test_admin_starts_a_job_and_its_progress_bar_reaches_done(
         store_demo_take(item, users["actor"], demo)
     worker_factory()
     page = browser_page
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", "admin")
-    page.fill("input[name=password]", "pw-for-tests-123")
-    page.click("button[type=submit]")
+    log_in(page, live_server, "admin")
     page.click("text=Re-synthesise demo speech")
     page.wait_for_url(f"{live_server.url}/manage/jobs/*/")
     page.locator("[data-testid=job-status]", has_text="Succeeded").wait_for(timeout=60_000)

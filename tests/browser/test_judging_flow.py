@@ -6,6 +6,7 @@ import pytest
 
 from tests.evaluation.judging_support import BenchmarkItemFactory, echochat_text, jsonl, rubric_judge, zip_of
 from tests.factories import tiny_wav
+from tests.support.browser import log_in
 from tests.support.fake_chat_server import running_chat_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.usefixtures("media_root")]
@@ -22,10 +23,7 @@ def test_admin_imports_judges_and_opens_the_leaderboard(
     worker = worker_factory(ECHOSTUDIO_MEDIA_ROOT=settings.STORAGES["default"]["OPTIONS"]["location"])
 
     with running_chat_server(rubric_judge()) as judge:
-        page.goto(f"{live_server.url}/")
-        page.fill("input[name=username]", "admin")
-        page.fill("input[name=password]", "pw-for-tests-123")
-        page.click("button[type=submit]")
+        log_in(page, live_server, "admin", start="/")
         page.click("text=Systems and outputs")
 
         # register the system and import its outputs

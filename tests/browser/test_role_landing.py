@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.browser import log_in
+
 pytestmark = pytest.mark.browser
 
 EXPECTED = {
@@ -19,10 +21,7 @@ EXPECTED = {
 def test_each_role_lands_on_its_queue(browser_page, live_server, users) -> None:
     page = browser_page
     for username, path in EXPECTED.items():
-        page.goto(f"{live_server.url}/")
-        page.fill("input[name=username]", username)
-        page.fill("input[name=password]", "pw-for-tests-123")
-        page.click("button[type=submit]")
+        log_in(page, live_server, username, start="/")
         page.wait_for_url(f"{live_server.url}{path}")
         assert page.locator("[data-testid=current-user]").inner_text() == username
         page.click("text=Log out")

@@ -6,16 +6,10 @@ import pytest
 
 from evaluation.studies.models import StudyRating
 from tests.evaluation.studies.support import build_world, current, from_system, make_study, rate_everything
+from tests.support.browser import log_in
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
-
-
-def _log_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-for-tests-123")
-    page.click("button[type=submit]")
 
 
 def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
@@ -35,7 +29,7 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
         trap_count=1,
     )
 
-    _log_in(page, live_server, "evaluator")
+    log_in(page, live_server, "evaluator")
     page.click("text=Start")
     total = study.assignments.filter(evaluator=rater).count()
     seen_trap = False
@@ -66,7 +60,7 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
 
     rate_everything(study, colleague, lambda a, d: 2 if a.stimulus.kind == "trap" else 4)
     page.click("text=Log out")
-    _log_in(page, live_server, "admin")
+    log_in(page, live_server, "admin")
     page.click("text=Listening studies")
     page.click(f"text={study.name}")
     table = page.locator("[data-testid=mos-table]")

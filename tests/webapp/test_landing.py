@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from tests.factories import TEST_PASSWORD
+
 EXPECTED_HOME = {
     "actor": "annotation:actor_queue",
     "reviewer": "annotation:review_queue",
@@ -17,7 +19,7 @@ EXPECTED_HOME = {
 
 @pytest.mark.parametrize(("role", "url_name"), sorted(EXPECTED_HOME.items()))
 def test_login_lands_on_the_roles_queue(client, users, role: str, url_name: str) -> None:
-    response = client.post(reverse("login"), {"username": role, "password": "pw-for-tests-123"}, follow=True)
+    response = client.post(reverse("login"), {"username": role, "password": TEST_PASSWORD}, follow=True)
     assert response.redirect_chain[-1][0] == reverse(url_name)
     assert response.status_code == 200
 

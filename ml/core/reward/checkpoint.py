@@ -7,24 +7,19 @@ written last.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from ml.core.checkpoints import (
-    METADATA_FILE,
     CheckpointMetadata,
     SavedCheckpoint,
     read_metadata,
-    upload_directory,
     verify_checkpoint,
-    weight_checksums,
+    write_checkpoint,
 )
 from ml.core.config import RewardModelConfig
 from ml.core.reward.model import RewardModel
@@ -53,32 +48,17 @@ def save_reward_model(
     """Write the model to a local directory or an ``s3://`` prefix (metadata.json last); return where."""
     from safetensors.torch import save_file
 
-    target = str(destination)
-    uploading = target.startswith("s3://")
-    local = Path(tempfile.mkdtemp(prefix="echochat-reward-")) if uploading else Path(target)
-    local.mkdir(parents=True, exist_ok=True)
-    (local / CONFIG_FILE).write_text(
-        json.dumps({"model_type": REWARD_MODEL_TYPE, **model.config.to_dict()}, indent=2)
+    def write_files(local: Path) -> None:
+        (local / CONFIG_FILE).write_text(
+            json.dumps({"model_type": REWARD_MODEL_TYPE, **model.config.to_dict()}, indent=2)
+        )
+        state = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
+        save_file(state, str(local / WEIGHTS_FILE))
+        model.tokenizer.save_pretrained(local)
+
+    return write_checkpoint(
+        destination, write_files, REWARD_MODEL_TYPE, training_config, dataset_snapshot_ids, metrics, extra
     )
-    state = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
-    save_file(state, str(local / WEIGHTS_FILE))
-    model.tokenizer.save_pretrained(local)
-    metadata = CheckpointMetadata(
-        arch=REWARD_MODEL_TYPE,
-        created_at=datetime.now(UTC).isoformat(),
-        config=json.loads(json.dumps(dict(training_config or {}), default=str)),
-        dataset_snapshot_ids=[str(snapshot) for snapshot in dataset_snapshot_ids],
-        metrics=json.loads(json.dumps(dict(metrics or {}), default=str)),
-        weight_sha256=weight_checksums(local),
-        extra=dict(extra or {}),
-    )
-    (local / METADATA_FILE).write_text(metadata.to_json())
-    if uploading:
-        try:
-            upload_directory(local, target)
-        finally:
-            shutil.rmtree(local, ignore_errors=True)
-    return SavedCheckpoint(local_path=local, uri=target, metadata=metadata)
 
 
 def load_reward_model(

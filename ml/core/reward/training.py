@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from ml.core.config import RewardTrainingConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, shuffled_batches
+from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.reward.ladder import RewardExample
 from ml.core.reward.model import RewardModel, reward_losses
 from ml.core.reward.scoring import score_responses
@@ -30,23 +29,14 @@ def train_reward_model(
     if not examples:
         raise ValueError("reward-model training needs at least one example")
     torch.manual_seed(config.seed)
-    order_rng = random.Random(config.seed)
     model.to(config.device)
     model.train()
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
     )
 
-    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    total_steps = config.max_steps or config.epochs * steps_per_epoch
-    result = TrainingResult(total_steps=total_steps)
-    batches = shuffled_batches(len(examples), config.batch_size, order_rng)
-    for step in range(total_steps):
-        if should_cancel is not None and should_cancel():
-            result.cancelled = True
-            break
-        taken = [examples[index] for index in next(batches)]
-
+    def take_step(step: int, indices: list[int]) -> dict[str, float]:
+        taken = [examples[index] for index in indices]
         output = model(model.prepare([example.inputs for example in taken]))
         content_loss, alignment_loss = reward_losses(
             output,
@@ -59,18 +49,14 @@ def train_reward_model(
         if config.max_grad_norm > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
         optimizer.step()
-
-        metrics = {
-            "step": float(step + 1),
+        return {
             "loss": float(loss.detach()),
             "content_loss": float(content_loss.detach()),
             "alignment_loss": float(alignment_loss.detach()),
             "learning_rate": config.learning_rate,
         }
-        result.history.append(metrics)
-        result.steps_completed = step + 1
-        if on_progress is not None:
-            on_progress((step + 1) / total_steps, f"step {step + 1}/{total_steps}", dict(metrics))
+
+    result = run_steps(len(examples), config.batch_size, config, take_step, on_progress, should_cancel)
     model.eval()
     return result
 

@@ -18,6 +18,22 @@ def workbench(client, annotation):
     return client.get(reverse("annotation:workbench", args=[annotation.pk]))
 
 
+@pytest.fixture
+def opened(client_as, ana_annotation):
+    """The annotator's client after opening the workbench once, which starts the draft."""
+    client = client_as(ana_annotation.annotator)
+    workbench(client, ana_annotation)
+    ana_annotation.refresh_from_db()
+    return client
+
+
+def submit(client, annotation, perception_doc, tom_doc):
+    return client.post(
+        reverse("annotation:submit_annotation", args=[annotation.pk]),
+        form_data(perception_doc, tom_doc, annotation.version),
+    )
+
+
 def test_opening_prefills_acoustic_suggestions_once(client_as, ana_annotation) -> None:
     client = client_as(ana_annotation.annotator)
     page = workbench(client, ana_annotation)
@@ -38,10 +54,8 @@ def test_opening_prefills_acoustic_suggestions_once(client_as, ana_annotation) -
     assert ana_annotation.version == version  # a second visit changes nothing
 
 
-def test_autosave_then_reload_restores_the_draft(client_as, ana_annotation) -> None:
-    client = client_as(ana_annotation.annotator)
-    workbench(client, ana_annotation)
-    ana_annotation.refresh_from_db()
+def test_autosave_then_reload_restores_the_draft(opened, ana_annotation) -> None:
+    client = opened
     half_done = perception(situation="Half-written thought", emotion="", stressed_words=["love"])
     response = client.post(
         reverse("annotation:autosave", args=[ana_annotation.pk]),
@@ -57,10 +71,8 @@ def test_autosave_then_reload_restores_the_draft(client_as, ana_annotation) -> N
     assert 'value="angry" checked' not in page  # the emptied emotion stays empty
 
 
-def test_a_save_from_an_older_version_is_refused_with_a_clear_message(client_as, ana_annotation) -> None:
-    first_tab = client_as(ana_annotation.annotator)
-    workbench(first_tab, ana_annotation)
-    ana_annotation.refresh_from_db()
+def test_a_save_from_an_older_version_is_refused_with_a_clear_message(opened, ana_annotation) -> None:
+    first_tab = opened
     shown = ana_annotation.version
     # A second tab saves first...
     second = first_tab.post(
@@ -93,14 +105,8 @@ def test_the_api_refuses_stale_saves_too(client_as, ana_annotation) -> None:
     assert refused.json()["current_version"] == version + 1
 
 
-def test_submit_keeps_a_revision_and_moves_to_the_next_item(client_as, ana_annotation) -> None:
-    client = client_as(ana_annotation.annotator)
-    workbench(client, ana_annotation)
-    ana_annotation.refresh_from_db()
-    response = client.post(
-        reverse("annotation:submit_annotation", args=[ana_annotation.pk]),
-        form_data(perception(), tom(), ana_annotation.version),
-    )
+def test_submit_keeps_a_revision_and_moves_to_the_next_item(opened, ana_annotation) -> None:
+    response = submit(opened, ana_annotation, perception(), tom())
     assert response.status_code == 302
     assert response["Location"] == reverse("annotation:annotator_queue")
     ana_annotation.refresh_from_db()
@@ -114,14 +120,8 @@ def test_submit_keeps_a_revision_and_moves_to_the_next_item(client_as, ana_annot
     assert ana_annotation.changed_from_draft == []
 
 
-def test_an_incomplete_submit_keeps_the_draft_and_says_what_is_missing(client_as, ana_annotation) -> None:
-    client = client_as(ana_annotation.annotator)
-    workbench(client, ana_annotation)
-    ana_annotation.refresh_from_db()
-    response = client.post(
-        reverse("annotation:submit_annotation", args=[ana_annotation.pk]),
-        form_data(perception(situation="", polarity=""), tom(), ana_annotation.version),
-    )
+def test_an_incomplete_submit_keeps_the_draft_and_says_what_is_missing(opened, ana_annotation) -> None:
+    response = submit(opened, ana_annotation, perception(situation="", polarity=""), tom())
     assert response.status_code == 422
     assert b'data-testid="problems"' in response.content
     assert b"Write a few words." in response.content

@@ -7,16 +7,14 @@ import pytest
 from annotation.recording.models import Review, Take
 from tests.annotation.recording.support import record
 from tests.factories import ItemFactory
+from tests.support.browser import log_in
 from webapp.models import User
 
 pytestmark = pytest.mark.browser
 
 
-def log_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", "pw-for-tests-123")
-    page.click("button[type=submit]")
+def log_in_to_queue(page, live_server, username: str) -> None:
+    log_in(page, live_server, username)
     page.wait_for_selector("[data-testid=queue-title]")
 
 
@@ -25,7 +23,7 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
 ) -> None:
     page = browser_page
     ItemFactory.create(external_id="EE-0007", actor=users["actor"])
-    log_in(page, live_server, "actor")
+    log_in_to_queue(page, live_server, "actor")
 
     page.get_by_role("link", name="Record", exact=True).click()
     page.wait_for_url(f"{live_server.url}/studio/items/EE-0007/")
@@ -47,7 +45,7 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
 def test_a_refused_upload_shows_the_reason(browser_page, live_server, users: dict[str, User]) -> None:
     page = browser_page
     ItemFactory.create(external_id="EE-0008", actor=users["actor"])
-    log_in(page, live_server, "actor")
+    log_in_to_queue(page, live_server, "actor")
     page.goto(f"{live_server.url}/studio/items/EE-0008/")
 
     page.set_input_files(
@@ -68,7 +66,7 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     first = record(users["actor"], ItemFactory.create(external_id="EE-0001", actor=users["actor"]), take_wav)
     second = record(users["actor"], ItemFactory.create(external_id="EE-0002", actor=users["actor"]), take_wav)
     first_review, second_review = first.reviews.get(), second.reviews.get()  # users["reviewer"], the only one
-    log_in(page, live_server, "reviewer")
+    log_in_to_queue(page, live_server, "reviewer")
 
     page.click("#start-reviewing")
     page.wait_for_url(f"{live_server.url}/review/{first_review.pk}/")
@@ -96,38 +94,21 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
 
 
 @pytest.fixture
-def page_with_microphone(chromium_path: str, live_server, take_wav: bytes, tmp_path):
+def page_with_microphone(open_browser_page, take_wav: bytes, tmp_path):
     """A Chromium page allowed to use a microphone that plays our test take in a loop.
 
     (Chromium's default fake microphone beeps at full scale, which the server rightly calls clipped.)
     """
-    import os
-
-    from playwright.sync_api import sync_playwright
-
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     microphone = tmp_path / "microphone.wav"
     microphone.write_bytes(take_wav)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--use-fake-device-for-media-stream",
-                "--use-fake-ui-for-media-stream",
-                f"--use-file-for-fake-audio-capture={microphone}",
-                "--autoplay-policy=no-user-gesture-required",
-            ],
-        )
-        context = browser.new_context(permissions=["microphone"])
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
+    with open_browser_page(
+        "--use-fake-device-for-media-stream",
+        "--use-fake-ui-for-media-stream",
+        f"--use-file-for-fake-audio-capture={microphone}",
+        "--autoplay-policy=no-user-gesture-required",
+        permissions=["microphone"],
+    ) as page:
+        yield page
 
 
 def test_an_actor_records_in_the_browser_with_a_level_meter(
@@ -135,7 +116,7 @@ def test_an_actor_records_in_the_browser_with_a_level_meter(
 ) -> None:
     page = page_with_microphone
     ItemFactory.create(external_id="EE-0009", actor=users["actor"])
-    log_in(page, live_server, "actor")
+    log_in_to_queue(page, live_server, "actor")
     page.goto(f"{live_server.url}/studio/items/EE-0009/")
 
     page.click("#record-start")

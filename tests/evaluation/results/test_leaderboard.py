@@ -4,80 +4,16 @@ import io
 import pytest
 
 from evaluation.results.leaderboard import StageRecord, build_leaderboard, scores_by_system, to_csv, to_latex
+from tests.evaluation.results.hand_computed import EXPECTED_A, cell_values, stage_records
 
-SCENARIOS = {
-    "i1": "implicit",
-    "i2": "implicit",
-    "i3": "audio-dominant",
-    "i4": "modality-conflict",
-    "i5": "high-arousal",
-    "i6": "emotion-shift",
-}
-
-
-def _records(system, stage, scores):
-    return [
-        StageRecord(
-            system,
-            item,
-            SCENARIOS[item],
-            "shift_perception" if stage == "perception" and SCENARIOS[item] == "emotion-shift" else stage,
-            score,
-        )
-        for item, score in scores.items()
-    ]
-
-
-# System A (speech out):
-#   perception  i1 8, i2 6, i3 7, i4 judge error, i5 9, shift i6 5
-#     -> Implicit 7.0, Neutral 7.0, Conflict "-" (0 valid, 1 excluded), Intense 9.0, Shift 5.0
-#     -> Avg. pooled over items (8+6+7+9+5)/5 = 7.0, 5 valid, 1 excluded
-#   reasoning   6, 8, error, 7, 7, 8 -> 36/5 = 7.2
-#   content     4, 4, 3, 5, 4, 4 -> 4.0; audio 4, 5, 4, 4, 3, 4 -> 4.0; response 8.0
-#   All = (7.0 + 7.2 + 8.0) / 3 = 7.4
-# System B (speech-to-text, no audio):
-#   perception  i1 5, i2 7, i3 4, i4 6, i5 8, shift i6 2
-#     -> Implicit 6.0, Neutral 4, Conflict 6, Intense 8, Shift 2
-#     -> Avg. pooled 32/6 = 5.3333 (the mean of the five columns would be 5.2)
-#   reasoning   4, 6, 5, 5, 5, 5 -> 5.0
-#   content     3, 3, 4, 4, 3, error -> 17/5 = 3.4; audio "-"; response = content = 3.4
-#   All = (5.3333 + 5.0 + 3.4) / 3 = 4.57778
-# System C: only implicit perception 7, 7 -> Implicit 7.0 and Avg. 7.0, no other stage, All "-".
-RECORDS = [
-    *_records("A", "perception", {"i1": 8, "i2": 6, "i3": 7, "i4": None, "i5": 9, "i6": 5}),
-    *_records("A", "reasoning", {"i1": 6, "i2": 8, "i3": None, "i4": 7, "i5": 7, "i6": 8}),
-    *_records("A", "response_content", {"i1": 4, "i2": 4, "i3": 3, "i4": 5, "i5": 4, "i6": 4}),
-    *_records("A", "response_audio", {"i1": 4, "i2": 5, "i3": 4, "i4": 4, "i5": 3, "i6": 4}),
-    *_records("B", "perception", {"i1": 5, "i2": 7, "i3": 4, "i4": 6, "i5": 8, "i6": 2}),
-    *_records("B", "reasoning", {"i1": 4, "i2": 6, "i3": 5, "i4": 5, "i5": 5, "i6": 5}),
-    *_records("B", "response_content", {"i1": 3, "i2": 3, "i3": 4, "i4": 4, "i5": 3, "i6": None}),
-    *_records("C", "perception", {"i1": 7, "i2": 7}),
-]
-
-
-def _values(row):
-    return {key: cell.value for key, cell in row.cells.items()}
+RECORDS = stage_records()
 
 
 def test_table_two_values_by_hand():
     table = build_leaderboard(RECORDS, systems=["A", "B", "C"])
     a, b, c = table.rows
-    assert _values(a) == pytest.approx(
-        {
-            "perception_implicit": 7.0,
-            "perception_audio_dominant": 7.0,
-            "perception_modality_conflict": None,
-            "perception_high_arousal": 9.0,
-            "perception_emotion_shift": 5.0,
-            "perception_avg": 7.0,
-            "reasoning_avg": 7.2,
-            "response_content": 4.0,
-            "response_audio": 4.0,
-            "response_avg": 8.0,
-            "all_avg": 7.4,
-        }
-    )
-    assert _values(b) == pytest.approx(
+    assert cell_values(a) == pytest.approx(EXPECTED_A)
+    assert cell_values(b) == pytest.approx(
         {
             "perception_implicit": 6.0,
             "perception_audio_dominant": 4.0,
@@ -92,8 +28,8 @@ def test_table_two_values_by_hand():
             "all_avg": (32 / 6 + 5.0 + 3.4) / 3,
         }
     )
-    assert _values(c)["perception_avg"] == 7.0
-    assert _values(c)["all_avg"] is None
+    assert cell_values(c)["perception_avg"] == 7.0
+    assert cell_values(c)["all_avg"] is None
 
 
 def test_judge_errors_are_counted_not_averaged():

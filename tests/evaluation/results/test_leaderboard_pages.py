@@ -18,46 +18,20 @@ from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord, build_leaderboard
 from evaluation.results.reports import leaderboard
 from tests.evaluation.judging_support import BenchmarkItemFactory
+from tests.evaluation.results.hand_computed import (
+    EXPECTED_A,
+    ITEM_SCENARIOS,
+    SCORES,
+    cell_values,
+    judged_stage,
+)
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
-
-SCENARIO_OF = {
-    "i1": "implicit",
-    "i2": "implicit",
-    "i3": "audio-dominant",
-    "i4": "modality-conflict",
-    "i5": "high-arousal",
-    "i6": "emotion-shift",
-}
-
-# The hand-computed set of tests/evaluation/test_leaderboard.py, stored as judgements:
-# System A (speech out): perception i1 8, i2 6, i3 7, i4 judge error, i5 9, shift i6 5
-#   -> Implicit 7.0, Neutral 7.0, Conflict "-" (1 excluded), Intense 9.0, Shift 5.0, Avg. 35/5 = 7.0
-#   reasoning 6, 8, error, 7, 7, 8 -> 7.2; content all 4 but i3 3, i4 5 -> 24/6 = 4.0
-#   audio 4, 5, 4, 4, 3, 4 -> 4.0; response 8.0; All (7.0 + 7.2 + 8.0) / 3 = 7.4; 2 excluded
-# System B (text only): perception 5, 7, 4, 6, 8, shift 2 -> Implicit 6.0, Avg. 32/6 = 5.33
-#   reasoning 4, 6, 5, 5, 5, 5 -> 5.0; content 3, 3, 4, 4, 3, error -> 3.4; response 3.4
-#   All (5.3333 + 5.0 + 3.4) / 3 = 4.5778; 1 excluded
-# System C: implicit perception 7, 7 only -> Implicit 7.0, Avg. 7.0, All "-"
-SCORES = {
-    "A": {
-        "perception": {"i1": 8, "i2": 6, "i3": 7, "i4": None, "i5": 9, "i6": 5},
-        "reasoning": {"i1": 6, "i2": 8, "i3": None, "i4": 7, "i5": 7, "i6": 8},
-        "response_content": {"i1": 4, "i2": 4, "i3": 3, "i4": 5, "i5": 4, "i6": 4},
-        "response_audio": {"i1": 4, "i2": 5, "i3": 4, "i4": 4, "i5": 3, "i6": 4},
-    },
-    "B": {
-        "perception": {"i1": 5, "i2": 7, "i3": 4, "i4": 6, "i5": 8, "i6": 2},
-        "reasoning": {"i1": 4, "i2": 6, "i3": 5, "i4": 5, "i5": 5, "i6": 5},
-        "response_content": {"i1": 3, "i2": 3, "i3": 4, "i4": 4, "i5": 3, "i6": None},
-    },
-    "C": {"perception": {"i1": 7, "i2": 7}},
-}
 
 
 def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None = None) -> None:
     items = {
         item_id: BenchmarkItemFactory.create(external_id=item_id, scenario=scenario)
-        for item_id, scenario in SCENARIO_OF.items()
+        for item_id, scenario in ITEM_SCENARIOS.items()
     }
     for name, stages in scores.items():
         system = System.objects.create(
@@ -72,9 +46,11 @@ def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None =
                     outputs[item_id] = ModelOutputFactory.create(
                         system=system, item=items[item_id], response_audio_key=""
                     )
-                real_stage = "shift_perception" if stage == "perception" and item_id == "i6" else stage
                 JudgementFactory.create(
-                    output=outputs[item_id], stage=real_stage, judge_config=config, score=score
+                    output=outputs[item_id],
+                    stage=judged_stage(stage, item_id),
+                    judge_config=config,
+                    score=score,
                 )
 
 
@@ -85,31 +61,13 @@ def config(db: None) -> JudgeConfig:
     return judge
 
 
-def _values(row):
-    return {key: cell.value for key, cell in row.cells.items()}
-
-
 def test_table_two_figures_from_the_database(config: JudgeConfig) -> None:
     a, b, c = leaderboard("echoeval-v1", config).table.rows
-    assert _values(a) == pytest.approx(
-        {
-            "perception_implicit": 7.0,
-            "perception_audio_dominant": 7.0,
-            "perception_modality_conflict": None,
-            "perception_high_arousal": 9.0,
-            "perception_emotion_shift": 5.0,
-            "perception_avg": 7.0,
-            "reasoning_avg": 7.2,
-            "response_content": 4.0,
-            "response_audio": 4.0,
-            "response_avg": 8.0,
-            "all_avg": 7.4,
-        }
-    )
-    assert _values(b)["perception_avg"] == pytest.approx(32 / 6)
-    assert _values(b)["response_avg"] == pytest.approx(3.4)
-    assert _values(b)["all_avg"] == pytest.approx((32 / 6 + 5.0 + 3.4) / 3)
-    assert (_values(c)["perception_avg"], _values(c)["all_avg"]) == (7.0, None)
+    assert cell_values(a) == pytest.approx(EXPECTED_A)
+    assert cell_values(b)["perception_avg"] == pytest.approx(32 / 6)
+    assert cell_values(b)["response_avg"] == pytest.approx(3.4)
+    assert cell_values(b)["all_avg"] == pytest.approx((32 / 6 + 5.0 + 3.4) / 3)
+    assert (cell_values(c)["perception_avg"], cell_values(c)["all_avg"]) == (7.0, None)
     assert (a.cells["perception_modality_conflict"].n_excluded, a.cells["reasoning_avg"].n_excluded) == (1, 1)
     assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", "second", None]
 

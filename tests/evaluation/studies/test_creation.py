@@ -124,26 +124,32 @@ def test_only_evaluators_can_be_invited(world, users):
         create_study(spec, created_by=users["admin"])
 
 
+def study_form(world, **fields):
+    """Return the study form's fields: three ratings of three items per system, the rest given."""
+    return {
+        "title_for_raters": "Listening study",
+        "instructions": "Rate it.",
+        "systems": [system.pk for system in world.systems],
+        "benchmark_version": "echoeval-v1",
+        "items_per_system": 3,
+        "ratings_per_output": 3,
+        "trap_score": 2,
+        "allowed_check_failures": 0,
+        **fields,
+    }
+
+
 def test_the_admin_designs_a_study_through_the_form(world, panel, client_for):
-    response = client_for("admin").post(
-        reverse("evaluation:study_create"),
-        {
-            "name": "Form study",
-            "title_for_raters": "Listening study",
-            "instructions": "Rate it.",
-            "systems": [system.pk for system in world.systems],
-            "benchmark_version": "echoeval-v1",
-            "items_per_system": 3,
-            "ratings_per_output": 3,
-            "dimensions": ["content_helpfulness", "naturalness"],
-            "evaluators": [user.pk for user in panel],
-            "training_count": 1,
-            "trap_count": 1,
-            "trap_score": 2,
-            "gold_good": [world.outputs[-1].pk],
-            "allowed_check_failures": 0,
-        },
+    form = study_form(
+        world,
+        name="Form study",
+        dimensions=["content_helpfulness", "naturalness"],
+        evaluators=[user.pk for user in panel],
+        training_count=1,
+        trap_count=1,
+        gold_good=[world.outputs[-1].pk],
     )
+    response = client_for("admin").post(reverse("evaluation:study_create"), form)
     study = world.systems[0].studies.get()
     assert response.status_code == 302 and response["Location"] == reverse(
         "evaluation:study_results", args=[study.pk]
@@ -158,23 +164,14 @@ def test_the_admin_designs_a_study_through_the_form(world, panel, client_for):
 
 
 def test_the_form_shows_why_a_study_was_refused(world, panel, client_for):
-    response = client_for("admin").post(
-        reverse("evaluation:study_create"),
-        {
-            "name": "Too big",
-            "title_for_raters": "Listening study",
-            "instructions": "Rate it.",
-            "systems": [system.pk for system in world.systems],
-            "benchmark_version": "echoeval-v1",
-            "items_per_system": 3,
-            "ratings_per_output": 3,
-            "dimensions": ["naturalness"],
-            "evaluators": [panel[0].pk],
-            "training_count": 0,
-            "trap_count": 0,
-            "trap_score": 2,
-            "allowed_check_failures": 0,
-        },
+    form = study_form(
+        world,
+        name="Too big",
+        dimensions=["naturalness"],
+        evaluators=[panel[0].pk],
+        training_count=0,
+        trap_count=0,
     )
+    response = client_for("admin").post(reverse("evaluation:study_create"), form)
     assert response.status_code == 200
     assert "at least 3 evaluators; 1 invited" in response.content.decode()

@@ -7,35 +7,11 @@ from collections.abc import Iterator
 import pytest
 
 from ml.core.judge_scoring import JudgeGold, JudgeStageScorer, JudgeUnavailable
-from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM, rubric_stage
-from tests.support.fake_chat_server import (
-    FakeChatServer,
-    RecordedRequest,
-    Reply,
-    chat_reply,
-    json_reply,
-    running_chat_server,
-    status_reply,
-)
+from tests.evaluation.judging_support import rubric_judge, stage_of
+from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM
+from tests.support.fake_chat_server import FakeChatServer, chat_reply, running_chat_server, status_reply
 from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 from webapp.lib.output_format import parse_output, render_output, render_reasoning, render_strategy
-
-SUBSCORES = {
-    "perception": {
-        "polarity": 1,
-        "emotion": 2,
-        "modality_consistency": 1,
-        "situation": 1,
-        "intensity": 1,
-        "prosody": 2,
-    },
-    "shift_perception": {"situation": 2, "emotion_shift": 4, "structure": 1},
-    "reasoning": {"context": 2, "latent_need": 1, "core_demand": 2, "strategy": 2, "constraints": 1},
-}
-
-
-def answer(request: RecordedRequest) -> Reply:
-    return json_reply({"subscores": SUBSCORES[rubric_stage(request)], "flags": []})
 
 
 def rollout(
@@ -56,7 +32,7 @@ def scorer_for(server: FakeChatServer, scenario: str = "implicit") -> JudgeStage
 
 @pytest.fixture
 def judge() -> Iterator[FakeChatServer]:
-    with running_chat_server(answer) as server:
+    with running_chat_server(rubric_judge()) as server:
         yield server
 
 
@@ -64,7 +40,7 @@ def test_stage_scores_are_the_capped_rubric_scores_over_their_maxima(judge: Fake
     s1, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout()))
     # perception 8/10; reasoning 8/10 with the strategy sub-score 2 of 3
     assert (s1, s2, s3) == (0.8, 0.8, pytest.approx(2 / 3))
-    assert {rubric_stage(request) for request in judge.chat_requests} == {"perception", "reasoning"}
+    assert {stage_of(request) for request in judge.chat_requests} == {"perception", "reasoning"}
 
 
 def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signal(
@@ -78,7 +54,7 @@ def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signa
 def test_emotion_shift_items_are_judged_on_the_shift_rubric(judge: FakeChatServer) -> None:
     s1, _, _ = scorer_for(judge, scenario="emotion-shift")("EE-1", parse_output(rollout()))
     assert s1 == 0.7
-    assert "shift_perception" in {rubric_stage(request) for request in judge.chat_requests}
+    assert "shift_perception" in {stage_of(request) for request in judge.chat_requests}
 
 
 def test_an_empty_span_scores_zero_without_asking_the_judge(judge: FakeChatServer) -> None:
@@ -86,7 +62,7 @@ def test_an_empty_span_scores_zero_without_asking_the_judge(judge: FakeChatServe
     s1, s2, _ = scorer("EE-1", parse_output("<think><reasoning>Context: alone</reasoning></think>I am here."))
     # reasoning lacks latent need, core demand and strategies: the missing-fields cap of 1 applies
     assert (s1, s2) == (0.0, 0.1)
-    assert [rubric_stage(request) for request in judge.chat_requests] == ["reasoning"]
+    assert [stage_of(request) for request in judge.chat_requests] == ["reasoning"]
     assert scorer.counts.skipped_empty == 1
 
 

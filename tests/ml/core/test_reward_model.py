@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from annotation.audio.synthesis import synthesize
 from ml.core.config import RewardModelConfig, RewardTrainingConfig
 from ml.core.reward.checkpoint import REWARD_MODEL_TYPE, load_reward_model, save_reward_model
 from ml.core.reward.features import log_mel_features, mel_filterbank
@@ -18,6 +17,7 @@ from ml.core.reward.model import RewardInput, build_reward_model
 from ml.core.reward.scoring import UserTurn, response_reward_scorer, score_responses
 from ml.core.reward.training import evaluate_reward_model, train_reward_model
 from ml.core.speech.inputs import SAMPLE_RATE
+from ml.core.training_inputs import speak_in_style
 from tests.ml.core.samples import voiced_audio
 from webapp.lib.output_format import parse_output, render_output, render_strategy
 
@@ -33,16 +33,6 @@ TINY = RewardModelConfig(
     max_audio_seconds=2.0,
     dropout=0.0,
 )
-# eSpeak NG prosody standing in for a style-controllable TTS: rate (wpm) and pitch (0-100).
-PROSODY = {"comforting": (130, 20), "calm": (170, 45), "excited": (300, 90)}
-
-
-def espeak_in_style(text: str, style: str) -> tuple[np.ndarray, int]:
-    rate, pitch = PROSODY[style]
-    speech = synthesize(text, rate_wpm=rate, pitch=pitch)
-    return speech.samples, speech.sample_rate
-
-
 SOURCES = [
     RewardSourceItem(
         item_id="sad-1",
@@ -64,7 +54,7 @@ SOURCES = [
 
 @pytest.fixture(scope="module")
 def examples() -> list[RewardExample]:
-    return build_reward_training_examples(SOURCES, espeak_in_style)
+    return build_reward_training_examples(SOURCES, speak_in_style)
 
 
 def test_a_pure_tone_peaks_in_the_mel_band_centred_nearest_to_it() -> None:
@@ -195,7 +185,7 @@ def test_rollouts_are_spoken_in_their_declared_style_before_scoring() -> None:
 
     def recording_synthesizer(text: str, style: str) -> tuple[np.ndarray, int]:
         spoken.append((text, style))
-        return espeak_in_style(text, style)
+        return speak_in_style(text, style)
 
     scorer = response_reward_scorer(
         build_reward_model(TINY),

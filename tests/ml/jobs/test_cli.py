@@ -31,30 +31,33 @@ def export(db: None, ml_storage: Path, make_user: Callable[..., User], tmp_path:
     return tmp_path / "export" / "records.jsonl"
 
 
+def _tiny_sft_arguments(export: Path, output: Path, batch_size: int) -> list[str]:
+    """Return the ``ml.cli`` arguments of a two-step SFT run of the tiny model on the CPU."""
+    return [
+        "sft",
+        "--data",
+        str(export),
+        "--model",
+        "tiny",
+        "--output",
+        str(output),
+        "--max-steps",
+        "2",
+        "--batch-size",
+        str(batch_size),
+        "--lora-rank",
+        "4",
+        "--device",
+        "cpu",
+    ]
+
+
 def test_a_cli_run_on_an_export_registers_as_a_checkpoint_of_that_snapshot(
     export: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # when SFT runs from the command line on the export
     output = tmp_path / "sft-cli"
-    status = main(
-        [
-            "sft",
-            "--data",
-            str(export),
-            "--model",
-            "tiny",
-            "--output",
-            str(output),
-            "--max-steps",
-            "2",
-            "--batch-size",
-            "2",
-            "--lora-rank",
-            "4",
-            "--device",
-            "cpu",
-        ]
-    )
+    status = main(_tiny_sft_arguments(export, output, batch_size=2))
 
     # then it printed each step and saved a checkpoint naming the exported snapshot
     assert status == 0
@@ -86,21 +89,7 @@ def test_torchrun_trains_on_two_processes_and_saves_once(export: Path, tmp_path:
         "2",
         "-m",
         "ml.cli",
-        "sft",
-        "--data",
-        str(export),
-        "--model",
-        "tiny",
-        "--output",
-        str(output),
-        "--max-steps",
-        "2",
-        "--batch-size",
-        "1",
-        "--lora-rank",
-        "4",
-        "--device",
-        "cpu",
+        *_tiny_sft_arguments(export, output, batch_size=1),
     ]
     result = subprocess.run(
         command,

@@ -15,7 +15,7 @@ from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import ModelOutput
 from ml.jobs.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from tests.ml.jobs.samples import rubric_stage
+from tests.evaluation.judging_support import stage_of
 from tests.ml.jobs.support import TrainingItemFactory, finished, tiny_sft_parameters
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.lib.output_format import parse_output
@@ -38,7 +38,7 @@ SHORT_GOLD: dict[str, Any] = {
 
 def full_marks(request: RecordedRequest) -> Reply:
     """Answer a rubric prompt with every sub-score at its maximum."""
-    ranges = SUBSCORE_RANGES[rubric_stage(request)]
+    ranges = SUBSCORE_RANGES[stage_of(request)]
     return json_reply({"subscores": {name: high for name, (_, high) in ranges.items()}, "flags": []})
 
 

@@ -33,41 +33,41 @@ def _initial(form: Any) -> dict[str, Any]:
     return {name: field.initial for name, field in form.fields.items()}
 
 
-def test_the_sft_command_line_defaults_are_the_sft_config_and_default_lora() -> None:
-    args, sft = _command_line("sft"), SftConfig()
-
-    assert (args.epochs, args.max_steps, args.learning_rate, args.seed) == (
-        sft.epochs,
-        sft.max_steps,
-        sft.learning_rate,
-        sft.seed,
-    )
-    assert (args.batch_size, args.gradient_accumulation_steps, args.lambda_aaa, args.aaa_layers) == (
-        sft.batch_size,
-        sft.gradient_accumulation_steps,
-        sft.lambda_aaa,
-        sft.aaa_layers,
-    )
-    assert _lora(args) == LoraSettings()
+def _values(source: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """Return the named values of a config, parsed arguments or a dict of initial values."""
+    if isinstance(source, dict):
+        return {name: source[name] for name in names}
+    return {name: getattr(source, name) for name in names}
 
 
-def test_the_rl_command_line_defaults_are_the_rl_config() -> None:
-    args, rl = _command_line("rl"), RlConfig()
+# The options both commands have (ml.cli.build_parser), then each command's own.
+SHARED_OPTIONS = ("epochs", "max_steps", "learning_rate", "seed")
+SFT_OPTIONS = (*SHARED_OPTIONS, "batch_size", "gradient_accumulation_steps", "lambda_aaa", "aaa_layers")
+RL_OPTIONS = (
+    *SHARED_OPTIONS,
+    "mode",
+    "group_size",
+    "kl_coef",
+    "prompts_per_step",
+    "max_new_tokens",
+    "temperature",
+)
 
-    assert (args.mode, args.group_size, args.kl_coef, args.learning_rate) == (
-        rl.mode,
-        rl.group_size,
-        rl.kl_coef,
-        rl.learning_rate,
-    )
-    assert (args.epochs, args.max_steps, args.prompts_per_step, args.seed) == (
-        rl.epochs,
-        rl.max_steps,
-        rl.prompts_per_step,
-        rl.seed,
-    )
-    assert (args.max_new_tokens, args.temperature) == (rl.max_new_tokens, rl.temperature)
-    assert _lora(args) == rl.lora
+
+@pytest.mark.parametrize(
+    ("command", "config", "options", "lora"),
+    [
+        ("sft", SftConfig(), SFT_OPTIONS, LoraSettings()),
+        ("rl", RlConfig(), RL_OPTIONS, RlConfig().lora),
+    ],
+)
+def test_the_command_line_defaults_are_the_config_defaults_and_its_lora(
+    command: str, config: SftConfig | RlConfig, options: tuple[str, ...], lora: LoraSettings | None
+) -> None:
+    args = _command_line(command)
+
+    assert _values(args, options) == _values(config, options)
+    assert _lora(args) == lora
 
 
 def test_lora_at_another_rank_keeps_the_default_alpha_to_rank_ratio() -> None:
@@ -77,17 +77,10 @@ def test_lora_at_another_rank_keeps_the_default_alpha_to_rank_ratio() -> None:
 
 @pytest.mark.django_db
 def test_the_sft_form_starts_from_the_sft_config_and_default_lora() -> None:
-    initial, sft = _initial(SftJobForm()), SftConfig()
+    initial = _initial(SftJobForm())
+    fields = ("epochs", "learning_rate", "batch_size", "gradient_accumulation_steps", "lambda_aaa")
 
-    assert {name: initial[name] for name in ("epochs", "learning_rate", "batch_size")} == {
-        "epochs": sft.epochs,
-        "learning_rate": sft.learning_rate,
-        "batch_size": sft.batch_size,
-    }
-    assert (initial["gradient_accumulation_steps"], initial["lambda_aaa"]) == (
-        sft.gradient_accumulation_steps,
-        sft.lambda_aaa,
-    )
+    assert _values(initial, fields) == _values(SftConfig(), fields)
     assert initial["lora_rank"] == LoraSettings().rank
 
 
@@ -95,32 +88,27 @@ def test_the_sft_form_starts_from_the_sft_config_and_default_lora() -> None:
 def test_the_rl_form_starts_from_the_rl_config() -> None:
     initial, rl = _initial(RlJobForm()), RlConfig()
     assert rl.lora is not None
+    fields = (
+        "mode",
+        "group_size",
+        "kl_coef",
+        "learning_rate",
+        "epochs",
+        "prompts_per_step",
+        "max_new_tokens",
+        "temperature",
+    )
 
-    assert {
-        name: initial[name]
-        for name in ("mode", "group_size", "kl_coef", "learning_rate", "epochs", "prompts_per_step")
-    } == {
-        "mode": rl.mode,
-        "group_size": rl.group_size,
-        "kl_coef": rl.kl_coef,
-        "learning_rate": rl.learning_rate,
-        "epochs": rl.epochs,
-        "prompts_per_step": rl.prompts_per_step,
-    }
-    assert (initial["max_new_tokens"], initial["temperature"]) == (rl.max_new_tokens, rl.temperature)
+    assert _values(initial, fields) == _values(rl, fields)
     assert (initial["lora_rank"], initial["tau"]) == (rl.lora.rank, rl.sdca.tau)
 
 
 @pytest.mark.django_db
 def test_the_reward_and_inference_forms_start_from_their_defaults() -> None:
-    reward, config = _initial(RewardTrainingJobForm()), RewardTrainingConfig()
+    reward, fields = _initial(RewardTrainingJobForm()), ("epochs", "batch_size", "learning_rate")
     inference = _initial(InferenceJobForm())
 
-    assert (reward["epochs"], reward["batch_size"], reward["learning_rate"]) == (
-        config.epochs,
-        config.batch_size,
-        config.learning_rate,
-    )
+    assert _values(reward, fields) == _values(RewardTrainingConfig(), fields)
     assert (inference["max_new_tokens"], inference["batch_size"]) == (
         INFERENCE_MAX_NEW_TOKENS,
         INFERENCE_BATCH_SIZE,

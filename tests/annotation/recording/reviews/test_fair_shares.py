@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from annotation.recording.assignment import ReviewerLoad, ScriptToAssign, balanced_assignment, pick_reviewers
+from annotation.recording.assignment import ScriptToAssign, Workload, balanced_assignment, pick_least_loaded
 
 
 def test_scripts_are_dealt_round_the_actors_scenario_by_scenario() -> None:
@@ -49,15 +49,15 @@ def test_the_actors_with_fewest_scripts_get_the_odd_ones() -> None:
 
 
 def test_reviewers_are_the_least_loaded_and_never_the_actor() -> None:
-    loads = [ReviewerLoad(1, 0, 5), ReviewerLoad(2, 0, 3), ReviewerLoad(3, 1, 0), ReviewerLoad(4, 0, 3)]
-    assert pick_reviewers(loads, exclude={2}, count=3) == [4, 1, 3]
+    loads = [Workload(1, 0, 5), Workload(2, 0, 3), Workload(3, 1, 0), Workload(4, 0, 3)]
+    assert pick_least_loaded(loads, exclude={2}, count=3) == [4, 1, 3]
 
 
 def test_reviews_spread_evenly_over_many_takes() -> None:
     assigned = {user: 0 for user in range(1, 6)}
     for _take in range(30):
-        loads = [ReviewerLoad(user, assigned[user], assigned[user]) for user in assigned]
-        for user in pick_reviewers(loads, exclude={99}, count=3):
+        loads = [Workload(user, assigned[user], assigned[user]) for user in assigned]
+        for user in pick_least_loaded(loads, exclude={99}, count=3):
             assigned[user] += 1
     assert assigned == {1: 18, 2: 18, 3: 18, 4: 18, 5: 18}
 
@@ -66,8 +66,8 @@ def test_reviewers_who_also_act_sit_out_their_own_takes_and_stay_within_two() ->
     assigned = {user: 0 for user in range(1, 6)}
     for take in range(30):
         actor = 1 + take % 5
-        loads = [ReviewerLoad(user, assigned[user], assigned[user]) for user in assigned]
-        chosen = pick_reviewers(loads, exclude={actor}, count=3)
+        loads = [Workload(user, assigned[user], assigned[user]) for user in assigned]
+        chosen = pick_least_loaded(loads, exclude={actor}, count=3)
         assert actor not in chosen and len(chosen) == 3
         for user in chosen:
             assigned[user] += 1
@@ -78,5 +78,5 @@ def test_reviewers_who_also_act_sit_out_their_own_takes_and_stay_within_two() ->
 
 def test_a_reviewer_with_a_backlog_gets_new_takes_last() -> None:
     # Reviewer 1 has reviewed most but has nothing waiting; reviewer 2 has a queue of five.
-    loads = [ReviewerLoad(1, 0, 40), ReviewerLoad(2, 5, 6), ReviewerLoad(3, 1, 2), ReviewerLoad(4, 1, 1)]
-    assert pick_reviewers(loads, exclude=set(), count=3) == [1, 4, 3]
+    loads = [Workload(1, 0, 40), Workload(2, 5, 6), Workload(3, 1, 2), Workload(4, 1, 1)]
+    assert pick_least_loaded(loads, exclude=set(), count=3) == [1, 4, 3]
