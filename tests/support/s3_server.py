@@ -58,3 +58,21 @@ def running_s3_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
 def s3_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Server]:
     with running_s3_server(monkeypatch) as server:
         yield server
+
+
+def use_s3_media(settings: Any, bucket: str, **options: Any) -> None:
+    """Point Django's default storage at an S3 bucket with presigned 300-second URLs (as in production)."""
+    settings.S3_BUCKET = bucket
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "storages.backends.s3.S3Storage",
+            "OPTIONS": {
+                "bucket_name": bucket,
+                "querystring_auth": True,
+                "querystring_expire": 300,
+                "signature_version": "s3v4",
+                **options,
+            },
+        },
+    }

@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import urllib.request
 
-from tests.support.s3_server import S3Server
+from tests.support.s3_server import S3Server, use_s3_media
 from webapp.storage import audio_url, new_media_key, read_media, save_media
 
 
 def test_audio_round_trips_through_s3_and_its_presigned_url(settings, s3_server: S3Server) -> None:
     s3_server.client().create_bucket(Bucket="echostudio-media")
-    settings.S3_BUCKET = "echostudio-media"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": "echostudio-media",
-                "endpoint_url": s3_server.endpoint_url,
-                "region_name": "us-east-1",
-                "querystring_auth": True,
-                "querystring_expire": 300,
-                "signature_version": "s3v4",
-                "file_overwrite": False,
-            },
-        },
-    }
+    use_s3_media(
+        settings,
+        "echostudio-media",
+        endpoint_url=s3_server.endpoint_url,
+        region_name="us-east-1",
+        file_overwrite=False,
+    )
     key = save_media(new_media_key("take", "wav"), b"RIFF-take-bytes")
     assert read_media(key) == b"RIFF-take-bytes"
 

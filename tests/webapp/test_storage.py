@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core import signing
 
+from tests.support.s3_server import use_s3_media
 from webapp.storage import audio_url, delete_media, new_media_key, read_media, save_media
 
 
@@ -61,20 +62,7 @@ def test_deleted_media_is_gone(client_for, stored_key: str) -> None:
 def test_s3_audio_urls_are_presigned_and_short_lived(settings, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
-    settings.S3_BUCKET = "echostudio-media"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": "storages.backends.s3.S3Storage",
-            "OPTIONS": {
-                "bucket_name": "echostudio-media",
-                "region_name": "eu-west-1",
-                "querystring_auth": True,
-                "querystring_expire": 300,
-                "signature_version": "s3v4",
-            },
-        },
-    }
+    use_s3_media(settings, "echostudio-media", region_name="eu-west-1")
     key = new_media_key("take", "wav")
     url = audio_url(key)
     assert url.startswith("https://echostudio-media.s3")
