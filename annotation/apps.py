@@ -26,7 +26,7 @@ class AnnotationConfig(AppConfig):
 
         # Recording announces an accepted recording and labelling starts annotation: the signal
         # keeps imports running one way (recording never imports labelling).
-        from annotation.labelling.workflows import start_annotation_when_recorded
+        from annotation.labelling.assignment import start_annotation_when_recorded
         from annotation.recording.reviews import recording_accepted
 
         recording_accepted.connect(

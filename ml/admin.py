@@ -1,6 +1,6 @@
 """Django admin for EchoChat's records: checkpoints, dataset snapshots, reward scores.
 
-Who may use these pages is ``ml.jobs.access``, as for the training pages.
+Who may use these pages is ``ml.jobs.access.ML_ROLES``, as for the training pages.
 """
 
 from __future__ import annotations
@@ -10,12 +10,14 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from ml.jobs.access import EchoChatAdminAccess
+from ml.jobs.access import ML_ROLES
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
+from webapp.roles import RoleAdminAccess
 
 
 @admin.register(Checkpoint)
-class CheckpointAdmin(EchoChatAdminAccess, admin.ModelAdmin):
+class CheckpointAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = ML_ROLES
     list_display = ("name", "kind", "uri", "arch", "produced_by", "created_at")
     list_filter = ("kind",)
     search_fields = ("name", "uri")
@@ -24,7 +26,8 @@ class CheckpointAdmin(EchoChatAdminAccess, admin.ModelAdmin):
 
 
 @admin.register(DatasetSnapshot)
-class DatasetSnapshotAdmin(EchoChatAdminAccess, admin.ModelAdmin):
+class DatasetSnapshotAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = ML_ROLES
     list_display = ("id", "purpose", "splits", "size", "content_hash", "job", "created_at")
     list_filter = ("purpose",)
     # A snapshot is the record of what a job trained on: it is read, never edited.
@@ -46,7 +49,8 @@ class DatasetSnapshotAdmin(EchoChatAdminAccess, admin.ModelAdmin):
 
 
 @admin.register(OutputRewardScore)
-class OutputRewardScoreAdmin(EchoChatAdminAccess, admin.ModelAdmin):
+class OutputRewardScoreAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = ML_ROLES
     list_display = ("output", "checkpoint", "content", "alignment", "audio", "created_at")
     list_filter = ("checkpoint", "audio")
     raw_id_fields = ("output", "job")

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch.distributed as dist
 
-from ml.core.config import LoraSettings, RlConfig, SftConfig
+from ml.core.config import ADVANTAGE_MODES, LoraSettings, RlConfig, SftConfig
 from ml.core.runtime import (
     Ranks,
     StartModel,
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--lambda-aaa", type=float, default=sft.lambda_aaa)
             command.add_argument("--aaa-layers", type=_layers, default=None, help="e.g. -1,-2 (default: all)")
         else:
-            command.add_argument("--mode", choices=("sdca", "grpo"), default=rl.mode)
+            command.add_argument("--mode", choices=ADVANTAGE_MODES, default=rl.mode)
             command.add_argument("--group-size", type=int, default=rl.group_size)
             command.add_argument("--kl-coef", type=float, default=rl.kl_coef)
             command.add_argument("--prompts-per-step", type=int, default=rl.prompts_per_step)

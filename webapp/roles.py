@@ -9,11 +9,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from functools import wraps
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -117,6 +118,11 @@ def has_role(user: User | AnonymousUser, *roles: Role) -> bool:
     return bool(user_roles(user) & set(roles))
 
 
+def users_with_role(role: Role) -> QuerySet[User]:
+    """Return the active users holding the role, by user name (every "who may be picked" list)."""
+    return User.objects.filter(is_active=True, groups__name=role.label).distinct().order_by("username")
+
+
 def home_url_for(user: User | AnonymousUser) -> str | None:
     """Return the URL of the user's main work queue, or None when they hold no role."""
     held = user_roles(user)
@@ -158,6 +164,36 @@ class HasRole(BasePermission):
     def has_permission(self, request: Request, view: APIView) -> bool:
         required: Iterable[Role] = getattr(view, "required_roles", ())
         return bool(request.user and request.user.is_authenticated and has_role(request.user, *required))
+
+
+class RoleAdminAccess:
+    """Django admin mixin: holders of `admin_roles` may view, add, change and delete the model.
+
+    Studio admins are staff through their role, not through per-model Django permissions, so the
+    admin asks the same role rule as the pages. A ModelAdmin narrows further by overriding a
+    method and calling super(); each app's `access.py` names the roles it passes.
+    """
+
+    admin_roles: ClassVar[tuple[Role, ...]] = (Role.ADMIN,)
+
+    def may_manage(self, request: HttpRequest) -> bool:
+        """Return True when the requesting user holds one of `admin_roles`."""
+        return has_role(request.user, *self.admin_roles)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.may_manage(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.may_manage(request)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return self.may_manage(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.may_manage(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.may_manage(request)
 
 
 def role_context(request: HttpRequest) -> dict[str, Any]:

@@ -17,15 +17,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import parselmouth
 from scipy import signal
 
+from webapp.lib.vocabulary import INTONATIONS
+
 FloatArray = npt.NDArray[np.float64]
-Intonation = Literal["rising", "falling", "rising-falling", "falling-rising", "flat"]
+# One of the perception vocabulary's intonation values, named for `classify_intonation`.
+Intonation = str
+RISING, FALLING, RISING_FALLING, FALLING_RISING, FLAT = INTONATIONS
 
 DBFS_FLOOR = -120.0
 # A sample this close to full scale (-0.09 dBFS) counts as clipped: resampling and lossy codecs
@@ -219,12 +222,12 @@ def classify_intonation(semitones: FloatArray) -> Intonation | None:
     peak_excursion = float(np.max(inner)) - max(start, end) if inner.size else 0.0
     trough_excursion = min(start, end) - float(np.min(inner)) if inner.size else 0.0
     if max(peak_excursion, trough_excursion) >= threshold:
-        return "rising-falling" if peak_excursion >= trough_excursion else "falling-rising"
+        return RISING_FALLING if peak_excursion >= trough_excursion else FALLING_RISING
     if end - start >= threshold:
-        return "rising"
+        return RISING
     if start - end >= threshold:
-        return "falling"
-    return "flat"
+        return FALLING
+    return FLAT
 
 
 def count_words(transcript: str) -> int:

@@ -10,13 +10,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 import numpy as np
 
 from annotation.audio.acoustics import AcousticAnalysis, FloatArray
+from webapp.lib.vocabulary import PROSODY_LEVELS
 
-Level = Literal["low", "normal", "high"]
+# One of the perception vocabulary's prosody levels, named for `relative_levels`.
+Level = str
+LOW, NORMAL, HIGH = PROSODY_LEVELS
 
 # Levels against the speaker's other takes: |z| above this is high/low (about the top and bottom
 # sixth of a normal spread). Fewer other takes than MIN_TAKES_FOR_LEVELS say nothing.
@@ -38,16 +41,16 @@ def relative_levels(value: float, others: Sequence[float]) -> Level:
     MIN_TAKES_FOR_LEVELS others, since a spread cannot be judged from one or two.
     """
     if len(others) < MIN_TAKES_FOR_LEVELS:
-        return "normal"
+        return NORMAL
     mean, spread = float(np.mean(others)), float(np.std(others, ddof=1))
     if spread == 0.0:
-        return "normal" if value == mean else ("high" if value > mean else "low")
+        return NORMAL if value == mean else (HIGH if value > mean else LOW)
     z = (value - mean) / spread
     if z > LEVEL_Z_THRESHOLD:
-        return "high"
+        return HIGH
     if z < -LEVEL_Z_THRESHOLD:
-        return "low"
-    return "normal"
+        return LOW
+    return NORMAL
 
 
 def prosody_levels(analysis: AcousticAnalysis, others: Sequence[AcousticAnalysis]) -> ProsodyLevels:

@@ -11,10 +11,12 @@ from typing import Any
 from annotation.demo.items import DEMO_ITEMS, RECORDED_IDS, DemoItem
 from annotation.gold.adjudication import adjudicate_item
 from annotation.gold.models import GoldReference
+from annotation.labelling.assignment import assign_annotators
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import script_words
-from annotation.labelling.workflows import assign_annotators, open_annotation, submit_annotation
+from annotation.labelling.workflows import open_annotation, submit_annotation
 from annotation.recording.models import Item
+from webapp.lib.vocabulary import EMOTION_SHIFT, MODALITY_CONFLICT
 from webapp.models import User
 
 POLARITY = {"happy": "positive", "surprise": "mixed", "neutral": "neutral"}
@@ -46,11 +48,11 @@ def demo_perception(demo: DemoItem, item: Item, *, annotator_index: int) -> dict
         "intonation": "falling",
         "prosody_caption": demo.instructions,
         "situation": f"The speaker says: {item.text}",
-        "modality_conflict": demo.scenario == "modality-conflict",
-        "conflict_kind": "sarcasm" if demo.scenario == "modality-conflict" else "",
+        "modality_conflict": demo.scenario == MODALITY_CONFLICT,
+        "conflict_kind": "sarcasm" if demo.scenario == MODALITY_CONFLICT else "",
         "emotion_segments": [],
     }
-    if demo.scenario == "emotion-shift" and item.recording is not None:
+    if demo.scenario == EMOTION_SHIFT and item.recording is not None:
         middle = round(item.recording.duration_seconds / 2, 2)
         half = len(words) // 2
         perception["emotion_segments"] = [

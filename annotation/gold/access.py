@@ -9,12 +9,14 @@ from __future__ import annotations
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
+from annotation.labelling.access import may_see_others_labels
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.roles import Role, has_role
 
-# Who adjudicates (and so sees every annotator's labels of an item: see
-# annotation.labelling.access.may_see_others_labels).
+# Who adjudicates. Adjudicating means comparing every annotator's labels of an item, so an
+# adjudicator must also be someone `annotation.labelling.access.may_see_others_labels` allows;
+# that rule, not this tuple, decides whose labels the adjudication page shows.
 ADJUDICATORS = (Role.LEAD_ANNOTATOR,)
 # Who sees the gold page and the agreement numbers, exports and imports gold, and presses the
 # buttons that assign annotators and start machine drafts.
@@ -23,7 +25,7 @@ GOLD_KEEPERS = (Role.LEAD_ANNOTATOR, Role.ADMIN)
 
 def may_adjudicate(user: User | AnonymousUser) -> bool:
     """Return True when the user may adjudicate items (and fast-track them) into gold."""
-    return has_role(user, *ADJUDICATORS)
+    return has_role(user, *ADJUDICATORS) and may_see_others_labels(user)
 
 
 def may_keep_gold(user: User | AnonymousUser) -> bool:

@@ -103,6 +103,9 @@ def adjudicate_item(
 ) -> GoldReference:
     """Save the lead's choices as the item's new current gold reference; the item becomes gold."""
     with transaction.atomic():
+        # The race: two leads save gold for one item at once. Unlocked, both would read the same
+        # current version and both add a "current" gold on top of it. With the item locked the
+        # second waits, then finds the version moved on and is refused (StaleGold in _save_gold).
         item = Item.objects.select_for_update().get(pk=item_id)
         perception_doc, tom_doc = checked_labels(item, perception, tom, complete=True)
         return _save_gold(
@@ -113,6 +116,9 @@ def adjudicate_item(
 def fast_track_item(item_id: int, *, lead: User, expected_gold_version: int) -> GoldReference:
     """Save the proposed gold of an item whose annotators agree on every categorical field."""
     with transaction.atomic():
+        # The same race as adjudicate_item (two leads saving gold for one item at once, here a
+        # fast-track against a full adjudication or a second fast-track): the item lock makes the
+        # second wait and then be refused as stale.
         item = Item.objects.select_for_update().get(pk=item_id)
         annotations = list(Annotation.objects.submitted().filter(item=item))
         comparison = compare_item(item, annotations)

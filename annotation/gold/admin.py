@@ -9,11 +9,11 @@ from django.http import HttpRequest
 
 from annotation.gold.access import may_edit_gold_by_hand
 from annotation.gold.models import GoldReference
-from annotation.labelling.admin import StudioAdminAccess
+from webapp.roles import RoleAdminAccess
 
 
 @admin.register(GoldReference)
-class GoldReferenceAdmin(StudioAdminAccess, admin.ModelAdmin):
+class GoldReferenceAdmin(RoleAdminAccess, admin.ModelAdmin):
     """Gold is made by adjudication or import and kept as history: viewable, never added or deleted here."""
 
     list_display = (

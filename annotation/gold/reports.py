@@ -1,7 +1,8 @@
 """What the lead's pages show, computed in a fixed number of queries whatever the data size.
 
 `adjudication_context` is the side-by-side adjudication page; `adjudication_queue` the queue's
-tabs (ready for gold, still annotating, gold).
+tabs (ready for gold, still annotating, gold); `gold_transfers` the gold page's latest exports
+and imports.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.gold import adjudication
+from annotation.gold import transfer_jobs as gold_transfer
 from annotation.gold.models import GoldReference
 from annotation.labelling import drafts
+from annotation.labelling.access import annotations_visible_to
 from annotation.labelling.comparison import FieldComparison
 from annotation.labelling.forms import strategy_choices
 from annotation.labelling.models import (
@@ -26,9 +29,10 @@ from annotation.labelling.models import (
 )
 from annotation.labelling.schema import CHOICES, LabelProblem, script_words
 from annotation.recording.models import Item
-from webapp.models import Job
+from webapp.models import Job, User
 from webapp.storage import audio_url
 
+RECENT_TRANSFERS = 10
 QUEUE_PAGE_SIZE = 25
 ADJUDICATION_TABS = ("ready", "in_progress", "gold")
 GOLD_HISTORY_SHOWN = 10
@@ -61,13 +65,17 @@ def adjudication_queue(tab: str, page_number: str | None) -> dict[str, Any]:
 
 def adjudication_context(
     item: Item,
+    viewer: User,
     *,
     perception: dict[str, Any] | None = None,
     tom: dict[str, Any] | None = None,
     problems: list[LabelProblem] | None = None,
 ) -> dict[str, Any]:
-    """Return the adjudication page's context: comparison rows and the gold form's values."""
-    annotations = list(Annotation.objects.submitted().filter(item=item))
+    """Return the adjudication page's context: comparison rows and the gold form's values.
+
+    The annotations compared are the submitted ones `viewer` may see (`labelling.access`).
+    """
+    annotations = list(annotations_visible_to(viewer).submitted().filter(item=item))
     current = GoldReference.objects.current_of(item)
     comparison = adjudication.compare_item(item, annotations) if annotations else None
     if perception is None or tom is None:
@@ -147,3 +155,22 @@ def _segment_options(annotations: list[Annotation], perception: dict[str, Any]) 
     if current not in options:
         options[current] = {"value": current, "annotators": ["current gold"], "checked": True}
     return list(options.values())
+
+
+def gold_transfers() -> dict[str, Any]:
+    """Return the gold page's context: the latest export and import jobs (each with its archive
+    key, or None), whether any is still running, and how many items have a current gold.
+
+    Two queries, however many jobs and gold references there are (an export's archive is looked
+    up in storage, not in the database).
+    """
+    jobs = list(
+        Job.objects.filter(kind__in=[gold_transfer.EXPORT_KIND, gold_transfer.IMPORT_KIND])
+        .select_related("started_by")
+        .order_by("-created_at")[:RECENT_TRANSFERS]
+    )
+    return {
+        "jobs": [(job, gold_transfer.archive_of(job)) for job in jobs],
+        "running": any(not job.is_finished for job in jobs),
+        "gold_count": GoldReference.objects.current().count(),
+    }

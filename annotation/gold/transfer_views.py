@@ -12,30 +12,21 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from annotation.gold import reports
 from annotation.gold import transfer_jobs as gold_transfer
 from annotation.gold.access import GOLD_KEEPERS
-from annotation.gold.models import GoldReference
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
 from webapp.models import Job
 from webapp.roles import role_required
-
-RECENT_JOBS = 10
 
 
 @role_required(*GOLD_KEEPERS)
 @never_cache
 def gold_page(request: StudioRequest) -> HttpResponse:
     """Export and import forms and the latest transfers; htmx refreshes the list while jobs run."""
-    jobs = list(
-        Job.objects.filter(kind__in=[gold_transfer.EXPORT_KIND, gold_transfer.IMPORT_KIND])
-        .select_related("started_by")
-        .order_by("-created_at")[:RECENT_JOBS]
-    )
     context = {
-        "jobs": [(job, gold_transfer.archive_of(job)) for job in jobs],
-        "running": any(not job.is_finished for job in jobs),
-        "gold_count": GoldReference.objects.current().count(),
+        **reports.gold_transfers(),
         "scenarios": Scenario.choices,
         "splits": Split.choices,
     }

@@ -15,6 +15,7 @@ from annotation.gold import adjudication, reports
 from annotation.gold.access import ADJUDICATORS, GOLD_KEEPERS, adjudicable_item, may_adjudicate
 from annotation.labelling import drafts
 from annotation.labelling import workflows as labelling
+from annotation.labelling.assignment import assign_waiting_items
 from annotation.labelling.forms import FormError, labels_from_form, version_from_form
 from annotation.labelling.models import items_ready_for_gold
 from webapp.http import StudioRequest
@@ -34,7 +35,9 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
     """Side by side: every submitted annotation, disagreements highlighted, the gold form pre-filled."""
     item = adjudicable_item(item_id)
     if request.method != "POST":
-        return render(request, "annotation/labelling/adjudicate.html", reports.adjudication_context(item))
+        return render(
+            request, "annotation/labelling/adjudicate.html", reports.adjudication_context(item, request.user)
+        )
     try:
         perception, tom = labels_from_form(request.POST)
         expected = version_from_form(request.POST)
@@ -52,11 +55,11 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
         return redirect("annotation:adjudicate", item_id=item.pk)
     except labelling.InvalidLabels as invalid:
         context = reports.adjudication_context(
-            item, perception=perception, tom=tom, problems=invalid.problems
+            item, request.user, perception=perception, tom=tom, problems=invalid.problems
         )
         return render(request, "annotation/labelling/adjudicate.html", context, status=422)
     except labelling.LabellingError as error:
-        context = reports.adjudication_context(item, perception=perception, tom=tom)
+        context = reports.adjudication_context(item, request.user, perception=perception, tom=tom)
         context["save_error"] = str(error)
         return render(request, "annotation/labelling/adjudicate.html", context, status=409)
     messages.success(request, f"Saved gold v{gold.version} of {item.external_id}.")
@@ -93,7 +96,7 @@ def _to_next_ready_item() -> HttpResponse:
 @require_POST
 def assign_waiting(request: StudioRequest) -> HttpResponse:
     """Give every recorded item still short of annotators its share, least-loaded annotators first."""
-    results = labelling.assign_waiting_items()
+    results = assign_waiting_items()
     assigned = sum(len(result.assigned) for result in results)
     short = [result for result in results if result.shortfall]
     message = f"Assigned {assigned} annotations over {sum(1 for r in results if r.assigned)} items."

@@ -11,7 +11,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.labelling.models import Annotation
+from annotation.labelling.models import Annotation, AnnotationQuerySet
 from webapp.models import User
 from webapp.roles import Role, has_role
 
@@ -22,13 +22,14 @@ def may_see_others_labels(user: User | AnonymousUser) -> bool:
     The rule: annotators label independently, so an annotator sees only their own annotations,
     before and after submitting (the workbench and the API load nothing else, even for a lead
     who also annotates). A lead annotator sees every submitted annotation of an item on its
-    adjudication page (`annotation.gold.access.may_adjudicate`), and a studio admin sees all
-    annotations in the Django admin. Nobody else sees another annotator's labels anywhere.
+    adjudication page (`annotation.gold.reports.adjudication_context` loads them through
+    `annotations_visible_to`, and `annotation.gold.access.may_adjudicate` requires this rule),
+    and a studio admin sees all annotations in the Django admin. Nobody else sees another annotator's labels anywhere.
     """
     return has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN)
 
 
-def annotations_visible_to(user: User | AnonymousUser) -> QuerySet[Annotation]:
+def annotations_visible_to(user: User | AnonymousUser) -> AnnotationQuerySet:
     """Return the annotations whose labels the user may see (see `may_see_others_labels`)."""
     if may_see_others_labels(user):
         return Annotation.objects.all()

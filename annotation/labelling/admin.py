@@ -2,7 +2,8 @@
 
 Admins manage the strategy taxonomy here (rename, reorder, retire with "active"); labels refer to
 strategies by slug, so a slug is fixed once used and retiring hides a strategy from new work
-without touching existing labels.
+without touching existing labels. Every model here is managed by the admin role
+(`webapp.roles.RoleAdminAccess`); annotations are further narrowed by `labelling.access`.
 """
 
 from __future__ import annotations
@@ -23,34 +24,11 @@ from annotation.labelling.models import (
     Strategy,
 )
 from annotation.recording.models import Scenario, Split
-from webapp.models import User
-from webapp.roles import Role, has_role
-
-
-class StudioAdminAccess:
-    """Let holders of the admin role manage these models, as superusers can.
-
-    Studio admins are staff through their role, not through per-model Django permissions.
-    """
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return has_role(request.user, Role.ADMIN)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return has_role(request.user, Role.ADMIN)
+from webapp.roles import Role, RoleAdminAccess, users_with_role
 
 
 @admin.register(Strategy)
-class StrategyAdmin(StudioAdminAccess, admin.ModelAdmin):
+class StrategyAdmin(RoleAdminAccess, admin.ModelAdmin):
     list_display = ("name", "slug", "position", "active")
     list_editable = ("position", "active")
     list_filter = ("active",)
@@ -96,18 +74,18 @@ class AnnotationProjectForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         annotators = self.fields["annotators"]
         assert isinstance(annotators, forms.ModelMultipleChoiceField)
-        annotators.queryset = User.objects.filter(groups__name=Role.ANNOTATOR.label).distinct()
+        annotators.queryset = users_with_role(Role.ANNOTATOR)
 
 
 @admin.register(AnnotationProject)
-class AnnotationProjectAdmin(StudioAdminAccess, admin.ModelAdmin):
+class AnnotationProjectAdmin(RoleAdminAccess, admin.ModelAdmin):
     form = AnnotationProjectForm
     list_display = ("name", "annotators_per_item", "splits", "scenarios", "priority", "active")
     list_editable = ("annotators_per_item", "priority", "active")
     filter_horizontal = ("annotators",)
 
 
-class RevisionInline(StudioAdminAccess, admin.TabularInline):
+class RevisionInline(RoleAdminAccess, admin.TabularInline):
     model = AnnotationRevision
     extra = 0
     can_delete = False
@@ -116,7 +94,7 @@ class RevisionInline(StudioAdminAccess, admin.TabularInline):
 
 
 @admin.register(Annotation)
-class AnnotationAdmin(StudioAdminAccess, admin.ModelAdmin):
+class AnnotationAdmin(RoleAdminAccess, admin.ModelAdmin):
     list_display = ("item", "annotator", "status", "version", "updated_at", "submitted_at")
     list_filter = ("status", "item__scenario")
     search_fields = ("item__external_id", "annotator__username")
@@ -134,7 +112,7 @@ class AnnotationAdmin(StudioAdminAccess, admin.ModelAdmin):
 
 
 @admin.register(MachineDraft)
-class MachineDraftAdmin(StudioAdminAccess, admin.ModelAdmin):
+class MachineDraftAdmin(RoleAdminAccess, admin.ModelAdmin):
     list_display = ("item", "model_name", "prompt_version", "created_at", "error")
     search_fields = ("item__external_id", "error")
     raw_id_fields = ("item",)

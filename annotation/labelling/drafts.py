@@ -159,7 +159,7 @@ def items_to_draft(parameters: Mapping[str, Any]) -> list[Item]:
     if parameters.get("item_ids") is not None:
         items = items.filter(pk__in=parameters["item_ids"])
     else:
-        items = items.filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
+        items = items.waiting_for_labels()
     if parameters.get("missing_only", True):
         items = items.exclude(machine_drafts__error="")
     return list(items.order_by("pk"))

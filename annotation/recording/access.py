@@ -9,17 +9,38 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
 from annotation.recording.models import Item, Review, Take
 from webapp.models import User
-from webapp.roles import Role, has_role
+from webapp.roles import Role, has_role, users_with_role
+
+# Who manages items, takes and reviews: sees every take with its actor and reviewers, overrides
+# reviewers, restarts analyses, and uses the Django admin of these models.
+RECORDING_ADMINS: tuple[Role, ...] = (Role.ADMIN,)
+
+
+def may_manage_recording(user: User | AnonymousUser) -> bool:
+    """Return True when the user may see every take (and who made it) and override its reviews."""
+    return has_role(user, *RECORDING_ADMINS)
+
+
+def items_of_actor(user: User) -> QuerySet[Item]:
+    """Return the items assigned to the user: the only scripts an actor sees or records."""
+    return Item.objects.filter(actor=user)
+
+
+def may_record(item: Item, user: User) -> bool:
+    """Return True when the item is assigned to the user (whether it is open for recording now is
+    `takes.check_recordable`'s business)."""
+    return item.actor_id == user.pk
 
 
 def item_for_actor(user: User, external_id: str) -> Item:
     """Return the item when it is assigned to the user, else raise Http404."""
-    item = Item.objects.filter(external_id=external_id, actor=user).first()
+    item = items_of_actor(user).filter(external_id=external_id).first()
     if item is None:
         raise Http404("No script with this id is assigned to you.")
     return item
@@ -33,7 +54,7 @@ def own_takes(user: User, item: Item) -> QuerySet[Take]:
 def take_for_viewer(user: User, public_id: uuid.UUID) -> Take:
     """Return the take for an admin, or for the actor who recorded it; else raise Http404."""
     takes = Take.objects.select_related("item", "actor", "analysis_job")
-    if not has_role(user, Role.ADMIN):
+    if not may_manage_recording(user):
         takes = takes.filter(actor=user)
     take = takes.filter(public_id=public_id).first()
     if take is None:
@@ -49,6 +70,20 @@ def review_for_reviewer(user: User, review_id: int) -> Review:
     return review
 
 
-def users_with_role(role: Role) -> QuerySet[User]:
-    """Return the active users holding the role, by user name."""
-    return User.objects.filter(is_active=True, groups__name=role.label).distinct().order_by("username")
+def eligible_reviewers(take: Take) -> QuerySet[User]:
+    """Return the users who may review the take: active reviewers, never its actor, not already on it.
+
+    The rule, decided here only: the automatic assignment draws from the same reviewers
+    (`reviews.reviewer_loads`, excluding the actor and those already on the take), an admin's
+    override offers this list, and `may_review` asks it about one person.
+    """
+    return (
+        users_with_role(Role.REVIEWER)
+        .exclude(pk=take.actor_id)
+        .exclude(pk__in=take.reviews.values("reviewer_id"))
+    )
+
+
+def may_review(take: Take, user: User) -> bool:
+    """Return True when the user may be given a review of the take (see `eligible_reviewers`)."""
+    return eligible_reviewers(take).filter(pk=user.pk).exists()

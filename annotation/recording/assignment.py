@@ -7,7 +7,7 @@ with the same number of scripts (give or take one) and the same number of each s
 or take one). The first turns go to the actors with the fewest scripts already, so the odd ones
 out even out over repeated batches.
 
-Reviewers (and annotators, in `annotation.labelling.workflows`) are picked by least work: fewest
+Reviewers (and annotators, in `annotation.labelling.assignment`) are picked by least work: fewest
 tasks waiting, then fewest ever, so over many takes every one gets the same share and nobody's
 queue grows while another's is empty.
 """

@@ -7,11 +7,11 @@ from typing import Any
 from django import forms
 from django.db.models import QuerySet
 
-from annotation.recording.access import users_with_role
+from annotation.recording.items import ASSIGNABLE_STATES
 from annotation.recording.models import Item, RejectReason, Review, Scenario, Split
 from annotation.recording.reviews import MAX_COMMENT_CHARS
 from webapp.models import User
-from webapp.roles import Role
+from webapp.roles import Role, users_with_role
 
 
 class VerdictForm(forms.Form):
@@ -79,7 +79,7 @@ class AssignmentForm(forms.Form):
     def items(self) -> QuerySet[Item]:
         """Return the items the filter selects (call after is_valid)."""
         data = self.cleaned_data
-        items = Item.objects.filter(state__in=[Item.State.SCRIPTED, Item.State.RECORDING])
+        items = Item.objects.filter(state__in=ASSIGNABLE_STATES)
         if data["which"] == "unassigned":
             items = items.filter(actor__isnull=True)
         else:

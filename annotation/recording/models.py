@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 
 from webapp.lib import vocabulary
+from webapp.roles import Role
 
 # Members are the vocabulary's constants (webapp.lib.vocabulary); no value is spelled out twice.
 if TYPE_CHECKING:
@@ -68,6 +69,16 @@ class ReviewQuerySet(models.QuerySet["Review"]):
         """Return the reviewer's open reviews, oldest first (their review queue)."""
         return self.open().filter(reviewer=reviewer).order_by("assigned_at", "pk")
 
+    def decided_by(self, reviewer: User) -> ReviewQuerySet:
+        """Return the reviews the reviewer has given a verdict on (their "done" count)."""
+        return self.filter(reviewer=reviewer).exclude(verdict=Review.Verdict.PENDING)
+
+
+class ItemQuerySet(models.QuerySet["Item"]):
+    def waiting_for_labels(self) -> ItemQuerySet:
+        """Return items whose recording is accepted and that have no gold yet: annotation's work."""
+        return self.filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
+
 
 class Item(models.Model):
     """One EchoEval utterance: the script an actor performs and everything later attached to it."""
@@ -99,13 +110,17 @@ class Item(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="assigned_items",
-        limit_choices_to={"groups__name": "Voice actor"},
+        # The admin's choices are the role's holders (`webapp.roles.users_with_role`); not only
+        # active ones here, so an item keeps validating after its actor's account is closed.
+        limit_choices_to={"groups__name": Role.VOICE_ACTOR.label},
     )
     recording = models.ForeignKey(
         "Take", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Accepted take"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ItemQuerySet.as_manager()
 
     class Meta:
         ordering = ["external_id"]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import render
 
-from annotation.recording.models import Item
+from annotation.recording.reports import item_state_rows
 from webapp.http import StudioRequest
 from webapp.models import Job
 from webapp.roles import Role, role_required
@@ -15,10 +14,5 @@ from webapp.roles import Role, role_required
 @role_required(Role.ADMIN)
 def admin_dashboard(request: StudioRequest) -> HttpResponse:
     """The admin's landing page: items by state and the latest jobs."""
-    states = dict(Item.objects.values_list("state").annotate(n=Count("id")).values_list("state", "n"))
     jobs = Job.objects.select_related("started_by")[:20]
-    return render(
-        request,
-        "webapp/admin_dashboard.html",
-        {"item_states": [(label, states.get(value, 0)) for value, label in Item.State.choices], "jobs": jobs},
-    )
+    return render(request, "webapp/admin_dashboard.html", {"item_states": item_state_rows(), "jobs": jobs})

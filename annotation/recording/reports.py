@@ -1,7 +1,8 @@
 """What the recording pages show, computed in a fixed number of queries whatever the data size.
 
-The admin's recording dashboard (`recording_dashboard`), the script-assignment table
-(`assignment_table`), a take's measurements (`qc_rows`, `feature_rows`), and the statistics
+Items per state (`item_state_counts`, `item_state_rows`: the admin's landing page, the recording
+dashboard and the actor's tabs), the admin's recording dashboard (`recording_dashboard`), the
+script-assignment table (`assignment_table`), a take's measurements (`qc_rows`, `feature_rows`), and the statistics
 behind them: acceptance rates and reviewer agreement on verdicts.
 """
 
@@ -12,15 +13,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS
-from annotation.recording.access import users_with_role
 from annotation.recording.models import Item, Review, Scenario, Take
 from annotation.recording.reviews import REVIEWS_PER_TAKE
 from webapp.lib.stats import fleiss_kappa
 from webapp.models import JobStatus
-from webapp.roles import Role
+from webapp.roles import Role, users_with_role
 
 # The dashboard lists at most this many takes short of reviewers, or stuck in a failed analysis.
 TAKES_LISTED = 50
@@ -70,6 +70,22 @@ def verdict_agreement(
     return VerdictAgreement(len(table), fleiss_kappa(table), unanimous, "")
 
 
+# --- Items per state ------------------------------------------------------------------------------
+
+
+def item_state_counts(items: QuerySet[Item] | None = None) -> dict[str, int]:
+    """Return how many of `items` (default: all) are in each state, every state present (one query)."""
+    items = Item.objects.all() if items is None else items
+    counts = dict(items.order_by().values_list("state").annotate(n=Count("pk")).values_list("state", "n"))
+    return {state: counts.get(state, 0) for state in Item.State.values}
+
+
+def item_state_rows(items: QuerySet[Item] | None = None) -> list[tuple[str, int]]:
+    """Return (state label, count) for every item state in pipeline order (one query)."""
+    counts = item_state_counts(items)
+    return [(label, counts[value]) for value, label in Item.State.choices]
+
+
 # --- The recording dashboard ----------------------------------------------------------------------
 
 
@@ -78,8 +94,7 @@ def recording_dashboard() -> dict[str, Any]:
 
     Seven queries, however many items, takes and reviewers there are.
     """
-    state_counts = dict(Item.objects.values_list("state").annotate(n=Count("pk")).values_list("state", "n"))
-    item_states = [(label, state_counts.get(value, 0)) for value, label in Item.State.choices]
+    item_states = item_state_rows()
     actor_rows = _actor_rows()
     reviewer_rows = _reviewer_rows()
 

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count
 from django.dispatch import Signal
 from django.utils import timezone
 
-from annotation.recording.access import users_with_role
+from annotation.recording.access import may_review
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
 from webapp.models import User
-from webapp.roles import Role, has_role
+from webapp.roles import Role, users_with_role
 
 REVIEWS_PER_TAKE = 3
 MAX_COMMENT_CHARS = 2000
@@ -34,7 +34,7 @@ Outcome = Literal["waiting", "accepted", "rejected"]
 
 # Sent inside the verdict's transaction, with the item row locked, when an item's take has been
 # accepted and became its recording (keyword `item_id`). Labelling listens
-# (`labelling.workflows.start_annotation_when_recorded`, connected in AnnotationConfig.ready), so
+# (`labelling.assignment.start_annotation_when_recorded`, connected in AnnotationConfig.ready), so
 # recording never imports the workflows after it.
 recording_accepted = Signal()
 
@@ -86,15 +86,6 @@ def assign_reviewers(take: Take) -> list[Review]:
         return []
     chosen = pick_least_loaded(reviewer_loads(), exclude={take.actor_id, *already}, count=wanted)
     return [Review.objects.create(take=take, reviewer_id=user_id) for user_id in chosen]
-
-
-def eligible_reviewers(take: Take) -> QuerySet[User]:
-    """Return the reviewers an admin may give this take: not its actor, not already on it."""
-    return (
-        users_with_role(Role.REVIEWER)
-        .exclude(pk=take.actor_id)
-        .exclude(pk__in=take.reviews.values("reviewer_id"))
-    )
 
 
 def clean_reasons(verdict: str, reasons: Iterable[str]) -> list[str]:
@@ -185,12 +176,14 @@ def _decide(item: Item, take: Take) -> Outcome:
 
 
 def _check_new_reviewer(take: Take, reviewer: User) -> None:
-    if not has_role(reviewer, Role.REVIEWER) or not reviewer.is_active:
-        raise ReviewProblem(f"{reviewer} is not an active reviewer.")
+    # `access.may_review` decides; the branches below only explain a refusal to the admin.
+    if may_review(take, reviewer):
+        return
     if reviewer.pk == take.actor_id:
         raise ReviewProblem("Nobody reviews their own take.")
     if take.reviews.filter(reviewer=reviewer).exists():
         raise ReviewProblem(f"{reviewer} already reviews this take.")
+    raise ReviewProblem(f"{reviewer} is not an active reviewer.")
 
 
 def replace_reviewer(review: Review, new_reviewer: User) -> Review:

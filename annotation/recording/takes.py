@@ -22,16 +22,19 @@ from django.db import transaction
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
 from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
+from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
 from webapp.jobs import JobReporter, start_job
-from webapp.models import Job, User
+from webapp.models import Job, JobStatus, User
 from webapp.storage import delete_media, new_media_key, read_media, save_media
 
 ANALYSIS_JOB_KIND = "analyze_take"
 # An item takes new recordings until one is accepted: while the actor records it, and while
 # earlier takes wait for review (the first accepted take supersedes the rest).
 RECORDABLE_STATES = (Item.State.RECORDING, Item.State.IN_REVIEW)
+# An analysis may be queued again only when its job ended without measuring the take.
+RESTARTABLE_JOB_STATUSES = (JobStatus.FAILED, JobStatus.CANCELLED)
 QC_FIELDS = (
     "duration_seconds",
     "peak_dbfs",
@@ -40,6 +43,10 @@ QC_FIELDS = (
     "silence_ratio",
     "integrated_loudness_lufs",
 )
+
+
+class AnalysisNotRestartable(Exception):
+    """The take's analysis is queued, running or done; the message is for the admin who asked."""
 
 
 class TakeNotAllowed(Exception):
@@ -58,7 +65,7 @@ def upload_limits() -> UploadLimits:
 
 def check_recordable(item: Item, actor: User) -> None:
     """Raise TakeNotAllowed unless the actor may record the item now."""
-    if item.actor_id != actor.pk:
+    if not may_record(item, actor):
         raise TakeNotAllowed("This script is not assigned to you.")
     if item.state not in RECORDABLE_STATES:
         if item.state == Item.State.SCRIPTED:
@@ -121,11 +128,29 @@ def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
     return take
 
 
+def analysis_restartable(take: Take) -> bool:
+    """Return True when the take still waits for an analysis whose job failed, was cancelled or is missing."""
+    job = take.analysis_job
+    return take.status == Take.Status.ANALYSING and (job is None or job.status in RESTARTABLE_JOB_STATUSES)
+
+
 def restart_analysis(take: Take, started_by: User) -> Job:
-    """Queue the analysis of a take again (after a failed run); it reaches review when it succeeds."""
+    """Queue the analysis of a take again (after a failed run); it reaches review when it succeeds.
+
+    Raise AnalysisNotRestartable when the take no longer needs it (see `analysis_restartable`).
+    """
     with transaction.atomic():
+        # The race: two admins press "Run the analysis again" on the same failed take at once.
+        # Unlocked, both would see the failed job and queue one analysis job each. With the take
+        # row locked the second waits, then sees the first one's new job queued and is refused.
+        locked = Take.objects.select_for_update().get(pk=take.pk)
+        if locked.status != Take.Status.ANALYSING:
+            raise AnalysisNotRestartable("Only a take still waiting for its analysis can be analysed again.")
+        if not analysis_restartable(locked):
+            raise AnalysisNotRestartable("This take's analysis is already queued or running.")
         job = start_job(ANALYSIS_JOB_KIND, started_by=started_by, parameters={"take": take.pk})
-        Take.objects.filter(pk=take.pk).update(analysis_job=job)
+        locked.analysis_job = job
+        locked.save(update_fields=["analysis_job"])
     return job
 
 

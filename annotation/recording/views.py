@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count, Prefetch
+from django.db.models import Prefetch
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -16,7 +16,15 @@ from django.views.decorators.http import require_POST
 
 from annotation.audio.upload import ACCEPTED_FORMATS_TEXT
 from annotation.recording import reports
-from annotation.recording.access import item_for_actor, own_takes, review_for_reviewer, take_for_viewer
+from annotation.recording.access import (
+    eligible_reviewers,
+    item_for_actor,
+    items_of_actor,
+    may_manage_recording,
+    own_takes,
+    review_for_reviewer,
+    take_for_viewer,
+)
 from annotation.recording.forms import AssignmentForm, ItemImportForm, ReviewerChoiceForm, VerdictForm
 from annotation.recording.items import AssignmentReport, assign_items, import_items
 from annotation.recording.models import Item, Review, Take
@@ -26,15 +34,18 @@ from annotation.recording.reviews import (
     ReviewNotFound,
     ReviewProblem,
     add_reviewer,
-    eligible_reviewers,
     feedback_from,
     replace_reviewer,
     submit_verdict,
 )
-from annotation.recording.takes import restart_analysis, upload_limits
+from annotation.recording.takes import (
+    AnalysisNotRestartable,
+    analysis_restartable,
+    restart_analysis,
+    upload_limits,
+)
 from webapp.http import StudioRequest
-from webapp.models import JobStatus
-from webapp.roles import Role, has_role, role_required
+from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
 ACTOR_TABS = {
@@ -86,11 +97,10 @@ def actor_queue(request: StudioRequest) -> HttpResponse:
     tab = request.GET.get("tab", "to_record")
     if tab not in ACTOR_TABS:
         tab = "to_record"
-    mine = Item.objects.filter(actor=request.user)
-    counts = dict(mine.values_list("state").annotate(n=Count("pk")).values_list("state", "n"))
+    mine = items_of_actor(request.user)
+    counts = reports.item_state_counts(mine)
     tabs = [
-        (key, label, sum(counts.get(state, 0) for state in states))
-        for key, (label, states) in ACTOR_TABS.items()
+        (key, label, sum(counts[state] for state in states)) for key, (label, states) in ACTOR_TABS.items()
     ]
     page = Paginator(
         mine.filter(state__in=ACTOR_TABS[tab][1]).order_by("external_id"), SCRIPTS_PER_PAGE
@@ -135,7 +145,7 @@ def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
 def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
     """A take's waveform with its pitch and energy contours, its measurements and its reviews."""
     take = take_for_viewer(request.user, public_id)
-    is_admin = has_role(request.user, Role.ADMIN)
+    is_admin = may_manage_recording(request.user)
     reviews = list(take.reviews.select_related("reviewer"))
     context: dict[str, Any] = {
         "take": take,
@@ -156,11 +166,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
                 "reviewer_form": ReviewerChoiceForm(candidates=candidates),
                 "can_add_reviewer": take.status == Take.Status.IN_REVIEW and len(reviews) < REVIEWS_PER_TAKE,
                 "can_change_reviewers": take.status == Take.Status.IN_REVIEW and candidates.exists(),
-                "analysis_failed": take.status == Take.Status.ANALYSING
-                and (
-                    take.analysis_job is None
-                    or take.analysis_job.status in (JobStatus.FAILED, JobStatus.CANCELLED)
-                ),
+                "analysis_failed": analysis_restartable(take),
             }
         )
     return render(request, "annotation/recording/take.html", context)
@@ -197,10 +203,11 @@ def take_reviewers(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse
 def take_reanalyse(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
     """Queue a take's analysis again (after its job failed)."""
     take = take_for_viewer(request.user, public_id)
-    if take.status != Take.Status.ANALYSING:
-        messages.error(request, "Only a take still waiting for its analysis can be analysed again.")
+    try:
+        job = restart_analysis(take, request.user)
+    except AnalysisNotRestartable as refused:
+        messages.error(request, str(refused))
         return redirect("annotation:take_detail", public_id=take.public_id)
-    job = restart_analysis(take, request.user)
     return redirect("job_detail", job_id=job.pk)
 
 
@@ -211,7 +218,7 @@ def take_reanalyse(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse
 def review_queue(request: StudioRequest) -> HttpResponse:
     """Takes waiting for this reviewer's verdict: the scripts only, nothing about who recorded them."""
     pending = Review.objects.open_for(request.user).select_related("take__item")
-    done = Review.objects.filter(reviewer=request.user).exclude(verdict=Review.Verdict.PENDING).count()
+    done = Review.objects.decided_by(request.user).count()
     return render(request, "annotation/review_queue.html", {"pending": pending, "done": done})
 
 

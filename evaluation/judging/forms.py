@@ -11,8 +11,7 @@ from evaluation.judging.models import JudgeConfig
 from evaluation.judging.prompts import SUBSCORE_GUIDE
 from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
-from webapp.models import User
-from webapp.roles import ROLE_LABELS, Role
+from webapp.roles import Role, users_with_role
 
 FLAG_LABELS = {
     "empty_or_off_topic": "Empty or off-topic",
@@ -67,9 +66,7 @@ class RubricSampleForm(forms.Form):
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.all(), required=False, help_text="Blank: every system with outputs"
     )
-    evaluators = forms.ModelMultipleChoiceField(
-        queryset=User.objects.filter(groups__name=ROLE_LABELS[Role.EVALUATOR]).order_by("username")
-    )
+    evaluators = forms.ModelMultipleChoiceField(queryset=users_with_role(Role.EVALUATOR))
     seed = forms.IntegerField(required=False, help_text="Blank: a fresh random draw")
 
 

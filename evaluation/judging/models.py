@@ -264,6 +264,10 @@ class HumanJudgementQuerySet(models.QuerySet["HumanJudgement"]):
         """Return an `Exists`, true when the evaluator has scored the outer row's output (`output_ref`)."""
         return Exists(self.filter(output_id=OuterRef(output_ref), evaluator=evaluator))
 
+    def by_stage_of(self, output: ModelOutput, evaluator: User) -> dict[str, HumanJudgement]:
+        """Return the evaluator's saved scores of one output, keyed by stage."""
+        return {judgement.stage: judgement for judgement in self.filter(output=output, evaluator=evaluator)}
+
 
 class HumanJudgement(models.Model):
     """An evaluator's hand-applied rubric for one stage of one output (never shown the system)."""

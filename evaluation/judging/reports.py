@@ -9,10 +9,11 @@ from webapp.models import User
 
 
 def judge_config_rows() -> QuerySet[JudgeConfig]:
-    """Return every judge configuration with its number of judgements and of judge errors."""
+    """Return every judge configuration, by name, with its number of judgements and of judge errors."""
+    # order_by again: Django leaves Meta.ordering out of aggregating queries.
     return JudgeConfig.objects.annotate(
         n_judgements=Count("judgements"), n_errors=Count("judgements", filter=~Q(judgements__error_kind=""))
-    )
+    ).order_by("name")
 
 
 def rubric_sample_rows() -> QuerySet[RubricSample]:

@@ -27,6 +27,7 @@ from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL
 from webapp.lib.vocabulary import IMPLICIT as IMPLICIT
 from webapp.lib.vocabulary import MODALITY_CONFLICT as MODALITY_CONFLICT
 from webapp.lib.vocabulary import SCENARIOS as SCENARIOS
+from webapp.lib.vocabulary import STRATEGY_SYNONYMS
 
 PERCEPTION = "perception"
 REASONING = "reasoning"
@@ -180,90 +181,9 @@ def _validated_subscores(
 
 # --- Support strategies -------------------------------------------------------------------------
 
-# Canonical strategy names (paper B.3 / C.2: validation, reassurance, guidance, reframing ... after
-# PsyQA / ESConv) and the phrasings models and annotators use for them. Matching is done on the
-# canonical names so "Validate her feelings" and "emotional validation" count as the same strategy.
-STRATEGY_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "emotional_validation": (
-        "validation",
-        "emotional validation",
-        "validate feelings",
-        "validate emotions",
-        "validating feelings",
-        "acknowledge feelings",
-        "acknowledging feelings",
-        "emotional acknowledgement",
-        "emotional acknowledgment",
-        "reflection of feelings",
-        "reflect feelings",
-        "empathic reflection",
-        "empathize",
-        "empathise",
-    ),
-    "reassurance": (
-        "reassurance",
-        "reassure",
-        "affirmation and reassurance",
-        "affirmation",
-        "comfort",
-        "comforting",
-        "soothing",
-    ),
-    "guidance": (
-        "guidance",
-        "practical guidance",
-        "advice",
-        "give advice",
-        "providing suggestions",
-        "suggestions",
-        "suggest",
-        "problem solving",
-        "problem-solving",
-        "actionable steps",
-        "action planning",
-    ),
-    "cognitive_reframing": (
-        "cognitive reframing",
-        "reframing",
-        "reframe",
-        "positive reframing",
-        "perspective shift",
-        "offer perspective",
-        "perspective taking",
-    ),
-    "active_listening": (
-        "active listening",
-        "listening",
-        "restatement",
-        "restatement or paraphrasing",
-        "paraphrasing",
-        "paraphrase",
-        "reflective listening",
-    ),
-    "questioning": (
-        "question",
-        "questions",
-        "questioning",
-        "ask questions",
-        "open questions",
-        "open-ended questions",
-        "clarifying questions",
-        "gentle inquiry",
-        "exploration",
-    ),
-    "information": (
-        "information",
-        "providing information",
-        "information sharing",
-        "psychoeducation",
-    ),
-    "self_disclosure": ("self disclosure", "self-disclosure", "share own experience"),
-    "encouragement": ("encouragement", "encourage", "motivation", "empowerment", "empower"),
-    "shared_joy": ("shared joy", "share joy", "celebrate", "celebration", "congratulate", "congratulations"),
-    "de_escalation": ("de-escalation", "de escalation", "calming", "calm down", "grounding", "breathing"),
-    "humor": ("humor", "humour", "playful", "light humor", "playful engagement"),
-}
-
+# Every phrasing of a strategy, cleaned as `normalise_strategy` cleans its input, to its canonical
+# name. The names and phrasings are the benchmark vocabulary's (STRATEGY_SYNONYMS), kept beside the
+# seeded taxonomy whose slugs gold references hold, so both are read from one module.
 _SYNONYM_TO_STRATEGY: dict[str, str] = {}
 for _canonical, _phrases in STRATEGY_SYNONYMS.items():
     _SYNONYM_TO_STRATEGY[_canonical.replace("_", " ")] = _canonical

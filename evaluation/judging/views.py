@@ -193,10 +193,7 @@ def rubric_score(request: StudioRequest, sample_id: int, public_id: UUID) -> Htt
     sample = sample_for_evaluator(request.user, sample_id)
     entry = entry_for_evaluator(sample, public_id)
     output = entry.output
-    existing = {
-        judgement.stage: judgement
-        for judgement in HumanJudgement.objects.filter(output=output, evaluator=request.user)
-    }
+    existing = HumanJudgement.objects.by_stage_of(output, request.user)
     form = HandRubricForm(
         request.POST or None,
         initial=_initial_scores(existing.values()),

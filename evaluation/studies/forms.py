@@ -9,8 +9,7 @@ from django import forms
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.creation import GoldSpec, StudySpec
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS
-from webapp.models import User
-from webapp.roles import Role
+from webapp.roles import Role, users_with_role
 
 DEFAULT_INSTRUCTIONS = (
     "You will hear a person speaking to a voice assistant, then the assistant's spoken reply. "
@@ -50,7 +49,7 @@ class StudyForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
     )
     evaluators = forms.ModelMultipleChoiceField(
-        queryset=User.objects.filter(groups__name=Role.EVALUATOR.label).order_by("username"),
+        queryset=users_with_role(Role.EVALUATOR),
         widget=forms.CheckboxSelectMultiple,
     )
     training_count = forms.IntegerField(

@@ -138,6 +138,15 @@ class StudyAssignmentQuerySet(models.QuerySet["StudyAssignment"]):
             .first()
         )
 
+    def unrated_before(self, assignment: StudyAssignment) -> StudyAssignmentQuerySet:
+        """Return the rater's unsubmitted assignments that come before this one in their order."""
+        return self.filter(
+            study_id=assignment.study_id,
+            evaluator_id=assignment.evaluator_id,
+            position__lt=assignment.position,
+            submitted_at__isnull=True,
+        )
+
 
 class StudyAssignment(models.Model):
     """One stimulus for one evaluator, at its place in their presentation order."""

@@ -7,14 +7,15 @@ there are; the statistics themselves are pure (`evaluation.studies.results` and 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from evaluation.studies.design import StimulusKind
+from evaluation.studies.design import DIMENSIONS, StimulusKind
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
 from evaluation.studies.results import StudySummary, summarise_ratings
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
@@ -174,3 +175,68 @@ def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
     figures = (screen_study(study, rows), summarise_study(study, rows))
     cache.set(key, figures, FIGURES_CACHE_SECONDS)
     return figures
+
+
+def study_results_context(study: Study) -> dict[str, Any]:
+    """Return the results page's context: rater seats with their screening, and the study's figures
+    in the layout of the paper's Table 5 (a fixed number of queries however many raters)."""
+    screening, summary = study_figures(study)
+    by_rater = {report.rater: report for report in screening}
+    dimensions = study.dimension_list()
+    seats = study.raters.select_related("evaluator", "decided_by")
+    raters = [
+        {
+            "seat": seat,
+            "report": (report := by_rater.get(seat.evaluator.username)),
+            "screens": _screen_lines(report) if report else [],
+        }
+        for seat in seats
+    ]
+    progress = study_progress(study)
+    return {
+        "study": study,
+        "raters": raters,
+        "summary": summary,
+        "dimensions": dimensions,
+        "content_dimensions": [d for d in dimensions if d.modality == "content"],
+        "audio_dimensions": [d for d in dimensions if d.modality == "audio"],
+        "table": [
+            {"system": system, "cells": [summary.cell(system, d.key) for d in dimensions]}
+            for system in summary.systems
+        ],
+        "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
+        "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
+        "chart": _chart_data(summary),
+        "submitted": progress.done,
+        "total": progress.total,
+        "decisions": StudyRater.Decision,
+    }
+
+
+def _screen_lines(report: RaterReport) -> list[str]:
+    """Return one line per dimension: the variance and correlation the screening judged."""
+    lines = []
+    for key, screen in sorted(report.by_dimension.items()):
+        r = screen.correlation_with_others
+        agreement = "r undefined (too little overlap)" if math.isnan(r) else f"r = {r:.2f}"
+        lines.append(
+            f"{DIMENSIONS[key].label}: variance {screen.variance:.2f}, {agreement}, n = {screen.n_ratings}"
+        )
+    return lines
+
+
+def _chart_data(summary: StudySummary) -> dict[str, Any]:
+    """Return grouped bars (one dataset per system) with their interval ends, for study_chart.js."""
+    return {
+        "labels": [DIMENSIONS[key].label for key in summary.dimensions],
+        "datasets": [
+            {
+                "label": system,
+                "data": [summary.cell(system, key).mean for key in summary.dimensions],
+                "low": [summary.cell(system, key).low for key in summary.dimensions],
+                "high": [summary.cell(system, key).high for key in summary.dimensions],
+                "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
+            }
+            for system in summary.systems
+        ],
+    }

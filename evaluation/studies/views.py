@@ -7,7 +7,6 @@ below: stimuli travel under their random public ids and blind audio links
 
 from __future__ import annotations
 
-import math
 from typing import Any
 from uuid import UUID
 
@@ -26,12 +25,11 @@ from evaluation.studies.access import (
     study_for_rater,
 )
 from evaluation.studies.creation import create_study
-from evaluation.studies.design import DIMENSIONS, StudyDesignError
+from evaluation.studies.design import StudyDesignError
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study, StudyAssignment, StudyRater
 from evaluation.studies.reports import Progress, rater_progress, study_figures
-from evaluation.studies.results import StudySummary, summary_csv
-from evaluation.studies.screening import RaterReport
+from evaluation.studies.results import summary_csv
 from evaluation.studies.workflows import RatingRefused, decide_rater, present, record_playback, submit_rating
 from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
@@ -138,70 +136,7 @@ def study_create(request: StudioRequest) -> HttpResponse:
 def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
     """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
     study = study_for_admin(study_id)
-    screening, summary = study_figures(study)
-    by_rater = {report.rater: report for report in screening}
-    dimensions = study.dimension_list()
-    seats = study.raters.select_related("evaluator", "decided_by")
-    raters = [
-        {
-            "seat": seat,
-            "report": (report := by_rater.get(seat.evaluator.username)),
-            "screens": _screen_lines(report) if report else [],
-        }
-        for seat in seats
-    ]
-    progress = reports.study_progress(study)
-    return render(
-        request,
-        "evaluation/studies/results.html",
-        {
-            "study": study,
-            "raters": raters,
-            "summary": summary,
-            "dimensions": dimensions,
-            "content_dimensions": [d for d in dimensions if d.modality == "content"],
-            "audio_dimensions": [d for d in dimensions if d.modality == "audio"],
-            "table": [
-                {"system": system, "cells": [summary.cell(system, d.key) for d in dimensions]}
-                for system in summary.systems
-            ],
-            "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
-            "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
-            "chart": _chart_data(summary),
-            "submitted": progress.done,
-            "total": progress.total,
-            "decisions": StudyRater.Decision,
-        },
-    )
-
-
-def _screen_lines(report: RaterReport) -> list[str]:
-    """Return one line per dimension: the variance and correlation the screening judged."""
-    lines = []
-    for key, screen in sorted(report.by_dimension.items()):
-        r = screen.correlation_with_others
-        agreement = "r undefined (too little overlap)" if math.isnan(r) else f"r = {r:.2f}"
-        lines.append(
-            f"{DIMENSIONS[key].label}: variance {screen.variance:.2f}, {agreement}, n = {screen.n_ratings}"
-        )
-    return lines
-
-
-def _chart_data(summary: StudySummary) -> dict[str, Any]:
-    """Return grouped bars (one dataset per system) with their interval ends, for study_chart.js."""
-    return {
-        "labels": [DIMENSIONS[key].label for key in summary.dimensions],
-        "datasets": [
-            {
-                "label": system,
-                "data": [summary.cell(system, key).mean for key in summary.dimensions],
-                "low": [summary.cell(system, key).low for key in summary.dimensions],
-                "high": [summary.cell(system, key).high for key in summary.dimensions],
-                "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
-            }
-            for system in summary.systems
-        ],
-    }
+    return render(request, "evaluation/studies/results.html", reports.study_results_context(study))
 
 
 @role_required(Role.ADMIN)

@@ -68,13 +68,7 @@ def submit_rating(
         )
         if assignment.submitted_at is not None:
             raise RatingRefused("This sample is already rated.")
-        earlier_open = StudyAssignment.objects.filter(
-            study_id=assignment.study_id,
-            evaluator_id=assignment.evaluator_id,
-            position__lt=assignment.position,
-            submitted_at__isnull=True,
-        ).exists()
-        if earlier_open:
+        if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
         if not rating_unlocked(assignment):
             raise RatingRefused("Play the whole response before rating it.")

@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from webapp.lib.vocabulary import EMOTIONS
 
 AdvantageMode = Literal["sdca", "grpo"]
+# The advantage modes as values, for validation and the command line's choices.
+ADVANTAGE_MODES: tuple[AdvantageMode, ...] = get_args(AdvantageMode)
 # Inference (``ml.core.inference.run_inference``): room for all four spans, one item at a time.
 INFERENCE_MAX_NEW_TOKENS = 1024
 INFERENCE_BATCH_SIZE = 1
@@ -177,8 +179,9 @@ class RlConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.mode not in ("sdca", "grpo"):
-            raise ValueError(f"unknown mode {self.mode!r}: expected 'sdca' or 'grpo'")
+        if self.mode not in ADVANTAGE_MODES:
+            expected = " or ".join(repr(mode) for mode in ADVANTAGE_MODES)
+            raise ValueError(f"unknown mode {self.mode!r}: expected {expected}")
         if self.group_size < 2:
             raise ValueError("group_size must be >= 2: advantages are normalised within the group")
         if min(self.updates_per_batch, self.prompts_per_step, self.epochs, self.max_new_tokens) < 1:

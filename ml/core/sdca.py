@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ml.core.config import AdvantageMode, SdcaConfig, check_range
+from ml.core.config import ADVANTAGE_MODES, AdvantageMode, SdcaConfig, check_range
 from webapp.lib.output_format import SPAN_NAMES, SpanName
 
 
@@ -128,7 +128,7 @@ def token_advantages(
     ``[start, end)`` positions in the same coordinates as ``completion_mask``; positions outside
     the completion mask are always 0.
     """
-    if mode not in ("sdca", "grpo"):
+    if mode not in ADVANTAGE_MODES:
         raise ValueError(f"unknown advantage mode {mode!r}")
     mask = completion_mask.to(torch.bool)
     groups = mask.shape[0]

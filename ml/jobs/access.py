@@ -1,16 +1,15 @@
 """Who may start EchoChat jobs and see their checkpoints and dataset snapshots: the admin role.
 
-The training pages (``ml.jobs.views``) and the Django admin (``ml.admin``) both ask here. Role
+The training pages (``ml.jobs.views``) and the Django admin (``ml.admin``, through
+``webapp.roles.RoleAdminAccess`` with ``ML_ROLES``) both ask here. Role
 checks come first (``role_required(*ML_ROLES)`` on every page); the helpers below then fetch the
 object or answer 404.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib.auth.models import AnonymousUser
-from django.http import Http404, HttpRequest
+from django.http import Http404
 
 from ml.jobs.launch import ML_JOB_KINDS
 from ml.jobs.models import Checkpoint
@@ -44,25 +43,3 @@ def checkpoint_or_404(checkpoint_id: int) -> Checkpoint:
     if checkpoint is None:
         raise Http404("No such checkpoint.")
     return checkpoint
-
-
-class EchoChatAdminAccess:
-    """Django admin permissions for the ml models: whoever may use EchoChat, as on the pages.
-
-    Studio admins are staff through their role, not through per-model Django permissions.
-    """
-
-    def has_module_permission(self, request: HttpRequest) -> bool:
-        return may_use_echochat(request.user)
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return may_use_echochat(request.user)
-
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return may_use_echochat(request.user)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return may_use_echochat(request.user)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return may_use_echochat(request.user)

@@ -17,8 +17,10 @@ from annotation.recording.models import Split
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.config import (
+    ADVANTAGE_MODES,
     INFERENCE_BATCH_SIZE,
     INFERENCE_MAX_NEW_TOKENS,
+    AdvantageMode,
     LoraSettings,
     RewardTrainingConfig,
     RlConfig,
@@ -34,6 +36,10 @@ DEVICE_CHOICES = (
     ("cpu", "CPU"),
 )
 MODEL_KINDS_FOR_TRAINING = (Checkpoint.Kind.BASE, Checkpoint.Kind.SFT, Checkpoint.Kind.RL)
+_ADVANTAGE_MODE_LABELS: dict[AdvantageMode, str] = {
+    "sdca": "SDCA: each span its own advantage",
+    "grpo": "Vanilla GRPO (baseline)",
+}
 # The fields' initial values are the config dataclasses' defaults (ml.core.config), never repeated here.
 SFT_DEFAULTS = SftConfig()
 RL_DEFAULTS = RlConfig()
@@ -201,7 +207,7 @@ class RlJobForm(_TrainingForm):
 
     start_from = _start_field("The policy: by default the newest SFT checkpoint.")
     mode = forms.ChoiceField(
-        choices=(("sdca", "SDCA: each span its own advantage"), ("grpo", "Vanilla GRPO (baseline)")),
+        choices=[(mode, _ADVANTAGE_MODE_LABELS[mode]) for mode in ADVANTAGE_MODES],
         initial=RL_DEFAULTS.mode,
     )
     group_size = forms.IntegerField(

@@ -58,7 +58,8 @@ def run_reward_scoring_job(job: Job, reporter: JobReporter) -> JobResult:
     system = System.objects.get(pk=parameters["system"])
     version = parameters.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
     outputs = list(
-        ModelOutput.objects.filter(system=system, benchmark_version=version)
+        ModelOutput.objects.for_version(version)
+        .filter(system=system)
         .select_related("item__recording")
         .order_by("item__external_id")
     )
@@ -97,6 +98,8 @@ def run_reward_scoring_job(job: Job, reporter: JobReporter) -> JobResult:
             )
             sources.append(source)
         scores = score_responses(model, inputs)
+        # A batch lands whole or not at all, so a job redelivered after a worker died mid-batch
+        # re-scores it through update_or_create on unique (output, checkpoint): no half batch, no duplicate.
         with transaction.atomic():
             for output, score, source in zip(batch, scores, sources, strict=True):
                 OutputRewardScore.objects.update_or_create(

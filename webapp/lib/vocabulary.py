@@ -1,5 +1,5 @@
 """The words of the EchoEval benchmark, defined once: scenarios, emotions, intensities, splits,
-label values and the default strategy taxonomy.
+label values, the default strategy taxonomy and the strategy names the rubric matches by.
 
 Django-free, so the item-file reader, the label schema, the rubrics and the torch code read the same
 tuples as the model choices (annotation.recording.models builds its TextChoices from these
@@ -61,6 +61,94 @@ DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
     ("suggestions-guidance", "Suggestions / guidance"),
     ("cognitive-reframing", "Cognitive reframing"),
 )
+
+# The canonical strategy names the rubric matches by (paper B.3 / C.2: validation, reassurance,
+# guidance, reframing ... after PsyQA / ESConv) and the phrasings models and annotators use for them,
+# so "Validate her feelings" and "emotional validation" count as the same strategy. The classes are
+# coarser than DEFAULT_STRATEGIES (reflection of feelings counts as validation, restatement as
+# active listening); every default slug and name is one of the phrasings, so gold references, which
+# hold slugs, meet model outputs, which hold free text, on the same names.
+STRATEGY_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "emotional_validation": (
+        "validation",
+        "emotional validation",
+        "validate feelings",
+        "validate emotions",
+        "validating feelings",
+        "acknowledge feelings",
+        "acknowledging feelings",
+        "emotional acknowledgement",
+        "emotional acknowledgment",
+        "reflection of feelings",
+        "reflect feelings",
+        "empathic reflection",
+        "empathize",
+        "empathise",
+    ),
+    "reassurance": (
+        "reassurance",
+        "reassure",
+        "affirmation and reassurance",
+        "affirmation",
+        "comfort",
+        "comforting",
+        "soothing",
+    ),
+    "guidance": (
+        "guidance",
+        "practical guidance",
+        "advice",
+        "give advice",
+        "providing suggestions",
+        "suggestions",
+        "suggest",
+        "problem solving",
+        "problem-solving",
+        "actionable steps",
+        "action planning",
+        "suggestions / guidance",
+    ),
+    "cognitive_reframing": (
+        "cognitive reframing",
+        "reframing",
+        "reframe",
+        "positive reframing",
+        "perspective shift",
+        "offer perspective",
+        "perspective taking",
+    ),
+    "active_listening": (
+        "active listening",
+        "listening",
+        "restatement",
+        "restatement or paraphrasing",
+        "paraphrasing",
+        "paraphrase",
+        "reflective listening",
+    ),
+    "questioning": (
+        "question",
+        "questions",
+        "questioning",
+        "ask questions",
+        "open questions",
+        "open-ended questions",
+        "clarifying questions",
+        "gentle inquiry",
+        "exploration",
+    ),
+    "information": (
+        "information",
+        "providing information",
+        "information sharing",
+        "psychoeducation",
+    ),
+    "self_disclosure": ("self disclosure", "self-disclosure", "share own experience"),
+    "encouragement": ("encouragement", "encourage", "motivation", "empowerment", "empower"),
+    "shared_joy": ("shared joy", "share joy", "celebrate", "celebration", "congratulate", "congratulations"),
+    "de_escalation": ("de-escalation", "de escalation", "calming", "calm down", "grounding", "breathing"),
+    "humor": ("humor", "humour", "playful", "light humor", "playful engagement"),
+}
 
 
 def label(value: str) -> str:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from annotation.labelling.workflows import assign_waiting_items
+from annotation.labelling.assignment import assign_waiting_items
 
 
 class Command(BaseCommand):

@@ -17,6 +17,7 @@ import numpy as np
 from ml.core.reward.features import StyleSynthesizer, as_float_audio
 from ml.core.reward.model import MAX_CONTENT_GRADE, RewardInput
 from ml.core.speech.inputs import resample
+from webapp.lib.vocabulary import ANGRY, DISGUST, FEAR, HAPPY, NEUTRAL, SAD, SURPRISE
 
 # Appendix D.1's quality ladder; the descriptions double as instructions for an LLM that writes
 # graded candidates (``RewardSourceItem.graded_responses``).
@@ -32,16 +33,16 @@ GRADE_LADDER: dict[int, str] = {
 # The speech style (output_format.SPEECH_STYLES) that fits each user emotion, and the one that
 # clashes with it: appendix D.1's mismatches are e.g. an excited tone for a negative user state.
 _FITTING_STYLE: dict[str, str] = {
-    "sad": "comforting",
-    "fear": "comforting",
-    "angry": "calm",
-    "disgust": "calm",
-    "neutral": "calm",
-    "happy": "excited",
-    "surprise": "excited",
+    SAD: "comforting",
+    FEAR: "comforting",
+    ANGRY: "calm",
+    DISGUST: "calm",
+    NEUTRAL: "calm",
+    HAPPY: "excited",
+    SURPRISE: "excited",
 }
 _CLASHING_STYLE: dict[str, str] = {"comforting": "excited", "calm": "excited", "excited": "comforting"}
-_POSITIVE_EMOTIONS = frozenset({"happy", "surprise"})
+_POSITIVE_EMOTIONS = frozenset({HAPPY, SURPRISE})
 
 
 @dataclass(frozen=True)

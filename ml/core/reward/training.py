@@ -62,7 +62,9 @@ def train_reward_model(
 
 
 def evaluate_reward_model(
-    model: RewardModel, examples: Sequence[RewardExample], batch_size: int = 16
+    model: RewardModel,
+    examples: Sequence[RewardExample],
+    batch_size: int = RewardTrainingConfig.batch_size,
 ) -> dict[str, float]:
     """Return content MAE, alignment accuracy (threshold 0.5) and pairwise content-ranking accuracy.
 

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from annotation.labelling.assignment import assign_annotators, assign_waiting_items
 from annotation.labelling.models import Annotation, AnnotationProject
-from annotation.labelling.workflows import assign_annotators, assign_waiting_items
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory
 from webapp.roles import Role

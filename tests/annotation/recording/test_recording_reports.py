@@ -6,8 +6,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.recording.models import Review, Take
-from annotation.recording.reports import assignment_table, recording_dashboard
+from annotation.recording.models import Item, Review, Take
+from annotation.recording.reports import (
+    assignment_table,
+    item_state_counts,
+    item_state_rows,
+    recording_dashboard,
+)
 from tests.factories import ItemFactory, ReviewFactory, TakeFactory, UserFactory
 from webapp.roles import Role
 
@@ -49,3 +54,28 @@ def test_the_dashboard_counts_what_it_sees() -> None:
     assert len(dashboard["actor_rows"]) == 4
     assert sum(row["open"] for row in dashboard["reviewer_rows"]) == 6  # two takes in review, three each
     assert dashboard["agreement"].takes == 2
+
+
+def test_item_state_counts_cost_one_query_whatever_the_data_size() -> None:
+    _studio(2)
+    few = _queries(item_state_counts)
+    _studio(8)
+
+    assert _queries(item_state_counts) == few == 1
+
+
+def test_item_state_counts_name_every_state_and_narrow_to_the_items_given() -> None:
+    actor = UserFactory.create(role=Role.VOICE_ACTOR)
+    ItemFactory.create(actor=actor)
+    ItemFactory.create(actor=actor, state=Item.State.GOLD)
+    ItemFactory.create()
+
+    assert item_state_counts() == {
+        **dict.fromkeys(Item.State.values, 0),
+        "recording": 1,
+        "gold": 1,
+        "scripted": 1,
+    }
+    assert item_state_counts(Item.objects.filter(actor=actor))["scripted"] == 0
+    assert item_state_rows()[0] == ("Scripted", 1)
+    assert [label for label, _ in item_state_rows()] == Item.State.labels

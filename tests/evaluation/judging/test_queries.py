@@ -65,3 +65,23 @@ def test_an_evaluators_next_output_is_the_first_they_have_not_scored(users: dict
     assert sample.next_entry_for(evaluator) == entries[1]
     assert sample.n_scored_by(evaluator) == 1
     assert sample.next_entry_for(users["admin"]) == entries[0]
+
+
+def test_an_evaluators_saved_scores_of_an_output_are_theirs_by_stage(users: dict[str, User]) -> None:
+    evaluator, other = users["evaluator"], users["admin"]
+    output, elsewhere = (
+        ModelOutputFactory.create(system=SystemFactory.create(text_only=True)) for _ in range(2)
+    )
+    mine = {
+        stage: HumanJudgement.objects.create(
+            output=output, stage=stage, evaluator=evaluator, raw_sum=5, score=5
+        )
+        for stage in ("perception", "reasoning")
+    }
+    HumanJudgement.objects.create(output=output, stage="perception", evaluator=other, raw_sum=1, score=1)
+    HumanJudgement.objects.create(
+        output=elsewhere, stage="response_content", evaluator=evaluator, raw_sum=2, score=2
+    )
+
+    assert HumanJudgement.objects.by_stage_of(output, evaluator) == mine
+    assert HumanJudgement.objects.by_stage_of(elsewhere, other) == {}

@@ -8,9 +8,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from evaluation.judging.models import HumanJudgement, RubricSample, RubricSampleEntry
-from evaluation.judging.reports import evaluator_samples, rubric_sample_progress, rubric_sample_rows
-from tests.factories import ModelOutputFactory, SystemFactory
+from evaluation.judging.models import HumanJudgement, JudgeConfig, RubricSample, RubricSampleEntry
+from evaluation.judging.reports import (
+    evaluator_samples,
+    judge_config_rows,
+    rubric_sample_progress,
+    rubric_sample_rows,
+)
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory, SystemFactory
 from webapp.models import User
 from webapp.roles import Role
 
@@ -82,4 +87,37 @@ def test_an_evaluators_samples_carry_their_own_progress(make_user: Callable[...,
         (2, 1),
         (3, 0),
         (4, 4),
+    ]
+
+
+def _judge(name: str, n_valid: int, n_errors: int) -> JudgeConfig:
+    """A judge with n_valid scored and n_errors failed judgements, each of its own text-only output."""
+    judge = JudgeConfigFactory.create(name=name)
+    system = SystemFactory.create(text_only=True)
+    for score in [7.0] * n_valid + [None] * n_errors:
+        JudgementFactory.create(
+            output=ModelOutputFactory.create(system=system), judge_config=judge, score=score
+        )
+    return judge
+
+
+def _judges_page() -> list[tuple[str, str, str, int, int]]:
+    """What the judges page shows per configuration: name, endpoint, model and the two counts."""
+    return [
+        (config.name, config.effective_base_url, config.effective_model, config.n_judgements, config.n_errors)  # type: ignore[attr-defined]
+        for config in judge_config_rows()
+    ]
+
+
+def test_the_judges_page_counts_judgements_and_errors_by_name() -> None:
+    _judge("zeta", n_valid=1, n_errors=0)
+    few = _count(_judges_page)
+    _judge("alpha", n_valid=3, n_errors=2)
+    _judge("mid", n_valid=0, n_errors=0)
+
+    assert _count(_judges_page) == few
+    assert [(name, n, errors) for name, _, _, n, errors in _judges_page()] == [
+        ("alpha", 5, 2),
+        ("mid", 0, 0),
+        ("zeta", 1, 0),
     ]

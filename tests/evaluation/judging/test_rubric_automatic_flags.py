@@ -1,6 +1,7 @@
 import pytest
 
 from evaluation.judging.rubrics import automatic_flags, normalise_strategy, strategy_names
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES, STRATEGY_SYNONYMS
 
 GOLD = {
     "recommended_strategies": ["emotional validation", "reassurance"],
@@ -96,3 +97,17 @@ def test_strategy_names_split_strings_and_accept_lists():
     }
     assert strategy_names(["validation", ""]) == {"emotional_validation"}
     assert strategy_names(None) == set()
+
+
+@pytest.mark.parametrize(("slug", "name"), DEFAULT_STRATEGIES)
+def test_every_seeded_strategy_slug_and_name_is_a_canonical_strategy(slug: str, name: str) -> None:
+    # Gold references hold the seeded slugs; a slug outside the canonical names would never meet
+    # a model's phrasing of the same strategy.
+    assert normalise_strategy(slug) in STRATEGY_SYNONYMS
+    assert normalise_strategy(name) == normalise_strategy(slug)
+
+
+def test_a_gold_suggestions_guidance_slug_meets_a_models_advice() -> None:
+    gold = {"recommended_strategies": ["suggestions-guidance"], "not_recommended_strategies": []}
+    output = {**FULL_REASONING, "strategy": ["Give advice"]}
+    assert automatic_flags("reasoning", output, gold) == set()

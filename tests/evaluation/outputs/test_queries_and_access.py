@@ -8,8 +8,8 @@ from django.test.utils import CaptureQueriesContext
 
 from evaluation.outputs.access import blind_audio_url, query_audio_url, systems_named_in
 from evaluation.outputs.models import ModelOutput, System
-from evaluation.outputs.reports import system_rows
-from tests.factories import ItemFactory, ModelOutputFactory, SystemFactory
+from evaluation.outputs.reports import deletion_counts, system_rows
+from tests.factories import ItemFactory, JudgementFactory, ModelOutputFactory, SystemFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +47,34 @@ def test_the_systems_page_counts_outputs_per_version_in_a_fixed_number_of_querie
     rows = system_rows()
     assert [row.system.category for row in rows] == sorted(row.system.category for row in rows)
     assert rows[-1].versions == [("v0", 1), ("v1", 1), ("v2", 1)]
+
+
+def _judged_system(n_outputs: int, stages: tuple[str, ...]) -> System:
+    """A text-only system with n outputs, each judged on the given stages."""
+    system = SystemFactory.create(text_only=True)
+    for _ in range(n_outputs):
+        output = ModelOutputFactory.create(system=system)
+        for stage in stages:
+            JudgementFactory.create(output=output, stage=stage, score=5.0)
+    return system
+
+
+def _queries_of_deletion_counts(system: System) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        deletion_counts(system)
+    return len(queries)
+
+
+def test_what_deleting_a_system_takes_is_counted_in_a_fixed_number_of_queries() -> None:
+    small = _judged_system(n_outputs=1, stages=("perception",))
+    few = _queries_of_deletion_counts(small)
+    large = _judged_system(n_outputs=4, stages=("perception", "reasoning", "response_content"))
+    ModelOutputFactory.create(system=large)  # not judged yet
+    _judged_system(n_outputs=2, stages=("perception",))  # another system's
+
+    assert _queries_of_deletion_counts(large) == few
+    assert deletion_counts(small) == {"outputs": 1, "judgements": 1}
+    assert deletion_counts(large) == {"outputs": 5, "judgements": 12}
 
 
 def test_text_shown_to_raters_is_checked_for_system_names_and_codes() -> None:

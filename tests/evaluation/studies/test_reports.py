@@ -10,8 +10,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
-from evaluation.studies.reports import Progress, evaluator_studies, rater_progress, study_progress, study_rows
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
+from evaluation.studies.reports import (
+    Progress,
+    evaluator_studies,
+    rater_progress,
+    study_figures,
+    study_progress,
+    study_rating_rows,
+    study_results_context,
+    study_rows,
+)
 from tests.factories import ItemFactory, SystemFactory
 from webapp.models import User
 from webapp.roles import Role
@@ -92,3 +101,89 @@ def test_an_evaluators_queue_shows_their_own_progress_per_study(
     ]
     assert rater_progress(first, rater) == Progress(1, 2)
     assert study_progress(second) == Progress(10, 10)
+
+
+def _rated_study(admin: User, raters: list[User], n_items: int) -> Study:
+    """A study of two systems on n items plus one trap, which every rater has rated in full; the first
+    rater is excluded by an admin (so the seats carry a decider)."""
+    study = _study(admin, [], n_stimuli=0, n_submitted=0)
+    systems = list(study.systems.order_by("name"))
+    stimuli = [
+        StudyStimulus.objects.create(
+            study=study, kind=StudyStimulus.Kind.RATED, item=ItemFactory.create(), system=system
+        )
+        for _ in range(n_items)
+        for system in systems
+    ]
+    stimuli.append(
+        StudyStimulus.objects.create(
+            study=study,
+            kind=StudyStimulus.Kind.TRAP,
+            item=ItemFactory.create(),
+            expected={"naturalness": [2, 2]},
+        )
+    )
+    for number, rater in enumerate(raters):
+        StudyRater.objects.create(
+            study=study,
+            evaluator=rater,
+            decision=StudyRater.Decision.EXCLUDE if number == 0 else StudyRater.Decision.INCLUDE,
+            decided_by=admin,
+        )
+        for position, stimulus in enumerate(stimuli):
+            assignment = StudyAssignment.objects.create(
+                study=study,
+                evaluator=rater,
+                stimulus=stimulus,
+                position=position,
+                submitted_at=timezone.now(),
+            )
+            StudyRating.objects.create(
+                assignment=assignment, dimension="naturalness", score=1 + (position + number) % 5
+            )
+    return study
+
+
+def test_a_studys_rating_rows_come_in_one_query_with_rater_system_and_item(
+    users: dict[str, User], make_user: Callable[..., User]
+) -> None:
+    small = _rated_study(users["admin"], [users["evaluator"]], n_items=1)
+    few = _count(lambda: study_rating_rows(small))
+    large = _rated_study(users["admin"], [make_user(Role.EVALUATOR) for _ in range(3)], n_items=4)
+
+    assert _count(lambda: study_rating_rows(large)) == few
+    rows = study_rating_rows(small)
+    assert len(rows) == 3 and {row.rater for row in rows} == {"evaluator"}
+    assert sorted(row.system for row in rows) == sorted(["", *(s.name for s in small.systems.all())])
+    assert {row.kind for row in rows} == {"rated", "trap"}
+    assert len(study_rating_rows(large)) == 3 * (2 * 4 + 1)
+
+
+def test_a_studys_figures_take_a_fixed_number_of_queries_and_fewer_once_cached(
+    users: dict[str, User], make_user: Callable[..., User]
+) -> None:
+    small = _rated_study(users["admin"], [users["evaluator"], make_user(Role.EVALUATOR)], n_items=2)
+    few = _count(lambda: study_figures(small))
+    cached = _count(lambda: study_figures(small))
+    large = _rated_study(users["admin"], [make_user(Role.EVALUATOR) for _ in range(4)], n_items=5)
+
+    assert _count(lambda: study_figures(large)) == few
+    assert cached < few
+    screening, summary = study_figures(large)
+    assert len(screening) == 4
+    assert summary.n_ratings == 3 * 2 * 5  # the excluded rater's ratings and the trap left out
+
+
+def test_the_results_page_context_takes_a_fixed_number_of_queries(
+    users: dict[str, User], make_user: Callable[..., User]
+) -> None:
+    small = _rated_study(users["admin"], [users["evaluator"], make_user(Role.EVALUATOR)], n_items=2)
+    few = _count(lambda: study_results_context(small))
+    large = _rated_study(users["admin"], [make_user(Role.EVALUATOR) for _ in range(4)], n_items=5)
+
+    assert _count(lambda: study_results_context(large)) == few
+    context = study_results_context(large)
+    assert [row["seat"].decided_by for row in context["raters"]] == [users["admin"]] * 4
+    assert all(row["screens"] for row in context["raters"])
+    assert [row["system"] for row in context["table"]] == list(context["summary"].systems)
+    assert (context["submitted"], context["total"]) == (4 * 11, 4 * 11)

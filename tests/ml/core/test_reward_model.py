@@ -12,14 +12,21 @@ import torch
 from ml.core.config import RewardModelConfig, RewardTrainingConfig
 from ml.core.reward.checkpoint import REWARD_MODEL_TYPE, load_reward_model, save_reward_model
 from ml.core.reward.features import log_mel_features, mel_filterbank
-from ml.core.reward.ladder import RewardExample, RewardSourceItem, build_reward_training_examples
+from ml.core.reward.ladder import (
+    RewardExample,
+    RewardSourceItem,
+    build_reward_training_examples,
+    clashing_speech_style,
+    fitting_speech_style,
+)
 from ml.core.reward.model import RewardInput, build_reward_model
 from ml.core.reward.scoring import UserTurn, response_reward_scorer, score_responses
 from ml.core.reward.training import evaluate_reward_model, train_reward_model
 from ml.core.speech.inputs import SAMPLE_RATE
 from ml.core.training_inputs import speak_in_style
 from tests.ml.core.samples import voiced_audio
-from webapp.lib.output_format import parse_output, render_output, render_strategy
+from webapp.lib.output_format import SPEECH_STYLES, parse_output, render_output, render_strategy
+from webapp.lib.vocabulary import EMOTIONS, HAPPY, SAD
 
 # Small enough for two shared cores; the same architecture as the default.
 TINY = RewardModelConfig(
@@ -204,3 +211,12 @@ def test_rollouts_are_spoken_in_their_declared_style_before_scoring() -> None:
     assert 0.0 <= score.content <= 5.0 and 0.0 < score.alignment < 1.0
     assert spoken == [("I am here.", "comforting"), ("I am here.", "calm")]
     assert (empty.content, empty.alignment) == (0.0, 0.0)
+
+
+def test_every_benchmark_emotion_has_a_fitting_and_a_clashing_speech_style() -> None:
+    for emotion in EMOTIONS:
+        fitting = fitting_speech_style(emotion)
+        assert fitting in SPEECH_STYLES
+        assert clashing_speech_style(fitting) in SPEECH_STYLES
+        assert clashing_speech_style(fitting) != fitting
+    assert (fitting_speech_style(SAD), fitting_speech_style(HAPPY)) == ("comforting", "excited")

@@ -12,6 +12,7 @@ import pytest
 
 from ml.cli import _lora, build_parser
 from ml.core.config import (
+    ADVANTAGE_MODES,
     INFERENCE_BATCH_SIZE,
     INFERENCE_MAX_NEW_TOKENS,
     LoraSettings,
@@ -68,6 +69,23 @@ def test_the_command_line_defaults_are_the_config_defaults_and_its_lora(
 
     assert _values(args, options) == _values(config, options)
     assert _lora(args) == lora
+
+
+@pytest.mark.django_db
+def test_every_advantage_mode_is_offered_by_the_command_line_and_the_form_and_no_other(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    arguments = ["rl", "--data", "records.jsonl", "--model", "tiny", "--output", "out", "--mode"]
+    form_modes = [value for value, _ in RlJobForm().fields["mode"].choices]  # type: ignore[attr-defined]
+
+    assert ADVANTAGE_MODES == ("sdca", "grpo")
+    assert form_modes == list(ADVANTAGE_MODES)
+    assert [build_parser().parse_args([*arguments, mode]).mode for mode in ADVANTAGE_MODES] == form_modes
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*arguments, "ppo"])
+    assert "invalid choice: 'ppo'" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown mode 'ppo': expected 'sdca' or 'grpo'"):
+        RlConfig(mode="ppo")  # type: ignore[arg-type]
 
 
 def test_lora_at_another_rank_keeps_the_default_alpha_to_rank_ratio() -> None:

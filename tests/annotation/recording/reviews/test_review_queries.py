@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.recording.access import own_takes
-from annotation.recording.models import Review, Take
+from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import REVIEWS_PER_TAKE, take_outcome
 from tests.factories import ItemFactory, ReviewFactory, TakeFactory, UserFactory
 
@@ -54,3 +54,24 @@ def test_an_actor_sees_only_their_own_takes_of_an_item() -> None:
     TakeFactory.create(item=item)
 
     assert list(own_takes(actor, item)) == [mine]
+
+
+def test_a_reviewers_done_reviews_are_those_with_a_verdict() -> None:
+    reviewer = UserFactory.create()
+    accepted = ReviewFactory.create(reviewer=reviewer, verdict=Review.Verdict.ACCEPT)
+    rejected = ReviewFactory.create(reviewer=reviewer, verdict=Review.Verdict.REJECT)
+    ReviewFactory.create(reviewer=reviewer)
+    ReviewFactory.create(verdict=Review.Verdict.ACCEPT)
+
+    assert set(Review.objects.decided_by(reviewer)) == {accepted, rejected}
+
+
+def test_items_wait_for_labels_from_their_accepted_recording_until_gold() -> None:
+    waiting = {
+        ItemFactory.create(state=Item.State.RECORDED),
+        ItemFactory.create(state=Item.State.ANNOTATING),
+    }
+    for state in (Item.State.SCRIPTED, Item.State.RECORDING, Item.State.IN_REVIEW, Item.State.GOLD):
+        ItemFactory.create(state=state)
+
+    assert set(Item.objects.waiting_for_labels()) == waiting
