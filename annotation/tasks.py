@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from annotation.demo import recording as demo
-from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold import transfer_jobs
 from annotation.labelling import drafts
 from annotation.recording import takes
 from webapp.jobs import JobReporter, JobResult, job_task
@@ -30,13 +30,13 @@ def analyze_take(job: Job, reporter: JobReporter) -> JobResult:
     return takes.analyze_take(int(job.parameters["take"]), reporter)
 
 
-@job_task(gold_transfer.EXPORT_KIND, title="Export gold references (JSONL + parquet)")
+@job_task(transfer_jobs.EXPORT_KIND, title="Export gold references (JSONL + parquet)")
 def export_gold(job: Job, reporter: JobReporter) -> JobResult:
     """Write the gold references with items and audio into a downloadable archive."""
-    return gold_transfer.run_export(job, reporter)
+    return transfer_jobs.run_export(job, reporter)
 
 
-@job_task(gold_transfer.IMPORT_KIND, title="Import gold references")
+@job_task(transfer_jobs.IMPORT_KIND, title="Import gold references")
 def import_gold(job: Job, reporter: JobReporter) -> JobResult:
     """Import an uploaded gold export, all or nothing."""
-    return gold_transfer.run_import(job, reporter)
+    return transfer_jobs.run_import(job, reporter)

@@ -13,8 +13,7 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import contours_for_waveform
-from annotation.gold import adjudication
-from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold import adjudication, transfer_jobs
 from annotation.gold.models import GoldReference
 from annotation.labelling import drafts
 from annotation.labelling.access import annotations_visible_to
@@ -165,12 +164,12 @@ def gold_transfers() -> dict[str, Any]:
     up in storage, not in the database).
     """
     jobs = list(
-        Job.objects.filter(kind__in=[gold_transfer.EXPORT_KIND, gold_transfer.IMPORT_KIND])
+        Job.objects.filter(kind__in=[transfer_jobs.EXPORT_KIND, transfer_jobs.IMPORT_KIND])
         .select_related("started_by")
         .order_by("-created_at")[:RECENT_TRANSFERS]
     )
     return {
-        "jobs": [(job, gold_transfer.archive_of(job)) for job in jobs],
+        "jobs": [(job, transfer_jobs.archive_of(job)) for job in jobs],
         "running": any(not job.is_finished for job in jobs),
         "gold_count": GoldReference.objects.current().count(),
     }

@@ -12,8 +12,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from annotation.gold import reports
-from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold import reports, transfer_jobs
 from annotation.gold.access import GOLD_KEEPERS
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
@@ -42,7 +41,7 @@ def start_export(request: StudioRequest) -> HttpResponse:
     """Queue an export job."""
     scenario = request.POST.get("scenario", "")
     split = request.POST.get("split", "")
-    job = gold_transfer.start_export(
+    job = transfer_jobs.start_export(
         started_by=request.user,
         scenario=scenario if scenario in Scenario.values else "",
         split=split if split in Split.values else "",
@@ -60,8 +59,8 @@ def start_import(request: StudioRequest) -> HttpResponse:
         messages.error(request, "Choose a file to import.")
         return redirect("annotation:gold")
     try:
-        job = gold_transfer.start_import(started_by=request.user, name=upload.name or "", data=upload.read())
-    except gold_transfer.UploadRefused as refused:
+        job = transfer_jobs.start_import(started_by=request.user, name=upload.name or "", data=upload.read())
+    except transfer_jobs.UploadRefused as refused:
         messages.error(request, str(refused))
     else:
         messages.success(request, f"Import #{job.pk} queued.")
@@ -71,8 +70,8 @@ def start_import(request: StudioRequest) -> HttpResponse:
 @role_required(*GOLD_KEEPERS)
 def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
     """Send a finished export's archive."""
-    job = get_object_or_404(Job, pk=job_id, kind=gold_transfer.EXPORT_KIND)
-    key = gold_transfer.archive_of(job)
+    job = get_object_or_404(Job, pk=job_id, kind=transfer_jobs.EXPORT_KIND)
+    key = transfer_jobs.archive_of(job)
     if key is None:
         raise Http404("This export has no archive (it failed, or is not finished yet).")
     stamp = timezone.localtime(job.finished_at or job.created_at).strftime("%Y%m%d-%H%M")

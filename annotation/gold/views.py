@@ -13,8 +13,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.gold import adjudication, reports
 from annotation.gold.access import ADJUDICATORS, GOLD_KEEPERS, adjudicable_item, may_adjudicate
-from annotation.labelling import drafts
-from annotation.labelling import workflows as labelling
+from annotation.labelling import drafts, workflows
 from annotation.labelling.assignment import assign_waiting_items
 from annotation.labelling.forms import FormError, labels_from_form, version_from_form
 from annotation.labelling.models import items_ready_for_gold
@@ -53,12 +52,12 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
     except FormError as error:
         messages.error(request, str(error))
         return redirect("annotation:adjudicate", item_id=item.pk)
-    except labelling.InvalidLabels as invalid:
+    except workflows.InvalidLabels as invalid:
         context = reports.adjudication_context(
             item, request.user, perception=perception, tom=tom, problems=invalid.problems
         )
         return render(request, "annotation/labelling/adjudicate.html", context, status=422)
-    except labelling.LabellingError as error:
+    except workflows.LabellingError as error:
         context = reports.adjudication_context(item, request.user, perception=perception, tom=tom)
         context["save_error"] = str(error)
         return render(request, "annotation/labelling/adjudicate.html", context, status=409)
@@ -75,7 +74,7 @@ def fast_track(request: StudioRequest, item_id: int) -> HttpResponse:
         gold = adjudication.fast_track_item(
             item.pk, lead=request.user, expected_gold_version=version_from_form(request.POST)
         )
-    except (labelling.LabellingError, FormError) as error:
+    except (workflows.LabellingError, FormError) as error:
         messages.error(request, f"{item.external_id}: {error}")
         return redirect("annotation:adjudicate", item_id=item.pk)
     messages.success(request, f"Fast-tracked {item.external_id} to gold v{gold.version}.")

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.labelling import workflows as labelling
+from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation, own_annotations
 from annotation.labelling.models import Annotation
 from webapp.models import User
@@ -64,11 +64,11 @@ def _user(request: Request) -> User:
     return cast(User, request.user)
 
 
-def _refusal(error: labelling.LabellingError) -> Response:
-    if isinstance(error, labelling.StaleAnnotation):
+def _refusal(error: workflows.LabellingError) -> Response:
+    if isinstance(error, workflows.StaleAnnotation):
         body: dict[str, Any] = {"detail": str(error), "current_version": error.current_version}
         return Response(body, status=status.HTTP_409_CONFLICT)
-    if isinstance(error, labelling.InvalidLabels):
+    if isinstance(error, workflows.InvalidLabels):
         problems = [{"field": problem.field, "message": problem.message} for problem in error.problems]
         return Response({"detail": str(error), "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
     return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
@@ -96,7 +96,7 @@ def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Resp
             tom=labels.validated_data["tom"],
             expected_version=labels.validated_data["version"],
         )
-    except labelling.LabellingError as error:
+    except workflows.LabellingError as error:
         return _refusal(error)
     return Response(AnnotationSerializer(changed).data)
 
@@ -129,7 +129,7 @@ class AnnotationDetail(APIView):
         responses=_labels_responses(refused_as_invalid="A value outside the label vocabularies"),
     )
     def put(self, request: Request, pk: int) -> Response:
-        return _apply(request, pk, labelling.save_draft)
+        return _apply(request, pk, workflows.save_draft)
 
 
 class AnnotationSubmit(APIView):
@@ -144,4 +144,4 @@ class AnnotationSubmit(APIView):
         responses=_labels_responses(refused_as_invalid="Incomplete or invalid labels"),
     )
     def post(self, request: Request, pk: int) -> Response:
-        return _apply(request, pk, labelling.submit_annotation)
+        return _apply(request, pk, workflows.submit_annotation)

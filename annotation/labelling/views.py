@@ -18,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.audio.suggestions import contours_for_waveform
-from annotation.labelling import workflows as labelling
+from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.forms import FormError, labels_from_form, strategy_choices, version_from_form
 from annotation.labelling.models import Annotation, Strategy
@@ -72,7 +72,7 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
 @never_cache
 def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Label one item; the page restores whatever was last saved."""
-    annotation = labelling.open_annotation(own_annotation(request.user, annotation_id))
+    annotation = workflows.open_annotation(own_annotation(request.user, annotation_id))
     return render(request, "annotation/labelling/workbench.html", workbench_context(annotation))
 
 
@@ -135,12 +135,12 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
     try:
         posted_version = version_from_form(request.POST)
         perception, tom = labels_from_form(request.POST)
-        saved = labelling.save_draft(
+        saved = workflows.save_draft(
             annotation.pk, user=request.user, perception=perception, tom=tom, expected_version=posted_version
         )
-    except labelling.StaleAnnotation as stale:
+    except workflows.StaleAnnotation as stale:
         return _save_status(request, annotation, stale.your_version, str(stale), status=409, stale=True)
-    except (labelling.LabellingError, FormError) as error:
+    except (workflows.LabellingError, FormError) as error:
         posted = request.POST.get("version", "")
         version = int(posted) if posted.isdigit() else annotation.version
         return _save_status(request, annotation, version, f"Not saved: {error}", status=400)
@@ -177,25 +177,25 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
         messages.error(request, str(error))
         return redirect("annotation:workbench", annotation_id=annotation.pk)
     try:
-        saved = labelling.save_draft(
+        saved = workflows.save_draft(
             annotation.pk, user=request.user, perception=perception, tom=tom, expected_version=version
         )
-        submitted = labelling.submit_annotation(
+        submitted = workflows.submit_annotation(
             saved.pk, user=request.user, perception=perception, tom=tom, expected_version=saved.version
         )
-    except labelling.InvalidLabels as invalid:
+    except workflows.InvalidLabels as invalid:
         annotation.refresh_from_db()
         context = workbench_context(annotation, perception=perception, tom=tom, problems=invalid.problems)
         return render(request, "annotation/labelling/workbench.html", context, status=422)
-    except labelling.StaleAnnotation as stale:
+    except workflows.StaleAnnotation as stale:
         annotation.refresh_from_db()
         context = workbench_context(annotation, perception=perception, tom=tom)
         context["stale_error"] = str(stale)
         return render(request, "annotation/labelling/workbench.html", context, status=409)
-    except labelling.AnnotationClosed as closed:
+    except workflows.AnnotationClosed as closed:
         messages.error(request, str(closed))
         return redirect("annotation:workbench", annotation_id=annotation.pk)
-    following = labelling.next_open_annotation(request.user, after=submitted)
+    following = workflows.next_open_annotation(request.user, after=submitted)
     messages.success(request, f"Submitted {submitted.item.external_id}.")
     if following is None:
         return redirect("annotation:annotator_queue")
@@ -208,9 +208,9 @@ def reopen(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Reopen a submitted annotation for revision (until its item has a gold reference)."""
     annotation = own_annotation(request.user, annotation_id)
     try:
-        labelling.reopen_annotation(
+        workflows.reopen_annotation(
             annotation.pk, user=request.user, expected_version=version_from_form(request.POST)
         )
-    except (labelling.LabellingError, FormError) as error:
+    except (workflows.LabellingError, FormError) as error:
         messages.error(request, str(error))
     return redirect("annotation:workbench", annotation_id=annotation.pk)

@@ -9,8 +9,9 @@ from django import forms
 from evaluation.judging.human_scoring import HandScore
 from evaluation.judging.models import JudgeConfig
 from evaluation.judging.prompts import SUBSCORE_GUIDE
-from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
+from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
+from webapp.lib.vocabulary import MODALITY_CONFLICT
 from webapp.roles import Role, users_with_role
 
 FLAG_LABELS = {

@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from evaluation.judging.rubrics import (
-    MODALITY_CONFLICT,
     MODALITY_CONFLICT_FLAG,
     PERCEPTION,
     REASONING,
@@ -31,6 +30,7 @@ from evaluation.judging.rubrics import (
     StageScore,
     score_stage,
 )
+from webapp.lib.vocabulary import MODALITY_CONFLICT
 
 PROMPT_VERSIONS: dict[str, str] = {stage: f"{stage.replace('_', '-')}-v1" for stage in STAGES}
 

@@ -19,15 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-# The five EchoEval scenarios (paper section 4, Table 10) are the benchmark vocabulary's; the rubric
-# re-exports them because its caps and stages are decided per scenario.
-from webapp.lib.vocabulary import AUDIO_DOMINANT as AUDIO_DOMINANT
-from webapp.lib.vocabulary import EMOTION_SHIFT as EMOTION_SHIFT
-from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL
-from webapp.lib.vocabulary import IMPLICIT as IMPLICIT
-from webapp.lib.vocabulary import MODALITY_CONFLICT as MODALITY_CONFLICT
-from webapp.lib.vocabulary import SCENARIOS as SCENARIOS
-from webapp.lib.vocabulary import STRATEGY_SYNONYMS
+from webapp.lib.vocabulary import MODALITY_CONFLICT, STRATEGY_SYNONYMS
 
 PERCEPTION = "perception"
 REASONING = "reasoning"

@@ -13,7 +13,6 @@ from typing import Any
 
 from annotation.gold.models import GoldReference
 from evaluation.judging.rubrics import (
-    EMOTION_SHIFT,
     PERCEPTION,
     REASONING,
     RESPONSE_AUDIO,
@@ -22,6 +21,7 @@ from evaluation.judging.rubrics import (
     RubricError,
 )
 from evaluation.outputs.models import ModelOutput
+from webapp.lib.vocabulary import EMOTION_SHIFT
 
 # Perception facts the audio judge compares the voice with.
 _AUDIO_GOLD_FIELDS = ("emotion", "emotion_variant", "intensity", "polarity", "prosody_caption")

@@ -36,18 +36,20 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from evaluation.judging.rubrics import (
+    PERCEPTION,
+    REASONING,
+    RESPONSE_AUDIO,
+    RESPONSE_CONTENT,
+    SHIFT_PERCEPTION,
+    STAGES,
+)
+from webapp.lib.vocabulary import (
     AUDIO_DOMINANT,
     EMOTION_SHIFT,
     HIGH_AROUSAL,
     IMPLICIT,
     MODALITY_CONFLICT,
-    PERCEPTION,
-    REASONING,
-    RESPONSE_AUDIO,
-    RESPONSE_CONTENT,
     SCENARIOS,
-    SHIFT_PERCEPTION,
-    STAGES,
 )
 
 Mark = Literal["best", "second"]

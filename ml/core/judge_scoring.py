@@ -25,7 +25,6 @@ from typing import Any
 
 from evaluation.judging.prompts import build_messages, parse_judgement
 from evaluation.judging.rubrics import (
-    EMOTION_SHIFT,
     PERCEPTION,
     REASONING,
     SHIFT_PERCEPTION,
@@ -35,6 +34,7 @@ from evaluation.judging.rubrics import (
 )
 from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
 from webapp.lib.output_format import ParsedOutput, parse_reasoning_fields, parse_strategy_names
+from webapp.lib.vocabulary import EMOTION_SHIFT
 
 STRATEGY_SUBSCORE = "strategy"
 STRATEGY_SUBSCORE_MAX = 3

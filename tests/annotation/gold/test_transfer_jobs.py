@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.gold import transfer_jobs as gold_transfer
+from annotation.gold import transfer_jobs
 from annotation.gold.adjudication import adjudicate_item
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item
@@ -37,7 +37,7 @@ def test_a_lead_exports_and_downloads_the_archive(
     lead = client_for("lead")
     with django_capture_on_commit_callbacks(execute=False):
         assert lead.post(reverse("annotation:start_gold_export")).status_code == 302
-    job = latest(gold_transfer.EXPORT_KIND)
+    job = latest(transfer_jobs.EXPORT_KIND)
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None
@@ -59,17 +59,17 @@ def test_an_uploaded_export_is_imported(
     lead = client_for("lead")
     with django_capture_on_commit_callbacks(execute=False):
         lead.post(reverse("annotation:start_gold_export"))
-    run_job(latest(gold_transfer.EXPORT_KIND).pk)
+    run_job(latest(transfer_jobs.EXPORT_KIND).pk)
     archive = b"".join(
         lead.get(
-            reverse("annotation:download_gold_export", args=[latest(gold_transfer.EXPORT_KIND).pk])
+            reverse("annotation:download_gold_export", args=[latest(transfer_jobs.EXPORT_KIND).pk])
         ).streaming_content
     )
     Item.objects.all().delete()
     upload = SimpleUploadedFile("echoeval-gold.zip", archive, content_type="application/zip")
     with django_capture_on_commit_callbacks(execute=False):
         assert lead.post(reverse("annotation:start_gold_import"), {"export": upload}).status_code == 302
-    job = latest(gold_transfer.IMPORT_KIND)
+    job = latest(transfer_jobs.IMPORT_KIND)
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
@@ -82,7 +82,7 @@ def test_a_bad_import_fails_with_every_problem_in_the_log(
 ) -> None:
     rows = b'{"id": "EE-9", "text": "Hello there", "scenario": "implicit"}\n'
     with django_capture_on_commit_callbacks(execute=False):
-        job = gold_transfer.start_import(started_by=users["lead"], name="gold.jsonl", data=rows)
+        job = transfer_jobs.start_import(started_by=users["lead"], name="gold.jsonl", data=rows)
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.FAILED
@@ -96,11 +96,11 @@ def test_files_that_cannot_be_exports_are_refused_at_once(client_for) -> None:
     upload = SimpleUploadedFile("notes.txt", b"hello")
     response = lead.post(reverse("annotation:start_gold_import"), {"export": upload}, follow=True)
     assert "Upload a .zip of an export folder" in response.content.decode()
-    assert not Job.objects.filter(kind=gold_transfer.IMPORT_KIND).exists()
+    assert not Job.objects.filter(kind=transfer_jobs.IMPORT_KIND).exists()
 
 
 def test_downloads_need_a_finished_export(client_for, users) -> None:
-    job = Job.objects.create(kind=gold_transfer.EXPORT_KIND, started_by=users["lead"])
+    job = Job.objects.create(kind=transfer_jobs.EXPORT_KIND, started_by=users["lead"])
     assert (
         client_for("lead").get(reverse("annotation:download_gold_export", args=[job.pk])).status_code == 404
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 import factory
 
-from annotation.labelling import workflows as labelling
+from annotation.labelling import workflows
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
 from tests.factories import AnnotationFactory, RecordedItemFactory
@@ -92,8 +92,8 @@ def assign(item: Item, *users: User) -> list[Annotation]:
 
 def submitted(annotation: Annotation, **labels: dict[str, Any]) -> Annotation:
     """Open and submit an annotation with complete labels (overridable per document)."""
-    opened = labelling.open_annotation(annotation)
-    return labelling.submit_annotation(
+    opened = workflows.open_annotation(annotation)
+    return workflows.submit_annotation(
         opened.pk,
         user=opened.annotator,
         perception=labels.get("perception", perception()),

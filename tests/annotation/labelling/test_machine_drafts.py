@@ -7,7 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from annotation.labelling import workflows as labelling
+from annotation.labelling import workflows
 from annotation.labelling.drafts import JOB_KIND, DraftsDisabled, start_draft_job
 from annotation.labelling.models import MachineDraft
 from tests.annotation.labelling.support import form_data, perception
@@ -139,6 +139,6 @@ def test_the_workbench_starts_from_the_draft_and_records_what_changed(client_as,
 
 def test_failed_drafts_are_never_offered(annotations) -> None:
     MachineDraft.objects.create(item=annotations[0].item, model_name="m", prompt_version="v", error="timeout")
-    opened = labelling.open_annotation(annotations[0])
+    opened = workflows.open_annotation(annotations[0])
     assert opened.machine_draft is None
     assert opened.tom["context"] == ""

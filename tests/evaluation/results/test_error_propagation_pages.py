@@ -9,13 +9,13 @@ import pytest
 from django.urls import reverse
 
 from evaluation.judging.models import JudgeConfig
-from evaluation.judging.rubrics import SCENARIOS
 from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord
 from evaluation.results.propagation import error_propagation
 from evaluation.results.reports import error_propagation_table
 from tests.evaluation.judging_support import BenchmarkItemFactory
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
+from webapp.lib.vocabulary import SCENARIOS
 
 # Threshold 0.6 of each stage maximum: perception and reasoning >= 6/10, content >= 3/5.
 #   item  P      R      Resp         P ok  R ok  Resp ok

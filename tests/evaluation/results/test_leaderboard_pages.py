@@ -13,7 +13,6 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from evaluation.judging.models import JudgeConfig
-from evaluation.judging.rubrics import SCENARIOS
 from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord, build_leaderboard
 from evaluation.results.reports import leaderboard
@@ -26,6 +25,7 @@ from tests.evaluation.results.hand_computed import (
     judged_stage,
 )
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
+from webapp.lib.vocabulary import SCENARIOS
 
 
 def store(scores: dict, config: JudgeConfig, categories: dict[str, str] | None = None) -> None:

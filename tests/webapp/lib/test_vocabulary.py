@@ -10,6 +10,7 @@ from annotation.labelling.schema import CHOICES, check_perception
 from annotation.recording.item_import import parse_items
 from annotation.recording.models import Emotion, Intensity, Item, Scenario, Split
 from evaluation.judging import rubrics
+from evaluation.results import leaderboard
 from webapp.lib import vocabulary
 from webapp.lib.vocabulary import (
     CONFLICT_KINDS,
@@ -77,7 +78,7 @@ def test_item_files_accept_exactly_the_vocabulary() -> None:
 def test_label_schema_and_rubrics_read_the_vocabulary() -> None:
     assert CHOICES["emotion"] == EMOTIONS and CHOICES["polarity"] == POLARITIES
     assert CHOICES["pitch"] == PROSODY_LEVELS and CHOICES["conflict_kind"] == CONFLICT_KINDS
-    assert set(rubrics.SCENARIOS) == set(SCENARIOS)
+    assert leaderboard.SCENARIOS is vocabulary.SCENARIOS
     assert rubrics.MODALITY_CONFLICT == vocabulary.MODALITY_CONFLICT
     problems = check_perception({"emotion": "joy", "polarity": "mixed"})
     assert [problem.field for problem in problems] == ["perception.emotion"]
