@@ -148,6 +148,19 @@ def wav_missing_seconds(data: bytes) -> tuple[float, float] | None:
 DEFAULT_LIMITS = UploadLimits()
 
 
+def refuse_oversized(size: int, limits: UploadLimits = DEFAULT_LIMITS) -> None:
+    """Raise AudioRejected when an upload of `size` bytes is over the limit.
+
+    The API calls it with the declared size before reading the body; normalise_upload calls it on
+    the bytes it was given.
+    """
+    if size > limits.max_bytes:
+        raise AudioRejected(
+            f"The file is too large ({_human_size(size)}); the limit is {_human_size(limits.max_bytes)}.",
+            "too_large",
+        )
+
+
 def normalise_upload(data: bytes, filename: str, *, limits: UploadLimits = DEFAULT_LIMITS) -> NormalisedAudio:
     """Return the upload as 16 kHz mono audio, or raise AudioRejected saying what is wrong.
 
@@ -155,12 +168,7 @@ def normalise_upload(data: bytes, filename: str, *, limits: UploadLimits = DEFAU
     """
     if not data:
         raise AudioRejected("The file is empty.", "empty")
-    if len(data) > limits.max_bytes:
-        raise AudioRejected(
-            f"The file is too large ({_human_size(len(data))}); "
-            f"the limit is {_human_size(limits.max_bytes)}.",
-            "too_large",
-        )
+    refuse_oversized(len(data), limits)
     container = detect_container(data)
     if container is None:
         raise AudioRejected(_unreadable(filename), "unreadable")

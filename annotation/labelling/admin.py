@@ -12,7 +12,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from annotation.labelling.access import annotations_visible_to, may_see_others_labels
@@ -24,6 +24,7 @@ from annotation.labelling.models import (
     Strategy,
 )
 from annotation.recording.models import Scenario, Split
+from webapp.models import User
 from webapp.roles import Role, RoleAdminAccess, users_with_role
 
 
@@ -74,7 +75,12 @@ class AnnotationProjectForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         annotators = self.fields["annotators"]
         assert isinstance(annotators, forms.ModelMultipleChoiceField)
-        annotators.queryset = users_with_role(Role.ANNOTATOR)
+        # Offer active annotators, and keep any inactive one already on the project selectable, so
+        # saving the project does not silently drop them.
+        offered = Q(pk__in=users_with_role(Role.ANNOTATOR))
+        if self.instance.pk:
+            offered |= Q(pk__in=self.instance.annotators.all())
+        annotators.queryset = User.objects.filter(offered).order_by("username")
 
 
 @admin.register(AnnotationProject)

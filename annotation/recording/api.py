@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.audio.upload import AudioRejected
+from annotation.audio.upload import AudioRejected, refuse_oversized
 from annotation.recording.access import item_for_actor, own_takes, review_for_reviewer
 from annotation.recording.models import Review
 from annotation.recording.reviews import (
@@ -27,7 +27,7 @@ from annotation.recording.serializers import (
     TakeUploadSerializer,
     VerdictSerializer,
 )
-from annotation.recording.takes import TakeNotAllowed, record_take, refuse_oversized, upload_limits
+from annotation.recording.takes import TakeNotAllowed, record_take, upload_limits
 from webapp.models import User
 from webapp.roles import HasRole, Role
 

@@ -25,7 +25,7 @@ from annotation.recording.access import may_review
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
 from webapp.models import User
-from webapp.roles import Role, users_with_role
+from webapp.roles import Role, has_role, users_with_role
 
 REVIEWS_PER_TAKE = 3
 MAX_COMMENT_CHARS = 2000
@@ -179,11 +179,13 @@ def _check_new_reviewer(take: Take, reviewer: User) -> None:
     # `access.may_review` decides; the branches below only explain a refusal to the admin.
     if may_review(take, reviewer):
         return
+    if not reviewer.is_active or not has_role(reviewer, Role.REVIEWER):
+        raise ReviewProblem(f"{reviewer} is not an active reviewer.")
     if reviewer.pk == take.actor_id:
         raise ReviewProblem("Nobody reviews their own take.")
     if take.reviews.filter(reviewer=reviewer).exists():
         raise ReviewProblem(f"{reviewer} already reviews this take.")
-    raise ReviewProblem(f"{reviewer} is not an active reviewer.")
+    raise ReviewProblem(f"{reviewer} may not review this take.")
 
 
 def replace_reviewer(review: Review, new_reviewer: User) -> Review:

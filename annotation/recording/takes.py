@@ -21,7 +21,7 @@ from django.db import transaction
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
-from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
+from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
@@ -71,24 +71,6 @@ def check_recordable(item: Item, actor: User) -> None:
         if item.state == Item.State.SCRIPTED:
             raise TakeNotAllowed("This script is not open for recording yet.")
         raise TakeNotAllowed("This script already has an accepted recording.")
-
-
-def refuse_oversized(size: int, limits: UploadLimits) -> None:
-    """Raise AudioRejected when an upload of `size` bytes is over the limit, before it is read.
-
-    Same words as normalise_upload's own size check, which cannot run without reading the file.
-    """
-    if size > limits.max_bytes:
-        raise AudioRejected(
-            f"The file is too large ({_human_size(size)}); the limit is {_human_size(limits.max_bytes)}.",
-            "too_large",
-        )
-
-
-def _human_size(size: int) -> str:
-    if size < 1024 * 1024:
-        return f"{max(1, round(size / 1024))} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
 
 
 def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:

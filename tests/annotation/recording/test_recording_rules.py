@@ -76,6 +76,17 @@ def test_an_admin_override_refuses_whom_the_rule_refuses(
         add_reviewer(take, people[who])
 
 
+def test_an_override_naming_the_takes_own_actor_without_the_reviewer_role_says_so_first(
+    make_user: Callable[..., User],
+) -> None:
+    # The role is checked before "own take", as it was before access.may_review decided it.
+    actor = make_user(Role.VOICE_ACTOR)
+    take = TakeFactory.create(actor=actor, status=Take.Status.IN_REVIEW)
+
+    with pytest.raises(ReviewProblem, match="not an active reviewer"):
+        add_reviewer(take, actor)
+
+
 @pytest.mark.parametrize("model", ["item", "take", "review"])
 def test_studio_admins_manage_recording_in_the_django_admin(
     client_for: Callable[[str], Client], model: str
