@@ -153,8 +153,25 @@ class WorkerProcess:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
+    def pause(self) -> None:
+        """SIGSTOP the worker and its pool: a stall (swapping, a hung driver) with the process alive."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGCONT)
+
+    def owns_pid(self, pid: int) -> bool:
+        """Return True when `pid` (a job's worker) is this worker or one of its pool processes."""
+        try:
+            return self.process is not None and os.getpgid(pid) == self.process.pid
+        except ProcessLookupError:
+            return False
+
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGCONT)
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
                 self.process.wait(timeout=15)

@@ -36,6 +36,14 @@ def run_job_task(job_id: int) -> None:
     run_job(job_id)
 
 
+@app.task(name="webapp.reap_stale_jobs", ignore_result=True)
+def reap_stale_jobs_task() -> list[int]:
+    """Re-queue or fail jobs whose worker stopped sending heartbeats (run by Celery beat)."""
+    from webapp.jobs import reap_stale_jobs
+
+    return reap_stale_jobs()
+
+
 @worker_ready.connect
 def _reap_on_start(**_: Any) -> None:
     # A worker that starts after a crash picks up the pieces of jobs its predecessor left running.

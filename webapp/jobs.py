@@ -3,6 +3,14 @@
 A job function is a plain callable `(job, reporter) -> result dict` registered with `@job_task`.
 The Celery task around it takes only the job id, so a redelivered message (acks_late) or a manual
 re-run finds the row and decides from its status whether there is anything left to do.
+
+Ownership: `_claim` makes one attempt (`attempts = N`) the owner of a running job. Every later
+write of that attempt (progress, metrics, log, heartbeat, the final result) is a conditional
+UPDATE on `(pk, attempts=N, status=running)`, so once a stalled attempt has been reaped and
+another worker has claimed the job, the stalled one can write nothing: its next write finds no
+row, raises JobLost, and it stops without a result. Reaping is done by a periodic task (Celery
+beat), by workers as they start, or by `manage.py reap_jobs`; never by a page view, where a slow
+request could make a live job look dead.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
@@ -32,6 +41,10 @@ JobFunction = Callable[[Job, "JobReporter"], JobResult]
 
 class JobCancelled(Exception):
     """Raised inside a job function when an admin asked to cancel it."""
+
+
+class JobLost(Exception):
+    """Raised inside a job function whose attempt no longer owns the job (it was reaped and re-queued)."""
 
 
 class JobNotRegistered(KeyError):
@@ -113,6 +126,7 @@ class JobReporter:
 
     def __init__(self, job: Job, *, min_interval_s: float = 0.2) -> None:
         self.job = job
+        self._owned = owned_by_attempt(job)
         self._min_interval_s = min_interval_s
         self._last_write = 0.0
         self._metrics: list[dict[str, Any]] = list(job.metrics or [])
@@ -125,21 +139,23 @@ class JobReporter:
             return
         self._last_write = now
         fraction = max(0.0, min(1.0, float(fraction)))
-        Job.objects.filter(pk=self.job.pk).update(
-            progress=fraction, message=message[:500], heartbeat_at=timezone.now()
-        )
+        self._write(progress=fraction, message=message[:500], heartbeat_at=timezone.now())
         self.job.progress, self.job.message = fraction, message
         self.check_cancelled()
 
     def metric(self, step: int, **values: float) -> None:
         """Append one point of a metric time series (loss, rho, reward...) shown as charts."""
         self._metrics.append({"step": step, **{k: float(v) for k, v in values.items()}})
-        Job.objects.filter(pk=self.job.pk).update(metrics=self._metrics, heartbeat_at=timezone.now())
+        self._write(metrics=self._metrics, heartbeat_at=timezone.now())
 
     def log(self, line: str) -> None:
         """Append a line to the job's log."""
         self._log.append(f"{timezone.now():%H:%M:%S} {line}")
-        Job.objects.filter(pk=self.job.pk).update(log="\n".join(self._log)[-100_000:])
+        self._write(log="\n".join(self._log)[-100_000:])
+
+    def _write(self, **fields: Any) -> None:
+        if not self._owned.update(**fields):
+            raise JobLost(f"attempt {self.job.attempts} of job {self.job.pk} no longer owns it")
 
     def check_cancelled(self) -> None:
         """Raise JobCancelled when an admin asked this job to stop."""
@@ -152,21 +168,53 @@ class JobReporter:
 
 
 class _Heartbeat(threading.Thread):
-    """Touches heartbeat_at while a job function runs, so a long silent step is not mistaken for death."""
+    """Touches heartbeat_at while a job function runs, so a long silent step is not mistaken for death.
 
-    def __init__(self, job_id: int) -> None:
-        super().__init__(daemon=True, name=f"job-{job_id}-heartbeat")
-        self.job_id = job_id
+    A failed beat (database restart, dropped connection) is logged and retried with a fresh
+    connection at the next interval: a thread that died on its first error would let a live job
+    look stale and be run a second time elsewhere.
+    """
+
+    def __init__(self, job: Job) -> None:
+        super().__init__(daemon=True, name=f"job-{job.pk}-heartbeat")
+        self.job_id = job.pk
+        self._owned = owned_by_attempt(job)
         self.stopped = threading.Event()
+        self.lost = threading.Event()
 
     def run(self) -> None:
         try:
             while not self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
-                Job.objects.filter(pk=self.job_id, status=JobStatus.RUNNING).update(
-                    heartbeat_at=timezone.now()
-                )
+                if not self.beat():
+                    self.lost.set()
+                    logger.warning(
+                        "job %s: this attempt no longer owns the job; heartbeat stops", self.job_id
+                    )
+                    return
         finally:
             connection.close()
+
+    def beat(self) -> bool:
+        """Touch heartbeat_at once; return False only when this attempt has lost the job."""
+        try:
+            return bool(self._owned.update(heartbeat_at=timezone.now()))
+        except Exception:
+            logger.warning("job %s: heartbeat failed; retrying", self.job_id, exc_info=True)
+            # The connection may be broken for good; the next query opens a new one.
+            connection.close()
+            return True
+
+
+def owned_by_attempt(job: Job) -> QuerySet[Job]:
+    """Return the job's row as long as the attempt `job` was claimed as still owns it.
+
+    A reporter made for a job that was never claimed (a tool or test calling a job function
+    directly) writes to the row unconditionally.
+    """
+    rows = Job.objects.filter(pk=job.pk)
+    if job.status == JobStatus.RUNNING:
+        rows = rows.filter(attempts=job.attempts, status=JobStatus.RUNNING)
+    return rows
 
 
 def _claim(job_id: int) -> Job | None:
@@ -198,16 +246,33 @@ def _claim(job_id: int) -> Job | None:
 
 
 def _finish(job: Job, status: str, *, result: JobResult = None, error: str = "", message: str = "") -> None:
-    job.status = status
-    job.finished_at = timezone.now()
-    job.error = error
+    """End a job the caller holds locked (claim and reap decide under select_for_update)."""
+    fields = _final_fields(status, result=result, error=error, message=message)
+    for name, value in fields.items():
+        setattr(job, name, value)
+    job.save(update_fields=list(fields))
+
+
+def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: str = "") -> bool:
+    """End the job as the attempt that claimed it; return False (and write nothing) when that
+    attempt was reaped meanwhile, so a second worker's run is the only one that counts."""
+    fields = _final_fields(status, result=result, error=error, message="")
+    if owned_by_attempt(job).update(**fields):
+        return True
+    logger.warning(
+        "job %s: attempt %s lost the job before finishing; its outcome is dropped", job.pk, job.attempts
+    )
+    return False
+
+
+def _final_fields(status: str, *, result: JobResult, error: str, message: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error}
     if status == JobStatus.SUCCEEDED:
-        job.progress = 1.0
-        job.result = result
-    job.message = message or {"succeeded": "Done", "failed": "Failed", "cancelled": "Cancelled"}.get(
+        fields.update(progress=1.0, result=result)
+    fields["message"] = message or {"succeeded": "Done", "failed": "Failed", "cancelled": "Cancelled"}.get(
         status, ""
     )
-    job.save(update_fields=["status", "finished_at", "error", "progress", "result", "message"])
+    return fields
 
 
 def run_job(job_id: int) -> None:
@@ -217,20 +282,22 @@ def run_job(job_id: int) -> None:
     if job is None:
         return
     spec = job_spec(job.kind)
-    heartbeat = _Heartbeat(job.pk)
+    heartbeat = _Heartbeat(job)
     heartbeat.start()
     reporter = JobReporter(job)
     try:
         result = spec.function(job, reporter)
+    except JobLost:
+        logger.warning("job %s: attempt %s was taken over by another worker; stopping", job.pk, job.attempts)
     except JobCancelled:
-        _finish(job, JobStatus.CANCELLED)
+        _finish_attempt(job, JobStatus.CANCELLED)
     except Exception as exc:
         logger.exception("job %s failed", job)
-        job.log = (job.log + "\n" + traceback.format_exc())[-100_000:]
-        Job.objects.filter(pk=job.pk).update(log=job.log)
-        _finish(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        log = (job.log + "\n" + traceback.format_exc())[-100_000:]
+        if owned_by_attempt(job).update(log=log):
+            _finish_attempt(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     else:
-        _finish(job, JobStatus.SUCCEEDED, result=result)
+        _finish_attempt(job, JobStatus.SUCCEEDED, result=result)
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
@@ -275,5 +342,8 @@ def diagnostic_sleep(job: Job, reporter: JobReporter) -> JobResult:
     delay = float(job.parameters.get("delay_s", 0.2))
     for step in range(steps):
         time.sleep(delay)
+        # Each step is recorded with the attempt that ran it, so a test can see two attempts never
+        # interleave their work.
+        reporter.metric(step + 1, attempt=job.attempts)
         reporter.progress((step + 1) / steps, f"Step {step + 1} of {steps}", force=True)
     return {"steps": steps}

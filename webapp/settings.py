@@ -159,6 +159,13 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 JOB_HEARTBEAT_SECONDS = env_float("ECHOSTUDIO_JOB_HEARTBEAT_SECONDS", 5.0, minimum=0.1)
 JOB_STALE_AFTER_SECONDS = env_float("ECHOSTUDIO_JOB_STALE_AFTER_SECONDS", 60.0, minimum=0.5)
 JOB_MAX_ATTEMPTS = env_int("ECHOSTUDIO_JOB_MAX_ATTEMPTS", 2, minimum=1)
+# Celery beat runs the reaper; `make run` starts beat, production runs one beat process (README).
+JOB_REAP_EVERY_SECONDS = env_float(
+    "ECHOSTUDIO_JOB_REAP_EVERY_SECONDS", JOB_STALE_AFTER_SECONDS / 2, minimum=0.5
+)
+CELERY_BEAT_SCHEDULE = {
+    "reap-stale-jobs": {"task": "webapp.reap_stale_jobs", "schedule": JOB_REAP_EVERY_SECONDS},
+}
 
 # OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.
 DRAFT_LLM_BASE_URL = env_str("ECHOSTUDIO_DRAFT_LLM_BASE_URL")

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.health import check_broker, check_database
 from webapp.http import StudioRequest
-from webapp.jobs import cancel_job, reap_stale_jobs, start_job
+from webapp.jobs import cancel_job, start_job
 from webapp.models import Job
 from webapp.roles import Role, home_url_for, role_required
 
@@ -47,8 +47,6 @@ def job_list(request: StudioRequest) -> HttpResponse:
 @never_cache
 def job_detail(request: StudioRequest, job_id: int) -> HttpResponse:
     """A job's page; htmx polls the `progress` partial until the job ends."""
-    # Each poll doubles as the watchdog: a job whose worker died is detected while someone watches.
-    reap_stale_jobs()
     job = get_object_or_404(Job, pk=job_id)
     template = "webapp/job_detail.html#progress" if request.htmx else "webapp/job_detail.html"
     return render(request, template, {"job": job})

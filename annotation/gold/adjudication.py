@@ -106,7 +106,7 @@ def adjudicate_item(
         # The race: two leads save gold for one item at once. Unlocked, both would read the same
         # current version and both add a "current" gold on top of it. With the item locked the
         # second waits, then finds the version moved on and is refused (StaleGold in _save_gold).
-        item = Item.objects.select_for_update().get(pk=item_id)
+        item = Item.objects.lock(item_id)
         perception_doc, tom_doc = checked_labels(item, perception, tom, complete=True)
         return _save_gold(
             item, lead, perception_doc, tom_doc, expected_gold_version, reference_response, note
@@ -119,8 +119,8 @@ def fast_track_item(item_id: int, *, lead: User, expected_gold_version: int) -> 
         # The same race as adjudicate_item (two leads saving gold for one item at once, here a
         # fast-track against a full adjudication or a second fast-track): the item lock makes the
         # second wait and then be refused as stale.
-        item = Item.objects.select_for_update().get(pk=item_id)
-        annotations = list(Annotation.objects.submitted().filter(item=item))
+        item = Item.objects.lock(item_id)
+        annotations = list(Annotation.objects.submitted().filter(item=item).select_for_update(of=("self",)))
         comparison = compare_item(item, annotations)
         if not comparison.fast_trackable:
             raise NotFastTrackable("The annotators disagree on a categorical field: adjudicate it in full.")
@@ -155,7 +155,8 @@ def _save_gold(
     current_version = previous.version if previous else 0
     if current_version != expected_gold_version:
         raise StaleGold(current_version, expected_gold_version)
-    annotations = list(item.annotations.all())
+    # Locked after the item, as every workflow does: a reopen waiting on the item now sees the gold.
+    annotations = list(item.annotations.select_for_update(of=("self",)))
     if not is_ready_for_gold(annotations):
         raise NotReady("Some annotations of this item are not submitted yet.")
     gold = GoldReference.objects.add_current_version(

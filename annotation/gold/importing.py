@@ -205,8 +205,7 @@ def import_gold(path: Path, *, imported_by: User) -> ImportSummary:
         # The race: a lead adjudicating one of these items while the import runs. With the items
         # locked (in id order, as every workflow locks them) their gold versions follow one
         # another instead of both claiming the same next version.
-        locked = Item.objects.select_for_update().filter(pk__in=[item.pk for item in existing.values()])
-        list(locked.order_by("pk").values_list("pk", flat=True))
+        Item.objects.lock_all(item.pk for item in existing.values())
         for row in rows:
             _import_row(
                 row, existing.get(row["id"]), prepared_audio.get(row["id"]), users, imported_by, summary

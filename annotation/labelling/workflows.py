@@ -78,6 +78,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
     if annotation.status != Annotation.Status.ASSIGNED:
         return annotation
     with transaction.atomic():
+        Item.objects.lock_of_annotation(annotation.pk)
         locked = (
             Annotation.objects.select_for_update(of=("self",))
             .select_related("item__recording")
@@ -173,6 +174,10 @@ def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) 
 
 
 def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> Annotation:
+    # The item first, as everywhere (ItemQuerySet): a reopen or submit racing an adjudication of
+    # the same item waits for the gold to be saved and is then refused, instead of changing an
+    # annotation the adjudication has just read.
+    Item.objects.lock_of_annotation(annotation_id)
     annotation = (
         Annotation.objects.select_for_update(of=("self",))
         .select_related("item", "machine_draft")

@@ -150,7 +150,7 @@ def assign_items(items: QuerySet[Item] | Iterable[int], actors: Sequence[User]) 
     )
     with transaction.atomic():
         # Locked: an upload that arrives now re-checks the item's actor under the same lock.
-        locked = list(chosen.select_for_update().only("pk", "scenario", "state", "actor"))
+        locked = list(chosen.select_for_update().order_by("pk").only("pk", "scenario", "state", "actor"))
         assignable = [item for item in locked if item.state in ASSIGNABLE_STATES]
         # What each actor holds besides this batch, so the odd scripts go to those with fewest.
         load = Counter(

@@ -4,9 +4,8 @@ A take is kept only when all three of its reviewers accept it (EchoChat paper, a
 When the last verdict is in, three accepts make the take the item's recording and retire the
 item's other takes still waiting; any reject sends the item back to its actor with the reasons.
 
-Lock order, everywhere a take's fate can change (upload, analysis, verdict, reviewer change):
-the item row, then the take row, then the review row. One order means no deadlocks, and the
-item lock serialises everything that could decide an item twice.
+Lock order, everywhere a take's fate can change (upload, analysis, verdict, reviewer change): the
+one order of `ItemQuerySet` (annotation/recording/models.py): item, then take, then review.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def submit_verdict(
         # would, twice). With the item locked first the second waits for the first to commit,
         # then sees all three verdicts and decides exactly once. The same lock keeps two takes of
         # one item from both becoming its recording.
-        item = Item.objects.select_for_update().get(pk=found["take__item_id"])
+        item = Item.objects.lock(found["take__item_id"])
         take = Take.objects.select_for_update().get(pk=found["take_id"])
         review = Review.objects.select_for_update().get(pk=review_id)
         if review.reviewer_id != reviewer.pk:
@@ -192,7 +191,7 @@ def replace_reviewer(review: Review, new_reviewer: User) -> Review:
     """Give a review that is still pending to another reviewer (an admin override)."""
     with transaction.atomic():
         # Locked in the usual order, so a verdict arriving now is either in before us or refused after.
-        Item.objects.select_for_update().get(pk=review.take.item_id)
+        Item.objects.lock(review.take.item_id)
         take = Take.objects.select_for_update().get(pk=review.take_id)
         locked = Review.objects.select_for_update().get(pk=review.pk)
         if locked.verdict != Review.Verdict.PENDING:
@@ -209,7 +208,7 @@ def replace_reviewer(review: Review, new_reviewer: User) -> Review:
 def add_reviewer(take: Take, reviewer: User) -> Review:
     """Give a take short of reviewers one more (an admin override)."""
     with transaction.atomic():
-        Item.objects.select_for_update().get(pk=take.item_id)
+        Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         if locked.status != Take.Status.IN_REVIEW:
             raise ReviewProblem("This take is not in review.")

@@ -85,7 +85,7 @@ def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
     try:
         with transaction.atomic():
             # Locked: an accepted verdict or a reassignment on this item waits for us, or we for it.
-            locked = Item.objects.select_for_update().get(pk=item.pk)
+            locked = Item.objects.lock(item.pk)
             check_recordable(locked, actor)
             take = Take.objects.create(
                 item=locked,
@@ -164,7 +164,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
 
     with transaction.atomic():
         # Same lock order as every verdict: item, then take.
-        Item.objects.select_for_update().get(pk=take.item_id)
+        Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         locked.qc = {name: measured[name] for name in QC_FIELDS}
         locked.features = features

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from ml.jobs.models import Checkpoint, DatasetSnapshot
+from webapp.jobs import JobLost, owned_by_attempt
 from webapp.models import Job
 
 if TYPE_CHECKING:
@@ -137,7 +138,9 @@ def store_checkpoint(
             # Race: a worker presumed dead (it was only slow) and the attempt that replaced it can
             # both get here; locking the job row makes the second see the first's checkpoint, so a
             # job never records two. (The same check at the job's start ran before training.)
-            Job.objects.select_for_update().only("pk").get(pk=job.pk)
+            # An attempt that was reaped meanwhile records nothing: the attempt that owns the job does.
+            if owned_by_attempt(job).select_for_update().only("pk").first() is None:
+                raise JobLost(f"attempt {job.attempts} of job {job.pk} no longer owns it")
             recorded = Checkpoint.objects.filter(produced_by=job).first()
             if recorded is None:
                 return _create_row(name, kind, saved, job=job, snapshot=snapshot, parent=parent)

@@ -63,3 +63,39 @@ def test_a_job_whose_worker_died_is_rerun_by_the_next_worker(worker_factory, set
     second = worker_factory(**FAST_HEARTBEAT)
     wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 90, f"job was not re-run:\n{second.log_text()}")
     assert job.attempts == 2
+
+
+def test_a_stalled_job_is_never_run_by_two_workers_and_ends_once(worker_factory, settings) -> None:
+    # given two real workers, one of which is running a job
+    settings.JOB_STALE_AFTER_SECONDS = 1.5
+    settings.JOB_MAX_ATTEMPTS = 2
+    workers = [worker_factory(**FAST_HEARTBEAT), worker_factory(**FAST_HEARTBEAT)]
+    job = start_job("diagnostic_sleep", parameters={"steps": 25, "delay_s": 0.1})
+    wait_until(lambda: _status(job) == JobStatus.RUNNING and job.progress > 0, 60, "job never started")
+    first = next(worker for worker in workers if worker.owns_pid(int(job.worker.rsplit(":", 1)[1])))
+    second = next(worker for worker in workers if worker is not first)
+
+    # when the first worker stalls past the stale time, the reaper re-queues the job and the
+    # second worker claims it; then the first wakes up mid-step
+    first.pause()
+    try:
+        wait_until(lambda: bool(reap_stale_jobs()), 20, "the stalled job was never reaped")
+        wait_until(lambda: _status(job) == JobStatus.RUNNING and job.attempts == 2, 60, "not re-claimed")
+    finally:
+        first.resume()
+
+    # then the job ends once, as the second attempt, and no step of the first lands after the
+    # second attempt began
+    wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 90, f"not finished:\n{second.log_text()}")
+    assert second.owns_pid(int(job.worker.rsplit(":", 1)[1]))
+    attempts_in_order = [int(point["attempt"]) for point in job.metrics]
+    assert attempts_in_order == sorted(attempts_in_order)
+    assert [int(point["step"]) for point in job.metrics if point["attempt"] == 2] == list(range(1, 26))
+    wait_until(
+        lambda: "no longer owns the job" in first.log_text() or "taken over" in first.log_text(),
+        20,
+        f"the stalled attempt never noticed it lost the job:\n{first.log_text()}",
+    )
+    finished_at = job.finished_at
+    job.refresh_from_db()
+    assert (job.status, job.finished_at, job.result) == (JobStatus.SUCCEEDED, finished_at, {"steps": 25})

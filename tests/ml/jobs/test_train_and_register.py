@@ -13,7 +13,8 @@ from ml.jobs.checkpoint_registry import store_checkpoint
 from ml.jobs.launch import SFT_JOB
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from ml.jobs.train_and_register import Prepare, TrainedCheckpoint, TrainingPlan, train_and_register
-from webapp.jobs import JobCancelled, JobReporter
+from tests.webapp.test_job_ownership import stalled_and_reclaimed
+from webapp.jobs import JobCancelled, JobLost, JobReporter
 from webapp.models import Job
 
 
@@ -144,3 +145,23 @@ def test_an_attempt_finishing_after_another_recorded_keeps_the_first_checkpoint(
     assert stored == first
     assert list(Checkpoint.objects.filter(produced_by=job)) == [first]
     assert not (ml_storage / "sft" / f"job-{job.pk}-attempt-2").exists()
+
+
+def test_an_attempt_that_lost_the_job_records_no_checkpoint(db: None, ml_storage: Path) -> None:
+    # given an attempt that stalled, was reaped, and whose job another worker claimed
+    stalled, _ = stalled_and_reclaimed()
+
+    # when the stalled attempt finishes saving
+    with pytest.raises(JobLost):
+        store_checkpoint(
+            stalled,
+            Checkpoint.Kind.SFT,
+            "late",
+            lambda destination: _save_fake_checkpoint(destination, {}),
+            snapshot=None,
+            parent=None,
+        )
+
+    # then nothing is recorded and its copy is removed
+    assert not Checkpoint.objects.filter(produced_by=stalled).exists()
+    assert not (ml_storage / "sft" / f"job-{stalled.pk}-attempt-1").exists()

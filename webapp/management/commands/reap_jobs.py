@@ -1,4 +1,4 @@
-"""Fail or re-queue jobs whose worker died (also done by workers at start and by job pages)."""
+"""Fail or re-queue jobs whose worker died (also done by Celery beat and by workers as they start)."""
 
 from __future__ import annotations
 
