@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp import storage, views
+from webapp.api import views as api_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +13,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/tokens/", api_views.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", api_views.api_token_revoke, name="api_token_revoke"),
     path("manage/jobs/", views.job_list, name="job_list"),
     path("manage/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
