@@ -20,7 +20,7 @@ from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import SYSTEM_ADMINS
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION
-from webapp.api.errors import Conflict, ProblemSerializer, flatten, problem
+from webapp.api.errors import Conflict, ProblemSerializer, form_problems, problem
 from webapp.api.pagination import NewestFirstPagination
 from webapp.api.serializers import JobSerializer, cancel_or_conflict
 from webapp.models import User
@@ -133,9 +133,7 @@ class JudgeRunListView(ListCreateAPIView[JudgeRun]):
             }
         )
         if not form.is_valid():
-            return problem(
-                "The run cannot start.", problems=flatten(form.errors.get_json_data(escape_html=False))
-            )
+            return problem("The run cannot start.", problems=form_problems(form.errors))
         user = request.user
         try:
             run = start_judge_run(

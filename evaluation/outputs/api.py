@@ -18,7 +18,7 @@ from evaluation.outputs.audio_sources import AudioSource, S3AudioSource, ZipAudi
 from evaluation.outputs.forms import OutputImportForm
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
-from webapp.api.errors import ProblemSerializer, flatten, problem
+from webapp.api.errors import ProblemSerializer, form_problems, problem
 from webapp.roles import HasRole
 
 
@@ -147,10 +147,11 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
     )
     def post(self, request: Request, pk: int) -> Response:
         system = system_for_admin(pk)
-        form = OutputImportForm(request.data, request.FILES)
+        data = request.data.copy()
+        data.setdefault("benchmark_version", DEFAULT_BENCHMARK_VERSION)
+        form = OutputImportForm(data, request.FILES)
         if not form.is_valid():
-            problems = flatten(form.errors.get_json_data(escape_html=False))
-            return problem("The upload has problems.", problems=[p for p in problems if p])
+            return problem("The upload has problems.", problems=form_problems(form.errors))
         audio: AudioSource | None = None
         try:
             if form.cleaned_data["audio_zip"]:

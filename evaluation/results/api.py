@@ -22,7 +22,7 @@ from evaluation.results import reports
 from evaluation.results.forms import ErrorPropagationForm, ResultsFilterForm
 from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
 from evaluation.results.views import results_filter
-from webapp.api.errors import ProblemSerializer, flatten
+from webapp.api.errors import ProblemSerializer, form_problems
 from webapp.http import StudioRequest
 from webapp.roles import HasRole
 
@@ -66,7 +66,7 @@ def _filtered(
     versions = ModelOutput.objects.benchmark_versions() or [DEFAULT_BENCHMARK_VERSION]
     checked = form_class(request.query_params or None, versions=versions)
     if checked.is_bound and not checked.is_valid():
-        raise ValidationError(flatten(checked.errors.get_json_data(escape_html=False)))
+        raise ValidationError(form_problems(checked.errors))
     form, version, judge = results_filter(cast(StudioRequest, request._request), form_class)
     if judge is None:
         raise NotFound("No judge has judged anything yet.")

@@ -14,6 +14,8 @@ urlpatterns = [
     path("results/agreement/", views.agreement, name="agreement"),
     path("api/leaderboard/", api.LeaderboardView.as_view(), name="api_leaderboard"),
     path("api/leaderboard/csv/", api.LeaderboardExportView.as_view(fmt="csv"), name="api_leaderboard_csv"),
-    path("api/leaderboard/latex/", api.LeaderboardExportView.as_view(fmt="tex"), name="api_leaderboard_latex"),
+    path(
+        "api/leaderboard/latex/", api.LeaderboardExportView.as_view(fmt="tex"), name="api_leaderboard_latex"
+    ),
     path("api/error-propagation/", api.ErrorPropagationView.as_view(), name="api_error_propagation"),
 ]

@@ -70,3 +70,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         data = response.data if isinstance(response.data, Mapping) else {}
         response.data = {"detail": str(data.get("detail", exc)), "problems": list(data.get("problems", []))}
     return response
+
+
+def form_problems(errors: Mapping[str, Iterable[Any]]) -> list[str]:
+    """Return a Django form's errors (form.errors) as 'field: message' strings."""
+    return flatten({name: [str(message) for message in messages] for name, messages in errors.items()})
