@@ -179,9 +179,11 @@ CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpo
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Session first: its lack of a WWW-Authenticate header keeps "not logged in" a 403, as the
+    # API has always answered; a token is tried when there is no session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "webapp.api.tokens.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        "webapp.api.tokens.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.IdCursorPagination",
