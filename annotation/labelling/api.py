@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation, own_annotations
 from annotation.labelling.models import Annotation
+from webapp.api.pagination import NewestFirstPagination
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -107,9 +108,10 @@ class AnnotationList(ListAPIView[Annotation]):
     permission_classes = [HasRole]
     required_roles = (Role.ANNOTATOR,)
     serializer_class = AnnotationSerializer
+    pagination_class = NewestFirstPagination
 
     def get_queryset(self) -> Any:
-        return own_annotations(_user(self.request)).select_related("item").order_by("-pk")
+        return own_annotations(_user(self.request)).select_related("item")
 
 
 class AnnotationDetail(APIView):
