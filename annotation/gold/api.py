@@ -150,7 +150,9 @@ class GoldExportView(APIView):
         from annotation.gold.export import export_gold
 
         folder = Path(tempfile.mkdtemp(prefix="gold-export-"))
-        summary = export_gold(folder, jsonl=False, parquet=True, **chosen)
+        summary = export_gold(
+            folder, jsonl=False, parquet=True, scenario=chosen.get("scenario"), split=chosen["split"]
+        )
         if not summary.parquet_paths:
             raise NotFound("No item of this split has gold yet.")
         path = summary.parquet_paths[0]

@@ -281,6 +281,7 @@ class ItemListView(ListCreateAPIView[Item]):
                 "on",
             )
         report = import_items(data, name, import_valid_rows=valid_rows)
+        problems = [{"row": e.row, "field": e.field, "message": str(e)} for e in report.errors]
         body = {
             "format": report.format,
             "rows_read": report.rows_read,
@@ -288,11 +289,11 @@ class ItemListView(ListCreateAPIView[Item]):
             "updated": report.updated,
             "unchanged": report.unchanged,
             "imported": report.imported,
-            "errors": [{"row": e.row, "field": e.field, "message": str(e)} for e in report.errors],
+            "problems": problems,
         }
         if not report.imported:
             detail = f"Nothing was imported: {report.invalid_rows or len(report.errors)} problem(s)."
-            return problem(detail if report.errors else "The file holds no items.", problems=body["errors"])
+            return problem(detail if report.errors else "The file holds no items.", problems=problems)
         code = status.HTTP_201_CREATED if report.created else status.HTTP_200_OK
         return Response(body, status=code)
 

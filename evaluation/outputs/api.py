@@ -1,5 +1,6 @@
 """The systems API (admins: it names systems): register a system, upload its outputs (JSONL with a zip
-of audio or an S3 prefix, through the import page's form and `import_outputs`), and each output's status."""
+of audio, an S3 prefix, or audio URLs in the rows, through the import page's form and
+`import_outputs`), and each output's status."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from evaluation.outputs.audio_sources import AudioSource, S3AudioSource, ZipAudi
 from evaluation.outputs.forms import OutputImportForm
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
+from evaluation.outputs.url_audio import UrlAudioSource, audio_urls
 from webapp.api.errors import ProblemSerializer, form_problems, problem
 from webapp.roles import HasRole
 
@@ -138,6 +140,7 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
     @extend_schema(
         summary="Upload a system's outputs",
         description=(
+            "Audio comes as a zip, an S3 prefix, or as http(s) URLs in the rows' `audio` field. "
             "The import page's validation, all-or-nothing unless `skip_invalid_rows`: every problem "
             "(unknown item, duplicate, missing or unreadable audio) comes back in `problems` with its "
             "line and nothing is imported. Importing again replaces the outputs of that version."
@@ -153,8 +156,19 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
         if not form.is_valid():
             return problem("The upload has problems.", problems=form_problems(form.errors))
         audio: AudioSource | None = None
+        rows = form.cleaned_data["rows"].read()
         try:
-            if form.cleaned_data["audio_zip"]:
+            if wanted := audio_urls(rows):
+                if form.cleaned_data["audio_zip"] or form.cleaned_data["s3_prefix"]:
+                    return problem("The rows name their audio by URL: send no zip or S3 prefix with them.")
+                fetched = UrlAudioSource(wanted)
+                if fetched.problems:
+                    return problem(
+                        f"Nothing was imported: {len(fetched.problems)} audio file(s) could not be fetched.",
+                        problems=[str(error) for error in fetched.problems],
+                    )
+                audio = fetched
+            elif form.cleaned_data["audio_zip"]:
                 audio = ZipAudioSource(form.cleaned_data["audio_zip"])
             elif form.cleaned_data["s3_prefix"]:
                 audio = S3AudioSource(form.cleaned_data["s3_prefix"])
@@ -163,7 +177,7 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
         report = import_outputs(
             system,
             form.cleaned_data["benchmark_version"],
-            form.cleaned_data["rows"].read(),
+            rows,
             audio,
             skip_invalid_rows=form.cleaned_data["skip_invalid_rows"],
         )

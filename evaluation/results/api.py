@@ -49,7 +49,8 @@ class LeaderboardRowSerializer(serializers.Serializer[Any]):
 class ColumnSerializer(serializers.Serializer[Any]):
     key = serializers.CharField()
     group = serializers.CharField()
-    label = serializers.CharField()
+    # A declared field named like Field.label: DRF's metaclass takes it out of the class attributes.
+    label = serializers.CharField()  # type: ignore[assignment]
 
 
 class LeaderboardSerializer(serializers.Serializer[Any]):

@@ -30,7 +30,7 @@ STUDY_ADMINS = (Role.ADMIN,)
 
 
 class StudySerializer(serializers.ModelSerializer[Study]):
-    systems = serializers.SlugRelatedField(slug_field="name", many=True, read_only=True)
+    systems = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -46,6 +46,10 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "created_at",
         ]
         read_only_fields = fields
+
+    def get_systems(self, study: Study) -> list[str]:
+        """The names of the systems the study compares."""
+        return [system.name for system in study.systems.all()]
 
     def get_progress(self, study: Study) -> dict[str, int]:
         """Submitted ratings over all assignments of every rater."""

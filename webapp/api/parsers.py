@@ -8,10 +8,11 @@ from typing import IO, Any
 from rest_framework.parsers import BaseParser
 
 
-class RawFile:
-    """A raw request body, with the file name its content type implies."""
+class RawFile(dict[str, Any]):
+    """A raw request body, with the file name its content type implies (a dict, as DRF wants data)."""
 
     def __init__(self, data: bytes, name: str) -> None:
+        super().__init__()
         self.data = data
         self.name = name
 

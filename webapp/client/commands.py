@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 import zipfile
@@ -51,7 +52,7 @@ def submit_outputs(
     size = len(rows) + (audio_zip.stat().st_size if audio_zip else 0)
     with studio.bar(size, "uploading") as bar:
         files: dict[str, tuple[str, Any, str]] = {
-            "rows": ("outputs.jsonl", ProgressReader(_BytesReader(rows), bar), "application/x-ndjson")
+            "rows": ("outputs.jsonl", ProgressReader(io.BytesIO(rows), bar), "application/x-ndjson")
         }
         handle = audio_zip.open("rb") if audio_zip else None
         try:
@@ -69,22 +70,6 @@ def _jsonl_inside(path: Path) -> bytes:
         if len(names) != 1:
             raise ClientError(f"{path} must hold exactly one .jsonl file of outputs (found {len(names)}).")
         return archive.read(names[0])
-
-
-class _BytesReader:
-    def __init__(self, data: bytes) -> None:
-        import io
-
-        self.buffer = io.BytesIO(data)
-
-    def read(self, size: int = -1) -> bytes:
-        return self.buffer.read(size)
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return self.buffer.seek(offset, whence)
-
-    def tell(self) -> int:
-        return self.buffer.tell()
 
 
 def judge(

@@ -19,7 +19,7 @@ class ClientError(Exception):
 class ProgressReader:
     """A file wrapper that advances a progress bar as httpx reads it for a multipart upload."""
 
-    def __init__(self, handle: IO[bytes], bar: tqdm) -> None:  # type: ignore[type-arg]
+    def __init__(self, handle: IO[bytes], bar: tqdm) -> None:
         self.handle = handle
         self.bar = bar
 
@@ -76,7 +76,7 @@ class Studio:
             raise ClientError(f"No {what} is called {name!r}.")
         return rows[0]
 
-    def bar(self, total: float | None, description: str, unit: str = "B") -> tqdm:  # type: ignore[type-arg]
+    def bar(self, total: float | None, description: str, unit: str = "B") -> tqdm:
         scale = unit == "B"
         return tqdm(
             total=total, desc=description, unit=unit, unit_scale=scale, disable=self.quiet, leave=False
