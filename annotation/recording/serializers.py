@@ -184,7 +184,9 @@ class ItemImportReportSerializer(serializers.Serializer[Any]):
     updated = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     imported = serializers.BooleanField(help_text="False: nothing was written")
-    problems = RowErrorSerializer(many=True, help_text="Every problem found; any one means nothing was written")
+    problems = RowErrorSerializer(
+        many=True, help_text="Every problem found; any one means nothing was written"
+    )
 
 
 class AssignSerializer(serializers.Serializer[Any]):

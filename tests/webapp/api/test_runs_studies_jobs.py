@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 
 from evaluation.judging.models import JudgeConfig
-from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import System
 from tests.evaluation.studies.support import build_world, make_study
 from webapp.api.tokens import create_token
