@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from webapp import storage, views
 from webapp.api import views as api_views
@@ -21,7 +21,7 @@ urlpatterns = [
     path("manage/demo/resynthesize/", views.start_demo_resynthesis, name="start_demo_resynthesis"),
     path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
     path("", include("ml.urls")),

@@ -5,6 +5,7 @@ imported only when an export is asked for, so listing gold stays light."""
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,9 +155,12 @@ class GoldExportView(APIView):
             folder, jsonl=False, parquet=True, scenario=chosen.get("scenario"), split=chosen["split"]
         )
         if not summary.parquet_paths:
+            shutil.rmtree(folder)
             raise NotFound("No item of this split has gold yet.")
-        path = summary.parquet_paths[0]
-        return FileResponse(path.open("rb"), as_attachment=True, filename=f"gold-{chosen['split']}.parquet")
+        handle = summary.parquet_paths[0].open("rb")
+        # The open handle keeps the file readable once its folder is gone; nothing is left behind.
+        shutil.rmtree(folder)
+        return FileResponse(handle, as_attachment=True, filename=f"gold-{chosen['split']}.parquet")
 
 
 def _jsonl_lines(chosen: dict[str, str]) -> Iterator[str]:

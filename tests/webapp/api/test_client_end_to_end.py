@@ -87,3 +87,8 @@ def test_a_script_submits_judges_and_reads_the_pages_leaderboard(
     assert [api_row["cells"][key]["value"] for key in api_row["cells"]] == [cell.value for cell in cells]
     assert api_row["excluded"] == excluded
     assert round(api_row["cells"]["all_avg"]["value"], 2) == 8.22
+    page_propagation = admin.get(reverse("evaluation:error_propagation")).context["rows"]
+    api_propagation = admin.get("/api/error-propagation/").json()
+    assert [row["p_reasoning_given_perception"] for row in api_propagation] == [
+        figures.p_reasoning_given_perception for _, figures in page_propagation
+    ]

@@ -100,3 +100,17 @@ def test_a_judge_run_of_an_unknown_system_is_refused(admin_api) -> None:
     )
     assert refused.status_code == 400
     assert len(refused.json()["problems"]) == 2
+
+
+def test_gold_exports_a_splits_parquet_file(admin_api, media_root) -> None:
+    import io
+
+    import pyarrow.parquet as pq
+
+    BenchmarkItemFactory.create(external_id="EE-1", split="train")
+    BenchmarkItemFactory.create(external_id="EE-2", split="test")
+    response = admin_api.get("/api/gold/export/?split=train&as=parquet")
+    assert response.status_code == 200
+    table = pq.read_table(io.BytesIO(b"".join(response.streaming_content)))
+    assert table.column("id").to_pylist() == ["EE-1"]
+    assert admin_api.get("/api/gold/export/?split=dev&as=parquet").status_code == 404
