@@ -27,3 +27,7 @@ urlpatterns = [
     path("", include("ml.urls")),
     path("django-admin/", admin.site.urls),
 ]
+
+# Unknown /api/ addresses and server errors answer in the API's error shape; pages keep theirs.
+handler404 = "webapp.api.errors.api_not_found"
+handler500 = "webapp.api.errors.api_server_error"

@@ -67,12 +67,16 @@ def _user(request: Request) -> User:
 
 def _refusal(error: workflows.LabellingError) -> Response:
     if isinstance(error, workflows.StaleAnnotation):
-        body: dict[str, Any] = {"detail": str(error), "current_version": error.current_version}
+        body: dict[str, Any] = {
+            "detail": str(error),
+            "problems": [],
+            "current_version": error.current_version,
+        }
         return Response(body, status=status.HTTP_409_CONFLICT)
     if isinstance(error, workflows.InvalidLabels):
         problems = [{"field": problem.field, "message": problem.message} for problem in error.problems]
         return Response({"detail": str(error), "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
-    return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+    return Response({"detail": str(error), "problems": []}, status=status.HTTP_409_CONFLICT)
 
 
 def _labels_responses(*, refused_as_invalid: str) -> dict[int, Any]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found, server_error
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -75,3 +77,17 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
 def form_problems(errors: Mapping[str, Iterable[Any]]) -> list[str]:
     """Return a Django form's errors (form.errors) as 'field: message' strings."""
     return flatten({name: [str(message) for message in messages] for name, messages in errors.items()})
+
+
+def api_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """Django's 404 for an unknown /api/ address, in the API's shape (pages keep their 404 page)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "No such API endpoint.", "problems": []}, status=404)
+    return page_not_found(request, exception or Http404())
+
+
+def api_server_error(request: HttpRequest) -> HttpResponse:
+    """Django's 500 for /api/ in the API's shape (details stay in the server log)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "The server failed; the error is logged.", "problems": []}, status=500)
+    return server_error(request)

@@ -114,3 +114,10 @@ def test_gold_exports_a_splits_parquet_file(admin_api, media_root) -> None:
     table = pq.read_table(io.BytesIO(b"".join(response.streaming_content)))
     assert table.column("id").to_pylist() == ["EE-1"]
     assert admin_api.get("/api/gold/export/?split=dev&as=parquet").status_code == 404
+
+
+def test_an_unknown_api_address_answers_in_the_error_shape(admin_api) -> None:
+    response = admin_api.get("/api/nothing-here/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "No such API endpoint.", "problems": []}
+    assert admin_api.get("/no-such-page/")["Content-Type"].startswith("text/html")
