@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView, ListCreateAPIView
 from rest_framework.parsers import JSONParser
@@ -100,6 +100,10 @@ class JudgeListView(ListAPIView[JudgeConfig]):
         if name := self.request.query_params.get("name"):
             judges = judges.filter(name=name)
         return judges
+
+    @extend_schema(summary="List judge configurations", parameters=[OpenApiParameter("name", str)])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
 
 
 class JudgeRunListView(ListCreateAPIView[JudgeRun]):

@@ -64,6 +64,10 @@ class JobListView(ListCreateAPIView[Job]):
     def get_queryset(self) -> QuerySet[Job]:
         return Job.objects.filter(kind__in=ML_JOB_KINDS)
 
+    @extend_schema(summary="List EchoChat jobs, newest first")
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
     @extend_schema(
         summary="Start an EchoChat job",
         description="Validated by the start page's form of that kind; 409 when the launch is refused.",

@@ -108,3 +108,16 @@ def test_a_queued_job_is_cancelled_once_and_other_jobs_are_not_echochat_jobs(adm
     assert admin_api.post(f"/api/jobs/{job.pk}/cancel/").status_code == 409
     other = start_job("diagnostic_sleep", parameters={})
     assert admin_api.get(f"/api/jobs/{other.pk}/").status_code == 404
+
+
+def test_the_study_list_counts_progress_in_one_query_however_many_studies(
+    admin_api, make_user, users, django_assert_max_num_queries
+) -> None:
+    world = build_world(make_user, n_systems=2, n_items=4)
+    panel = [make_user(Role.EVALUATOR) for _ in range(2)]
+    for n in range(3):
+        make_study(world, panel, users["admin"], name=f"Study {n}")
+    with django_assert_max_num_queries(6):
+        rows = admin_api.get("/api/studies/").json()["results"]
+    assert [row["name"] for row in rows] == ["Study 2", "Study 1", "Study 0"]
+    assert all(row["progress"]["done"] == 0 and row["progress"]["total"] > 0 for row in rows)
