@@ -41,7 +41,8 @@ class MlJobSerializer(JobSerializer):
 
     def get_checkpoint(self, job: Job) -> dict[str, Any] | None:
         """The checkpoint the job produced (training jobs, once it succeeded), else null."""
-        checkpoint = Checkpoint.objects.filter(produced_by=job).first()
+        # `checkpoints` is prefetched on lists; a training job produces at most one.
+        checkpoint = next(iter(job.checkpoints.all()), None)
         return CheckpointSerializer(checkpoint).data if checkpoint is not None else None
 
 
@@ -62,7 +63,7 @@ class JobListView(ListCreateAPIView[Job]):
     parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Job]:
-        return Job.objects.filter(kind__in=ML_JOB_KINDS)
+        return Job.objects.filter(kind__in=ML_JOB_KINDS).prefetch_related("checkpoints")
 
     @extend_schema(summary="List EchoChat jobs, newest first")
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -121,3 +121,13 @@ def test_the_study_list_counts_progress_in_one_query_however_many_studies(
         rows = admin_api.get("/api/studies/").json()["results"]
     assert [row["name"] for row in rows] == ["Study 2", "Study 1", "Study 0"]
     assert all(row["progress"]["done"] == 0 and row["progress"]["total"] > 0 for row in rows)
+
+
+def test_a_finished_training_job_names_the_checkpoint_it_produced(admin_api) -> None:
+    from ml.jobs.models import Checkpoint
+
+    job = start_job("sft_aaa", parameters={})
+    Checkpoint.objects.create(name="sft-1", kind="sft", uri="/tmp/sft-1", produced_by=job)
+    listed = admin_api.get("/api/jobs/").json()["results"]
+    assert [(row["id"], row["checkpoint"]["name"]) for row in listed] == [(job.pk, "sft-1")]
+    assert admin_api.get(f"/api/jobs/{job.pk}/").json()["checkpoint"]["uri"] == "/tmp/sft-1"
