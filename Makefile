@@ -13,6 +13,8 @@ $(PY):
 
 $(VENV)/.installed: requirements.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt
+	printf '#!/bin/sh\nPYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" exec "$(CURDIR)/$(PY)" -m webapp.client "$$@"\n' > $(VENV)/bin/echostudio
+	chmod +x $(VENV)/bin/echostudio
 	touch $@
 
 $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)

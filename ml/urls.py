@@ -1,6 +1,6 @@
 from django.urls import path
 
-from ml.jobs import views
+from ml.jobs import api, views
 
 app_name = "ml"
 
@@ -8,5 +8,8 @@ urlpatterns = [
     path("manage/training/", views.training_home, name="training"),
     path("manage/training/start/<str:kind>/", views.start_job_page, name="start_job"),
     path("manage/training/jobs/<int:job_id>/", views.job_page, name="job"),
+    path("api/jobs/", api.JobListView.as_view(), name="api_jobs"),
+    path("api/jobs/<int:pk>/", api.JobDetailView.as_view(), name="api_job"),
+    path("api/jobs/<int:pk>/cancel/", api.JobCancelView.as_view(), name="api_job_cancel"),
     path("manage/training/checkpoints/<int:checkpoint_id>/", views.checkpoint_page, name="checkpoint"),
 ]

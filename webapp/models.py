@@ -91,3 +91,29 @@ class Job(models.Model):
         now = now or timezone.now()
         last_sign_of_life = self.heartbeat_at or self.started_at or self.created_at
         return bool(now - last_sign_of_life > timedelta(seconds=settings.JOB_STALE_AFTER_SECONDS))
+
+
+class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
+    def usable(self) -> ApiTokenQuerySet:
+        """Return tokens that still authenticate: not revoked, of an active user."""
+        return self.filter(revoked_at__isnull=True, user__is_active=True)
+
+
+class ApiToken(models.Model):
+    """A personal API token for scripts; only its SHA-256 digest is stored (see webapp.api.tokens)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, help_text="What the token is for, e.g. 'training pipeline'")
+    prefix = models.CharField(max_length=12, help_text="The token's first characters, to recognise it")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "template_partials",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "webapp",
     "annotation",
     "evaluation",
@@ -185,12 +186,16 @@ CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpo
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Session first: its lack of a WWW-Authenticate header keeps "not logged in" a 403, as the
+    # API has always answered; a token is tried when there is no session.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
+        "webapp.api.tokens.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "webapp.api.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EchoStudio API",
@@ -198,6 +203,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Swagger UI from this project's static files (drf-spectacular-sidecar): /api/docs/ works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "webapp.models.JobStatus"},
 }
 
 LOGGING = {

@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from webapp import storage, views
+from webapp.api import views as api_views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,15 +13,21 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/tokens/", api_views.api_tokens, name="api_tokens"),
+    path("accounts/tokens/<int:token_id>/revoke/", api_views.api_token_revoke, name="api_token_revoke"),
     path("manage/jobs/", views.job_list, name="job_list"),
     path("manage/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("manage/demo/resynthesize/", views.start_demo_resynthesis, name="start_demo_resynthesis"),
     path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api_schema"), name="api_docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
     path("", include("ml.urls")),
     path("django-admin/", admin.site.urls),
 ]
+
+# Unknown /api/ addresses and server errors answer in the API's error shape; pages keep theirs.
+handler404 = "webapp.api.errors.api_not_found"
+handler500 = "webapp.api.errors.api_server_error"

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, path
 
-from annotation.gold import agreement_views, transfer_views, views
+from annotation.gold import agreement_views, api, transfer_views, views
 
 urlpatterns: list[URLPattern] = [
     path("adjudicate/", views.adjudication_queue, name="adjudication_queue"),
@@ -15,4 +15,11 @@ urlpatterns: list[URLPattern] = [
     path("gold/export/", transfer_views.start_export, name="start_gold_export"),
     path("gold/import/", transfer_views.start_import, name="start_gold_import"),
     path("gold/export/<int:job_id>/download/", transfer_views.download_export, name="download_gold_export"),
+]
+
+# The REST API (annotation.gold.api): items with their current gold, current gold, the export.
+urlpatterns += [
+    path("api/items/<str:external_id>/", api.ItemDetailView.as_view(), name="api_item"),
+    path("api/gold/", api.GoldListView.as_view(), name="api_gold"),
+    path("api/gold/export/", api.GoldExportView.as_view(), name="api_gold_export"),
 ]

@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation, own_annotations
 from annotation.labelling.models import Annotation
+from webapp.api.pagination import NewestFirstPagination
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -66,12 +67,16 @@ def _user(request: Request) -> User:
 
 def _refusal(error: workflows.LabellingError) -> Response:
     if isinstance(error, workflows.StaleAnnotation):
-        body: dict[str, Any] = {"detail": str(error), "current_version": error.current_version}
+        body: dict[str, Any] = {
+            "detail": str(error),
+            "problems": [],
+            "current_version": error.current_version,
+        }
         return Response(body, status=status.HTTP_409_CONFLICT)
     if isinstance(error, workflows.InvalidLabels):
         problems = [{"field": problem.field, "message": problem.message} for problem in error.problems]
         return Response({"detail": str(error), "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
-    return Response({"detail": str(error)}, status=status.HTTP_409_CONFLICT)
+    return Response({"detail": str(error), "problems": []}, status=status.HTTP_409_CONFLICT)
 
 
 def _labels_responses(*, refused_as_invalid: str) -> dict[int, Any]:
@@ -107,9 +112,10 @@ class AnnotationList(ListAPIView[Annotation]):
     permission_classes = [HasRole]
     required_roles = (Role.ANNOTATOR,)
     serializer_class = AnnotationSerializer
+    pagination_class = NewestFirstPagination
 
     def get_queryset(self) -> Any:
-        return own_annotations(_user(self.request)).select_related("item").order_by("-pk")
+        return own_annotations(_user(self.request)).select_related("item")
 
 
 class AnnotationDetail(APIView):

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
-from typing import cast
+import json
+from typing import Any, cast
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import ListCreateAPIView
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.audio.upload import AudioRejected, refuse_oversized
-from annotation.recording.access import item_for_actor, own_takes, review_for_reviewer
-from annotation.recording.models import Review
+from annotation.recording.access import RECORDING_ADMINS, item_for_actor, own_takes, review_for_reviewer
+from annotation.recording.items import assign_items, import_items
+from annotation.recording.models import Item, Review, Scenario, Split
 from annotation.recording.reviews import (
     ReviewClosed,
     ReviewNotFound,
@@ -21,6 +26,11 @@ from annotation.recording.reviews import (
     submit_verdict,
 )
 from annotation.recording.serializers import (
+    AssignmentReportSerializer,
+    AssignSerializer,
+    ItemImportReportSerializer,
+    ItemImportSerializer,
+    ItemSerializer,
     RecordingErrorSerializer,
     ReviewSerializer,
     TakeSerializer,
@@ -28,6 +38,9 @@ from annotation.recording.serializers import (
     VerdictSerializer,
 )
 from annotation.recording.takes import TakeNotAllowed, record_take, upload_limits
+from annotation.recording.views import MAX_IMPORT_BYTES
+from webapp.api.errors import ProblemSerializer, problem
+from webapp.api.parsers import CsvParser, JsonLinesParser, RawFile
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -38,7 +51,7 @@ def _user(request: Request) -> User:
 
 
 def _refused(reason: str, code: int = status.HTTP_400_BAD_REQUEST) -> Response:
-    return Response({"detail": reason}, status=code)
+    return problem(reason, code)
 
 
 def _first_error(errors: object, field: str = "") -> str:
@@ -161,3 +174,166 @@ class VerdictView(APIView):
             return _refused(str(problem))
         fresh = review_for_reviewer(reviewer, result.review.pk)
         return Response(ReviewSerializer(fresh).data)
+
+
+# --- Items and assignments (admins) -------------------------------------------------------------
+
+
+def _choice_filter(request: Request, name: str, choices: list[str]) -> str:
+    value = request.query_params.get(name, "")
+    if value and value not in choices:
+        raise ValidationError({name: f"“{value}” is not one of {', '.join(choices)}."})
+    return value
+
+
+def _upload_of(request: Request) -> tuple[bytes, str]:
+    """Return (bytes, file name) of an item upload: a multipart file, a raw CSV/JSONL body, or JSON rows."""
+    if isinstance(request.data, RawFile):
+        return request.data.data, request.data.name
+    if isinstance(request.data, list):
+        if not all(isinstance(row, dict) for row in request.data):
+            raise ValidationError("Send a JSON array of item objects.")
+        return "\n".join(json.dumps(row) for row in request.data).encode(), "items.jsonl"
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise ValidationError("Send a JSON array of items, a CSV or JSONL body, or a multipart field “file”.")
+    if (upload.size or 0) > MAX_IMPORT_BYTES:
+        raise ValidationError(f"The file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB; split it.")
+    return upload.read(), upload.name or "upload"
+
+
+class ItemListView(ListCreateAPIView[Item]):
+    """Every item (script), filterable; and bulk create or update from JSON, CSV or JSONL."""
+
+    permission_classes = [HasRole]
+    required_roles = RECORDING_ADMINS
+    serializer_class = ItemSerializer
+    parser_classes = [JSONParser, MultiPartParser, CsvParser, JsonLinesParser]
+
+    def get_queryset(self) -> QuerySet[Item]:
+        items = Item.objects.select_related("actor")
+        for name, choices in (
+            ("state", Item.State.values),
+            ("scenario", Scenario.values),
+            ("split", Split.values),
+        ):
+            if value := _choice_filter(self.request, name, choices):
+                items = items.filter(**{name: value})
+        return items
+
+    @extend_schema(
+        summary="List items",
+        parameters=[
+            OpenApiParameter("state", enum=Item.State.values),
+            OpenApiParameter("scenario", enum=Scenario.values),
+            OpenApiParameter("split", enum=Split.values),
+        ],
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Create or update items in bulk",
+        description=(
+            "The page's import, all-or-nothing: every row is checked first and, unless "
+            "`import_valid_rows` is set, one bad row means nothing is written and every problem is "
+            "listed (`problems`: row, field, message). Send a JSON array of item objects, a CSV "
+            "(`text/csv`) or JSONL (`application/x-ndjson`) body, or a multipart `file`."
+        ),
+        request={
+            "application/json": {"type": "array", "items": {"type": "object"}},
+            "multipart/form-data": ItemImportSerializer,
+            "text/csv": {"type": "string"},
+            "application/x-ndjson": {"type": "string"},
+        },
+        responses={201: ItemImportReportSerializer, 200: ItemImportReportSerializer, 400: ProblemSerializer},
+        examples=[
+            OpenApiExample(
+                "Two items",
+                request_only=True,
+                media_type="application/json",
+                value=[
+                    {
+                        "external_id": "EE-0001",
+                        "text": "I got the job!",
+                        "scenario": "implicit",
+                        "target_emotion": "happy",
+                        "split": "test",
+                    },
+                    {
+                        "external_id": "EE-0002",
+                        "text": "Fine. Whatever.",
+                        "scenario": "modality-conflict",
+                        "target_emotion": "angry",
+                        "split": "train",
+                    },
+                ],
+            )
+        ],
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        data, name = _upload_of(request)
+        valid_rows = str(request.query_params.get("import_valid_rows", "")).lower() in ("1", "true")
+        if not isinstance(request.data, (list, RawFile)):
+            valid_rows = valid_rows or str(request.data.get("import_valid_rows", "")).lower() in (
+                "1",
+                "true",
+                "on",
+            )
+        report = import_items(data, name, import_valid_rows=valid_rows)
+        problems = [{"row": e.row, "field": e.field, "message": str(e)} for e in report.errors]
+        body = {
+            "format": report.format,
+            "rows_read": report.rows_read,
+            "created": report.created,
+            "updated": report.updated,
+            "unchanged": report.unchanged,
+            "imported": report.imported,
+            "problems": problems,
+        }
+        if not report.imported:
+            detail = f"Nothing was imported: {report.invalid_rows or len(report.errors)} problem(s)."
+            return problem(detail if report.errors else "The file holds no items.", problems=problems)
+        code = status.HTTP_201_CREATED if report.created else status.HTTP_200_OK
+        return Response(body, status=code)
+
+
+class AssignmentView(ListCreateAPIView[Item]):
+    """Which actor holds which script; and assigning scripts to actors in balanced shares."""
+
+    permission_classes = [HasRole]
+    required_roles = RECORDING_ADMINS
+    serializer_class = ItemSerializer
+    parser_classes = [JSONParser]
+
+    def get_queryset(self) -> QuerySet[Item]:
+        items = Item.objects.filter(actor__isnull=False).select_related("actor")
+        if actor := self.request.query_params.get("actor"):
+            items = items.filter(actor__username=actor)
+        return items
+
+    @extend_schema(summary="List assigned items", parameters=[OpenApiParameter("actor", str)])
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Assign items to voice actors",
+        request=AssignSerializer,
+        responses={200: AssignmentReportSerializer, 400: ProblemSerializer},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        given = AssignSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        names = given.validated_data["actors"]
+        actors = list(User.objects.filter(username__in=names, is_active=True))
+        unknown = sorted(set(names) - {actor.username for actor in actors})
+        if unknown:
+            raise ValidationError({"actors": f"no such users: {', '.join(unknown)}"})
+        ids = list(
+            Item.objects.filter(external_id__in=given.validated_data["items"]).values_list("pk", flat=True)
+        )
+        try:
+            report = assign_items(ids, actors)
+        except ValueError as exc:
+            raise ValidationError({"actors": str(exc)}) from exc
+        return Response({"assigned": dict(report.assigned), "skipped": report.skipped})

@@ -134,3 +134,70 @@ class VerdictSerializer(serializers.Serializer[Any]):
     comment = serializers.CharField(
         required=False, allow_blank=True, default="", max_length=MAX_COMMENT_CHARS
     )
+
+
+# --- Items and assignments (admins) -------------------------------------------------------------
+
+
+class ItemSerializer(serializers.ModelSerializer[Item]):
+    """An item (script) as an admin sees it; `actor` is the user name it is assigned to."""
+
+    actor = serializers.CharField(source="actor.username", read_only=True, default=None, allow_null=True)
+
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "external_id",
+            "text",
+            "scenario",
+            "target_emotion",
+            "emotion_variant",
+            "target_intensity",
+            "instructions",
+            "split",
+            "state",
+            "actor",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+
+class ItemImportSerializer(serializers.Serializer[Any]):
+    file = serializers.FileField(required=False, help_text="A CSV or JSONL file, as on the import page")
+    import_valid_rows = serializers.BooleanField(
+        required=False, default=False, help_text="Import the valid rows even when others have problems"
+    )
+
+
+class RowErrorSerializer(serializers.Serializer[Any]):
+    row = serializers.IntegerField(help_text="Row (CSV) or line (JSONL) number; 0 for the file as a whole")
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ItemImportReportSerializer(serializers.Serializer[Any]):
+    format = serializers.CharField()
+    rows_read = serializers.IntegerField()
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    imported = serializers.BooleanField(help_text="False: nothing was written")
+    problems = RowErrorSerializer(
+        many=True, help_text="Every problem found; any one means nothing was written"
+    )
+
+
+class AssignSerializer(serializers.Serializer[Any]):
+    items = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False, max_length=100_000, help_text="Item external ids"
+    )
+    actors = serializers.ListField(
+        child=serializers.CharField(), allow_empty=False, help_text="User names of voice actors"
+    )
+
+
+class AssignmentReportSerializer(serializers.Serializer[Any]):
+    assigned = serializers.DictField(child=serializers.IntegerField(), help_text="actor: scripts given now")
+    skipped = serializers.IntegerField(help_text="Items past recording, left with their actor")

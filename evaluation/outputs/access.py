@@ -16,7 +16,11 @@ from django.shortcuts import get_object_or_404
 
 from annotation.recording.models import Item
 from evaluation.outputs.models import System
+from webapp.roles import Role
 from webapp.storage import audio_url
+
+# Who registers systems, imports outputs and reads anything that names a system (pages and API).
+SYSTEM_ADMINS: tuple[Role, ...] = (Role.ADMIN,)
 
 
 def system_for_admin(system_id: int) -> System:

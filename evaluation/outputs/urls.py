@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation.outputs import views
+from evaluation.outputs import api, views
 
 urlpatterns = [
     path("manage/systems/", views.system_list, name="system_list"),
@@ -10,4 +10,7 @@ urlpatterns = [
     path("manage/systems/<int:system_id>/", views.system_edit, name="system_edit"),
     path("manage/systems/<int:system_id>/delete/", views.system_delete, name="system_delete"),
     path("manage/systems/<int:system_id>/import/", views.output_import, name="output_import"),
+    path("api/systems/", api.SystemListView.as_view(), name="api_systems"),
+    path("api/systems/<int:pk>/", api.SystemDetailView.as_view(), name="api_system"),
+    path("api/systems/<int:pk>/outputs/", api.SystemOutputsView.as_view(), name="api_system_outputs"),
 ]

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation.results import views
+from evaluation.results import api, views
 
 urlpatterns = [
     path("results/leaderboard/", views.leaderboard, name="leaderboard"),
@@ -12,4 +12,10 @@ urlpatterns = [
     path("results/items/", views.item_list, name="item_list"),
     path("results/items/<int:item_id>/", views.item_detail, name="item_detail"),
     path("results/agreement/", views.agreement, name="agreement"),
+    path("api/leaderboard/", api.LeaderboardView.as_view(), name="api_leaderboard"),
+    path("api/leaderboard/csv/", api.LeaderboardExportView.as_view(fmt="csv"), name="api_leaderboard_csv"),
+    path(
+        "api/leaderboard/latex/", api.LeaderboardExportView.as_view(fmt="tex"), name="api_leaderboard_latex"
+    ),
+    path("api/error-propagation/", api.ErrorPropagationView.as_view(), name="api_error_propagation"),
 ]

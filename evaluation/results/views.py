@@ -24,7 +24,7 @@ from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
 
 
-def _results_filter(
+def results_filter(
     request: StudioRequest, form_class: type[ResultsFilterForm] = ResultsFilterForm
 ) -> tuple[ResultsFilterForm, str, JudgeConfig | None]:
     versions = ModelOutput.objects.benchmark_versions() or [DEFAULT_BENCHMARK_VERSION]
@@ -42,7 +42,7 @@ def _results_filter(
 @require_GET
 def leaderboard(request: StudioRequest) -> HttpResponse:
     """Table 2 over valid judgements, excluded counts shown, top two marked, with a chart."""
-    form, version, judge = _results_filter(request)
+    form, version, judge = results_filter(request)
     board = reports.leaderboard(version, judge) if judge else None
     chart: dict[str, Any] = {}
     if board is not None:
@@ -99,7 +99,7 @@ def _column_groups() -> list[tuple[str, int]]:
 @require_GET
 def leaderboard_export(request: StudioRequest, fmt: str) -> HttpResponse:
     """The leaderboard as CSV or as a LaTeX tabular (Table 2 layout)."""
-    _, version, judge = _results_filter(request)
+    _, version, judge = results_filter(request)
     if judge is None:
         raise Http404("No judge has judged anything yet.")
     table = reports.leaderboard(version, judge).table
@@ -119,7 +119,7 @@ def _safe(text: str) -> str:
 @require_GET
 def error_propagation(request: StudioRequest) -> HttpResponse:
     """Table 8 with the "correct" threshold beside it."""
-    form, version, judge = _results_filter(request, ErrorPropagationForm)
+    form, version, judge = results_filter(request, ErrorPropagationForm)
     threshold = reports.DEFAULT_CORRECT_THRESHOLD
     if form.is_valid() and form.cleaned_data.get("threshold"):
         threshold = form.cleaned_data["threshold"]
@@ -150,7 +150,7 @@ def error_propagation(request: StudioRequest) -> HttpResponse:
 @require_GET
 def item_list(request: StudioRequest) -> HttpResponse:
     """Items with outputs for the version, each linking to its drill-down."""
-    form, version, judge = _results_filter(request)
+    form, version, judge = results_filter(request)
     page = Paginator(items_with_outputs(version, judge), 100).get_page(request.GET.get("page"))
     return render(
         request,
@@ -164,7 +164,7 @@ def item_list(request: StudioRequest) -> HttpResponse:
 def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     """One item: every output, the gold reference and each judge's sub-scores, caps and rationale."""
     item = item_for_admin(item_id)
-    _, version, _judge = _results_filter(request)
+    _, version, _judge = results_filter(request)
     gold, outputs = item_drilldown(item, version)
     rows = [(entry, blind_audio_url(entry.output.response_audio_key)) for entry in outputs]
     return render(

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from evaluation.studies import views
+from evaluation.studies import api, views
 
 urlpatterns = [
     path("rate/", views.evaluator_queue, name="evaluator_queue"),
@@ -10,6 +10,9 @@ urlpatterns = [
     path("rate/samples/<uuid:public_id>/played", views.assignment_played, name="assignment_played"),
     path("rate/samples/<uuid:public_id>/rating", views.submit_assignment, name="submit_assignment"),
     path("manage/studies/", views.study_list, name="study_list"),
+    path("api/studies/", api.StudyListView.as_view(), name="api_studies"),
+    path("api/studies/<int:pk>/", api.StudyDetailView.as_view(), name="api_study"),
+    path("api/studies/<int:pk>/results/", api.StudyResultsView.as_view(), name="api_study_results"),
     path("manage/studies/new/", views.study_create, name="study_create"),
     path("manage/studies/<int:study_id>/", views.study_results, name="study_results"),
     path("manage/studies/<int:study_id>/results.csv", views.study_results_csv, name="study_results_csv"),

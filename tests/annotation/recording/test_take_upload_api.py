@@ -73,7 +73,10 @@ def test_the_upload_needs_the_audio_field(users: dict[str, User], client_for) ->
     item = ItemFactory.create(actor=users["actor"])
     response = client_for("actor").post(reverse("annotation:api_item_takes", args=[item.external_id]), {})
     assert response.status_code == 400
-    assert response.json() == {"detail": "Attach the recording as the multipart field “audio”."}
+    assert response.json() == {
+        "detail": "Attach the recording as the multipart field “audio”.",
+        "problems": [],
+    }
 
 
 def test_an_upload_to_someone_elses_script_is_404(
@@ -105,7 +108,7 @@ def test_a_recorded_script_takes_no_new_take(users: dict[str, User], client_for,
     item = ItemFactory.create(actor=users["actor"], state=Item.State.RECORDED)
     response = upload(client_for("actor"), item, take_wav)
     assert response.status_code == 409
-    assert response.json() == {"detail": "This script already has an accepted recording."}
+    assert response.json() == {"detail": "This script already has an accepted recording.", "problems": []}
 
 
 def test_the_actor_lists_their_takes_of_a_script(users: dict[str, User], client_for, take_wav: bytes) -> None:

@@ -128,10 +128,12 @@ def test_the_verdict_api_answers_400_and_409_with_a_detail(take: Take) -> None:
     url = reverse("annotation:api_review_verdict", args=[review.pk])
 
     assert client.post(url, {"verdict": "reject"}, content_type="application/json").json() == {
-        "detail": "A reject needs at least one reason."
+        "detail": "A reject needs at least one reason.",
+        "problems": [],
     }
     assert client.post(url, {"verdict": "maybe"}, content_type="application/json").json() == {
-        "detail": 'verdict: "maybe" is not a valid choice.'
+        "detail": 'verdict: "maybe" is not a valid choice.',
+        "problems": [],
     }
     accepted = client.post(url, {"verdict": "accept", "comment": "clear"}, content_type="application/json")
     assert accepted.status_code == 200

@@ -1,0 +1,150 @@
+"""The results API (admins: results name systems): Table 2 and Table 8 as JSON, and the leaderboard
+as CSV or LaTeX. Every number comes from `evaluation.results.reports`, as on the pages."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, cast
+
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.access import SYSTEM_ADMINS
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput
+from evaluation.results import reports
+from evaluation.results.forms import ErrorPropagationForm, ResultsFilterForm
+from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
+from evaluation.results.views import results_filter
+from webapp.api.errors import ProblemSerializer, form_problems
+from webapp.http import StudioRequest
+from webapp.roles import HasRole
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("version", str, description="Benchmark version; default: the newest with outputs"),
+    OpenApiParameter("judge", int, description="Judge configuration id; default: the most used judge"),
+]
+
+
+class CellSerializer(serializers.Serializer[Any]):
+    value = serializers.FloatField(allow_null=True, help_text="Mean score; null when nothing valid")
+    n_valid = serializers.IntegerField()
+    n_excluded = serializers.IntegerField(help_text="Judge errors left out of the mean")
+    mark = serializers.ChoiceField(choices=["best", "second"], allow_null=True)
+
+
+class LeaderboardRowSerializer(serializers.Serializer[Any]):
+    system = serializers.CharField()
+    category = serializers.CharField()
+    cells = serializers.DictField(child=CellSerializer(), help_text="By column key (see `columns`)")
+    excluded = serializers.IntegerField(help_text="Judge errors left out, every stage")
+
+
+class ColumnSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    group = serializers.CharField()
+    # A declared field named like Field.label: DRF's metaclass takes it out of the class attributes.
+    label = serializers.CharField()  # type: ignore[assignment]
+
+
+class LeaderboardSerializer(serializers.Serializer[Any]):
+    benchmark_version = serializers.CharField()
+    judge = serializers.CharField(allow_null=True)
+    columns = ColumnSerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True)
+
+
+def _filtered(
+    request: Request, form_class: type[ResultsFilterForm]
+) -> tuple[ResultsFilterForm, str, JudgeConfig]:
+    """Return the page's (form, version, judge) choice; 400 on a bad parameter, 404 with no judge."""
+    versions = ModelOutput.objects.benchmark_versions() or [DEFAULT_BENCHMARK_VERSION]
+    checked = form_class(request.query_params or None, versions=versions)
+    if checked.is_bound and not checked.is_valid():
+        raise ValidationError(form_problems(checked.errors))
+    form, version, judge = results_filter(cast(StudioRequest, request._request), form_class)
+    if judge is None:
+        raise NotFound("No judge has judged anything yet.")
+    return form, version, judge
+
+
+def _cell(cell: Cell) -> dict[str, Any]:
+    return {"value": cell.value, "n_valid": cell.n_valid, "n_excluded": cell.n_excluded, "mark": cell.mark}
+
+
+class LeaderboardView(APIView):
+    permission_classes = [HasRole]
+    required_roles = SYSTEM_ADMINS
+
+    @extend_schema(
+        summary="The leaderboard (Table 2)",
+        parameters=FILTER_PARAMETERS,
+        responses={200: LeaderboardSerializer, 400: ProblemSerializer, 404: ProblemSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        _, version, judge = _filtered(request, ResultsFilterForm)
+        board = reports.leaderboard(version, judge)
+        excluded = reports.excluded_by_system(board)
+        rows = [
+            {
+                "system": row.system,
+                "category": system.category,
+                "cells": {column.key: _cell(row.cells[column.key]) for column in COLUMNS},
+                "excluded": excluded[row.system],
+            }
+            for system, row in board.rows_with_systems()
+        ]
+        columns = [asdict(column) for column in COLUMNS]
+        return Response({"benchmark_version": version, "judge": judge.name, "columns": columns, "rows": rows})
+
+
+class LeaderboardExportView(APIView):
+    permission_classes = [HasRole]
+    required_roles = SYSTEM_ADMINS
+    fmt = "csv"
+
+    @extend_schema(
+        summary="The leaderboard as CSV or LaTeX",
+        parameters=FILTER_PARAMETERS,
+        responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR), 404: ProblemSerializer},
+    )
+    def get(self, request: Request) -> HttpResponse:
+        _, version, judge = _filtered(request, ResultsFilterForm)
+        table = reports.leaderboard(version, judge).table
+        if self.fmt == "csv":
+            return HttpResponse(to_csv(table), content_type="text/csv; charset=utf-8")
+        return HttpResponse(to_latex(table), content_type="text/x-tex; charset=utf-8")
+
+
+class PropagationSerializer(serializers.Serializer[Any]):
+    system = serializers.CharField()
+    threshold = serializers.FloatField()
+    n_items = serializers.IntegerField()
+    n_items_excluded = serializers.IntegerField()
+    p_reasoning_given_perception = serializers.FloatField(allow_null=True)
+    p_response_given_reasoning = serializers.FloatField(allow_null=True)
+    cascade_error_ratio = serializers.FloatField(allow_null=True)
+
+
+class ErrorPropagationView(APIView):
+    permission_classes = [HasRole]
+    required_roles = SYSTEM_ADMINS
+
+    @extend_schema(
+        summary="Error propagation between stages (Table 8)",
+        parameters=[*FILTER_PARAMETERS, OpenApiParameter("threshold", float)],
+        responses={200: PropagationSerializer(many=True), 400: ProblemSerializer, 404: ProblemSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        form, version, judge = _filtered(request, ErrorPropagationForm)
+        threshold = reports.DEFAULT_CORRECT_THRESHOLD
+        if form.is_valid() and form.cleaned_data.get("threshold"):
+            threshold = form.cleaned_data["threshold"]
+        rows = reports.error_propagation_table(version, judge, threshold)
+        return Response([asdict(figures) for _, figures in rows])

@@ -1,0 +1,1 @@
+"""The REST API's shared parts: personal tokens, the error shape, cursor pagination, the account page."""

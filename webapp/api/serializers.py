@@ -1,0 +1,42 @@
+"""JSON shapes shared by every app's API: a Job's status and progress."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from webapp.api.errors import Conflict
+from webapp.jobs import cancel_job
+from webapp.models import Job
+
+
+class JobSerializer(serializers.ModelSerializer[Job]):
+    """A long task's status; `progress` runs from 0 to 1, `result` is set once it succeeded."""
+
+    finished = serializers.BooleanField(source="is_finished", read_only=True)
+
+    class Meta:
+        model = Job
+        fields = [
+            "id",
+            "kind",
+            "status",
+            "finished",
+            "progress",
+            "message",
+            "parameters",
+            "result",
+            "error",
+            "attempts",
+            "cancel_requested",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+def cancel_or_conflict(job: Job | None) -> Job:
+    """Cancel the job (at once when queued, at its next step when running); 409 once it has ended."""
+    if job is None or job.is_finished:
+        raise Conflict("The job has already ended; there is nothing to cancel.")
+    return cancel_job(job)

@@ -1,0 +1,107 @@
+"""`python -m webapp.client COMMAND ...` (also installed as `echostudio`): see `--help`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from webapp.client import commands
+from webapp.client.session import ClientError, Studio
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(prog="echostudio", description="Script EchoStudio through its REST API.")
+    main.add_argument("--url", help="Server address (default $ECHOSTUDIO_URL or http://127.0.0.1:8000)")
+    main.add_argument("--token", help="Personal API token (default $ECHOSTUDIO_TOKEN)")
+    main.add_argument("--quiet", action="store_true", help="No progress bars")
+    sub = main.add_subparsers(dest="command", required=True)
+
+    system = sub.add_parser("register-system", help="Register a system (kept if it exists)")
+    system.add_argument("name")
+    system.add_argument("--category", default="general", choices=["general", "empathy", "omni", "ours"])
+    system.add_argument("--version", default="", help="Version or checkpoint")
+    system.add_argument("--text-only", action="store_true")
+
+    submit = sub.add_parser("submit-outputs", help="Upload a system's outputs")
+    submit.add_argument("path", type=Path, help="A zip with one .jsonl and the audio, or a .jsonl file")
+    submit.add_argument("--system", required=True)
+    submit.add_argument("--audio-zip", type=Path)
+    submit.add_argument("--s3-prefix", default="")
+    submit.add_argument("--benchmark-version", default="")
+    submit.add_argument("--skip-invalid-rows", action="store_true")
+
+    judge = sub.add_parser("judge", help="Judge a system's outputs")
+    judge.add_argument("--system", required=True)
+    judge.add_argument("--judge", required=True, help="Judge configuration name")
+    judge.add_argument("--benchmark-version", default="")
+    judge.add_argument("--retry-errors", action="store_true")
+    judge.add_argument("--wait", action="store_true", help="Follow the run until it ends")
+
+    board = sub.add_parser("leaderboard", help="Print the leaderboard")
+    board.add_argument("--format", default="table", choices=["table", "csv", "latex", "json"])
+    board.add_argument("--benchmark-version", default="")
+    board.add_argument("--judge", default="")
+
+    gold = sub.add_parser("export-gold", help="Download the gold references of a split")
+    gold.add_argument("--split", required=True)
+    gold.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
+    gold.add_argument("-o", "--output", type=Path, help="File to write (default: standard output)")
+    return main
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run one command; return the exit status (1 when the server refused, 2 when a run failed)."""
+    args = parser().parse_args(argv)
+    try:
+        studio = Studio(args.url, args.token, quiet=args.quiet)
+        if args.command == "register-system":
+            print(
+                json.dumps(
+                    commands.register_system(studio, args.name, args.category, args.version, args.text_only)
+                )
+            )
+        elif args.command == "submit-outputs":
+            report = commands.submit_outputs(
+                studio,
+                args.system,
+                args.path,
+                audio_zip=args.audio_zip,
+                s3_prefix=args.s3_prefix,
+                benchmark_version=args.benchmark_version,
+                skip_invalid_rows=args.skip_invalid_rows,
+            )
+            print(json.dumps(report))
+        elif args.command == "judge":
+            run_row = commands.judge(
+                studio,
+                args.system,
+                args.judge,
+                benchmark_version=args.benchmark_version,
+                retry_errors=args.retry_errors,
+                wait=args.wait,
+            )
+            print(json.dumps(run_row))
+            if args.wait and run_row["job"]["status"] != "succeeded":
+                return 2
+        elif args.command == "leaderboard":
+            sys.stdout.write(
+                commands.leaderboard(
+                    studio, args.format, benchmark_version=args.benchmark_version, judge_name=args.judge
+                )
+            )
+        elif args.command == "export-gold":
+            if args.output:
+                with args.output.open("wb") as handle:
+                    commands.export_gold(studio, args.split, args.format, handle)
+            else:
+                commands.export_gold(studio, args.split, args.format)
+    except ClientError as refused:
+        print(refused, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -1,0 +1,155 @@
+"""What each `echostudio` command does, on top of `Studio` (one function per command)."""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import IO, Any
+
+from webapp.client.session import ClientError, ProgressReader, Studio
+
+FINISHED = {"succeeded", "failed", "cancelled"}
+
+
+def register_system(
+    studio: Studio, name: str, category: str, version: str, text_only: bool
+) -> dict[str, Any]:
+    """Register a system (or return the existing one of that name)."""
+    existing = list(studio.all_pages("systems/", name=name))
+    if existing:
+        return existing[0]
+    body = {"name": name, "category": category, "version": version, "text_only": text_only}
+    return dict(studio.json("POST", "systems/", json=body))
+
+
+def submit_outputs(
+    studio: Studio,
+    system_name: str,
+    path: Path,
+    *,
+    audio_zip: Path | None = None,
+    s3_prefix: str = "",
+    benchmark_version: str = "",
+    skip_invalid_rows: bool = False,
+) -> dict[str, Any]:
+    """Upload outputs: a zip holding one JSONL file and the audio, or a JSONL file with a zip or S3 prefix."""
+    system = studio.one_named("systems/", system_name, "system")
+    if zipfile.is_zipfile(path):
+        if audio_zip is not None or s3_prefix:
+            raise ClientError("A zip of outputs carries its own audio; drop --audio-zip / --s3-prefix.")
+        rows = _jsonl_inside(path)
+        audio_zip = path
+    else:
+        rows = path.read_bytes()
+    data = {"skip_invalid_rows": "true" if skip_invalid_rows else "false"}
+    if benchmark_version:
+        data["benchmark_version"] = benchmark_version
+    if s3_prefix:
+        data["s3_prefix"] = s3_prefix
+    size = len(rows) + (audio_zip.stat().st_size if audio_zip else 0)
+    with studio.bar(size, "uploading") as bar:
+        files: dict[str, tuple[str, Any, str]] = {
+            "rows": ("outputs.jsonl", ProgressReader(io.BytesIO(rows), bar), "application/x-ndjson")
+        }
+        handle = audio_zip.open("rb") if audio_zip else None
+        try:
+            if handle is not None:
+                files["audio_zip"] = ("audio.zip", ProgressReader(handle, bar), "application/zip")
+            return dict(studio.json("POST", f"systems/{system['id']}/outputs/", data=data, files=files))
+        finally:
+            if handle is not None:
+                handle.close()
+
+
+def _jsonl_inside(path: Path) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        names = [name for name in archive.namelist() if name.lower().endswith((".jsonl", ".ndjson"))]
+        if len(names) != 1:
+            raise ClientError(f"{path} must hold exactly one .jsonl file of outputs (found {len(names)}).")
+        return archive.read(names[0])
+
+
+def judge(
+    studio: Studio,
+    system_name: str,
+    judge_name: str,
+    *,
+    benchmark_version: str = "",
+    retry_errors: bool = False,
+    wait: bool = False,
+    poll_s: float = 1.0,
+) -> dict[str, Any]:
+    """Start a judge run; with `wait`, follow its progress bar until it ends."""
+    system = studio.one_named("systems/", system_name, "system")
+    judge_config = studio.one_named("judges/", judge_name, "judge")
+    body: dict[str, Any] = {"system": system["id"], "judge": judge_config["id"], "retry_errors": retry_errors}
+    if benchmark_version:
+        body["benchmark_version"] = benchmark_version
+    run = dict(studio.json("POST", "judge-runs/", json=body))
+    if not wait:
+        return run
+    with studio.bar(100, f"judging {system_name}", unit="%") as bar:
+        while run["job"] is None or run["job"]["status"] not in FINISHED:
+            time.sleep(poll_s)
+            run = studio.json("GET", f"judge-runs/{run['id']}/")
+            if run["job"] is not None:
+                bar.update(round(run["job"]["progress"] * 100) - bar.n)
+    return run
+
+
+def leaderboard(studio: Studio, fmt: str, *, benchmark_version: str = "", judge_name: str = "") -> str:
+    """Return the leaderboard as a plain table, CSV, LaTeX or JSON text."""
+    params: dict[str, Any] = {}
+    if benchmark_version:
+        params["version"] = benchmark_version
+    if judge_name:
+        params["judge"] = studio.one_named("judges/", judge_name, "judge")["id"]
+    if fmt in ("csv", "latex"):
+        return studio.request("GET", f"leaderboard/{fmt}/", params=params).text
+    board = studio.json("GET", "leaderboard/", params=params)
+    if fmt == "json":
+        import json
+
+        return json.dumps(board, indent=2)
+    return _plain_table(board)
+
+
+def _plain_table(board: dict[str, Any]) -> str:
+    headers = ["System"] + [f"{column['group']} {column['label']}" for column in board["columns"]]
+    rows = [
+        [row["system"]]
+        + [
+            "-"
+            if row["cells"][column["key"]]["value"] is None
+            else f"{row['cells'][column['key']]['value']:.2f}"
+            for column in board["columns"]
+        ]
+        for row in board["rows"]
+    ]
+    widths = [max(len(str(line[index])) for line in [headers, *rows]) for index in range(len(headers))]
+    lines = [
+        "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
+        for line in [headers, *rows]
+    ]
+    return f"{board['benchmark_version']} judged by {board['judge']}\n" + "\n".join(lines) + "\n"
+
+
+def export_gold(studio: Studio, split: str, fmt: str, output: IO[bytes] | None = None) -> int:
+    """Stream the gold export of a split to `output` (stdout by default); return the bytes written."""
+    target = output or sys.stdout.buffer
+    written = 0
+    params = {"split": split, "as": fmt}
+    with studio.http.stream("GET", "gold/export/", params=params) as response:
+        if response.is_error:
+            response.read()
+            studio.request("GET", "gold/export/", params=params)  # raises with the server's explanation
+        with studio.bar(None, f"gold {split}") as bar:
+            for chunk in response.iter_bytes():
+                target.write(chunk)
+                written += len(chunk)
+                bar.update(len(chunk))
+    target.flush()
+    return written
