@@ -109,8 +109,10 @@ def main() -> None:
     outcomes = run_bench(
         task, range(args.seeds), args.steps, args.sft_steps, args.samples, default_cache_dir()
     )
-    load = os.getloadavg()[0]
-    print(f"took {time.monotonic() - started:.0f} s, load average {load:.1f} on {os.cpu_count()} cores")
+    print(
+        f"took {time.monotonic() - started:.0f} s wall, {time.process_time():.0f} s CPU (one thread), "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     for line in summary(outcomes):
         print(line)
 

@@ -113,8 +113,10 @@ def main() -> None:
         flush=True,
     )
     outcomes = run_bench(task, range(args.seeds), args.steps, args.lambda_aaa, default_cache_dir())
-    load = os.getloadavg()[0]
-    print(f"took {time.monotonic() - started:.0f} s, load average {load:.1f} on {os.cpu_count()} cores")
+    print(
+        f"took {time.monotonic() - started:.0f} s wall, {time.process_time():.0f} s CPU (one thread), "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     for line in summary(outcomes, task.chance):
         print(line)
 

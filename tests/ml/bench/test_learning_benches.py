@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from ml.core.synthetic.prosody import ProsodyTask
+from ml.core.synthetic.reward_probe import TRAIN_PHRASINGS, cached_voice, ladder_examples, run_reward
 from ml.core.synthetic.rl_probe import run_rl
 from ml.core.synthetic.sft_probe import checkpoint_dir, run_sft, sft_checkpoint
 
@@ -47,3 +48,18 @@ def test_rl_from_the_cached_sft_checkpoint_reports_rewards_per_mode(
                 "greedy_accuracy",
             } <= metrics.keys()
     assert grpo.before == sdca.before
+
+
+def test_the_reward_model_trains_on_the_synthetic_ladder_and_reports_rankings(
+    small_task: ProsodyTask,
+) -> None:
+    voice = cached_voice()
+    examples = ladder_examples(small_task.test[:1], TRAIN_PHRASINGS, voice)
+    # One turn, every training phrasing: 6 grades x 3 phrasings aligned, grades 5, 3, 1 also clashing.
+    assert len(examples) == 6 * 3 + 3 * 3
+    assert sorted({example.content_grade for example in examples}) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    outcome = run_reward(small_task.train[:4], small_task.test[:2], seed=0, steps=1, voice=voice)
+    for figures in (outcome.seen_before, outcome.seen_after, outcome.new_before, outcome.new_after):
+        assert -1.0 <= figures.spearman <= 1.0
+        assert 0.0 <= figures.alignment_accuracy <= 1.0
+    assert outcome.new_after.count == 2 * (6 + 3)
