@@ -28,6 +28,7 @@ from typing import Any
 
 import torch.distributed as dist
 
+from ml.core.ablations import NO_ABLATION, RL_ABLATIONS, SFT_ABLATIONS, with_ablation
 from ml.core.config import ADVANTAGE_MODES, LoraSettings, RlConfig, SftConfig
 from ml.core.runtime import (
     Ranks,
@@ -73,6 +74,14 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
         command.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPUs, float32 on CPUs")
         command.add_argument("--seed", type=int, default=defaults.seed)
+        presets = SFT_ABLATIONS if name == "sft" else RL_ABLATIONS
+        command.add_argument(
+            "--ablation",
+            choices=list(presets),
+            default=NO_ABLATION,
+            help="a paper variant; it overrides the options it sets: "
+            + "; ".join(f"{key}: {label}" for key, label in presets.items()),
+        )
         if name == "sft":
             command.add_argument("--batch-size", type=int, default=sft.batch_size)
             command.add_argument(
@@ -138,12 +147,15 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
     from ml.core.sft import train_sft
     from ml.core.training_inputs import sft_examples
 
-    config = SftConfig(
-        batch_size=args.batch_size,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
-        lambda_aaa=args.lambda_aaa,
-        aaa_layers=args.aaa_layers,
-        **_shared_settings(args, ranks),
+    config = with_ablation(
+        SftConfig(
+            batch_size=args.batch_size,
+            gradient_accumulation_steps=args.gradient_accumulation_steps,
+            lambda_aaa=args.lambda_aaa,
+            aaa_layers=args.aaa_layers,
+            **_shared_settings(args, ranks),
+        ),
+        args.ablation,
     )
     # Records without a reference response have no target: filter before sharding so shards match.
     with_targets = [row for row in rows if row.record.target is not None]
@@ -162,14 +174,17 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
     from ml.core.training_inputs import judge_golds, train_rl_on_records
     from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 
-    config = RlConfig(
-        mode=args.mode,
-        group_size=args.group_size,
-        kl_coef=args.kl_coef,
-        prompts_per_step=args.prompts_per_step,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-        **_shared_settings(args, ranks),
+    config = with_ablation(
+        RlConfig(
+            mode=args.mode,
+            group_size=args.group_size,
+            kl_coef=args.kl_coef,
+            prompts_per_step=args.prompts_per_step,
+            max_new_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+            **_shared_settings(args, ranks),
+        ),
+        args.ablation,
     )
     shard = shard_evenly(rows, ranks)
     reward = load_reward_model(args.reward_model, device=config.device).model if args.reward_model else None

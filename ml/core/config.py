@@ -95,6 +95,8 @@ class SftConfig:
     device: str = "cpu"
     dtype: str = "float32"
     seed: int = 0
+    # The paper variant this run is (``ml.core.ablations``); "none" is the full method.
+    ablation: str = "none"
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation_steps < 1:
@@ -177,6 +179,8 @@ class RlConfig:
     device: str = "cpu"
     dtype: str = "float32"
     seed: int = 0
+    # The paper variant this run is (``ml.core.ablations``); "none" is the full method.
+    ablation: str = "none"
 
     def __post_init__(self) -> None:
         if self.mode not in ADVANTAGE_MODES:

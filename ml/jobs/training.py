@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from annotation.labelling.drafts import draft_config
 from evaluation.judging.models import JudgeConfig
+from ml.core.ablations import with_ablation
 from ml.core.config import RewardModelConfig, RewardTrainingConfig, RlConfig, SftConfig
 from ml.core.judge_scoring import JudgeStageScorer
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
@@ -66,11 +67,12 @@ def plan_sft(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Trai
     parameters = job.parameters
     examples = sft_examples(snapshot_records(snapshot))
     requested = SftConfig.from_dict(parameters["config"])
+    requested = with_ablation(requested, requested.ablation)
     device, dtype = resolve_device_and_dtype(requested.device, requested.dtype)
     config = replace(requested, device=device, dtype=dtype)
     reporter.log(
         f"SFT on {len(examples)} examples of snapshot #{snapshot.pk} ({snapshot.content_hash[:12]}), "
-        f"lambda_AAA={config.lambda_aaa}, {device}/{dtype}"
+        f"lambda_AAA={config.lambda_aaa}, ablation {config.ablation}, {device}/{dtype}"
     )
     uri, parent = resolve_start(parameters["start_from"])
     reporter.progress(0.02, f"Loading {uri}", force=True)
@@ -95,6 +97,7 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
     parameters = job.parameters
     rows = snapshot_records(snapshot)
     requested = RlConfig.from_dict(parameters["config"])
+    requested = with_ablation(requested, requested.ablation)
     device, dtype = resolve_device_and_dtype(requested.device, requested.dtype)
     config = replace(requested, device=device, dtype=dtype)
 
@@ -124,7 +127,8 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
 
     uri, parent = resolve_start(parameters["start_from"])
     reporter.log(
-        f"RL ({config.mode}) on {len(rows)} prompts of snapshot #{snapshot.pk}, G={config.group_size}, "
+        f"RL ({config.mode}, ablation {config.ablation}, tau={config.sdca.tau}) on {len(rows)} prompts "
+        f"of snapshot #{snapshot.pk}, G={config.group_size}, "
         f"KL={config.kl_coef}, lr={config.learning_rate}, {device}/{dtype}"
     )
     reporter.progress(0.02, f"Loading {uri}", force=True)
