@@ -221,7 +221,7 @@ class RewardTrainingConfig:
     # When set, the run stops after this many optimizer steps, whatever ``epochs`` says.
     max_steps: int | None = None
     batch_size: int = 16
-    # Full fine-tuning of a multi-billion-parameter backbone; tiny random backbones want ~1e-3.
+    # Full fine-tuning of a multi-billion-parameter backbone; tiny random backbones want ~5e-3.
     learning_rate: float = 2e-5
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0

@@ -9,7 +9,7 @@ behind the same ``SpeechLM`` interface EchoChat trains through: any local or ``s
 (``ml.core.speech.loading``), or, for tests, the demo and the benchmarks, a tiny random one of the
 same class (``ml.core.speech.tiny``). One chat turn holds both audios, the user's before the
 emotion label and the written response, the response's after it; the last layer's hidden state
-at the turn's last token feeds two heads:
+at the turn's last token, with the mean state over the turn, feeds two heads:
 
 - content, ordinal (CORAL: one shared score and five ordered thresholds, score = sum of
   P(grade > k)), so it stays inside [0, 5] and rank-consistent;
@@ -93,9 +93,10 @@ class RewardModel(nn.Module):
         # Registered as a submodule so parameters(), state_dict() and .to() reach the backbone.
         self.backbone = speech_lm.model
         hidden = int(speech_lm.config.text_config.hidden_size)
-        self.content_score = nn.Linear(hidden, 1)
+        # The heads read the last token's state and the mean state over the turn (see forward).
+        self.content_score = nn.Linear(2 * hidden, 1)
         self.content_thresholds = nn.Parameter(torch.linspace(2.0, -2.0, MAX_CONTENT_GRADE))
-        self.alignment_head = nn.Linear(hidden, 1)
+        self.alignment_head = nn.Linear(2 * hidden, 1)
 
     @property
     def device(self) -> torch.device:
@@ -153,9 +154,13 @@ class RewardModel(nn.Module):
     def forward(self, batch: dict[str, torch.Tensor]) -> RewardOutput:
         outputs = self.backbone(**batch, output_hidden_states=True, use_cache=False)
         last_hidden = outputs.hidden_states[-1]
+        mask = batch["attention_mask"].to(last_hidden.dtype).unsqueeze(-1)
         last_position = batch["attention_mask"].sum(dim=1) - 1
-        pooled = last_hidden[torch.arange(last_hidden.shape[0], device=last_hidden.device), last_position]
-        pooled = pooled.to(self.content_thresholds.dtype)
+        last = last_hidden[torch.arange(last_hidden.shape[0], device=last_hidden.device), last_position]
+        # The mean gives every audio and text position a direct path to the heads, which a
+        # backbone far from its pre-training (a tiny random one, early fine-tuning) needs.
+        mean = (last_hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        pooled = torch.cat([last, mean], dim=-1).to(self.content_thresholds.dtype)
         content_logits = self.content_score(pooled) + self.content_thresholds
         return RewardOutput(
             content_logits=content_logits, alignment_logits=self.alignment_head(pooled).squeeze(-1)

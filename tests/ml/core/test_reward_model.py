@@ -137,7 +137,7 @@ def test_training_examples_follow_the_ladder_with_mismatched_deliveries(
 @pytest.mark.slow
 def test_training_lowers_the_loss_and_ranks_full_marks_above_harmful(examples: list[RewardExample]) -> None:
     model = build_reward_model(TINY)
-    config = RewardTrainingConfig(max_steps=40, batch_size=9, learning_rate=2e-3)
+    config = RewardTrainingConfig(max_steps=80, batch_size=9, learning_rate=5e-3, weight_decay=0.0)
 
     result = train_reward_model(model, examples, config)
 
