@@ -7,6 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from django.test import Client
+from django.urls import reverse
+
 from evaluation.outputs.models import ModelOutput, System
 from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
@@ -15,6 +18,7 @@ from tests.ml.jobs.support import TrainingItemFactory, finished
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import JobStatus, User
+from webapp.roles import Role
 from webapp.storage import new_media_key, save_media
 
 # A random Qwen2.5-Omni thinker of the real class, as the demo trains.
@@ -27,7 +31,7 @@ def ladder_writer(request: RecordedRequest) -> Reply:
 
 
 def test_a_trained_reward_model_scores_a_systems_outputs(
-    db: None, ml_storage: Path, make_user: Callable[..., User], settings: Any
+    db: None, ml_storage: Path, make_user: Callable[..., User], settings: Any, client: Client
 ) -> None:
     # given two adjudicated items with reference responses, and one without gold
     actor = make_user(None, "actor-w")
@@ -72,6 +76,12 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     backbone = json.loads((Path(checkpoint.uri) / "backbone" / "config.json").read_text())
     assert backbone["model_type"] == "qwen2_5_omni_thinker"
     assert "backbone/model.safetensors" in metadata["weight_sha256"]
+    # and its page tells an admin what it was built on and where its data came from
+    client.force_login(make_user(Role.ADMIN, "admin-w"))
+    page = client.get(reverse("ml:job", args=[training.pk])).content.decode()
+    assert "backbone tiny (Qwen2.5-Omni thinker), every weight trained" in page
+    assert "graded ladder written by the LLM for 2 items (ladder-llm)" in page
+    assert "Responses voiced by eSpeak NG" in page
     assert [point["step"] for point in training.metrics] == [1, 2, 3]
 
     # given a system with one output that has its own audio and one that has none
