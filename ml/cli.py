@@ -23,6 +23,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
             )
             command.add_argument("--judge-model", default="gpt-4o")
             command.add_argument("--judge-api-key-env", default="ECHOSTUDIO_JUDGE_API_KEY")
+            command.add_argument(
+                "--tts-url",
+                default=None,
+                help="OpenAI-compatible /v1/audio/speech server the reward model hears rollouts through "
+                "(default: eSpeak NG)",
+            )
+            command.add_argument("--tts-model", default="tts-1")
+            command.add_argument("--tts-voice", default="alloy")
+            command.add_argument("--tts-api-key-env", default="ECHOSTUDIO_TTS_API_KEY")
     return parser
 
 
@@ -169,6 +179,7 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
 
 def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
+    from annotation.audio.tts import TtsSettings, speak_in_style
     from ml.core.judge_scoring import JudgeStageScorer
     from ml.core.reward.checkpoint import load_reward_model
     from ml.core.training_inputs import judge_golds, train_rl_on_records
@@ -198,9 +209,24 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
             )
         )
         judge = JudgeStageScorer(client, judge_golds(shard))
+    tts = TtsSettings(
+        backend="openai" if args.tts_url else "espeak",
+        base_url=args.tts_url or "",
+        model=args.tts_model,
+        voice=args.tts_voice,
+        api_key=os.environ.get(args.tts_api_key_env, ""),
+    )
     start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
     with gradients_averaged_across_ranks(ranks):
-        result = train_rl_on_records(start.speech_lm, shard, config, judge, reward, _printer(ranks))
+        result = train_rl_on_records(
+            start.speech_lm,
+            shard,
+            config,
+            judge,
+            reward,
+            _printer(ranks),
+            synthesize=partial(speak_in_style, settings=tts),
+        )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 
