@@ -23,11 +23,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch.distributed as dist
 
+from ml.core.ablations import NO_ABLATION, RL_ABLATIONS, SFT_ABLATIONS, with_ablation
 from ml.core.config import ADVANTAGE_MODES, LoraSettings, RlConfig, SftConfig
 from ml.core.runtime import (
     Ranks,
@@ -73,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
         command.add_argument("--dtype", default="auto", help="auto: bfloat16 on GPUs, float32 on CPUs")
         command.add_argument("--seed", type=int, default=defaults.seed)
+        presets = SFT_ABLATIONS if name == "sft" else RL_ABLATIONS
+        command.add_argument(
+            "--ablation",
+            choices=list(presets),
+            default=NO_ABLATION,
+            help="a paper variant; it overrides the options it sets: "
+            + "; ".join(f"{key}: {label}" for key, label in presets.items()),
+        )
         if name == "sft":
             command.add_argument("--batch-size", type=int, default=sft.batch_size)
             command.add_argument(
@@ -95,6 +105,15 @@ def build_parser() -> argparse.ArgumentParser:
             )
             command.add_argument("--judge-model", default="gpt-4o")
             command.add_argument("--judge-api-key-env", default="ECHOSTUDIO_JUDGE_API_KEY")
+            command.add_argument(
+                "--tts-url",
+                default=None,
+                help="OpenAI-compatible /v1/audio/speech server the reward model hears rollouts through "
+                "(default: eSpeak NG)",
+            )
+            command.add_argument("--tts-model", default="tts-1")
+            command.add_argument("--tts-voice", default="alloy")
+            command.add_argument("--tts-api-key-env", default="ECHOSTUDIO_TTS_API_KEY")
     return parser
 
 
@@ -138,12 +157,15 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
     from ml.core.sft import train_sft
     from ml.core.training_inputs import sft_examples
 
-    config = SftConfig(
-        batch_size=args.batch_size,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
-        lambda_aaa=args.lambda_aaa,
-        aaa_layers=args.aaa_layers,
-        **_shared_settings(args, ranks),
+    config = with_ablation(
+        SftConfig(
+            batch_size=args.batch_size,
+            gradient_accumulation_steps=args.gradient_accumulation_steps,
+            lambda_aaa=args.lambda_aaa,
+            aaa_layers=args.aaa_layers,
+            **_shared_settings(args, ranks),
+        ),
+        args.ablation,
     )
     # Records without a reference response have no target: filter before sharding so shards match.
     with_targets = [row for row in rows if row.record.target is not None]
@@ -157,19 +179,23 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
 
 def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) -> dict[str, Any]:
     """Train with GRPO + SDCA on this rank's shard; rank 0 saves. Return the run's summary."""
+    from annotation.audio.tts import TtsSettings, speak_in_style
     from ml.core.judge_scoring import JudgeStageScorer
     from ml.core.reward.checkpoint import load_reward_model
     from ml.core.training_inputs import judge_golds, train_rl_on_records
     from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 
-    config = RlConfig(
-        mode=args.mode,
-        group_size=args.group_size,
-        kl_coef=args.kl_coef,
-        prompts_per_step=args.prompts_per_step,
-        max_new_tokens=args.max_new_tokens,
-        temperature=args.temperature,
-        **_shared_settings(args, ranks),
+    config = with_ablation(
+        RlConfig(
+            mode=args.mode,
+            group_size=args.group_size,
+            kl_coef=args.kl_coef,
+            prompts_per_step=args.prompts_per_step,
+            max_new_tokens=args.max_new_tokens,
+            temperature=args.temperature,
+            **_shared_settings(args, ranks),
+        ),
+        args.ablation,
     )
     shard = shard_evenly(rows, ranks)
     reward = load_reward_model(args.reward_model, device=config.device).model if args.reward_model else None
@@ -183,9 +209,24 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
             )
         )
         judge = JudgeStageScorer(client, judge_golds(shard))
+    tts = TtsSettings(
+        backend="openai" if args.tts_url else "espeak",
+        base_url=args.tts_url or "",
+        model=args.tts_model,
+        voice=args.tts_voice,
+        api_key=os.environ.get(args.tts_api_key_env, ""),
+    )
     start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
     with gradients_averaged_across_ranks(ranks):
-        result = train_rl_on_records(start.speech_lm, shard, config, judge, reward, _printer(ranks))
+        result = train_rl_on_records(
+            start.speech_lm,
+            shard,
+            config,
+            judge,
+            reward,
+            _printer(ranks),
+            synthesize=partial(speak_in_style, settings=tts),
+        )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 

@@ -180,6 +180,15 @@ JUDGE_API_KEY = env_str("ECHOSTUDIO_JUDGE_API_KEY")
 JUDGE_TIMEOUT_SECONDS = env_float("ECHOSTUDIO_JUDGE_TIMEOUT_SECONDS", 60.0, minimum=0.1)
 JUDGE_MAX_CONCURRENCY = env_int("ECHOSTUDIO_JUDGE_MAX_CONCURRENCY", 4, minimum=1)
 
+# How responses are voiced (reward-model ladder, RL rollouts, inference outputs): "espeak"
+# (offline) or "openai" (an OpenAI-compatible /v1/audio/speech server, e.g. Qwen3-TTS behind one).
+TTS_BACKEND = env_str("ECHOSTUDIO_TTS_BACKEND", "espeak")
+TTS_BASE_URL = env_str("ECHOSTUDIO_TTS_BASE_URL")
+TTS_MODEL = env_str("ECHOSTUDIO_TTS_MODEL", "tts-1")
+TTS_VOICE = env_str("ECHOSTUDIO_TTS_VOICE", "alloy")
+TTS_API_KEY = env_str("ECHOSTUDIO_TTS_API_KEY")
+TTS_TIMEOUT_SECONDS = env_float("ECHOSTUDIO_TTS_TIMEOUT_SECONDS", 120.0, minimum=0.1)
+
 # Models for the gpu queue: a local path or s3:// URI; never a hub name.
 ECHOCHAT_BASE_MODEL = env_str("ECHOSTUDIO_BASE_MODEL")
 CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpoints")

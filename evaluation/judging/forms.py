@@ -23,6 +23,7 @@ FLAG_LABELS = {
     "no_recommended_overlap": "No recommended strategy",
     "empty_or_off_task": "Empty or off-task",
     "harmful": "Harmful or dismissive",
+    "empty_response": "Empty response",
     "hard_failure": "Fails the task",
     "unintelligible": "Unintelligible",
     "inappropriate_voice": "Voice clashes with the user's state",

@@ -88,7 +88,8 @@ FLAG_GUIDE: dict[str, dict[str, str]] = {
     },
     RESPONSE_CONTENT: {
         "harmful": "the response is harmful, dismissive or unsafe",
-        "hard_failure": "the response fails the task (empty, off-topic, wrong language, or answers "
+        "empty_response": "the response is empty",
+        "hard_failure": "the response fails the task (off-topic, wrong language, or answers "
         "a different request)",
     },
     RESPONSE_AUDIO: {

@@ -69,7 +69,8 @@ FLAG_CAPS: dict[str, dict[str, int]] = {
         "no_recommended_overlap": 8,
     },
     SHIFT_PERCEPTION: {"empty_or_off_task": 1},
-    RESPONSE_CONTENT: {"harmful": 1, "hard_failure": 3},
+    # An empty response is capped like every other stage's empty output, not as a mere task failure.
+    RESPONSE_CONTENT: {"harmful": 1, "empty_response": 1, "hard_failure": 3},
     RESPONSE_AUDIO: {"unintelligible": 1, "inappropriate_voice": 2},
 }
 
@@ -83,6 +84,17 @@ SHIFT_FUNDAMENTAL_MISS_REASON = "fundamental_miss"
 # Fields a structured reasoning output must fill (paper C.2: the ToM annotation components the
 # model is asked to produce; constraints are optional in a model's output).
 REQUIRED_REASONING_FIELDS: tuple[str, ...] = ("context", "latent_need", "core_demand", "strategy")
+
+
+# RL splits the reasoning stage into mental-state reasoning (s2) and strategy (s3), so that a
+# strategy is credited once (ml.core.judge_scoring). Each reasoning flag is about one part.
+MENTAL_STATE_SUBSCORES: tuple[str, ...] = ("context", "latent_need", "core_demand", "constraints")
+STRATEGY_SUBSCORES: tuple[str, ...] = ("strategy",)
+_REASONING_FLAG_PART: dict[str, tuple[str, ...]] = {
+    "missing_fields": MENTAL_STATE_SUBSCORES,
+    "recommends_not_recommended": STRATEGY_SUBSCORES,
+    "no_recommended_overlap": STRATEGY_SUBSCORES,
+}
 
 
 class RubricError(ValueError):
@@ -141,6 +153,37 @@ def score_stage(
         final=final,
         max_score=stage_max(stage),
     )
+
+
+def reasoning_part_score(
+    subscores: Mapping[str, int | float], flags: Iterable[str], part: Sequence[str]
+) -> float:
+    """Return one part of a reasoning judgement (``MENTAL_STATE_SUBSCORES`` or ``STRATEGY_SUBSCORES``)
+    as a fraction in [0, 1], with the caps of the flags that are about that part.
+
+    A cap c on the 10-point stage removes up to 10 - c points; the part's flags take those points
+    from the part itself (never below 0). So missing fields (cap 1) leave mental state 0 of 7, a
+    not-recommended strategy (cap 6) leaves strategy 0 of 3, and no overlap with the recommended
+    strategies (cap 8) leaves strategy at most 1 of 3. Flags about the other part do not apply.
+    """
+    ranges = SUBSCORE_RANGES[REASONING]
+    values = _validated_subscores(REASONING, ranges, subscores)
+    if not part or set(part) - set(ranges):
+        raise RubricError(f"unknown reasoning part {tuple(part)!r}")
+    flag_set = set(flags)
+    unknown_flags = flag_set - set(FLAG_CAPS[REASONING])
+    if unknown_flags:
+        raise RubricError(f"unknown {REASONING} flag(s): {', '.join(sorted(unknown_flags))}")
+    part_max = float(sum(ranges[name][1] for name in part))
+    points = math.fsum(values[name] for name in part)
+    points_removed = [
+        stage_max(REASONING) - FLAG_CAPS[REASONING][flag]
+        for flag in flag_set
+        if tuple(_REASONING_FLAG_PART[flag]) == tuple(part)
+    ]
+    if points_removed:
+        points = min(points, max(0.0, part_max - max(points_removed)))
+    return points / part_max
 
 
 def _ranges_for(stage: str) -> dict[str, tuple[int, int]]:
@@ -243,13 +286,13 @@ def automatic_flags(
     return flags
 
 
-# The flag that an empty output earns at each stage. A response with no text is a hard content
-# failure; a response with no audio cannot be understood.
+# The flag that an empty output earns at each stage. A response with no text is capped at 1 like
+# any other empty stage; a response with no audio cannot be understood.
 _EMPTY_OUTPUT_FLAG: dict[str, str] = {
     PERCEPTION: "empty_or_off_topic",
     REASONING: "missing_fields",
     SHIFT_PERCEPTION: "empty_or_off_task",
-    RESPONSE_CONTENT: "hard_failure",
+    RESPONSE_CONTENT: "empty_response",
     RESPONSE_AUDIO: "unintelligible",
 }
 

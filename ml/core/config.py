@@ -95,6 +95,8 @@ class SftConfig:
     device: str = "cpu"
     dtype: str = "float32"
     seed: int = 0
+    # The paper variant this run is (``ml.core.ablations``); "none" is the full method.
+    ablation: str = "none"
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 1 or self.gradient_accumulation_steps < 1:
@@ -177,6 +179,8 @@ class RlConfig:
     device: str = "cpu"
     dtype: str = "float32"
     seed: int = 0
+    # The paper variant this run is (``ml.core.ablations``); "none" is the full method.
+    ablation: str = "none"
 
     def __post_init__(self) -> None:
         if self.mode not in ADVANTAGE_MODES:
@@ -217,7 +221,8 @@ class RewardTrainingConfig:
     # When set, the run stops after this many optimizer steps, whatever ``epochs`` says.
     max_steps: int | None = None
     batch_size: int = 16
-    learning_rate: float = 3e-4
+    # Full fine-tuning of a multi-billion-parameter backbone; tiny random backbones want ~5e-3.
+    learning_rate: float = 2e-5
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
     alignment_loss_weight: float = 1.0
@@ -244,31 +249,30 @@ class RewardTrainingConfig:
 
 @dataclass(frozen=True)
 class RewardModelConfig:
-    """Architecture of the reward model (training settings are ``RewardTrainingConfig``)."""
+    """The reward model's backbone (training settings are ``RewardTrainingConfig``).
 
+    ``backbone`` is a local directory or ``s3://`` URI of a Qwen2.5-Omni (thinker) checkpoint, e.g.
+    Qwen2.5-Omni-3B as in appendix D.2, or ``"tiny"`` for a random thinker of the ``tiny_*`` sizes
+    (tests, the demo, the benchmarks). A tiny model's audio is cut at ``tiny_audio_seconds``; a real
+    one's at Whisper's 30 s.
+    """
+
+    backbone: str = "tiny"
     # A checkpoint keeps the emotions it was trained with; new models start from the vocabulary.
     emotions: tuple[str, ...] = EMOTIONS
-    n_mels: int = 40
-    n_fft: int = 400
-    hop_length: int = 160
-    # Longer audio is cut: EchoEval utterances average 13 s.
-    max_audio_seconds: float = 20.0
-    audio_channels: int = 64
-    audio_layers: int = 3
-    text_dim: int = 64
-    text_layers: int = 2
-    text_heads: int = 4
-    max_text_tokens: int = 256
-    hidden_size: int = 128
-    dropout: float = 0.1
+    tiny_hidden_size: int = 64
+    tiny_layers: int = 2
+    tiny_audio_seconds: int = 2
 
     def __post_init__(self) -> None:
         if not self.emotions:
             raise ValueError("emotions must not be empty")
-        if self.text_dim % self.text_heads:
-            raise ValueError("text_dim must be a multiple of text_heads")
-        if min(self.audio_layers, self.text_layers, self.max_text_tokens) < 1:
-            raise ValueError("audio_layers, text_layers and max_text_tokens must be >= 1")
+        if not self.backbone.strip():
+            raise ValueError('backbone must be "tiny", a model directory or an s3:// URI')
+        if self.tiny_hidden_size < 16 or self.tiny_hidden_size % 16:
+            raise ValueError("tiny_hidden_size must be a multiple of 16")
+        if min(self.tiny_layers, self.tiny_audio_seconds) < 1:
+            raise ValueError("tiny_layers and tiny_audio_seconds must be >= 1")
 
     def to_dict(self) -> dict[str, Any]:
         """Return the config as JSON-ready values."""

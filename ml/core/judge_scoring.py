@@ -6,13 +6,17 @@ items), its reasoning and strategy spans together on the reasoning rubric, each 
 item's gold reference, with the app's automatic flags merged in and the hard caps applied by
 ``evaluation.judging.rubrics``. Then
 
-    s1 = perception final / 10,   s2 = reasoning final / 10,
-    s3 = strategy sub-score / 3, and 0 when a proposed strategy is one gold marks as not recommended.
+    s1 = perception final / 10,
+    s2 = mental-state sub-scores (context, latent need, core demand, constraints) / 7,
+    s3 = strategy sub-score / 3,
 
-The rubric has no separate strategy stage; its reasoning stage scores the strategy choice as one
-sub-score (0-3), which is the strategy signal SDCA needs. An empty span scores 0 without a call.
-An answer that is not valid JSON or breaks the rubric scores 0 and is counted; a judge that
-cannot be reached stops the run (``JudgeUnavailable``) instead of training on zeros.
+each part with the caps of the flags about it (``rubrics.reasoning_part_score``: missing fields
+for s2; a not-recommended strategy and no overlap with the recommended ones for s3). The rubric
+has one reasoning stage whose total holds the strategy sub-score and the strategy caps; taking
+s2 from that total would credit the strategy twice, and a wrong strategy would close gate g2,
+the mis-attribution SDCA exists to avoid. An empty span scores 0 without a call. An answer that
+is not valid JSON or breaks the rubric scores 0 and is counted; a judge that cannot be reached
+stops the run (``JudgeUnavailable``) instead of training on zeros.
 
 Pure: no Django, so ``ml.cli`` can score through a judge endpoint too.
 """
@@ -25,20 +29,20 @@ from typing import Any
 
 from evaluation.judging.prompts import build_messages, parse_judgement
 from evaluation.judging.rubrics import (
+    MENTAL_STATE_SUBSCORES,
     PERCEPTION,
     REASONING,
     SHIFT_PERCEPTION,
+    STRATEGY_SUBSCORES,
     RubricError,
     StageScore,
     automatic_flags,
+    reasoning_part_score,
 )
 from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
 from webapp.lib.output_format import ParsedOutput, parse_reasoning_fields, parse_strategy_names
 from webapp.lib.vocabulary import EMOTION_SHIFT
 
-STRATEGY_SUBSCORE = "strategy"
-STRATEGY_SUBSCORE_MAX = 3
-CONTRARY_STRATEGY_FLAG = "recommends_not_recommended"
 # The judge client's errors for a 200 answer that is unusable (the same list as
 # evaluation.judging.runs.ANSWER_ERROR_PREFIXES, which lives in a Django module); any other error
 # means the prompt got no answer at all.
@@ -111,11 +115,12 @@ class JudgeStageScorer:
         perception = self._score(perception_stage, replies.get(perception_stage), prompts, gold.scenario)
         reasoning = self._score(REASONING, replies.get(REASONING), prompts, gold.scenario)
         s1 = perception.final / perception.max_score if perception is not None else 0.0
-        s2 = reasoning.final / reasoning.max_score if reasoning is not None else 0.0
-        s3 = 0.0
-        if reasoning is not None and CONTRARY_STRATEGY_FLAG not in reasoning.cap_reasons:
-            data = replies[REASONING].data or {}
-            s3 = float(data["subscores"][STRATEGY_SUBSCORE]) / STRATEGY_SUBSCORE_MAX
+        s2 = s3 = 0.0
+        if reasoning is not None:
+            # parse_judgement has validated these sub-scores; cap_reasons holds every flag that applied.
+            subscores = (replies[REASONING].data or {})["subscores"]
+            s2 = reasoning_part_score(subscores, reasoning.cap_reasons, MENTAL_STATE_SUBSCORES)
+            s3 = reasoning_part_score(subscores, reasoning.cap_reasons, STRATEGY_SUBSCORES)
         return s1, s2, s3
 
     def _score(

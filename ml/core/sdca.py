@@ -14,6 +14,17 @@ Normalisation over the G rollouts of one prompt is (x - mean) / (std + 1e-4) wit
 standard deviation (ddof=1), and 0 when all G values are equal (no signal to rank on). Tokens
 outside the four spans (tags, whitespace, the end-of-turn token) get the normalised R_total,
 which is what every completion token gets under vanilla GRPO.
+
+What the weights 0.5 / 0.4 / 0.1 mean under SDCA. Normalising each span separately would erase
+them (any positive scale of a signal normalises to the same advantage), so they would reach only
+the tag and end-of-turn tokens. Instead each span's normalised advantage is scaled by the share
+of R_total its signal carries: each reasoning stage is a third of R_reas (w_reas / 3 each), and
+the response span's signal mixes the response and format rewards (w_resp + w_fmt). The shares
+sum to 1; they are multiplied by the number of spans, so their mean is 1 and a unit-variance
+advantage keeps GRPO's scale at equal learning rate. With the defaults: perception, reasoning
+and strategy x 2/3 each, response x 2; the three reasoning spans together weigh as much as the
+response span, as w_reas = w_resp + w_fmt = 0.5 says. Setting a weight to 0 (an ablation) removes
+that credit from SDCA as it does from R_total.
 """
 
 from __future__ import annotations
@@ -85,6 +96,17 @@ def span_signals(scores: RolloutScores, config: SdcaConfig) -> dict[SpanName, fl
     return {"perception": q1, "reasoning": q2, "strategy": q3, "response": response_signal}
 
 
+def span_weights(config: SdcaConfig) -> dict[SpanName, float]:
+    """Return the factor each span's normalised advantage is scaled by (module docstring)."""
+    shares: dict[SpanName, float] = {
+        "perception": config.reasoning_weight / 3.0,
+        "reasoning": config.reasoning_weight / 3.0,
+        "strategy": config.reasoning_weight / 3.0,
+        "response": config.response_weight + config.format_weight,
+    }
+    return {name: len(SPAN_NAMES) * shares[name] for name in SPAN_NAMES}
+
+
 def group_normalise(values: torch.Tensor, std_epsilon: float = SdcaConfig.std_epsilon) -> torch.Tensor:
     """Return (x - mean) / (sample std + eps) along dim 0; zeros where all values are equal."""
     values = values.to(torch.float64)
@@ -98,13 +120,16 @@ def group_normalise(values: torch.Tensor, std_epsilon: float = SdcaConfig.std_ep
 
 
 def span_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:
-    """Return a G x 4 tensor of group-normalised span advantages, columns in ``SPAN_NAMES`` order."""
+    """Return a G x 4 tensor of group-normalised span advantages scaled by ``span_weights``,
+    columns in ``SPAN_NAMES`` order."""
     settings = config or SdcaConfig()
     signals = torch.tensor(
         [[span_signals(rollout, settings)[name] for name in SPAN_NAMES] for rollout in scores],
         dtype=torch.float64,
     )
-    return group_normalise(signals, settings.std_epsilon)
+    weights = span_weights(settings)
+    scale = torch.tensor([weights[name] for name in SPAN_NAMES], dtype=torch.float32)
+    return group_normalise(signals, settings.std_epsilon) * scale
 
 
 def total_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:

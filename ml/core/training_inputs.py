@@ -1,21 +1,19 @@
 """Training records turned into the inputs of SFT, RL, reward training and inference.
 
-Also the speech synthesis the reward model hears responses through: eSpeak NG with a prosody per
-speech style stands in for a style-controllable TTS, so text-only rollouts and outputs can be
-scored for audio alignment (a system's own response audio is used when it has some).
+The reward model hears text-only rollouts through a style-controllable TTS
+(``annotation.audio.tts``: eSpeak NG by default, or an OpenAI-compatible speech server).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
-from annotation.audio.synthesis import synthesize
+from annotation.audio.tts import speak_in_style
 from ml.core.config import RlConfig
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
+from ml.core.reward.features import StyleSynthesizer
 from ml.core.reward.ladder import RewardSourceItem
 from ml.core.reward.model import RewardModel
 from ml.core.reward.scoring import RewardScore, UserTurn, response_reward_scorer
@@ -26,13 +24,6 @@ from ml.core.sft import SftExample
 from ml.core.speech.model import SpeechLM
 from ml.core.training_records import RecordAudio
 from webapp.lib.output_format import ParsedOutput
-
-# eSpeak NG (words per minute, pitch 0-100) per speech style of the strategy span.
-STYLE_PROSODY: dict[str, tuple[int, int]] = {
-    "comforting": (130, 20),
-    "calm": (170, 45),
-    "excited": (300, 90),
-}
 
 
 def sft_examples(rows: Sequence[RecordAudio]) -> list[SftExample]:
@@ -87,6 +78,8 @@ def reward_sources(rows: Sequence[RecordAudio]) -> list[RewardSourceItem]:
             emotion=row.record.emotion,
             reference_response=row.record.response,
             speech_style=row.record.speech_style or None,
+            user_text=row.record.text,
+            strategies=row.record.strategies,
         )
         for row in rows
         if row.record.response.strip()
@@ -98,20 +91,15 @@ def user_turns(rows: Sequence[RecordAudio]) -> dict[str, UserTurn]:
     return {row.record.item_id: UserTurn(row.audio, row.sample_rate, row.record.emotion) for row in rows}
 
 
-def speak_in_style(text: str, style: str) -> tuple[np.ndarray, int]:
-    """Return ``text`` spoken by eSpeak NG with the prosody of a speech style (calm when unknown)."""
-    rate, pitch = STYLE_PROSODY.get(style.strip().lower(), STYLE_PROSODY["calm"])
-    speech = synthesize(text, rate_wpm=rate, pitch=pitch)
-    return speech.samples, speech.sample_rate
-
-
 def rollout_scorer(
     rows: Sequence[RecordAudio],
     stage_judge: StageJudge | None = None,
     reward_model: RewardModel | None = None,
+    synthesize: StyleSynthesizer = speak_in_style,
 ) -> RolloutScorer:
     """Return the RL scorer: stage scores from the judge and the response reward from the reward
-    model, each replaced by ``ml.core.rl.HeuristicScorer`` (word overlap with gold) when not given."""
+    model (hearing responses through ``synthesize``), each replaced by ``ml.core.rl.HeuristicScorer``
+    (word overlap with gold) when not given."""
     heuristic = HeuristicScorer(heuristic_references(rows))
     if stage_judge is None and reward_model is None:
         return heuristic
@@ -125,7 +113,7 @@ def rollout_scorer(
         return RewardScore(content=scores.content, alignment=scores.audio_alignment)
 
     response = (
-        response_reward_scorer(reward_model, user_turns(rows), speak_in_style)
+        response_reward_scorer(reward_model, user_turns(rows), synthesize)
         if reward_model is not None
         else heuristic_response
     )
@@ -140,6 +128,7 @@ def train_rl_on_records(
     reward_model: RewardModel | None = None,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    synthesize: StyleSynthesizer = speak_in_style,
 ) -> TrainingResult:
     """Run RL with the records' audio and instructions as prompts, scored by ``rollout_scorer``.
 
@@ -150,7 +139,7 @@ def train_rl_on_records(
         policy,
         None,
         inference_items(rows),
-        rollout_scorer(rows, stage_judge, reward_model),
+        rollout_scorer(rows, stage_judge, reward_model, synthesize),
         config,
         on_progress,
         should_cancel,

@@ -16,12 +16,14 @@ from django.conf import settings
 from annotation.recording.models import Split
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
+from ml.core.ablations import NO_ABLATION, RL_ABLATIONS, SFT_ABLATIONS
 from ml.core.config import (
     ADVANTAGE_MODES,
     INFERENCE_BATCH_SIZE,
     INFERENCE_MAX_NEW_TOKENS,
     AdvantageMode,
     LoraSettings,
+    RewardModelConfig,
     RewardTrainingConfig,
     RlConfig,
     SftConfig,
@@ -132,6 +134,15 @@ def _lora_parameters(rank: int) -> dict[str, int]:
     return {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
 
 
+def _ablation_field(presets: dict[str, str]) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        choices=list(presets.items()),
+        initial=NO_ABLATION,
+        label="Paper variant",
+        help_text="An ablation of section 5.3; it overrides the fields it sets, and the checkpoint records it",
+    )
+
+
 def _start_field(help_text: str) -> forms.ChoiceField:
     return forms.ChoiceField(label="Start from", help_text=help_text)
 
@@ -166,6 +177,7 @@ class SftJobForm(_TrainingForm):
         "with several GPUs)",
     )
     gradient_checkpointing = forms.BooleanField(required=False)
+    ablation = _ablation_field(SFT_ABLATIONS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -198,6 +210,7 @@ class SftJobForm(_TrainingForm):
                 "gradient_checkpointing": data["gradient_checkpointing"],
                 "device": data["device"],
                 "dtype": "auto",
+                "ablation": data["ablation"],
             },
         }
 
@@ -236,6 +249,7 @@ class RlJobForm(_TrainingForm):
         label="Judge for s1-s3",
         empty_label="None: heuristic stage scores (word overlap with gold)",
     )
+    ablation = _ablation_field(RL_ABLATIONS)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -269,6 +283,7 @@ class RlJobForm(_TrainingForm):
                 "sdca": {"tau": data["tau"]},
                 "device": data["device"],
                 "dtype": "auto",
+                "ablation": data["ablation"],
             },
         }
 
@@ -282,6 +297,12 @@ class RewardTrainingJobForm(_TrainingForm):
     max_steps = forms.IntegerField(min_value=1, required=False, help_text="Blank: as many as the epochs take")
     batch_size = forms.IntegerField(min_value=1, initial=REWARD_DEFAULTS.batch_size)
     learning_rate = forms.FloatField(min_value=1e-12, initial=REWARD_DEFAULTS.learning_rate)
+    backbone = forms.CharField(
+        max_length=500,
+        initial=RewardModelConfig.backbone,
+        help_text="A Qwen2.5-Omni checkpoint (model folder or s3:// URI, e.g. Qwen2.5-Omni-3B as in "
+        "appendix D.2), or 'tiny' for a small random one (the demo); every weight is trained",
+    )
 
     def job_parameters(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -294,7 +315,7 @@ class RewardTrainingJobForm(_TrainingForm):
                 "learning_rate": data["learning_rate"],
                 "device": data["device"],
             },
-            "model_config": {},
+            "model_config": {"backbone": data["backbone"].strip()},
         }
 
 

@@ -1,5 +1,7 @@
 """The EchoChat inference job: a checkpoint answers every item of a snapshot; the answers become a
-System's outputs, which the judges and listening studies then use.
+System's outputs, which the judges and listening studies then use. Each response is voiced by the
+configured TTS backend (``ml.jobs.voicing``) in the speech style its strategy span declares, so the
+system has response audio for MOS studies and the response-audio judge.
 
 This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
 """
@@ -17,6 +19,7 @@ from ml.core.training_inputs import inference_items
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_cancelled
+from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
 from webapp.jobs import JobReporter, JobResult
 from webapp.models import Job
 
@@ -28,9 +31,9 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     system_name = str(parameters["system_name"])
     version = parameters.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
     existing = System.objects.filter(name=system_name).first()
-    if existing is not None and (existing.category != System.Category.OURS or not existing.text_only):
-        # EchoChat inference writes text only; another system's outputs (or audio) are not ours to replace.
-        raise ValueError(f"system {system_name!r} is not a text-only EchoChat system; choose another name")
+    if existing is not None and existing.category != System.Category.OURS:
+        # Another system's outputs are not ours to replace.
+        raise ValueError(f"system {system_name!r} is not an EchoChat system; choose another name")
     reporter.progress(0.0, "Reading the dataset snapshot", force=True)
     items = inference_items(snapshot_records(snapshot))
     device, dtype = resolve_device_and_dtype(
@@ -57,14 +60,25 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     )
     # A cancelled run returns fewer outputs: importing them would remove the missing items' outputs.
     stop_if_cancelled(len(outputs) < len(items), reporter)
+    tts = configured_tts()
+    reporter.log(f"Voicing the responses with {describe_tts(tts)}")
+    voiced = voice_responses(
+        [(output.item_id, output.parsed) for output in outputs],
+        configured_synthesizer(),
+        lambda done: reporter.progress(0.9 + 0.05 * done / max(1, len(outputs)), f"Voiced {done} responses"),
+    )
     reporter.progress(0.95, "Storing the outputs", force=True)
     system, _ = System.objects.get_or_create(
-        name=system_name, defaults={"category": System.Category.OURS, "text_only": True}
+        name=system_name, defaults={"category": System.Category.OURS, "text_only": False}
     )
     system.version = checkpoint.name if checkpoint is not None else uri
-    system.save(update_fields=["version"])
-    rows = "\n".join(json.dumps({"item_id": output.item_id, "output": output.raw_text}) for output in outputs)
-    report = import_outputs(system, version, rows.encode(), None)
+    system.text_only = False
+    system.save(update_fields=["version", "text_only"])
+    rows = "\n".join(
+        json.dumps({"item_id": output.item_id, "output": output.raw_text, "audio": f"{output.item_id}.wav"})
+        for output in outputs
+    )
+    report = import_outputs(system, version, rows.encode(), voiced)
     if not report.imported:
         raise RuntimeError(
             "; ".join(str(problem) for problem in report.errors) or "the outputs were not stored"
@@ -73,7 +87,7 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     reporter.log(
         f"{len(outputs)} outputs stored for {system.name} ({version}): {report.created} new, "
         f"{report.updated} changed, {report.unchanged} unchanged, {report.removed} removed; "
-        f"{well_formed} well formed"
+        f"{well_formed} well formed; response audio by {describe_tts(tts)}"
     )
     return {
         "system": system.pk,
@@ -81,5 +95,6 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         "benchmark_version": version,
         "outputs": len(outputs),
         "well_formed": well_formed,
+        "voiced_by": describe_tts(tts),
         "checkpoint": checkpoint.pk if checkpoint is not None else None,
     }

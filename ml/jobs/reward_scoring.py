@@ -18,9 +18,9 @@ from ml.core.reward.checkpoint import load_reward_model
 from ml.core.reward.model import RewardInput
 from ml.core.reward.scoring import score_responses
 from ml.core.runtime import resolve_device
-from ml.core.training_inputs import speak_in_style
 from ml.core.training_records import read_wav
 from ml.jobs.models import Checkpoint, OutputRewardScore
+from ml.jobs.voicing import configured_synthesizer
 from webapp.jobs import JobReporter, JobResult
 from webapp.lib.output_format import parse_strategy_fields
 from webapp.models import Job
@@ -47,7 +47,7 @@ def _response_audio(output: ModelOutput) -> tuple[Any, int, str]:
         else:
             return audio.samples, audio.sample_rate, OutputRewardScore.Audio.OWN
     style = parse_strategy_fields(output.strategy_text).speech_style or "calm"
-    samples, rate = speak_in_style(output.response_text or " ", style)
+    samples, rate = configured_synthesizer()(output.response_text or " ", style)
     return samples, rate, OutputRewardScore.Audio.SYNTHESIZED
 
 

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from annotation.labelling.drafts import draft_config
 from evaluation.judging.models import JudgeConfig
+from ml.core.ablations import with_ablation
 from ml.core.config import RewardModelConfig, RewardTrainingConfig, RlConfig, SftConfig
 from ml.core.judge_scoring import JudgeStageScorer
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
 from ml.core.reward.checkpoint import load_reward_model, save_reward_model
 from ml.core.reward.ladder import build_reward_training_examples
+from ml.core.reward.ladder_writer import describe, write_graded_ladders
 from ml.core.reward.model import build_reward_model
 from ml.core.reward.training import evaluate_reward_model, train_reward_model
 from ml.core.runtime import (
@@ -32,13 +35,13 @@ from ml.core.training_inputs import (
     judge_golds,
     reward_sources,
     sft_examples,
-    speak_in_style,
     train_rl_on_records,
 )
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from ml.jobs.train_and_register import TrainingPlan, finite_metrics, train_and_register
+from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts
 from webapp.jobs import JobReporter, JobResult
 from webapp.lib.llm_client import InMemoryJudgeCache, JudgeClient
 from webapp.models import Job
@@ -64,11 +67,12 @@ def plan_sft(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Trai
     parameters = job.parameters
     examples = sft_examples(snapshot_records(snapshot))
     requested = SftConfig.from_dict(parameters["config"])
+    requested = with_ablation(requested, requested.ablation)
     device, dtype = resolve_device_and_dtype(requested.device, requested.dtype)
     config = replace(requested, device=device, dtype=dtype)
     reporter.log(
         f"SFT on {len(examples)} examples of snapshot #{snapshot.pk} ({snapshot.content_hash[:12]}), "
-        f"lambda_AAA={config.lambda_aaa}, {device}/{dtype}"
+        f"lambda_AAA={config.lambda_aaa}, ablation {config.ablation}, {device}/{dtype}"
     )
     uri, parent = resolve_start(parameters["start_from"])
     reporter.progress(0.02, f"Loading {uri}", force=True)
@@ -93,6 +97,7 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
     parameters = job.parameters
     rows = snapshot_records(snapshot)
     requested = RlConfig.from_dict(parameters["config"])
+    requested = with_ablation(requested, requested.ablation)
     device, dtype = resolve_device_and_dtype(requested.device, requested.dtype)
     config = replace(requested, device=device, dtype=dtype)
 
@@ -122,7 +127,8 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
 
     uri, parent = resolve_start(parameters["start_from"])
     reporter.log(
-        f"RL ({config.mode}) on {len(rows)} prompts of snapshot #{snapshot.pk}, G={config.group_size}, "
+        f"RL ({config.mode}, ablation {config.ablation}, tau={config.sdca.tau}) on {len(rows)} prompts "
+        f"of snapshot #{snapshot.pk}, G={config.group_size}, "
         f"KL={config.kl_coef}, lr={config.learning_rate}, {device}/{dtype}"
     )
     reporter.progress(0.02, f"Loading {uri}", force=True)
@@ -131,7 +137,14 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
         try:
             result = train_rl_on_records(
-                start.speech_lm, rows, config, judge, reward, on_progress, should_cancel
+                start.speech_lm,
+                rows,
+                config,
+                judge,
+                reward,
+                on_progress,
+                should_cancel,
+                synthesize=configured_synthesizer(),
             )
         finally:
             if client is not None:
@@ -162,14 +175,28 @@ def plan_reward_training(job: Job, reporter: JobReporter, snapshot: DatasetSnaps
     """Return the reward-model run: the graded ladder spoken in fitting and clashing styles."""
     parameters = job.parameters
     sources = reward_sources(snapshot_records(snapshot))
+    writer = draft_config()
+    if writer is not None:
+        reporter.progress(0.01, f"Asking {writer.base_url} for the graded ladder of {len(sources)} items")
+        with JudgeClient(writer) as client:
+            sources, counts = write_graded_ladders(client, sources)
+        reporter.log(f"{describe(counts)} ({writer.model})")
+    else:
+        reporter.log(
+            "No LLM endpoint configured (ECHOSTUDIO_DRAFT_LLM_BASE_URL): rungs 0-4 of the graded "
+            "ladder come from templates around the reference response"
+        )
+    tts = configured_tts()
     reporter.progress(0.02, f"Speaking the graded responses of {len(sources)} items", force=True)
-    examples = build_reward_training_examples(sources, speak_in_style)
+    reporter.log(f"Responses voiced by {describe_tts(tts)}, in the fitting and a clashing style")
+    examples = build_reward_training_examples(sources, configured_synthesizer())
     requested = RewardTrainingConfig.from_dict(parameters["config"])
     config = replace(requested, device=resolve_device(requested.device))
     model_config = RewardModelConfig.from_dict(parameters.get("model_config") or {})
     reporter.log(
         f"Reward model on {len(examples)} examples from {len(sources)} items of snapshot #{snapshot.pk} "
-        f"({snapshot.content_hash[:12]}), {config.device}"
+        f"({snapshot.content_hash[:12]}), {config.device}; backbone {model_config.backbone} "
+        "(Qwen2.5-Omni thinker), every weight trained"
     )
     model = build_reward_model(model_config, seed=config.seed)
 
@@ -191,7 +218,13 @@ def plan_reward_training(job: Job, reporter: JobReporter, snapshot: DatasetSnaps
             training_config=config.to_dict(),
             dataset_snapshot_ids=[str(snapshot.pk)],
             metrics=metrics,
-            extra={"job": job.pk, "examples": len(examples)},
+            extra={
+                "job": job.pk,
+                "examples": len(examples),
+                "model_config": model_config.to_dict(),
+                "ladder_writer": writer.model if writer is not None else "templates",
+                "tts": describe_tts(tts),
+            },
         ),
         progress_span=(0.1, 0.85),
         measure=measure_fit,

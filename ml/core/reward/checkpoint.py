@@ -1,7 +1,8 @@
 """Saving and loading a reward model as a checkpoint directory (layout of ``ml.core.checkpoints``).
 
-config.json (with ``model_type``), model.safetensors, the tokenizer files, and metadata.json
-written last.
+config.json (``model_type`` echochat_reward_model and the ``RewardModelConfig``), heads.safetensors
+(the two heads), backbone/ (the fine-tuned thinker as ``SpeechLM.save_pretrained`` writes it:
+config.json, weights, tokenizer, feature extractor), and metadata.json written last.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from ml.core.checkpoints import (
 )
 from ml.core.config import RewardModelConfig
 from ml.core.reward.model import RewardModel
-from ml.core.speech.loading import resolve_model_path
+from ml.core.speech.loading import load_speech_lm, resolve_model_path
 
 REWARD_MODEL_TYPE = "echochat_reward_model"
 CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.safetensors"
+HEADS_FILE = "heads.safetensors"
+BACKBONE_DIR = "backbone"
 
 
 @dataclass
@@ -52,9 +54,13 @@ def save_reward_model(
         (local / CONFIG_FILE).write_text(
             json.dumps({"model_type": REWARD_MODEL_TYPE, **model.config.to_dict()}, indent=2)
         )
-        state = {name: tensor.detach().cpu().contiguous() for name, tensor in model.state_dict().items()}
-        save_file(state, str(local / WEIGHTS_FILE))
-        model.tokenizer.save_pretrained(local)
+        heads = {
+            name: tensor.detach().cpu().contiguous()
+            for name, tensor in model.state_dict().items()
+            if not name.startswith(("backbone.", "speech_lm."))
+        }
+        save_file(heads, str(local / HEADS_FILE))
+        model.speech_lm.save_pretrained(local / BACKBONE_DIR)
 
     return write_checkpoint(
         destination, write_files, REWARD_MODEL_TYPE, training_config, dataset_snapshot_ids, metrics, extra
@@ -69,7 +75,6 @@ def load_reward_model(
 ) -> LoadedRewardModel:
     """Return the reward model saved at a local directory or ``s3://`` prefix, in evaluation mode."""
     from safetensors.torch import load_file
-    from transformers import AutoTokenizer
 
     local = resolve_model_path(path_or_uri, cache_dir)
     metadata = read_metadata(local)
@@ -78,8 +83,11 @@ def load_reward_model(
     stored = json.loads((local / CONFIG_FILE).read_text())
     if stored.get("model_type") != REWARD_MODEL_TYPE:
         raise ValueError(f"{local} is not a reward model (model_type {stored.get('model_type')!r})")
-    model = RewardModel(RewardModelConfig.from_dict(stored), AutoTokenizer.from_pretrained(local))
-    model.load_state_dict(load_file(str(local / WEIGHTS_FILE)))
+    backbone = load_speech_lm(local / BACKBONE_DIR, device=device)
+    model = RewardModel(backbone, RewardModelConfig.from_dict(stored))
+    missing, unexpected = model.load_state_dict(load_file(str(local / HEADS_FILE)), strict=False)
+    if unexpected or any(not name.startswith(("backbone.", "speech_lm.")) for name in missing):
+        raise ValueError(f"{local} holds heads that do not fit the reward model")
     model.to(device)
     model.eval()
     return LoadedRewardModel(model=model, metadata=metadata, local_path=local)

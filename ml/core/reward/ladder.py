@@ -75,6 +75,9 @@ class RewardSourceItem:
     graded_responses: Mapping[int, str] = field(default_factory=dict)
     # The gold strategy's speech style; None means the style that fits the emotion.
     speech_style: str | None = None
+    # What the user said and the gold strategies: what an LLM writing the ladder is shown.
+    user_text: str = ""
+    strategies: tuple[str, ...] = ()
 
 
 def fitting_speech_style(emotion: str) -> str:

@@ -4,28 +4,26 @@ Input: the user's audio, the user's emotion label, the response text and the res
 Output: a content score in [0, 5] (how supportive, appropriate and coherent the response is) and
 the probability that the response's vocal delivery matches the user's emotional state.
 
-The paper fine-tunes Qwen2.5-Omni-3B for this. What lives here is a compact model of our own with
-the same inputs and outputs, small enough to train on the annotated set on one GPU (or a CPU):
+As in appendix D.2 the backbone is a Qwen2.5-Omni thinker (``Qwen2_5OmniThinkerForConditionalGeneration``)
+behind the same ``SpeechLM`` interface EchoChat trains through: any local or ``s3://`` checkpoint
+(``ml.core.speech.loading``), or, for tests, the demo and the benchmarks, a tiny random one of the
+same class (``ml.core.speech.tiny``). One chat turn holds both audios, the user's before the
+emotion label and the written response, the response's after it; the last layer's hidden state
+at the turn's last token, with the mean state over the turn, feeds two heads:
 
-- each audio -> log-mel features (``ml.core.reward.features``) -> strided 1-D convolutions -> mean
-  and standard deviation over time (the spread carries pitch and rate variation, which is what
-  separates an excited delivery from a comforting one);
-- the response text -> a tokenizer (the tiny BPE of ``ml.core.speech.tiny`` by default, any Hugging
-  Face tokenizer otherwise) -> a small transformer encoder, pooled from a learned summary token;
-- the emotion label -> an embedding (unknown labels share one extra row);
-- fusion -> an MLP -> two heads. Content is ordinal (CORAL: one shared score, five thresholds,
-  score = sum of P(grade > k)), so it stays inside [0, 5] and rank-consistent; alignment is a
-  sigmoid.
+- content, ordinal (CORAL: one shared score and five ordered thresholds, score = sum of
+  P(grade > k)), so it stays inside [0, 5] and rank-consistent;
+- audio alignment, a logit whose sigmoid is P(the delivery suits the user's state).
 
-Its training data is ``ml.core.reward.ladder``, its training loop ``ml.core.reward.training``,
-scoring ``ml.core.reward.scoring``, saving and loading ``ml.core.reward.checkpoint``.
+Every weight trains (D.2 optimises the audio encoder, the adapter and the LLM jointly). Its
+training data is ``ml.core.reward.ladder``, its loop ``ml.core.reward.training``, scoring
+``ml.core.reward.scoring``, saving and loading ``ml.core.reward.checkpoint``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
@@ -33,11 +31,24 @@ import torch.nn.functional as F
 from torch import nn
 
 from ml.core.config import RewardModelConfig
-from ml.core.reward.features import log_mel_features, masked_mean, mel_filterbank, strided_length
-from ml.core.speech.inputs import SAMPLE_RATE, resample
-from ml.core.speech.tiny import build_tiny_tokenizer
+from ml.core.speech.inputs import (
+    AUDIO_BOS,
+    AUDIO_EOS,
+    AUDIO_PLACEHOLDER,
+    IM_END,
+    IM_START,
+    MIN_AUDIO_SECONDS,
+    SAMPLE_RATE,
+    resample,
+)
+from ml.core.speech.model import SpeechLM
 
 MAX_CONTENT_GRADE = 5
+REWARD_BACKBONE_ARCH = "qwen2_5_omni_thinker"
+_INSTRUCTION = (
+    "Rate the response to the user: how supportive, appropriate and coherent its words are, and "
+    "whether its spoken delivery suits the user's emotional state."
+)
 
 
 @dataclass(frozen=True)
@@ -50,19 +61,6 @@ class RewardInput:
     response_audio: np.ndarray
     user_sample_rate: int = SAMPLE_RATE
     response_sample_rate: int = SAMPLE_RATE
-
-
-@dataclass
-class RewardBatch:
-    """Model-ready tensors for a batch of ``RewardInput``s."""
-
-    user_features: torch.Tensor
-    user_frames: torch.Tensor
-    response_features: torch.Tensor
-    response_frames: torch.Tensor
-    token_ids: torch.Tensor
-    token_mask: torch.Tensor
-    emotion_ids: torch.Tensor
 
 
 @dataclass
@@ -81,158 +79,129 @@ class RewardOutput:
         return torch.sigmoid(self.alignment_logits)
 
 
-class AudioEncoder(nn.Module):
-    """Strided convolutions over log-mel frames, pooled to the mean and spread over time."""
-
-    def __init__(self, config: RewardModelConfig) -> None:
-        super().__init__()
-        channels = config.audio_channels
-        self.convs = nn.ModuleList(
-            nn.Conv1d(config.n_mels if index == 0 else channels, channels, 5, stride=2, padding=2)
-            for index in range(config.audio_layers)
-        )
-        self.norm = nn.LayerNorm(channels)
-        self.project = nn.Linear(2 * channels, config.hidden_size)
-
-    def forward(self, features: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
-        hidden = features
-        lengths = frames
-        for conv in self.convs:
-            hidden = F.gelu(conv(hidden))
-            lengths = strided_length(lengths)
-            valid = torch.arange(hidden.shape[-1], device=hidden.device)[None, :] < lengths[:, None]
-            # Zeroing padding keeps the next layer's edge frames from reading padded features.
-            hidden = hidden * valid[:, None, :]
-        sequence = self.norm(hidden.transpose(1, 2))
-        mean = masked_mean(sequence, valid)
-        spread = masked_mean((sequence - mean.unsqueeze(1)) ** 2, valid).add(1e-5).sqrt()
-        return self.project(torch.cat([mean, spread], dim=-1))
-
-
-class TextEncoder(nn.Module):
-    """A small transformer encoder over token ids, read out from a learned summary token."""
-
-    def __init__(self, config: RewardModelConfig, vocab_size: int) -> None:
-        super().__init__()
-        self.embedding = nn.Embedding(vocab_size, config.text_dim)
-        self.positions = nn.Embedding(config.max_text_tokens + 1, config.text_dim)
-        self.summary = nn.Parameter(torch.randn(config.text_dim) * 0.02)
-        layer = nn.TransformerEncoderLayer(
-            config.text_dim,
-            config.text_heads,
-            dim_feedforward=2 * config.text_dim,
-            dropout=config.dropout,
-            batch_first=True,
-            norm_first=True,
-        )
-        self.encoder = nn.TransformerEncoder(layer, config.text_layers, enable_nested_tensor=False)
-        self.norm = nn.LayerNorm(config.text_dim)
-        self.project = nn.Linear(config.text_dim, config.hidden_size)
-
-    def forward(self, token_ids: torch.Tensor, token_mask: torch.Tensor) -> torch.Tensor:
-        batch = token_ids.shape[0]
-        # The summary token is never padding, so an empty response still has one valid position.
-        tokens = torch.cat([self.summary.expand(batch, 1, -1), self.embedding(token_ids)], dim=1)
-        positions = torch.arange(tokens.shape[1], device=tokens.device)
-        mask = torch.cat([torch.ones((batch, 1), dtype=torch.bool, device=tokens.device), token_mask], dim=1)
-        encoded = self.encoder(tokens + self.positions(positions), src_key_padding_mask=~mask)
-        return self.project(self.norm(encoded[:, 0]))
-
-
 class RewardModel(nn.Module):
-    """User audio + emotion + response text and audio -> ordinal content logits and alignment logit."""
+    """A Qwen2.5-Omni thinker with a content head and an audio-alignment head."""
 
-    def __init__(self, config: RewardModelConfig, tokenizer: Any) -> None:
+    def __init__(self, speech_lm: SpeechLM, config: RewardModelConfig) -> None:
         super().__init__()
+        if speech_lm.arch != REWARD_BACKBONE_ARCH:
+            raise ValueError(
+                f"the reward model needs a Qwen2.5-Omni thinker backbone, not {speech_lm.arch!r}"
+            )
         self.config = config
-        self.tokenizer = tokenizer
-        hidden = config.hidden_size
-        self.user_audio = AudioEncoder(config)
-        self.response_audio = AudioEncoder(config)
-        self.text = TextEncoder(config, len(tokenizer))
-        # The last row stands for any label outside config.emotions.
-        self.emotion = nn.Embedding(len(config.emotions) + 1, hidden)
-        self.fuse = nn.Sequential(
-            nn.Linear(6 * hidden, 2 * hidden),
-            nn.GELU(),
-            nn.Dropout(config.dropout),
-            nn.Linear(2 * hidden, hidden),
-            nn.GELU(),
-        )
-        # CORAL: one shared score and ordered thresholds, so P(grade > k) falls as k rises.
-        self.content_score = nn.Linear(hidden, 1)
+        self.speech_lm = speech_lm
+        # Registered as a submodule so parameters(), state_dict() and .to() reach the backbone.
+        self.backbone = speech_lm.model
+        hidden = int(speech_lm.config.text_config.hidden_size)
+        # The heads read the last token's state and the mean state over the turn (see forward).
+        self.content_score = nn.Linear(2 * hidden, 1)
         self.content_thresholds = nn.Parameter(torch.linspace(2.0, -2.0, MAX_CONTENT_GRADE))
-        self.alignment_head = nn.Linear(hidden, 1)
-        self.register_buffer("filterbank", mel_filterbank(config.n_mels, config.n_fft), persistent=False)
+        self.alignment_head = nn.Linear(2 * hidden, 1)
 
     @property
     def device(self) -> torch.device:
         return self.content_thresholds.device
 
-    def emotion_index(self, emotion: str) -> int:
-        """Return the embedding row of an emotion label (case-insensitive; unknown -> the last row)."""
-        label = emotion.strip().lower()
+    def render_turn(self, emotion: str, response_text: str) -> str:
+        """Return the chat turn the backbone reads, with one placeholder per audio (user's first)."""
+        audio = f"{AUDIO_BOS}{AUDIO_PLACEHOLDER}{AUDIO_EOS}"
+        # A placeholder inside the text would take an audio's place.
+        written = response_text.replace(AUDIO_PLACEHOLDER, "").replace("\0", "").strip()
         return (
-            self.config.emotions.index(label) if label in self.config.emotions else len(self.config.emotions)
+            f"{IM_START}system\n{self.speech_lm.system_prompt}{IM_END}\n"
+            f"{IM_START}user\n{audio}The user's emotional state: {emotion.strip().lower() or 'unknown'}.\n"
+            f"A response to the user, as written: {written}\n"
+            f"The same response, as spoken: {audio}\n{_INSTRUCTION}{IM_END}\n"
+            f"{IM_START}assistant\n"
         )
 
-    def prepare(self, inputs: Sequence[RewardInput]) -> RewardBatch:
-        """Return the model-ready tensors for ``inputs``, on the model's device."""
+    def prepare(self, inputs: Sequence[RewardInput]) -> dict[str, torch.Tensor]:
+        """Return the backbone's inputs for ``inputs`` (right-padded), on the model's device."""
         if not inputs:
             raise ValueError("cannot score an empty batch")
-        filterbank: torch.Tensor = self.filterbank  # type: ignore[assignment]
-        user_features, user_frames = log_mel_features(
-            [resample(item.user_audio, item.user_sample_rate) for item in inputs], self.config, filterbank
-        )
-        response_features, response_frames = log_mel_features(
-            [resample(item.response_audio, item.response_sample_rate) for item in inputs],
-            self.config,
-            filterbank,
-        )
-        encoded = self.tokenizer(
-            [item.response_text for item in inputs], add_special_tokens=False, return_attention_mask=False
-        )["input_ids"]
-        rows = [list(ids)[: self.config.max_text_tokens] for ids in encoded]
-        width = max(1, *(len(row) for row in rows))
-        token_ids = torch.zeros((len(rows), width), dtype=torch.long)
-        token_mask = torch.zeros((len(rows), width), dtype=torch.bool)
+        rows: list[list[int]] = []
+        features: list[torch.Tensor] = []
+        feature_masks: list[torch.Tensor] = []
+        for item in inputs:
+            rendered = self.render_turn(item.emotion, item.response_text)
+            for audio, rate in (
+                (item.user_audio, item.user_sample_rate),
+                (item.response_audio, item.response_sample_rate),
+            ):
+                audio_features, mask, tokens = self.speech_lm.audio_features(
+                    _at_least_min_length(audio, rate)
+                )
+                features.append(audio_features)
+                feature_masks.append(mask)
+                # Expand the first unexpanded placeholder; the marker keeps it apart from expanded ones.
+                rendered = rendered.replace(AUDIO_PLACEHOLDER, "\0" * tokens, 1)
+            expanded = rendered.replace("\0", AUDIO_PLACEHOLDER)
+            rows.append(list(self.speech_lm.tokenizer(expanded, add_special_tokens=False)["input_ids"]))
+        width = max(len(row) for row in rows)
+        input_ids = torch.full((len(rows), width), self.speech_lm.pad_token_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
         for index, row in enumerate(rows):
-            token_ids[index, : len(row)] = torch.tensor(row, dtype=torch.long)
-            token_mask[index, : len(row)] = True
-        emotion_ids = torch.tensor([self.emotion_index(item.emotion) for item in inputs], dtype=torch.long)
-        return RewardBatch(
-            user_features=user_features,
-            user_frames=user_frames,
-            response_features=response_features,
-            response_frames=response_frames,
-            token_ids=token_ids.to(self.device),
-            token_mask=token_mask.to(self.device),
-            emotion_ids=emotion_ids.to(self.device),
+            input_ids[index, : len(row)] = torch.tensor(row)
+            attention_mask[index, : len(row)] = 1
+        batch = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "input_features": torch.cat(features, dim=0),
+            "feature_attention_mask": torch.cat(feature_masks, dim=0),
+        }
+        return {name: tensor.to(self.device) for name, tensor in batch.items()}
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> RewardOutput:
+        outputs = self.backbone(**batch, output_hidden_states=True, use_cache=False)
+        last_hidden = outputs.hidden_states[-1]
+        mask = batch["attention_mask"].to(last_hidden.dtype).unsqueeze(-1)
+        last_position = batch["attention_mask"].sum(dim=1) - 1
+        last = last_hidden[torch.arange(last_hidden.shape[0], device=last_hidden.device), last_position]
+        # The mean gives every audio and text position a direct path to the heads, which a
+        # backbone far from its pre-training (a tiny random one, early fine-tuning) needs.
+        mean = (last_hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        pooled = torch.cat([last, mean], dim=-1).to(self.content_thresholds.dtype)
+        content_logits = self.content_score(pooled) + self.content_thresholds
+        return RewardOutput(
+            content_logits=content_logits, alignment_logits=self.alignment_head(pooled).squeeze(-1)
         )
 
-    def forward(self, batch: RewardBatch) -> RewardOutput:
-        user = self.user_audio(batch.user_features, batch.user_frames)
-        response = self.response_audio(batch.response_features, batch.response_frames)
-        text = self.text(batch.token_ids, batch.token_mask)
-        emotion = self.emotion(batch.emotion_ids)
-        # Products hand the MLP the "does this delivery suit this state" interactions directly.
-        fused = self.fuse(
-            torch.cat([user, response, text, emotion, response * emotion, response * user], dim=-1)
+
+def _at_least_min_length(audio: np.ndarray, sample_rate: int) -> np.ndarray:
+    """Return 16 kHz audio, padded with silence to the shortest length the encoder takes (a
+    response with no audio is heard as silence and scored, not refused)."""
+    samples = resample(np.asarray(audio, dtype=np.float32), sample_rate)
+    shortest = int(MIN_AUDIO_SECONDS * SAMPLE_RATE)
+    if len(samples) >= shortest:
+        return samples
+    return np.concatenate([samples, np.zeros(shortest - len(samples), dtype=np.float32)])
+
+
+def build_reward_backbone(config: RewardModelConfig, seed: int = 0) -> SpeechLM:
+    """Return the configured backbone: a tiny random thinker for ``"tiny"``, else the checkpoint."""
+    if config.backbone == "tiny":
+        from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm
+
+        spec = TinySpec(
+            hidden_size=config.tiny_hidden_size,
+            intermediate_size=2 * config.tiny_hidden_size,
+            num_hidden_layers=config.tiny_layers,
+            audio_chunk_seconds=config.tiny_audio_seconds,
         )
-        content_logits = self.content_score(fused) + self.content_thresholds
-        return RewardOutput(
-            content_logits=content_logits, alignment_logits=self.alignment_head(fused).squeeze(-1)
-        )
+        return build_tiny_speech_lm(REWARD_BACKBONE_ARCH, seed=seed, spec=spec)
+    from ml.core.speech.loading import load_speech_lm
+
+    return load_speech_lm(config.backbone)
 
 
 def build_reward_model(
-    config: RewardModelConfig | None = None, tokenizer: Any = None, seed: int = 0
+    config: RewardModelConfig | None = None, seed: int = 0, backbone: SpeechLM | None = None
 ) -> RewardModel:
-    """Return a randomly initialised reward model; the tokenizer defaults to the tiny BPE."""
+    """Return a reward model with freshly initialised heads on the configured (or given) backbone."""
+    settings = config or RewardModelConfig()
+    speech_lm = backbone if backbone is not None else build_reward_backbone(settings, seed)
     torch.manual_seed(seed)
-    return RewardModel(
-        config or RewardModelConfig(), tokenizer if tokenizer is not None else build_tiny_tokenizer()
-    )
+    return RewardModel(speech_lm, settings)
 
 
 def reward_losses(

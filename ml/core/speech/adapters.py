@@ -99,7 +99,7 @@ class Qwen25OmniThinkerSpeechLM(SpeechLM):
 
     def encode_prompt(self, audio: np.ndarray, rendered_prompt: str) -> EncodedPrompt:
         """Expand the placeholder as ``Qwen2_5OmniProcessor`` does, then tokenize."""
-        features, mask, num_tokens = self._audio_features(audio)
+        features, mask, num_tokens = self.audio_features(audio)
         expanded = rendered_prompt.replace(AUDIO_PLACEHOLDER, AUDIO_PLACEHOLDER * num_tokens, 1)
         input_ids = self.tokenizer(expanded, add_special_tokens=False)["input_ids"]
         return EncodedPrompt(input_ids=list(input_ids), input_features=features, feature_attention_mask=mask)

@@ -126,7 +126,7 @@ class SpeechLM(ABC):
         ids = {self.end_of_turn_id, int(self.tokenizer.convert_tokens_to_ids(END_OF_TEXT))}
         return sorted(token for token in ids if token is not None and token >= 0)
 
-    def _audio_features(self, audio: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, int]:
+    def audio_features(self, audio: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, int]:
         """Return Whisper features padded to the extractor's chunk, their mask, and the number
         of audio tokens the encoder produces (the formula both Qwen processors use)."""
         samples = checked_audio(audio)

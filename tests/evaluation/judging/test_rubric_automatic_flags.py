@@ -23,7 +23,7 @@ FULL_REASONING = {
         ("shift_perception", None, "empty_or_off_task"),
         ("reasoning", "", "missing_fields"),
         ("reasoning", {"context": "", "strategy": []}, "missing_fields"),
-        ("response_content", "", "hard_failure"),
+        ("response_content", "", "empty_response"),
         ("response_audio", None, "unintelligible"),
     ],
 )

@@ -36,19 +36,26 @@ def judge() -> Iterator[FakeChatServer]:
         yield server
 
 
-def test_stage_scores_are_the_capped_rubric_scores_over_their_maxima(judge: FakeChatServer) -> None:
+def test_s2_is_the_mental_state_and_s3_the_strategy_part_of_the_reasoning_judgement(
+    judge: FakeChatServer,
+) -> None:
     s1, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout()))
-    # perception 8/10; reasoning 8/10 with the strategy sub-score 2 of 3
-    assert (s1, s2, s3) == (0.8, 0.8, pytest.approx(2 / 3))
+    # perception 8/10; reasoning sub-scores context 2, latent need 1, core demand 2, constraints 1
+    # (6 of 7) and strategy 2 (of 3)
+    assert (s1, s2, s3) == (0.8, pytest.approx(6 / 7), pytest.approx(2 / 3))
     assert {stage_of(request) for request in judge.chat_requests} == {"perception", "reasoning"}
 
 
-def test_a_not_recommended_strategy_caps_reasoning_and_zeroes_the_strategy_signal(
-    judge: FakeChatServer,
-) -> None:
+def test_a_not_recommended_strategy_zeroes_s3_and_leaves_s2_alone(judge: FakeChatServer) -> None:
     _, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout(strategies=("Information",))))
-    # the app's own flag caps reasoning at 6 even though the judge raised none
-    assert (s2, s3) == (0.6, 0.0)
+    # the app's own flag (cap 6 of 10: 4 points off the strategy's 3) even though the judge raised none
+    assert (s2, s3) == (pytest.approx(6 / 7), 0.0)
+
+
+def test_no_overlap_with_the_recommended_strategies_caps_s3_at_one_of_three(judge: FakeChatServer) -> None:
+    _, s2, s3 = scorer_for(judge)("EE-1", parse_output(rollout(strategies=("Cognitive reframing",))))
+    # cap 8 of 10: 2 points off the strategy's 3, so the judge's 2 becomes 1
+    assert (s2, s3) == (pytest.approx(6 / 7), pytest.approx(1 / 3))
 
 
 def test_emotion_shift_items_are_judged_on_the_shift_rubric(judge: FakeChatServer) -> None:
@@ -60,8 +67,9 @@ def test_emotion_shift_items_are_judged_on_the_shift_rubric(judge: FakeChatServe
 def test_an_empty_span_scores_zero_without_asking_the_judge(judge: FakeChatServer) -> None:
     scorer = scorer_for(judge)
     s1, s2, _ = scorer("EE-1", parse_output("<think><reasoning>Context: alone</reasoning></think>I am here."))
-    # reasoning lacks latent need, core demand and strategies: the missing-fields cap of 1 applies
-    assert (s1, s2) == (0.0, 0.1)
+    # reasoning lacks latent need, core demand and strategies: missing fields (cap 1 of 10: 9 points
+    # off the mental state's 7) leave s2 at 0
+    assert (s1, s2) == (0.0, 0.0)
     assert [stage_of(request) for request in judge.chat_requests] == ["reasoning"]
     assert scorer.counts.skipped_empty == 1
 

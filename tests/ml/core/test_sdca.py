@@ -13,6 +13,7 @@ from ml.core.sdca import (
     response_reward,
     span_advantages,
     span_signals,
+    span_weights,
     token_advantages,
     total_advantages,
     total_reward,
@@ -70,8 +71,11 @@ def test_span_advantage_uses_the_sample_std_over_the_group() -> None:
         ]
         * 3,
     ]
-    # mean 0.25, deviations (0.75, -0.25, -0.25, -0.25), sample variance 0.75 / 3 = 0.25, std 0.5
-    expected_perception = [0.75 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001]
+    # mean 0.25, deviations (0.75, -0.25, -0.25, -0.25), sample variance 0.75 / 3 = 0.25, std 0.5;
+    # then the perception span's weight 4 x 0.5 / 3 = 2/3
+    expected_perception = [
+        2 / 3 * value for value in (0.75 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001)
+    ]
 
     advantages = span_advantages(group, CONFIG)
 
@@ -99,6 +103,26 @@ def test_closed_gates_leave_a_constant_column_with_zero_advantage() -> None:
 def test_all_equal_group_gets_zero_advantages() -> None:
     assert torch.count_nonzero(span_advantages([GROUP[0]] * 4, CONFIG)) == 0
     assert torch.count_nonzero(total_advantages([GROUP[0]] * 4, CONFIG)) == 0
+
+
+def test_span_weights_are_each_spans_share_of_r_total_with_mean_one() -> None:
+    # reasoning stages: 0.5 / 3 each; the response span: 0.4 + 0.1; times 4 spans
+    assert span_weights(CONFIG) == pytest.approx(
+        {"perception": 2 / 3, "reasoning": 2 / 3, "strategy": 2 / 3, "response": 2.0}
+    )
+    assert sum(span_weights(CONFIG).values()) == pytest.approx(4.0)
+    reasoning_heavy = SdcaConfig(reasoning_weight=0.7, response_weight=0.2, format_weight=0.1)
+    assert span_weights(reasoning_heavy) == pytest.approx(
+        {"perception": 2.8 / 3, "reasoning": 2.8 / 3, "strategy": 2.8 / 3, "response": 1.2}
+    )
+
+
+def test_the_weights_reach_the_span_advantages_not_only_the_tags() -> None:
+    equal = span_advantages(GROUP, SdcaConfig(reasoning_weight=0.75, response_weight=0.15, format_weight=0.1))
+    default = span_advantages(GROUP, CONFIG)
+    # w_reas 0.75 -> perception x 1.0; the default 0.5 -> x 2/3; the response x 1.0 against x 2
+    assert equal[:, 0].tolist() == pytest.approx((default[:, 0] * 1.5).tolist(), rel=1e-6)
+    assert equal[:, 3].tolist() == pytest.approx((default[:, 3] / 2).tolist(), rel=1e-6)
 
 
 def test_token_advantages_sdca_assigns_each_span_its_own_advantage() -> None:

@@ -103,3 +103,14 @@ def test_torchrun_trains_on_two_processes_and_saves_once(export: Path, tmp_path:
     metadata = json.loads((output / "metadata.json").read_text())
     assert metadata["extra"]["world_size"] == 2
     assert metadata["metrics"]["steps"] == 2
+
+
+def test_a_cli_rl_run_records_the_paper_variant_it_ran(export: Path, tmp_path: Path) -> None:
+    output = tmp_path / "rl-cli"
+    arguments = ["rl", "--data", str(export), "--model", "tiny", "--output", str(output)]
+    options = ["--max-steps", "1", "--group-size", "2", "--max-new-tokens", "8", "--lora-rank", "4"]
+
+    assert main([*arguments, *options, "--device", "cpu", "--ablation", "vanilla_grpo"]) == 0
+
+    config = json.loads((output / "metadata.json").read_text())["config"]
+    assert (config["ablation"], config["mode"]) == ("vanilla_grpo", "grpo")

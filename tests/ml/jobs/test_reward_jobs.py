@@ -5,31 +5,33 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from django.test import Client
+from django.urls import reverse
 
 from evaluation.outputs.models import ModelOutput, System
 from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from tests.ml.jobs.samples import voiced_wav
 from tests.ml.jobs.support import TrainingItemFactory, finished
+from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import JobStatus, User
+from webapp.roles import Role
 from webapp.storage import new_media_key, save_media
 
-TINY_REWARD_MODEL = {
-    "n_mels": 16,
-    "audio_channels": 16,
-    "audio_layers": 2,
-    "text_dim": 32,
-    "text_heads": 2,
-    "text_layers": 1,
-    "hidden_size": 32,
-    "max_audio_seconds": 2.0,
-    "dropout": 0.0,
-}
+# A random Qwen2.5-Omni thinker of the real class, as the demo trains.
+TINY_REWARD_MODEL = {"backbone": "tiny", "tiny_hidden_size": 32, "tiny_layers": 1}
+
+
+def ladder_writer(request: RecordedRequest) -> Reply:
+    """Answer a ladder prompt with one reply per grade 0-4."""
+    return json_reply({str(grade): f"Grade {grade} reply." for grade in range(5)})
 
 
 def test_a_trained_reward_model_scores_a_systems_outputs(
-    db: None, ml_storage: Path, make_user: Callable[..., User]
+    db: None, ml_storage: Path, make_user: Callable[..., User], settings: Any, client: Client
 ) -> None:
     # given two adjudicated items with reference responses, and one without gold
     actor = make_user(None, "actor-w")
@@ -37,19 +39,21 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     TrainingItemFactory.create(external_id="TR-1", recording__actor=actor, pitch_hz=220.0)
     TrainingItemFactory.create(external_id="TR-2", recording__actor=actor, with_gold=False)
 
-    # when the reward model trains for three steps
-    training = finished(
-        start_ml_job(
-            REWARD_TRAINING_JOB,
-            started_by=None,
-            parameters={
-                "checkpoint_name": "reward-small",
-                "config": {"max_steps": 3, "batch_size": 6, "device": "cpu"},
-                "model_config": TINY_REWARD_MODEL,
-            },
-            splits=["train"],
+    # when the reward model trains for three steps, its ladder written by the configured LLM
+    with running_chat_server(ladder_writer) as writer:
+        settings.DRAFT_LLM_BASE_URL, settings.DRAFT_LLM_MODEL = writer.base_url, "ladder-llm"
+        training = finished(
+            start_ml_job(
+                REWARD_TRAINING_JOB,
+                started_by=None,
+                parameters={
+                    "checkpoint_name": "reward-small",
+                    "config": {"max_steps": 3, "batch_size": 6, "device": "cpu"},
+                    "model_config": TINY_REWARD_MODEL,
+                },
+                splits=["train"],
+            )
         )
-    )
 
     # then its checkpoint is recorded with the appendix D.1 data it was trained on
     assert training.status == JobStatus.SUCCEEDED, training.error
@@ -64,6 +68,20 @@ def test_a_trained_reward_model_scores_a_systems_outputs(
     metadata = json.loads((Path(checkpoint.uri) / "metadata.json").read_text())
     # 6 rungs spoken in the fitting style plus 3 in a clashing one, per item
     assert metadata["extra"]["examples"] == 2 * 9
+    # rungs 0-4 were asked of the LLM once per item, with the gold reference as grade 5
+    assert len(writer.chat_requests) == 2
+    assert "That sounds lonely. I am here." in json.dumps(writer.chat_requests[0].json)
+    assert (metadata["extra"]["ladder_writer"], metadata["extra"]["tts"]) == ("ladder-llm", "eSpeak NG")
+    # the fine-tuned thinker is saved whole beside the heads
+    backbone = json.loads((Path(checkpoint.uri) / "backbone" / "config.json").read_text())
+    assert backbone["model_type"] == "qwen2_5_omni_thinker"
+    assert "backbone/model.safetensors" in metadata["weight_sha256"]
+    # and its page tells an admin what it was built on and where its data came from
+    client.force_login(make_user(Role.ADMIN, "admin-w"))
+    page = client.get(reverse("ml:job", args=[training.pk])).content.decode()
+    assert "backbone tiny (Qwen2.5-Omni thinker), every weight trained" in page
+    assert "graded ladder written by the LLM for 2 items (ladder-llm)" in page
+    assert "Responses voiced by eSpeak NG" in page
     assert [point["step"] for point in training.metrics] == [1, 2, 3]
 
     # given a system with one output that has its own audio and one that has none

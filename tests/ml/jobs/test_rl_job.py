@@ -37,6 +37,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
                     "lora": {"rank": 4, "alpha": 8},
                     "device": "cpu",
                     "dtype": "float32",
+                    "ablation": "no_gating",
                 },
             },
             splits=["train"],
@@ -64,4 +65,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
     assert checkpoint.base_model == checkpoint.parent.uri
     metadata = json.loads((Path(checkpoint.uri) / "metadata.json").read_text())
     assert metadata["config"]["mode"] == "sdca"
+    # and the paper variant it ran is recorded with the setting it changed
+    assert (metadata["config"]["ablation"], metadata["config"]["sdca"]["tau"]) == ("no_gating", 0.0)
+    assert "ablation no_gating, tau=0.0" in job.log
     assert metadata["lora"]["rank"] == 4

@@ -13,6 +13,7 @@ from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import SUBSCORE_RANGES
 from evaluation.judging.runs import start_judge_run
 from evaluation.outputs.models import ModelOutput
+from ml.core.training_records import read_wav
 from ml.jobs.launch import INFERENCE_JOB, SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.evaluation.judging_support import stage_of
@@ -20,6 +21,7 @@ from tests.ml.jobs.support import TrainingItemFactory, finished, tiny_sft_parame
 from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
 from webapp.lib.output_format import parse_output
 from webapp.models import JobStatus, User
+from webapp.storage import read_media
 
 pytestmark = pytest.mark.slow
 
@@ -112,6 +114,13 @@ def test_an_sft_checkpoint_answers_the_test_split_and_the_judges_score_it(
     assert output.perception_text == parsed.span_text("perception") != ""
     assert output.response_text == parsed.span_text("response")
     assert output.parse_problems == parsed.problems
+
+    # and the response was voiced by the configured TTS (eSpeak NG here), so the system has audio
+    # for listening studies and the response-audio judge
+    assert not output.system.text_only
+    assert inference.result is not None and inference.result["voiced_by"] == "eSpeak NG"
+    samples, rate = read_wav(read_media(output.response_audio_key))
+    assert rate > 0 and len(samples) > 0
 
     # and a judge run scores it on every text stage
     with running_chat_server(full_marks) as server:

@@ -143,3 +143,13 @@ def test_the_web_process_reads_the_defaults_without_loading_torch() -> None:
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings"}
     completed = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=environment, check=False)
     assert completed.returncode == 0
+
+
+@pytest.mark.django_db
+def test_the_forms_offer_the_ablation_presets_and_put_the_choice_in_the_config() -> None:
+    from ml.core.ablations import RL_ABLATIONS, SFT_ABLATIONS
+
+    rl_choices = [value for value, _ in RlJobForm().fields["ablation"].choices]  # type: ignore[attr-defined]
+    sft_choices = [value for value, _ in SftJobForm().fields["ablation"].choices]  # type: ignore[attr-defined]
+    assert (rl_choices, sft_choices) == (list(RL_ABLATIONS), list(SFT_ABLATIONS))
+    assert _initial(RlJobForm())["ablation"] == _initial(SftJobForm())["ablation"] == "none"
