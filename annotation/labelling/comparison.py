@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from annotation.labelling.schema import (
     PERCEPTION_CATEGORICAL_FIELDS,
+    field_label,
     normalise_perception,
     normalise_tom,
 )
@@ -41,35 +42,38 @@ class FieldSpec:
     section: Section
     name: str
     kind: FieldKind
-    label: str
 
     @property
     def path(self) -> str:
         return f"{self.section}.{self.name}"
 
+    @property
+    def label(self) -> str:
+        return field_label(self.path)
+
 
 # Every field of both documents, in the order the workbench and the adjudication page show them.
 FIELD_SPECS: tuple[FieldSpec, ...] = (
-    FieldSpec("perception", "polarity", "categorical", "Polarity"),
-    FieldSpec("perception", "emotion", "categorical", "Primary emotion"),
-    FieldSpec("perception", "emotion_variant", "text", "Fine-grained variant"),
-    FieldSpec("perception", "intensity", "categorical", "Intensity"),
-    FieldSpec("perception", "pitch", "categorical", "Pitch"),
-    FieldSpec("perception", "energy", "categorical", "Energy"),
-    FieldSpec("perception", "rate", "categorical", "Speaking rate"),
-    FieldSpec("perception", "intonation", "categorical", "Intonation"),
-    FieldSpec("perception", "stressed_words", "set", "Stressed words"),
-    FieldSpec("perception", "prosody_caption", "text", "Prosody caption"),
-    FieldSpec("perception", "situation", "text", "Situation"),
-    FieldSpec("perception", "modality_conflict", "flag", "Text and voice conflict"),
-    FieldSpec("perception", "conflict_kind", "categorical", "Kind of conflict"),
-    FieldSpec("perception", "emotion_segments", "segments", "Emotion segments"),
-    FieldSpec("tom", "context", "text", "Context understanding"),
-    FieldSpec("tom", "latent_need", "text", "Latent need"),
-    FieldSpec("tom", "core_demand", "text", "Core demand"),
-    FieldSpec("tom", "recommended_strategies", "set", "Recommended strategies"),
-    FieldSpec("tom", "not_recommended_strategies", "set", "Not-recommended strategies"),
-    FieldSpec("tom", "constraints", "set", "Constraints (styles to avoid)"),
+    FieldSpec("perception", "polarity", "categorical"),
+    FieldSpec("perception", "emotion", "categorical"),
+    FieldSpec("perception", "emotion_variant", "text"),
+    FieldSpec("perception", "intensity", "categorical"),
+    FieldSpec("perception", "pitch", "categorical"),
+    FieldSpec("perception", "energy", "categorical"),
+    FieldSpec("perception", "rate", "categorical"),
+    FieldSpec("perception", "intonation", "categorical"),
+    FieldSpec("perception", "stressed_words", "set"),
+    FieldSpec("perception", "prosody_caption", "text"),
+    FieldSpec("perception", "situation", "text"),
+    FieldSpec("perception", "modality_conflict", "flag"),
+    FieldSpec("perception", "conflict_kind", "categorical"),
+    FieldSpec("perception", "emotion_segments", "segments"),
+    FieldSpec("tom", "context", "text"),
+    FieldSpec("tom", "latent_need", "text"),
+    FieldSpec("tom", "core_demand", "text"),
+    FieldSpec("tom", "recommended_strategies", "set"),
+    FieldSpec("tom", "not_recommended_strategies", "set"),
+    FieldSpec("tom", "constraints", "set"),
 )
 # "All categorical fields agree" (fast-track) covers the labelled categories and the conflict flag.
 FAST_TRACK_FIELDS = (*PERCEPTION_CATEGORICAL_FIELDS, "modality_conflict", "conflict_kind")
