@@ -20,8 +20,8 @@ from typing import Any, Protocol
 from annotation.labelling.schema import (
     CHOICES,
     PERCEPTION_TEXT_FIELDS,
-    field_label,
     TOM_TEXT_FIELDS,
+    field_label,
     normalise_perception,
     normalise_tom,
 )
