@@ -76,12 +76,20 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page.wait_for_selector("#waveform[data-playing=true]")
     page.keyboard.press("Space")
     page.wait_for_selector("#waveform[data-playing=false]")
+    # Not played to the end yet: "a" gives no verdict, the page says why.
+    page.keyboard.press("a")
+    assert "Play the whole take once" in page.locator("[data-testid=playback-status]").inner_text()
+    assert page.url == f"{live_server.url}/review/{first_review.pk}/"
+    page.keyboard.press("Space")
+    page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("a")
 
     page.wait_for_url(f"{live_server.url}/review/{second_review.pk}/")
     first_review.refresh_from_db()
     assert first_review.verdict == Review.Verdict.ACCEPT
 
+    page.keyboard.press("Space")
+    page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("r")
     page.wait_for_selector("#reasons:visible")
     page.keyboard.press("2")
