@@ -140,6 +140,9 @@
     canvas.height = Math.round(height * ratio);
     canvas.style.width = width + "px";
     canvas.style.height = height + "px";
+    // Over the waveform box exactly, wherever the page put it inside their common parent.
+    canvas.style.left = container.offsetLeft + "px";
+    canvas.style.top = container.offsetTop + "px";
     const context = canvas.getContext("2d");
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     context.clearRect(0, 0, width, height);

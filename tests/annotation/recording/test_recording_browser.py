@@ -31,7 +31,9 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
         "#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": take_wav}]
     )
     page.wait_for_selector("#preview:not([hidden])")
-    page.wait_for_selector("#preview-waveform div")  # wavesurfer drew the waveform of the chosen file
+    page.wait_for_selector("#preview-waveform[data-ready=true]")  # wavesurfer drew the chosen file
+    page.wait_for_timeout(300)
+    assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
     page.click("#submit-take")
 
     pending = page.locator("#take-history [data-testid=take]")
@@ -132,11 +134,18 @@ def test_an_actor_records_in_the_browser_with_a_level_meter(
     page.wait_for_function("parseFloat(document.getElementById('record-clock').textContent) >= 1.5")
     page.click("#record-stop")
     page.wait_for_selector("#preview:not([hidden])")
+    # The preview's waveform is drawn, and nothing claims it could not be.
+    page.wait_for_selector("#preview-waveform[data-ready=true]")
+    page.wait_for_timeout(500)
+    assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
+    assert not page.locator("#upload-status.error").count()
     page.evaluate("document.getElementById('preview-audio').play()")  # the actor listens before submitting
     page.wait_for_function("document.getElementById('preview-audio').currentTime > 0.2")
     page.click("#submit-take")
 
     page.locator("#take-history [data-testid=take]").first.wait_for()
+    # The player knows the take's length before anyone presses play (not 0:00 / 0:00).
+    page.wait_for_function("document.querySelector('#take-history audio').duration > 1.0")
     take = Take.objects.get()
     assert take.original_format == "webm"
     assert take.duration_seconds > 1.0
