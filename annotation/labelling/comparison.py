@@ -117,6 +117,34 @@ def compare_labels(labels: Sequence[Labels], script_words: Sequence[str] = ()) -
     return comparisons
 
 
+def readable_fields(
+    perception: Mapping[str, Any], tom: Mapping[str, Any], strategy_names: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """Return (human label, text) for every filled field of a pair of label documents, in the
+    workbench's order, for pages that show a reference to people (never as raw JSON)."""
+    documents = {"perception": normalise_perception(perception), "tom": normalise_tom(tom)}
+    names = strategy_names or {}
+    rows = []
+    for spec in FIELD_SPECS:
+        value = documents[spec.section][spec.name]
+        if spec.kind == "flag":
+            text = "yes" if value else ""
+        elif spec.kind == "segments":
+            text = "; ".join(
+                f"{float(s.get('start', 0)):.2f}–{float(s.get('end', 0)):.2f} s {s.get('emotion') or '?'}"
+                + (f" (“{s['words']}”)" if s.get("words") else "")
+                for s in value
+                if isinstance(s, Mapping)
+            )
+        elif spec.kind == "set":
+            text = ", ".join(names.get(entry, entry) for entry in value)
+        else:
+            text = str(value)
+        if text:
+            rows.append((spec.label, text))
+    return rows
+
+
 def categorical_fields_agree(comparisons: Sequence[FieldComparison]) -> bool:
     """Return True when every fast-track field agrees (the item may be fast-tracked)."""
     by_name = {comparison.spec.name: comparison for comparison in comparisons}

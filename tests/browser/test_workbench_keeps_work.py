@@ -123,8 +123,12 @@ def test_work_the_server_refused_is_offered_back_after_a_reload(
     wait_until(restored_and_saved, timeout=10, message="the restored work was never saved")
     # Saved: nothing is left in the browser to offer again.
     wait_until(
-        lambda: second.evaluate("Object.keys(localStorage).filter(k => k.startsWith('echostudio.workbench')).length")
-        == 0,
+        lambda: (
+            second.evaluate(
+                "Object.keys(localStorage).filter(k => k.startsWith('echostudio.workbench')).length"
+            )
+            == 0
+        ),
         timeout=10,
         message="the browser's copy was not dropped after the save",
     )
@@ -191,12 +195,16 @@ def test_the_waveform_zooms_with_keys_wheel_and_buttons(
     page.keyboard.press("+")
     page.wait_for_function("() => document.querySelector('[data-testid=waveform]').dataset.zoom !== '0'")
     zoomed = int(waveform.get_attribute("data-zoom"))
-    page.wait_for_function(f"() => ({scroll_width})(document.querySelector('[data-testid=waveform]')) > {fitted}")
+    page.wait_for_function(
+        f"() => ({scroll_width})(document.querySelector('[data-testid=waveform]')) > {fitted}"
+    )
 
     box = waveform.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.mouse.wheel(0, -100)
-    page.wait_for_function(f"() => Number(document.querySelector('[data-testid=waveform]').dataset.zoom) > {zoomed}")
+    page.wait_for_function(
+        f"() => Number(document.querySelector('[data-testid=waveform]').dataset.zoom) > {zoomed}"
+    )
     page.screenshot(path="/tmp/h11ui-zoomed.png", full_page=True)
 
     for _ in range(10):
@@ -207,7 +215,8 @@ def test_the_waveform_zooms_with_keys_wheel_and_buttons(
 def test_progress_and_queue_counts(browser_page, live_server, transactional_db, users) -> None:
     page = browser_page
     annotations = [
-        assign(LabellingItemFactory.create(external_id=f"EE-000{n}"), users["annotator"])[0] for n in (1, 2, 3)
+        assign(LabellingItemFactory.create(external_id=f"EE-000{n}"), users["annotator"])[0]
+        for n in (1, 2, 3)
     ]
     submitted(annotations[0])
     log_in(page, live_server, "annotator", start="/accounts/login/?next=/annotate/")
