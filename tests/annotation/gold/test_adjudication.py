@@ -107,7 +107,7 @@ def test_incomplete_gold_is_refused_with_reasons(client_for, disagreeing) -> Non
         reverse("annotation:adjudicate", args=[item.pk]), form_data(perception(emotion=""), tom(), version=0)
     )
     assert response.status_code == 422
-    assert b"perception.emotion: Choose a value." in response.content
+    assert b"Primary emotion: Choose a value." in response.content
     assert not GoldReference.objects.filter(item=item).exists()
 
 
