@@ -228,3 +228,35 @@ def test_progress_and_queue_counts(browser_page, live_server, transactional_db, 
     page.wait_for_selector("[data-testid=progress]")
     assert page.locator("[data-testid=progress]").inner_text() == "2 of 3"
     page.screenshot(path="/tmp/h11ui-progress.png", full_page=True)
+
+
+def test_segments_are_selected_moved_resized_and_labelled_by_keyboard(
+    browser_page, live_server, transactional_db, users
+) -> None:
+    page = browser_page
+    (mine,) = assign(LabellingItemFactory.create(scenario=vocabulary.EMOTION_SHIFT), users["annotator"])
+    open_workbench(page, live_server, mine)
+    title = page.locator("[data-testid=workbench-title]")
+    title.click()
+    page.keyboard.press("g")  # 0.00-1.00, its emotion list focused
+    title.click()
+    page.keyboard.press("s")  # select it (the only one)
+    assert page.locator("[data-testid=segments] tbody tr.active").count() == 1
+    page.keyboard.press(".")  # later by 0.05 s
+    page.keyboard.press(".")
+    page.keyboard.press("Shift+ArrowLeft")  # end earlier by 0.05 s
+    page.keyboard.press("l")  # label: the emotion list takes the keys
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "Segment 1 emotion"
+    page.select_option("[aria-label='Segment 1 emotion']", "fear")
+    page.locator("[aria-label='Segment 1 emotion']").press("Escape")
+
+    def moved_and_labelled() -> bool:
+        saved = segments_of(mine)
+        return len(saved) == 1 and saved[0] == {"start": 0.1, "end": 1.05, "emotion": "fear", "words": ""}
+
+    wait_until(moved_and_labelled, timeout=10, message=f"segment not saved as edited: {segments_of(mine)}")
+    title.click()
+    page.keyboard.press("s")
+    page.keyboard.press("Delete")
+    assert page.locator("[data-testid=segments] tbody tr").count() == 0
+    wait_until(lambda: segments_of(mine) == [], timeout=10, message="the removal was not saved")
