@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from functools import cache
+
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.cache import never_cache
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from webapp.health import check_broker, check_database
@@ -22,6 +25,18 @@ def home(request: StudioRequest) -> HttpResponse:
     if url is None:
         return render(request, "webapp/no_role.html", status=403)
     return redirect(url)
+
+
+@cache
+def _favicon_bytes() -> bytes:
+    return (settings.BASE_DIR / "static" / "favicon.ico").read_bytes()
+
+
+@require_GET
+@cache_control(max_age=86400, public=True)
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site's icon at the address browsers ask for without being told (every page also links it)."""
+    return HttpResponse(_favicon_bytes(), content_type="image/x-icon")
 
 
 @never_cache

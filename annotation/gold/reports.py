@@ -52,10 +52,16 @@ def adjudication_queue(tab: str, page_number: str | None) -> dict[str, Any]:
         (item, tab == "ready" and adjudication.fast_trackable(getattr(item, "submitted", [])))
         for item in page.object_list
     ]
+    counts = {
+        "ready": items_ready_for_gold().count(),
+        "in_progress": items_still_annotating().count(),
+        "gold": Item.objects.filter(state=Item.State.GOLD).count(),
+    }
     return {
         "tab": tab,
         "page": page,
         "rows": rows,
+        "counts": counts,
         "waiting_for_annotators": Item.objects.filter(state=Item.State.RECORDED).count(),
         "drafts_enabled": drafts.drafts_enabled(),
         "latest_draft_job": Job.objects.filter(kind=drafts.JOB_KIND).order_by("-created_at").first(),

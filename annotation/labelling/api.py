@@ -74,7 +74,10 @@ def _refusal(error: workflows.LabellingError) -> Response:
         }
         return Response(body, status=status.HTTP_409_CONFLICT)
     if isinstance(error, workflows.InvalidLabels):
-        problems = [{"field": problem.field, "message": problem.message} for problem in error.problems]
+        problems = [
+            {"field": problem.field, "label": problem.label, "message": problem.message}
+            for problem in error.problems
+        ]
         return Response({"detail": str(error), "problems": problems}, status=status.HTTP_400_BAD_REQUEST)
     return Response({"detail": str(error), "problems": []}, status=status.HTTP_409_CONFLICT)
 

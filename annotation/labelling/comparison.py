@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from annotation.labelling.schema import (
     PERCEPTION_CATEGORICAL_FIELDS,
+    field_label,
     normalise_perception,
     normalise_tom,
 )
@@ -41,35 +42,38 @@ class FieldSpec:
     section: Section
     name: str
     kind: FieldKind
-    label: str
 
     @property
     def path(self) -> str:
         return f"{self.section}.{self.name}"
 
+    @property
+    def label(self) -> str:
+        return field_label(self.path)
+
 
 # Every field of both documents, in the order the workbench and the adjudication page show them.
 FIELD_SPECS: tuple[FieldSpec, ...] = (
-    FieldSpec("perception", "polarity", "categorical", "Polarity"),
-    FieldSpec("perception", "emotion", "categorical", "Primary emotion"),
-    FieldSpec("perception", "emotion_variant", "text", "Fine-grained variant"),
-    FieldSpec("perception", "intensity", "categorical", "Intensity"),
-    FieldSpec("perception", "pitch", "categorical", "Pitch"),
-    FieldSpec("perception", "energy", "categorical", "Energy"),
-    FieldSpec("perception", "rate", "categorical", "Speaking rate"),
-    FieldSpec("perception", "intonation", "categorical", "Intonation"),
-    FieldSpec("perception", "stressed_words", "set", "Stressed words"),
-    FieldSpec("perception", "prosody_caption", "text", "Prosody caption"),
-    FieldSpec("perception", "situation", "text", "Situation"),
-    FieldSpec("perception", "modality_conflict", "flag", "Text and voice conflict"),
-    FieldSpec("perception", "conflict_kind", "categorical", "Kind of conflict"),
-    FieldSpec("perception", "emotion_segments", "segments", "Emotion segments"),
-    FieldSpec("tom", "context", "text", "Context understanding"),
-    FieldSpec("tom", "latent_need", "text", "Latent need"),
-    FieldSpec("tom", "core_demand", "text", "Core demand"),
-    FieldSpec("tom", "recommended_strategies", "set", "Recommended strategies"),
-    FieldSpec("tom", "not_recommended_strategies", "set", "Not-recommended strategies"),
-    FieldSpec("tom", "constraints", "set", "Constraints (styles to avoid)"),
+    FieldSpec("perception", "polarity", "categorical"),
+    FieldSpec("perception", "emotion", "categorical"),
+    FieldSpec("perception", "emotion_variant", "text"),
+    FieldSpec("perception", "intensity", "categorical"),
+    FieldSpec("perception", "pitch", "categorical"),
+    FieldSpec("perception", "energy", "categorical"),
+    FieldSpec("perception", "rate", "categorical"),
+    FieldSpec("perception", "intonation", "categorical"),
+    FieldSpec("perception", "stressed_words", "set"),
+    FieldSpec("perception", "prosody_caption", "text"),
+    FieldSpec("perception", "situation", "text"),
+    FieldSpec("perception", "modality_conflict", "flag"),
+    FieldSpec("perception", "conflict_kind", "categorical"),
+    FieldSpec("perception", "emotion_segments", "segments"),
+    FieldSpec("tom", "context", "text"),
+    FieldSpec("tom", "latent_need", "text"),
+    FieldSpec("tom", "core_demand", "text"),
+    FieldSpec("tom", "recommended_strategies", "set"),
+    FieldSpec("tom", "not_recommended_strategies", "set"),
+    FieldSpec("tom", "constraints", "set"),
 )
 # "All categorical fields agree" (fast-track) covers the labelled categories and the conflict flag.
 FAST_TRACK_FIELDS = (*PERCEPTION_CATEGORICAL_FIELDS, "modality_conflict", "conflict_kind")
@@ -111,6 +115,34 @@ def compare_labels(labels: Sequence[Labels], script_words: Sequence[str] = ()) -
             )
         )
     return comparisons
+
+
+def readable_fields(
+    perception: Mapping[str, Any], tom: Mapping[str, Any], strategy_names: Mapping[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """Return (human label, text) for every filled field of a pair of label documents, in the
+    workbench's order, for pages that show a reference to people (never as raw JSON)."""
+    documents = {"perception": normalise_perception(perception), "tom": normalise_tom(tom)}
+    names = strategy_names or {}
+    rows = []
+    for spec in FIELD_SPECS:
+        value = documents[spec.section][spec.name]
+        if spec.kind == "flag":
+            text = "yes" if value else ""
+        elif spec.kind == "segments":
+            text = "; ".join(
+                f"{float(s.get('start', 0)):.2f}–{float(s.get('end', 0)):.2f} s {s.get('emotion') or '?'}"
+                + (f" (“{s['words']}”)" if s.get("words") else "")
+                for s in value
+                if isinstance(s, Mapping)
+            )
+        elif spec.kind == "set":
+            text = ", ".join(names.get(entry, entry) for entry in value)
+        else:
+            text = str(value)
+        if text:
+            rows.append((spec.label, text))
+    return rows
 
 
 def categorical_fields_agree(comparisons: Sequence[FieldComparison]) -> bool:

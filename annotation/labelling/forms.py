@@ -21,6 +21,7 @@ from annotation.labelling.schema import (
     CHOICES,
     PERCEPTION_TEXT_FIELDS,
     TOM_TEXT_FIELDS,
+    field_label,
     normalise_perception,
     normalise_tom,
 )
@@ -91,10 +92,15 @@ def _json_list(data: FormData, key: str) -> list[Any]:
     try:
         value = json.loads(raw)
     except ValueError:
-        raise FormError(f"{key} is not JSON") from None
+        raise FormError(f"{_human(key)} could not be read; reload the page.") from None
     if not isinstance(value, list):
-        raise FormError(f"{key} must be a JSON list")
+        raise FormError(f"{_human(key)} could not be read (not a list); reload the page.")
     return value
+
+
+def _human(key: str) -> str:
+    # "p_emotion_segments" -> "Emotion segments": form names are for programs, not for people.
+    return field_label(f"perception.{key.removeprefix('p_')}")
 
 
 def strategy_choices(tom: dict[str, Any], slugs: Sequence[str]) -> dict[str, str]:

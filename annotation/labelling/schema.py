@@ -78,10 +78,51 @@ SUGGESTED_CONSTRAINTS = (
 _WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
+# What people read for each field path ("perception.polarity" is for programs, never for pages).
+FIELD_LABELS: dict[str, str] = {
+    "perception.polarity": "Polarity",
+    "perception.emotion": "Primary emotion",
+    "perception.emotion_variant": "Fine-grained variant",
+    "perception.intensity": "Intensity",
+    "perception.pitch": "Pitch",
+    "perception.energy": "Energy",
+    "perception.rate": "Speaking rate",
+    "perception.intonation": "Intonation",
+    "perception.stressed_words": "Stressed words",
+    "perception.prosody_caption": "Prosody caption",
+    "perception.situation": "Situation",
+    "perception.modality_conflict": "Text and voice conflict",
+    "perception.conflict_kind": "Kind of conflict",
+    "perception.emotion_segments": "Emotion segments",
+    "tom.context": "Context understanding",
+    "tom.latent_need": "Latent need",
+    "tom.core_demand": "Core demand",
+    "tom.recommended_strategies": "Recommended strategies",
+    "tom.not_recommended_strategies": "Not-recommended strategies",
+    "tom.constraints": "Constraints (styles to avoid)",
+}
+
+
+def field_label(path: str) -> str:
+    """Return the human name of a field path ("perception.polarity" -> "Polarity")."""
+    return FIELD_LABELS.get(path) or path.rpartition(".")[2].replace("_", " ").capitalize()
+
+
 @dataclass(frozen=True)
 class LabelProblem:
     field: str  # "perception.polarity", "tom.recommended_strategies", ...
     message: str
+    # Work in progress a draft may hold (a segment not given its emotion yet, an end typed before
+    # its start): reported while autosaving, refused only on submit. Anything else is malformed.
+    incomplete: bool = False
+
+    @property
+    def label(self) -> str:
+        """The field's human name, for messages people read."""
+        return field_label(self.field)
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.message}"
 
 
 def script_words(text: str) -> list[str]:
@@ -155,25 +196,25 @@ def check_perception(
     """
     problems: list[LabelProblem] = []
 
-    def problem(field: str, message: str) -> None:
-        problems.append(LabelProblem(f"perception.{field}", message))
+    def problem(field: str, message: str, incomplete: bool = False) -> None:
+        problems.append(LabelProblem(f"perception.{field}", message, incomplete))
 
     for field, allowed in CHOICES.items():
         value = document.get(field, "")
         if not isinstance(value, str) or (value and value not in allowed):
             problem(field, f"{value!r} is not one of {', '.join(v for v in allowed if v)}")
         elif complete and not value and field != "conflict_kind":
-            problem(field, "Choose a value.")
+            problem(field, "Choose a value.", True)
     for field in PERCEPTION_TEXT_FIELDS:
         value = document.get(field, "")
         if not isinstance(value, str):
             problem(field, "Must be text.")
         elif complete and field != "emotion_variant" and not value.strip():
-            problem(field, "Write a few words.")
+            problem(field, "Write a few words.", True)
     if not isinstance(document.get("modality_conflict", False), bool):
         problem("modality_conflict", "Must be true or false.")
     elif complete and document.get("modality_conflict") and not document.get("conflict_kind"):
-        problem("conflict_kind", "Say what kind of conflict (sarcasm, self-mockery, other).")
+        problem("conflict_kind", "Say what kind of conflict (sarcasm, self-mockery, other).", True)
     problems.extend(_check_stressed_words(document.get("stressed_words", []), words))
     problems.extend(_check_segments(document.get("emotion_segments", []), emotion_shift, complete))
     return problems
@@ -202,18 +243,24 @@ def _check_segments(value: object, emotion_shift: bool, complete: bool) -> list[
             problems.append(LabelProblem(field, f"Segment {number} is not an object."))
             continue
         start, end = _as_seconds(segment.get("start")), _as_seconds(segment.get("end"))
-        if start is None or end is None or not 0 <= start < end:
-            problems.append(LabelProblem(field, f"Segment {number} needs a start before its end."))
+        if start is None or end is None:
+            problems.append(LabelProblem(field, f"Segment {number} needs a start and an end in seconds."))
+            continue
+        if not 0 <= start < end:
+            problems.append(LabelProblem(field, f"Segment {number} needs a start before its end.", True))
             continue
         if start < previous_end - 1e-6:
-            problems.append(LabelProblem(field, f"Segment {number} overlaps the one before it."))
+            problems.append(LabelProblem(field, f"Segment {number} overlaps the one before it.", True))
         previous_end = end
-        if segment.get("emotion", "") not in EMOTIONS:
-            problems.append(LabelProblem(field, f"Segment {number} needs an emotion."))
+        emotion = segment.get("emotion", "")
+        if emotion == "":
+            problems.append(LabelProblem(field, f"Segment {number} needs an emotion.", True))
+        elif emotion not in EMOTIONS:
+            problems.append(LabelProblem(field, f"Segment {number}: {emotion!r} is not an emotion."))
         if not isinstance(segment.get("words", ""), str):
             problems.append(LabelProblem(field, f"Segment {number}: words must be text."))
     if complete and emotion_shift and len(value) < 2:
-        problems.append(LabelProblem(field, "Mark at least two emotion segments on the waveform."))
+        problems.append(LabelProblem(field, "Mark at least two emotion segments on the waveform.", True))
     return problems
 
 
@@ -238,7 +285,7 @@ def check_tom(
         if not isinstance(value, str):
             problems.append(LabelProblem(f"tom.{field}", "Must be text."))
         elif complete and not value.strip():
-            problems.append(LabelProblem(f"tom.{field}", "Write a few words."))
+            problems.append(LabelProblem(f"tom.{field}", "Write a few words.", True))
     lists: dict[str, list[str]] = {}
     for field in TOM_SET_FIELDS:
         value = document.get(field, [])
@@ -260,5 +307,5 @@ def check_tom(
             )
         )
     if complete and not lists.get("recommended_strategies"):
-        problems.append(LabelProblem("tom.recommended_strategies", "Recommend at least one strategy."))
+        problems.append(LabelProblem("tom.recommended_strategies", "Recommend at least one strategy.", True))
     return problems

@@ -27,10 +27,12 @@ from annotation.labelling.schema import (
     CONFLICT_KINDS,
     SUGGESTED_CONSTRAINTS,
     LabelProblem,
+    field_label,
     script_words,
 )
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest
+from webapp.lib.progress import QueueProgress
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -42,7 +44,16 @@ KEYBOARD_SHORTCUTS = (
     ("1 – 7", "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral"),
     ("Shift+1 – 4", "Polarity: positive, negative, neutral, mixed"),
     ("Alt+1 – 3", "Intensity: low, medium, high"),
+    ("+ −, wheel", "Zoom the waveform in / out"),
     ("g", "Add an emotion segment at the playhead (emotion-shift items)"),
+    ("s, Shift+S", "Select the next / previous segment"),
+    (", .", "Move the selected segment earlier / later"),
+    ("< >", "Move its start earlier / later"),
+    ("Shift+← →", "Move its end earlier / later"),
+    ("l", "Label the selected segment (its emotion list)"),
+    ("Delete", "Remove the selected segment"),
+    ("Ctrl+Z", "Undo a label or segment change"),
+    ("Ctrl+Shift+Z", "Redo"),
     ("Ctrl+S", "Save now"),
     ("Ctrl+Enter", "Submit"),
     ("Esc", "Leave a text box (so the keys above work again)"),
@@ -63,8 +74,14 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
         else Annotation.objects.open_queue_of(request.user)
     )
     page = Paginator(mine, QUEUE_PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = {
+        "open": Annotation.objects.open_queue_of(request.user).count(),
+        "submitted": Annotation.objects.submitted_by(request.user).count(),
+    }
     return render(
-        request, "annotation/annotator_queue.html", {"page": page, "show_submitted": show_submitted}
+        request,
+        "annotation/annotator_queue.html",
+        {"page": page, "show_submitted": show_submitted, "counts": counts},
     )
 
 
@@ -112,13 +129,25 @@ def workbench_context(
         "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
+        "open_problems": [] if problems or annotation.is_submitted else workflows.draft_problems(annotation),
+        "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
         "shortcuts": KEYBOARD_SHORTCUTS,
+        "progress": annotator_progress(annotation),
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
         "stressed_json": json.dumps(perception.get("stressed_words", [])),
         "segments_json": json.dumps(perception.get("emotion_segments", [])),
     }
+
+
+def annotator_progress(annotation: Annotation) -> QueueProgress:
+    """Return "12 of 40" for an open annotation: the annotator's submitted work plus their open queue."""
+    if annotation.is_submitted:
+        return QueueProgress(0, 0)
+    annotator = annotation.annotator
+    done = Annotation.objects.submitted_by(annotator).count()
+    return QueueProgress(done, done + Annotation.objects.open_queue_of(annotator).count())
 
 
 def problems_by_field(problems: list[LabelProblem], section: str) -> dict[str, str]:
@@ -144,7 +173,7 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
         posted = request.POST.get("version", "")
         version = int(posted) if posted.isdigit() else annotation.version
         return _save_status(request, annotation, version, f"Not saved: {error}", status=400)
-    return _save_status(request, saved, saved.version, "")
+    return _save_status(request, saved, saved.version, "", open_problems=workflows.draft_problems(saved))
 
 
 def _save_status(
@@ -155,14 +184,17 @@ def _save_status(
     *,
     status: int = 200,
     stale: bool = False,
+    open_problems: list[LabelProblem] | None = None,
 ) -> HttpResponse:
     # On a refusal the page keeps the version it had, so its next save is judged against it.
-    return render(
-        request,
-        "annotation/labelling/workbench.html#save-status",
-        {"annotation": annotation, "version": version, "save_error": error, "stale": stale},
-        status=status,
-    )
+    context = {
+        "annotation": annotation,
+        "version": version,
+        "save_error": error,
+        "stale": stale,
+        "open_problems": open_problems or [],
+    }
+    return render(request, "annotation/labelling/workbench.html#save-status", context, status=status)
 
 
 @role_required(Role.ANNOTATOR)

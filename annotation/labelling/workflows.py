@@ -51,7 +51,8 @@ class AnnotationClosed(LabellingError):
 class InvalidLabels(LabellingError):
     def __init__(self, problems: Sequence[LabelProblem]) -> None:
         self.problems = list(problems)
-        super().__init__("; ".join(f"{problem.field}: {problem.message}" for problem in problems))
+        # People read this message: fields by their names ("Polarity"), never by their paths.
+        super().__init__("; ".join(str(problem) for problem in problems))
 
 
 # --- The annotator's queue --------------------------------------------------------------------------
@@ -216,20 +217,39 @@ def _lock_and_label(
 def checked_labels(
     item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the documents normalised, or raise InvalidLabels listing every problem for this item."""
+    """Return the documents normalised, or raise InvalidLabels listing every problem for this item.
+
+    A draft (`complete=False`) keeps work in progress (`LabelProblem.incomplete`: a segment still
+    without its emotion, an end typed before its start): autosave must never lose a keystroke, so
+    only malformed values refuse it; submitting (`complete=True`) refuses every problem.
+    """
     perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
+    problems = label_problems(item, perception_doc, tom_doc, complete=complete)
+    refused = problems if complete else [problem for problem in problems if not problem.incomplete]
+    if refused:
+        raise InvalidLabels(refused)
+    return perception_doc, tom_doc
+
+
+def label_problems(
+    item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
+) -> list[LabelProblem]:
+    """Return every problem of normalised label documents for this item."""
     problems = check_perception(
-        perception_doc,
+        perception,
         emotion_shift=item.scenario == Scenario.EMOTION_SHIFT,
         words=script_words(item.text),
         complete=complete,
     )
     problems += check_tom(
-        tom_doc, strategy_slugs=set(Strategy.objects.values_list("slug", flat=True)), complete=complete
+        tom, strategy_slugs=set(Strategy.objects.values_list("slug", flat=True)), complete=complete
     )
-    if problems:
-        raise InvalidLabels(problems)
-    return perception_doc, tom_doc
+    return problems
+
+
+def draft_problems(annotation: Annotation) -> list[LabelProblem]:
+    """Return the unfinished parts a saved draft holds (reported beside "Draft saved")."""
+    return label_problems(annotation.item, annotation.perception, annotation.tom, complete=False)
 
 
 def changed_fields(

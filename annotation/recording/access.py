@@ -8,6 +8,7 @@ revealed either.
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
@@ -20,6 +21,12 @@ from webapp.roles import Role, has_role, users_with_role
 # Who manages items, takes and reviews: sees every take with its actor and reviewers, overrides
 # reviewers, restarts analyses, and uses the Django admin of these models.
 RECORDING_ADMINS: tuple[Role, ...] = (Role.ADMIN,)
+
+# The review playback gate (as the MOS studies' `evaluation.studies.access.rating_unlocked`): the
+# reviewer may play at up to MAX_REVIEW_SPEED, so a take of d seconds can have played to the end
+# d / MAX_REVIEW_SPEED after it was shown, less a slack for clocks and decoders.
+MAX_REVIEW_SPEED = 2.0
+PLAYBACK_SLACK_SECONDS = 0.25
 
 
 def may_manage_recording(user: User | AnonymousUser) -> bool:
@@ -87,3 +94,27 @@ def eligible_reviewers(take: Take) -> QuerySet[User]:
 def may_review(take: Take, user: User) -> bool:
     """Return True when the user may be given a review of the take (see `eligible_reviewers`)."""
     return eligible_reviewers(take).filter(pk=user.pk).exists()
+
+
+# --- The review playback gate ------------------------------------------------------------------
+
+
+def verdict_unlocked(review: Review) -> bool:
+    """Return True when the reviewer may give (or change) a verdict: the take played to the end.
+
+    The rule, decided here only: a reviewer judges a take only after hearing all of it once. The
+    server records the playback (`reviews.record_playback`, only when `playback_refusal` allows
+    it); the review page's buttons (`data-unlocked`, followed by static/js/review_keys.js), the
+    page's POST and the verdict API all go through `reviews.submit_verdict`, which asks this.
+    """
+    return review.played_at is not None
+
+
+def playback_refusal(review: Review, now: datetime) -> str | None:
+    """Return why a "played to the end" report cannot be true yet, or None when it is plausible."""
+    if review.presented_at is None:
+        return "Open the take before playing it."
+    shortest = max(0.0, review.take.duration_seconds / MAX_REVIEW_SPEED - PLAYBACK_SLACK_SECONDS)
+    if now < review.presented_at + timedelta(seconds=shortest):
+        return "Play the whole take, from start to end, before giving a verdict."
+    return None

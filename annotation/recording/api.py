@@ -20,9 +20,12 @@ from annotation.recording.access import RECORDING_ADMINS, item_for_actor, own_ta
 from annotation.recording.items import assign_items, import_items
 from annotation.recording.models import Item, Review, Scenario, Split
 from annotation.recording.reviews import (
+    PlaybackRequired,
     ReviewClosed,
     ReviewNotFound,
     ReviewProblem,
+    present_reviews,
+    record_playback,
     submit_verdict,
 )
 from annotation.recording.serializers import (
@@ -128,12 +131,40 @@ class OpenReviewsView(APIView):
         summary="List my reviews waiting for a verdict", responses={200: ReviewSerializer(many=True)}
     )
     def get(self, request: Request) -> Response:
-        reviews = Review.objects.open_for(_user(request)).select_related("take__item")
+        reviews = list(Review.objects.open_for(_user(request)).select_related("take__item"))
+        # Handing out the audio is presenting the take: its playback cannot end sooner.
+        present_reviews(reviews)
         return Response(ReviewSerializer(reviews, many=True).data)
 
 
+class PlayedView(APIView):
+    """Report that a take under review played to the end (the playback gate of verdicts)."""
+
+    permission_classes = [HasRole]
+    required_roles = (Role.REVIEWER,)
+
+    @extend_schema(
+        summary="Report that I played a take to the end",
+        request=None,
+        responses={
+            200: ReviewSerializer,
+            404: RecordingErrorSerializer,
+            409: OpenApiResponse(RecordingErrorSerializer, description="Too soon to have played it all"),
+        },
+    )
+    def post(self, request: Request, review_id: int) -> Response:
+        review = review_for_reviewer(_user(request), review_id)
+        present_reviews([review])
+        try:
+            record_playback(review)
+        except PlaybackRequired as refused:
+            return _refused(str(refused), status.HTTP_409_CONFLICT)
+        return Response(ReviewSerializer(review).data)
+
+
 class VerdictView(APIView):
-    """Accept or reject one take under review."""
+    """Accept or reject one take under review (after playing it to the end), or change my verdict
+    while the take is not decided."""
 
     permission_classes = [HasRole]
     required_roles = (Role.REVIEWER,)
@@ -148,7 +179,8 @@ class VerdictView(APIView):
             403: RecordingErrorSerializer,
             404: RecordingErrorSerializer,
             409: OpenApiResponse(
-                RecordingErrorSerializer, description="Already decided, or the take left review"
+                RecordingErrorSerializer,
+                description="The take is decided, or has not been played to the end (report it played first)",
             ),
         },
     )
@@ -168,7 +200,7 @@ class VerdictView(APIView):
             )
         except ReviewNotFound:
             return _refused("No such review.", status.HTTP_404_NOT_FOUND)
-        except ReviewClosed as closed:
+        except (ReviewClosed, PlaybackRequired) as closed:
             return _refused(str(closed), status.HTTP_409_CONFLICT)
         except ReviewProblem as problem:
             return _refused(str(problem))

@@ -70,6 +70,14 @@ class ReviewQuerySet(models.QuerySet["Review"]):
         """Return the reviewer's open reviews, oldest first (their review queue)."""
         return self.open().filter(reviewer=reviewer).order_by("assigned_at", "pk")
 
+    def changeable_by(self, reviewer: User) -> ReviewQuerySet:
+        """Return the reviewer's given verdicts on takes still in review (they may change them)."""
+        return (
+            self.filter(reviewer=reviewer, take__status=Take.Status.IN_REVIEW)
+            .exclude(verdict=Review.Verdict.PENDING)
+            .order_by("assigned_at", "pk")
+        )
+
     def decided_by(self, reviewer: User) -> ReviewQuerySet:
         """Return the reviews the reviewer has given a verdict on (their "done" count)."""
         return self.filter(reviewer=reviewer).exclude(verdict=Review.Verdict.PENDING)
@@ -227,6 +235,10 @@ class Review(models.Model):
     comment = models.TextField(blank=True)
     assigned_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    # The playback gate (`access.verdict_unlocked`): when the take was first handed to the
+    # reviewer, and when the server accepted that it had played to the end.
+    presented_at = models.DateTimeField(null=True, blank=True, help_text="Take first shown to the reviewer")
+    played_at = models.DateTimeField(null=True, blank=True, help_text="Take played to the end")
 
     objects = ReviewQuerySet.as_manager()
 

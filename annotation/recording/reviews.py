@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
 
 from django.db import transaction
@@ -20,7 +21,7 @@ from django.db.models import Count
 from django.dispatch import Signal
 from django.utils import timezone
 
-from annotation.recording.access import may_review
+from annotation.recording.access import may_review, playback_refusal, verdict_unlocked
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
 from webapp.models import User
@@ -44,6 +45,10 @@ class ReviewProblem(Exception):
 
 class ReviewClosed(ReviewProblem):
     """The review or its take was decided meanwhile; nothing is left to do."""
+
+
+class PlaybackRequired(ReviewProblem):
+    """The take has not been played to the end yet (the playback gate, `access.verdict_unlocked`)."""
 
 
 class ReviewNotFound(Exception):
@@ -105,7 +110,8 @@ def clean_reasons(verdict: str, reasons: Iterable[str]) -> list[str]:
 def submit_verdict(
     review_id: int, reviewer: User, verdict: str, reasons: Sequence[str] = (), comment: str = ""
 ) -> VerdictResult:
-    """Record the reviewer's verdict and, when it is the take's last, decide the take."""
+    """Record the reviewer's verdict (or their changed mind, until the take is decided) and, when
+    it is the take's last, decide the take. Refused before the take has played to the end."""
     stored_reasons = clean_reasons(verdict, reasons)
     comment = comment.strip()
     if len(comment) > MAX_COMMENT_CHARS:
@@ -124,10 +130,10 @@ def submit_verdict(
         review = Review.objects.select_for_update().get(pk=review_id)
         if review.reviewer_id != reviewer.pk:
             raise ReviewNotFound()
-        if take.status != Take.Status.IN_REVIEW:
-            raise ReviewClosed("This take no longer needs a review.")
-        if review.verdict != Review.Verdict.PENDING:
-            raise ReviewClosed("You have already given your verdict on this take.")
+        if not verdict_changeable(take):
+            raise ReviewClosed("This take is decided; its verdicts are final.")
+        if not verdict_unlocked(review):
+            raise PlaybackRequired("Play the whole take before giving a verdict.")
         review.verdict = verdict
         review.reasons = stored_reasons
         review.comment = comment
@@ -149,6 +155,40 @@ def take_outcome(verdicts: Sequence[str]) -> Outcome:
     if all(verdict == Review.Verdict.ACCEPT for verdict in verdicts):
         return "accepted"
     return "rejected"
+
+
+def verdict_changeable(take: Take) -> bool:
+    """Return True while the take's reviewers may give or change verdicts: until `take_outcome`
+    decides it (the last verdict decides at once, so a verdict stays open only while others wait)."""
+    if take.status != Take.Status.IN_REVIEW:
+        return False
+    return take_outcome(list(take.reviews.values_list("verdict", flat=True))) == "waiting"
+
+
+def present_reviews(reviews: Sequence[Review], now: datetime | None = None) -> None:
+    """Remember when each review's take was first handed to its reviewer (page or API): its
+    playback cannot have ended sooner."""
+    now = now or timezone.now()
+    fresh = [review.pk for review in reviews if review.presented_at is None]
+    # One conditional UPDATE: a second tab or a later listing never moves the first time.
+    Review.objects.filter(pk__in=fresh, presented_at__isnull=True).update(presented_at=now)
+    for review in reviews:
+        if review.presented_at is None:
+            review.presented_at = now
+
+
+def record_playback(review: Review, now: datetime | None = None) -> Review:
+    """Record that the take played to the end, which opens the gate (`access.verdict_unlocked`);
+    refuse a report that comes too soon to be true."""
+    now = now or timezone.now()
+    if review.played_at is not None:
+        return review
+    refusal = playback_refusal(review, now)
+    if refusal is not None:
+        raise PlaybackRequired(refusal)
+    review.played_at = now
+    Review.objects.filter(pk=review.pk, played_at__isnull=True).update(played_at=now)
+    return review
 
 
 def _decide(item: Item, take: Take) -> Outcome:

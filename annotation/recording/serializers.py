@@ -113,6 +113,7 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
             "reasons",
             "comment",
             "submitted_at",
+            "played_at",
         ]
         read_only_fields = fields
 

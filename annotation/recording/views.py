@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -24,19 +24,24 @@ from annotation.recording.access import (
     own_takes,
     review_for_reviewer,
     take_for_viewer,
+    verdict_unlocked,
 )
 from annotation.recording.forms import AssignmentForm, ItemImportForm, ReviewerChoiceForm, VerdictForm
 from annotation.recording.items import AssignmentReport, assign_items, import_items
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import (
     REVIEWS_PER_TAKE,
+    PlaybackRequired,
     ReviewFeedback,
     ReviewNotFound,
     ReviewProblem,
     add_reviewer,
     feedback_from,
+    present_reviews,
+    record_playback,
     replace_reviewer,
     submit_verdict,
+    verdict_changeable,
 )
 from annotation.recording.takes import (
     AnalysisNotRestartable,
@@ -45,6 +50,7 @@ from annotation.recording.takes import (
     upload_limits,
 )
 from webapp.http import StudioRequest
+from webapp.lib.progress import QueueProgress
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -214,17 +220,38 @@ def take_reanalyse(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse
 # --- Reviewers ------------------------------------------------------------------------------------
 
 
+REVIEW_TABS = {"to_review": "To review", "changeable": "Given, still open to change"}
+
+
 @role_required(Role.REVIEWER)
 def review_queue(request: StudioRequest) -> HttpResponse:
-    """Takes waiting for this reviewer's verdict: the scripts only, nothing about who recorded them."""
+    """Takes waiting for this reviewer's verdict, and verdicts they may still change (the take is
+    not decided yet): the scripts only, nothing about who recorded them."""
+    tab = request.GET.get("tab", "to_review")
+    if tab not in REVIEW_TABS:
+        tab = "to_review"
     pending = Review.objects.open_for(request.user).select_related("take__item")
+    changeable = Review.objects.changeable_by(request.user).select_related("take__item")
+    counts = {"to_review": pending.count(), "changeable": changeable.count()}
     done = Review.objects.decided_by(request.user).count()
-    return render(request, "annotation/review_queue.html", {"pending": pending, "done": done})
+    return render(
+        request,
+        "annotation/review_queue.html",
+        {
+            "tab": tab,
+            "tabs": [(key, label, counts[key]) for key, label in REVIEW_TABS.items()],
+            "rows": pending if tab == "to_review" else changeable,
+            "first_pending": pending.first(),
+            "waiting": counts["to_review"],
+            "done": done,
+        },
+    )
 
 
 @role_required(Role.REVIEWER)
 def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
-    """Listen to one take blind and accept or reject it; then on to the next one."""
+    """Listen to one take blind and accept or reject it; then on to the next one. The verdict
+    waits until the take has played to the end, and may be changed until the take is decided."""
     review = review_for_reviewer(request.user, review_id)
     form = VerdictForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -248,8 +275,15 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
                 return redirect("annotation:review_take", review_id=following.pk)
             return redirect("annotation:review_queue")
         review = review_for_reviewer(request.user, review_id)
-    is_open = review.verdict == Review.Verdict.PENDING and review.take.status == Take.Status.IN_REVIEW
-    remaining = Review.objects.open_for(request.user).count()
+    present_reviews([review])
+    is_open = verdict_changeable(review.take)
+    waiting = Review.objects.open_for(request.user).count()
+    done = Review.objects.decided_by(request.user).count()
+    given = review.verdict != Review.Verdict.PENDING
+    if given and request.method != "POST":
+        form = VerdictForm(
+            initial={"verdict": review.verdict, "reasons": review.reasons, "comment": review.comment}
+        )
     return render(
         request,
         "annotation/recording/review.html",
@@ -259,10 +293,25 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
             "audio_url": audio_url(review.take.audio_key),
             "form": form,
             "is_open": is_open,
-            "remaining": remaining,
+            "given": given,
+            "unlocked": verdict_unlocked(review),
+            "remaining": waiting,
+            "progress": QueueProgress(done, done + waiting) if not given else None,
         },
         status=400 if request.method == "POST" else 200,
     )
+
+
+@role_required(Role.REVIEWER)
+@require_POST
+def review_played(request: StudioRequest, review_id: int) -> JsonResponse:
+    """The browser reports that the take played to the end; the verdict buttons may unlock."""
+    review = review_for_reviewer(request.user, review_id)
+    try:
+        record_playback(review)
+    except PlaybackRequired as refused:
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    return JsonResponse({"unlocked": True})
 
 
 # --- Admin ----------------------------------------------------------------------------------------

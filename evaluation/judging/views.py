@@ -3,7 +3,6 @@ scoring by hand (evaluators, blind to the system)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
@@ -15,6 +14,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.gold.models import GoldReference
+from annotation.labelling.comparison import readable_fields
+from annotation.labelling.models import Strategy
 from evaluation.judging import reports
 from evaluation.judging.access import (
     entry_for_evaluator,
@@ -213,11 +214,11 @@ def rubric_score(request: StudioRequest, sample_id: int, public_id: UUID) -> Htt
         "output": output,
         "item": output.item,
         "gold": gold,
-        "gold_json": json.dumps(
-            {"perception": gold.perception, "tom": gold.tom}, indent=2, ensure_ascii=False
+        "gold_fields": readable_fields(
+            gold.perception, gold.tom, dict(Strategy.objects.values_list("slug", "name"))
         )
         if gold
-        else "",
+        else [],
         "form": form,
         "stage_labels": STAGE_LABELS,
         "response_audio_url": blind_audio_url(output.response_audio_key),

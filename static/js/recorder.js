@@ -32,24 +32,24 @@
     pending = { blob: blob, name: name };
     if (objectUrl) URL.revokeObjectURL(objectUrl);
     objectUrl = URL.createObjectURL(blob);
-    previewAudio.src = objectUrl;
     preview.hidden = false;
     submitButton.disabled = false;
-    if (window.WaveSurfer) {
-      if (waveform) waveform.destroy();
-      // Drawn from the same <audio>, so the waveform follows what the actor hears.
-      waveform = window.WaveSurfer.create({
-        container: "#preview-waveform",
-        media: previewAudio,
-        height: 96,
-        waveColor: "#9aa8c7",
-        progressColor: "#2f5bd3",
-      });
-      waveform.load(objectUrl).catch(function () {
-        say("This file cannot be drawn here; you can still submit it and the server will check it.");
-      });
-    }
     say("Listen to it, then submit it or discard it.");
+    if (!window.WaveSurfer || !window.EchoWaveform) { previewAudio.src = objectUrl; return; }
+    if (waveform) waveform.destroy();
+    const container = document.getElementById("preview-waveform");
+    container.dataset.ready = "false";
+    // Drawn from the same <audio> (wavesurfer gives it the source), so the waveform follows what
+    // the actor hears. Only a waveform that never became ready is worth a word: a load superseded
+    // by a newer one (AbortError) or refused after drawing said nothing true about the file.
+    const drawing = window.EchoWaveform.create({ container: container, media: previewAudio });
+    waveform = drawing;
+    drawing.load(objectUrl).catch(function (error) {
+      console.warn("preview waveform:", error);
+      if (waveform !== drawing || container.dataset.ready === "true") return;
+      if (error && error.name === "AbortError") return;
+      say("This file cannot be drawn here; you can still submit it and the server will check it.");
+    });
   }
 
   function clearPreview() {

@@ -1,35 +1,90 @@
 // Blind review with the keyboard: space plays or pauses, "a" accepts, "r" opens the reasons
-// (1-6 tick them), enter sends the reject, escape closes the reasons. Typing in the comment box
-// is never taken for a shortcut.
+// (1-6 tick them), enter sends the reject, escape closes the reasons, + and - zoom, [ and ] change
+// the speed (remembered). Typing in the comment box is never taken for a shortcut.
+//
+// The playback gate: the verdict buttons stay disabled until the take has played to the end. The
+// browser then tells the server, which checks that enough time has passed since the page was
+// shown and records the playback; the server refuses a verdict on a take whose playback it has
+// not recorded, so removing this script does not get around the rule. Seeking ahead of what was
+// heard is undone until the take has played once.
 (function () {
   "use strict";
   const section = document.getElementById("review");
   if (!section) return;
   const container = document.getElementById("waveform");
   const playButton = document.getElementById("play-toggle");
+  const speed = document.getElementById("speed");
   const form = document.getElementById("verdict-form");
+  const status = document.getElementById("playback-status");
+  let unlocked = section.dataset.unlocked === "true";
+  let heardUntil = 0;
 
   function isTyping(target) {
     return target instanceof HTMLTextAreaElement ||
       (target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit"].includes(target.type));
   }
 
-  const player = window.WaveSurfer.create({
-    container: container,
-    url: section.dataset.audioUrl,
-    height: 110,
-    waveColor: "#9aa8c7",
-    progressColor: "#2f5bd3",
-  });
+  const player = EchoWaveform.create({ container: container, url: section.dataset.audioUrl, speedSelect: speed });
   // The page's state for people and tests alike: is the take playing right now?
   player.on("play", function () { container.dataset.playing = "true"; });
   player.on("pause", function () { container.dataset.playing = "false"; });
   player.on("finish", function () { container.dataset.playing = "false"; });
   playButton.addEventListener("click", function () { player.playPause(); });
+  section.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach(function (button) {
+    button.addEventListener("click", function () {
+      EchoWaveform.zoomBy(player, container, button.dataset.action === "zoom-in" ? 1 : -1);
+    });
+  });
+
+  function say(text, isError) {
+    if (!status) return;
+    status.textContent = text;
+    status.classList.toggle("error", Boolean(isError));
+    status.classList.toggle("muted", !isError);
+  }
+
+  function unlock() {
+    unlocked = true;
+    section.dataset.unlocked = "true";
+    if (form) form.querySelectorAll("button[type=submit]").forEach(function (button) { button.disabled = false; });
+    say("Played to the end: the verdict is open.", false);
+  }
+
+  async function reportPlayback() {
+    const token = document.querySelector("input[name=csrfmiddlewaretoken]");
+    const response = await fetch(section.dataset.playedUrl, {
+      method: "POST",
+      headers: { "X-CSRFToken": token ? token.value : "" },
+      credentials: "same-origin",
+    });
+    const body = await response.json().catch(function () { return {}; });
+    if (response.ok && body.unlocked) unlock();
+    else say(body.error || "The playback could not be recorded; play the take again.", true);
+  }
+
+  // Heard: time reached by playing on (a step of at most a second), not by a jump ahead.
+  player.on("timeupdate", function (seconds) {
+    if (seconds > heardUntil && seconds - heardUntil <= 1.0) heardUntil = seconds;
+  });
+  player.on("interaction", function (seconds) {
+    if (!unlocked && seconds > heardUntil + 0.5) player.setTime(heardUntil);
+  });
+  player.on("finish", function () {
+    if (!unlocked && form) reportPlayback();
+  });
+
+  function zoomOrSpeed(event) {
+    const zoom = EchoWaveform.zoomKey(event);
+    if (zoom) { event.preventDefault(); EchoWaveform.zoomBy(player, container, zoom); return true; }
+    if (event.key === "[" || event.key === "]") { EchoWaveform.stepSpeed(speed, event.key === "[" ? -1 : 1); return true; }
+    return false;
+  }
 
   if (!form) {
     document.addEventListener("keydown", function (event) {
-      if (event.key === " " && !isTyping(event.target) && !(event.target instanceof HTMLButtonElement)) {
+      if (isTyping(event.target)) return;
+      if (zoomOrSpeed(event)) return;
+      if (event.key === " " && !(event.target instanceof HTMLButtonElement)) {
         event.preventDefault();
         player.playPause();
       }
@@ -50,12 +105,18 @@
     reasons.focus();
   }
 
+  function sendVerdict(button) {
+    if (!unlocked) { say("Play the whole take once before giving a verdict.", true); return; }
+    form.requestSubmit(button);
+  }
+
   rejectButton.addEventListener("click", function (event) {
     if (!form.classList.contains("rejecting")) { event.preventDefault(); openReasons(); }
   });
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
+    if (zoomOrSpeed(event)) return;
     const rejecting = form.classList.contains("rejecting");
     if (event.key === " ") {
       // A focused checkbox or button keeps its own space bar (tick, press); elsewhere space plays.
@@ -64,7 +125,7 @@
       player.playPause();
     } else if (event.key === "a" || event.key === "A") {
       event.preventDefault();
-      form.requestSubmit(acceptButton);
+      sendVerdict(acceptButton);
     } else if (event.key === "r" || event.key === "R") {
       event.preventDefault();
       openReasons();
@@ -73,7 +134,7 @@
       if (box) { event.preventDefault(); box.checked = !box.checked; }
     } else if (rejecting && event.key === "Enter") {
       event.preventDefault();
-      form.requestSubmit(rejectButton);
+      sendVerdict(rejectButton);
     } else if (rejecting && event.key === "Escape") {
       form.classList.remove("rejecting");
     }

@@ -55,7 +55,11 @@
     options: {
       maintainAspectRatio: false,
       animation: false,
-      scales: { y: { min: 1, max: 5, title: { display: true, text: "MOS (1-5), 95% interval" } } },
+      // Bars grow from 0: with the axis starting at the scale's lowest score (1), a mean of 1.00
+      // would be a bar of no height at all, indistinguishable from no ratings.
+      scales: {
+        y: { min: 0, max: 5, ticks: { stepSize: 1 }, title: { display: true, text: "MOS (1-5), 95% interval" } },
+      },
       plugins: {
         tooltip: {
           callbacks: {
@@ -74,4 +78,5 @@
     plugins: [errorBars],
   });
   canvas.dataset.rendered = String(chart.data.datasets.length);
+  canvas.dataset.yMin = String(chart.scales.y.min);
 })();

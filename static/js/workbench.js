@@ -1,13 +1,14 @@
-/* The annotation workbench and adjudication pages: waveform with pitch/energy contours, playback
- * speed, stressed-word picking, emotion segments as waveform regions, keyboard shortcuts, and the
- * autosave's edge cases (409 messages, saving on page hide). Autosave itself is htmx on the form.
+/* The annotation workbench and adjudication pages: waveform with pitch/energy contours, zoom and
+ * playback speed (static/js/waveform.js), stressed-word picking, emotion segments as waveform
+ * regions (mouse or keyboard: select, move, resize, label, remove), and keyboard shortcuts.
+ * Undo/redo, autosave refusals and the browser's copy of unsaved work: static/js/workbench_keep.js.
  * Uses the vendored wavesurfer.js 7 and its regions plugin when the page has audio. */
 (function () {
   "use strict";
 
   const form = document.querySelector("form[data-workbench]");
   const panel = document.querySelector("[data-waveform]");
-  const state = { ws: null, regions: null, dirty: false, edits: 0, sentEdits: 0 };
+  const state = { ws: null, regions: null };
 
   function changed() {
     if (form) form.dispatchEvent(new Event("labels-changed", { bubbles: true }));
@@ -17,7 +18,7 @@
     return form ? form.elements.namedItem(name) : null;
   }
 
-  /* --- Waveform, contours and playback ---------------------------------------------------- */
+  /* --- Waveform, contours and playback (the shared static/js/waveform.js) ------------------- */
 
   function initWaveform() {
     if (!panel || !panel.dataset.audioUrl || typeof WaveSurfer === "undefined") return;
@@ -27,63 +28,24 @@
       state.regions = WaveSurfer.Regions.create();
       plugins.push(state.regions);
     }
-    state.ws = WaveSurfer.create({
+    const dataNode = document.getElementById("contours-data");
+    state.ws = EchoWaveform.create({
       container: container,
       url: panel.dataset.audioUrl,
-      height: 110,
-      waveColor: "#a9b4c8",
-      progressColor: "#5b6477",
-      cursorColor: "#1d2433",
       plugins: plugins,
+      canvas: panel.querySelector("canvas.contours"),
+      contours: dataNode ? JSON.parse(dataNode.textContent || "{}") : null,
+      speedSelect: document.querySelector("[data-role=speed]"),
     });
     const time = document.querySelector("[data-role=time]");
     const play = document.querySelector("[data-action=play]");
     state.ws.on("timeupdate", (seconds) => { if (time) time.textContent = seconds.toFixed(2) + " s"; });
     state.ws.on("play", () => { if (play) play.textContent = "Pause"; });
     state.ws.on("pause", () => { if (play) play.textContent = "Play"; });
-    state.ws.on("ready", () => { panel.dataset.ready = "true"; drawContours(); segments.restoreRegions(); });
+    state.ws.on("ready", () => { panel.dataset.ready = "true"; segments.restoreRegions(); });
     if (play) play.addEventListener("click", () => state.ws.playPause());
-    const speed = document.querySelector("[data-role=speed]");
-    if (speed) speed.addEventListener("change", () => state.ws.setPlaybackRate(parseFloat(speed.value), true));
-    window.addEventListener("resize", drawContours);
-  }
-
-  function drawContours() {
-    const canvas = panel && panel.querySelector("canvas.contours");
-    const dataNode = document.getElementById("contours-data");
-    if (!canvas || !dataNode || !state.ws) return;
-    const contours = JSON.parse(dataNode.textContent || "{}");
-    const box = panel.querySelector(".waveform");
-    const ratio = window.devicePixelRatio || 1;
-    const width = box.clientWidth, height = box.clientHeight;
-    canvas.width = width * ratio;
-    canvas.height = height * ratio;
-    canvas.style.width = width + "px";
-    canvas.style.height = height + "px";
-    const context = canvas.getContext("2d");
-    context.scale(ratio, ratio);
-    const duration = state.ws.getDuration() || 1;
-    [["pitch", "#2f5bd3"], ["energy", "#d9822b"]].forEach(([name, colour]) => {
-      const points = contours[name] || [];
-      if (points.length < 2) return;
-      const values = points.map((p) => p[1]);
-      const low = Math.min.apply(null, values), high = Math.max.apply(null, values);
-      const span = high - low || 1;
-      context.strokeStyle = colour;
-      context.lineWidth = 1.5;
-      // Unvoiced frames are missing from the points: a step well above the usual one is a gap,
-      // left open rather than bridged by a line.
-      const steps = points.slice(1).map((p, i) => p[0] - points[i][0]).sort((a, b) => a - b);
-      const gap = 2.5 * steps[Math.floor(steps.length / 2)];
-      context.beginPath();
-      let previous = null;
-      points.forEach(([t, v]) => {
-        const x = (t / duration) * width;
-        const y = height - 6 - ((v - low) / span) * (height - 12);
-        if (previous === null || t - previous > gap) context.moveTo(x, y); else context.lineTo(x, y);
-        previous = t;
-      });
-      context.stroke();
+    document.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach((button) => {
+      button.addEventListener("click", () => EchoWaveform.zoomBy(state.ws, container, button.dataset.action === "zoom-in" ? 1 : -1));
     });
   }
 
@@ -98,68 +60,143 @@
       const input = field(picker.dataset.target);
       if (!input) return;
       const buttons = Array.from(picker.querySelectorAll("button.word"));
-      // Restore: match the saved words to script positions in order (a word may occur twice).
-      let after = -1;
-      JSON.parse(input.value || "[]").forEach((word) => {
-        const lower = word.toLowerCase();
-        let match = buttons.find((b, i) => i > after && b.dataset.word.toLowerCase() === lower && b.getAttribute("aria-pressed") !== "true");
-        if (!match) match = buttons.find((b) => b.dataset.word.toLowerCase() === lower && b.getAttribute("aria-pressed") !== "true");
-        if (match) { match.setAttribute("aria-pressed", "true"); after = buttons.indexOf(match); }
-      });
       const sync = () => {
         const words = buttons.filter((b) => b.getAttribute("aria-pressed") === "true").map((b) => b.dataset.word);
         input.value = JSON.stringify(words);
         document.querySelectorAll("[data-stressed-summary]").forEach((node) => { node.textContent = words.join(", ") || "none yet"; });
+      };
+      // Restore: match the saved words to script positions in order (a word may occur twice).
+      picker.refresh = () => {
+        buttons.forEach((b) => b.setAttribute("aria-pressed", "false"));
+        let after = -1;
+        JSON.parse(input.value || "[]").forEach((word) => {
+          const lower = word.toLowerCase();
+          let match = buttons.find((b, i) => i > after && b.dataset.word.toLowerCase() === lower && b.getAttribute("aria-pressed") !== "true");
+          if (!match) match = buttons.find((b) => b.dataset.word.toLowerCase() === lower && b.getAttribute("aria-pressed") !== "true");
+          if (match) { match.setAttribute("aria-pressed", "true"); after = buttons.indexOf(match); }
+        });
+        sync();
       };
       buttons.forEach((button) => button.addEventListener("click", () => {
         button.setAttribute("aria-pressed", button.getAttribute("aria-pressed") === "true" ? "false" : "true");
         sync();
         changed();
       }));
-      sync();
+      picker.refresh();
     });
   }
 
+  /* After the form's values were put back (undo, redo, a restore from the browser's copy). */
+  function refreshFromFields() {
+    document.querySelectorAll("[data-word-picker]").forEach((picker) => { if (picker.refresh) picker.refresh(); });
+    segments.reload();
+  }
+
   /* --- Emotion segments (emotion-shift items) ---------------------------------------------- */
+  /* A segment may be incomplete (no emotion yet, an end typed before its start): autosave keeps it
+   * and the server reports it; only submitting asks for it to be finished. */
+
+  const REGION_COLOUR = "rgba(47, 91, 211, 0.18)";
+  const ACTIVE_COLOUR = "rgba(211, 84, 0, 0.28)";
+  const NUDGE_SECONDS = 0.05;
 
   const segments = {
     table: document.querySelector("table[data-segments]"),
     list: [],
+    active: -1,
 
     init() {
       if (!this.table || !form) return;
       this.emotions = this.table.dataset.emotions.split(",");
-      this.list = JSON.parse(field("p_emotion_segments").value || "[]");
       this.editable = panel && panel.dataset.segmentsEditable === "true";
-      this.render();
+      this.reload();
       const add = document.querySelector("[data-action=add-segment]");
       if (add) add.addEventListener("click", () => this.addAtPlayhead());
       if (state.regions && this.editable) {
-        state.regions.enableDragSelection({ color: "rgba(47, 91, 211, 0.18)" });
+        state.regions.enableDragSelection({ color: REGION_COLOUR });
         state.regions.on("region-created", (region) => {
           if (this.restoring) return;
           this.list.push({ start: region.start, end: region.end, emotion: "", words: "", regionId: region.id });
           this.save();
+          this.select(this.list.findIndex((s) => s.regionId === region.id));
         });
         state.regions.on("region-updated", (region) => {
           const segment = this.list.find((s) => s.regionId === region.id);
           if (segment) { segment.start = region.start; segment.end = region.end; this.save(); }
         });
+        state.regions.on("region-clicked", (region) => {
+          this.select(this.list.findIndex((s) => s.regionId === region.id));
+        });
       }
+    },
+
+    /* Read the list again from the hidden field (on load, and after undo/redo or a restore). */
+    reload() {
+      if (!this.table) return;
+      this.list = JSON.parse(field("p_emotion_segments").value || "[]");
+      if (this.active >= this.list.length) this.active = this.list.length - 1;
+      this.render();
+      this.restoreRegions();
     },
 
     restoreRegions() {
       if (!this.table || !state.regions || !panel || panel.dataset.ready !== "true") return;
       this.restoring = true;
       state.regions.clearRegions();
-      this.list.forEach((segment) => {
+      this.list.forEach((segment, index) => {
         const region = state.regions.addRegion({
-          start: segment.start, end: segment.end, color: "rgba(47, 91, 211, 0.18)",
+          start: segment.start, end: segment.end, color: index === this.active ? ACTIVE_COLOUR : REGION_COLOUR,
           drag: !!this.editable, resize: !!this.editable, content: segment.emotion || "?",
         });
         segment.regionId = region.id;
       });
       this.restoring = false;
+    },
+
+    select(index) {
+      if (!this.list.length) { this.active = -1; return; }
+      this.active = ((index % this.list.length) + this.list.length) % this.list.length;
+      this.render();
+      this.restoreRegions();
+      const row = this.table.querySelectorAll("tbody tr")[this.active];
+      if (row) row.scrollIntoView({ block: "nearest" });
+      if (state.ws) state.ws.setTime(this.list[this.active].start);
+    },
+
+    /* Keyboard: move the selected segment (whole, or one edge) by NUDGE_SECONDS. */
+    nudge(edge, direction) {
+      const segment = this.list[this.active];
+      if (!segment || !this.editable) return;
+      const duration = state.ws ? state.ws.getDuration() : Infinity;
+      const step = direction * NUDGE_SECONDS;
+      if (edge === "both") {
+        const length = segment.end - segment.start;
+        segment.start = Math.min(Math.max(0, segment.start + step), Math.max(0, duration - length));
+        segment.end = segment.start + length;
+      } else if (edge === "start") {
+        segment.start = Math.min(Math.max(0, segment.start + step), segment.end - NUDGE_SECONDS);
+      } else {
+        segment.end = Math.max(Math.min(duration, segment.end + step), segment.start + NUDGE_SECONDS);
+      }
+      const keep = segment;
+      this.save();
+      this.active = this.list.indexOf(keep);
+      this.render();
+      this.restoreRegions();
+    },
+
+    label() {
+      const row = this.table.querySelectorAll("tbody tr")[this.active];
+      const select = row && row.querySelector("[data-key=emotion]");
+      if (select) select.focus();
+    },
+
+    remove(index) {
+      if (index < 0 || index >= this.list.length || !this.editable) return;
+      this.list.splice(index, 1);
+      if (this.active >= this.list.length) this.active = this.list.length - 1;
+      this.save();
+      this.restoreRegions();
     },
 
     addAtPlayhead() {
@@ -169,6 +206,7 @@
       if (duration && end > duration) end = duration;
       if (end <= start) return;
       this.list.push({ start: start, end: end, emotion: "", words: "" });
+      this.active = this.list.length - 1;
       this.save();
       this.restoreRegions();
       const rows = this.table.querySelectorAll("tbody tr");
@@ -176,11 +214,18 @@
       if (select) select.focus();
     },
 
-    save() {
-      this.list.sort((a, b) => a.start - b.start);
+    /* Write the list into the hidden field; `quiet` keeps the table as it is (typing in it). */
+    store() {
       field("p_emotion_segments").value = JSON.stringify(this.list.map((s) => ({
         start: Math.round(s.start * 100) / 100, end: Math.round(s.end * 100) / 100, emotion: s.emotion, words: s.words,
       })));
+    },
+
+    save() {
+      const active = this.list[this.active];
+      this.list.sort((a, b) => a.start - b.start);
+      if (active) this.active = this.list.indexOf(active);
+      this.store();
       this.render();
       changed();
     },
@@ -190,6 +235,7 @@
       body.innerHTML = "";
       this.list.forEach((segment, index) => {
         const row = document.createElement("tr");
+        if (index === this.active) row.classList.add("active");
         const disabled = this.editable ? "" : " disabled";
         row.innerHTML =
           `<td><input type="number" step="0.01" min="0" data-key="start" aria-label="Segment ${index + 1} start"${disabled}></td>` +
@@ -198,22 +244,34 @@
           this.emotions.map((e) => `<option value="${e}">${e}</option>`).join("") + `</select></td>` +
           `<td><input type="text" data-key="words" aria-label="Segment ${index + 1} words"${disabled}></td>` +
           `<td>${this.editable ? '<button type="button" class="link" data-remove>Remove</button>' : ""}</td>`;
-        row.querySelector("[data-key=start]").value = segment.start.toFixed(2);
-        row.querySelector("[data-key=end]").value = segment.end.toFixed(2);
+        row.querySelector("[data-key=start]").value = Number(segment.start).toFixed(2);
+        row.querySelector("[data-key=end]").value = Number(segment.end).toFixed(2);
         row.querySelector("[data-key=emotion]").value = segment.emotion;
         row.querySelector("[data-key=words]").value = segment.words;
+        row.addEventListener("focusin", () => {
+          if (this.active !== index) { this.active = index; body.querySelectorAll("tr").forEach((r, i) => r.classList.toggle("active", i === index)); this.restoreRegions(); }
+        });
         row.querySelectorAll("[data-key]").forEach((input) => {
-          // The segment inputs feed the hidden JSON field; keep their own events away from htmx.
-          input.addEventListener("input", (event) => event.stopPropagation());
-          input.addEventListener("change", () => {
+          const read = () => {
             const key = input.dataset.key;
             segment[key] = key === "start" || key === "end" ? parseFloat(input.value) || 0 : input.value;
+          };
+          // Every keystroke reaches the hidden field (and so autosave and the browser's copy); the
+          // table and the regions are redrawn when the field is left, not under the typing hand.
+          input.addEventListener("input", (event) => {
+            event.stopPropagation();
+            read();
+            this.store();
+            changed();
+          });
+          input.addEventListener("change", () => {
+            read();
             this.save();
             this.restoreRegions();
           });
         });
         const remove = row.querySelector("[data-remove]");
-        if (remove) remove.addEventListener("click", () => { this.list.splice(index, 1); this.save(); this.restoreRegions(); });
+        if (remove) remove.addEventListener("click", () => this.remove(index));
         body.appendChild(row);
       });
     },
@@ -269,17 +327,22 @@
       if (event.key === "Escape" && typing) { target.blur(); return; }
       if (typing || event.ctrlKey || event.metaKey) return;
       const digit = /^Digit([1-9])$/.exec(event.code);
+      const zoom = EchoWaveform.zoomKey(event);
+      const selected = segments.table && segments.active >= 0;
       if (event.code === "Space") {
         event.preventDefault();
         if (state.ws) state.ws.playPause();
+      } else if (zoom) {
+        event.preventDefault();
+        if (state.ws) EchoWaveform.zoomBy(state.ws, panel.querySelector(".waveform"), zoom);
+      } else if (selected && event.shiftKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
+        event.preventDefault();
+        segments.nudge("end", event.key === "ArrowLeft" ? -1 : 1);
       } else if ((event.key === "ArrowLeft" || event.key === "ArrowRight") && !target.matches("input[type=radio]")) {
         event.preventDefault();
         if (state.ws) state.ws.setTime(Math.max(0, playhead() + (event.key === "ArrowLeft" ? -1 : 1)));
       } else if (event.key === "[" || event.key === "]") {
-        const speed = document.querySelector("[data-role=speed]");
-        if (!speed) return;
-        const next = speed.selectedIndex + (event.key === "[" ? -1 : 1);
-        if (next >= 0 && next < speed.options.length) { speed.selectedIndex = next; speed.dispatchEvent(new Event("change")); }
+        EchoWaveform.stepSpeed(document.querySelector("[data-role=speed]"), event.key === "[" ? -1 : 1);
       } else if (digit && event.altKey) {
         event.preventDefault();
         choose("p_intensity", Number(digit[1]) - 1);
@@ -292,34 +355,22 @@
       } else if (event.key === "g" && segments.table && segments.editable) {
         event.preventDefault();
         segments.addAtPlayhead();
+      } else if ((event.key === "s" || event.key === "S") && segments.table) {
+        event.preventDefault();
+        segments.select(segments.active + (event.key === "S" ? -1 : 1));
+      } else if (selected && (event.key === "," || event.key === ".")) {
+        event.preventDefault();
+        segments.nudge("both", event.key === "," ? -1 : 1);
+      } else if (selected && (event.key === "<" || event.key === ">")) {
+        event.preventDefault();
+        segments.nudge("start", event.key === "<" ? -1 : 1);
+      } else if (selected && event.key === "l") {
+        event.preventDefault();
+        segments.label();
+      } else if (selected && (event.key === "Delete" || event.key === "Backspace") && !target.matches("button")) {
+        event.preventDefault();
+        segments.remove(segments.active);
       }
-    });
-  }
-
-  /* --- Autosave edges: refusals, unsaved work on page hide --------------------------------- */
-
-  function initAutosave() {
-    if (!form || !form.hasAttribute("hx-post")) return;
-    const status = document.getElementById("save-status");
-    form.addEventListener("input", () => { state.dirty = true; state.edits += 1; });
-    form.addEventListener("labels-changed", () => { state.dirty = true; state.edits += 1; });
-    document.body.addEventListener("htmx:beforeRequest", (event) => {
-      if (event.detail.elt !== form) return;
-      // After a refusal for staleness, saving again would only be refused again: stop and ask for a reload.
-      if (form.dataset.stale === "true") { event.preventDefault(); return; }
-      state.sentEdits = state.edits;
-    });
-    document.body.addEventListener("htmx:beforeSwap", (event) => {
-      const code = event.detail.xhr.status;
-      if (code === 409 || code === 400) { event.detail.shouldSwap = true; event.detail.isError = false; }
-    });
-    document.body.addEventListener("htmx:afterSwap", (event) => {
-      if (event.detail.elt !== form && event.detail.target !== status) return;
-      if (status.querySelector("[data-stale]")) form.dataset.stale = "true";
-      if (event.detail.xhr.status === 200 && state.edits === state.sentEdits) state.dirty = false;
-    });
-    window.addEventListener("pagehide", () => {
-      if (state.dirty && form.dataset.stale !== "true") navigator.sendBeacon(form.getAttribute("hx-post"), new FormData(form));
     });
   }
 
@@ -328,5 +379,7 @@
   segments.init();
   initCopyButtons();
   initShortcuts();
-  initAutosave();
+
+  // For static/js/workbench_keep.js (undo/redo, autosave refusals, the browser's copy).
+  window.EchoWorkbench = { form: form, refresh: refreshFromFields, changed: changed };
 })();

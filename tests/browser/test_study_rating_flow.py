@@ -69,6 +69,7 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
     chart = page.locator("[data-testid=mos-chart]")
     page.wait_for_function("document.getElementById('mos-chart').dataset.errorBars !== undefined")
     assert chart.get_attribute("data-rendered") == "2"
+    assert chart.get_attribute("data-y-min") == "0"  # a mean of 1.00 still shows as a bar
     assert int(chart.get_attribute("data-error-bars")) == 4  # 2 systems x 2 dimensions
     screening = page.locator("[data-testid=screening] tr[data-rater=evaluator]").inner_text()
     assert "0 of 1" in screening  # the trap was passed

@@ -48,6 +48,8 @@ def test_the_queue_lists_ready_items_only(client_for, annotations) -> None:
     ready = lead.get(reverse("annotation:adjudication_queue")).content.decode()
     assert annotations[0].item.external_id in ready
     assert "Fast-track" in ready  # identical complete labels agree everywhere
+    # Each tab says how many items it holds.
+    assert 'data-testid="count-ready">1<' in ready and 'data-testid="count-in_progress">0<' in ready
 
 
 def test_adjudication_saves_a_new_gold_version_with_who_and_when(client_for, users, disagreeing) -> None:
@@ -107,7 +109,7 @@ def test_incomplete_gold_is_refused_with_reasons(client_for, disagreeing) -> Non
         reverse("annotation:adjudicate", args=[item.pk]), form_data(perception(emotion=""), tom(), version=0)
     )
     assert response.status_code == 422
-    assert b"perception.emotion: Choose a value." in response.content
+    assert b"Primary emotion: Choose a value." in response.content
     assert not GoldReference.objects.filter(item=item).exists()
 
 

@@ -143,3 +143,51 @@ def test_reopening_makes_a_submitted_annotation_editable_and_keeps_history(clien
     done.refresh_from_db()
     assert done.status == Annotation.Status.DRAFT
     assert done.revisions.count() == 1
+
+
+def autosave(client, annotation, perception_doc, tom_doc):
+    return client.post(
+        reverse("annotation:autosave", args=[annotation.pk]),
+        form_data(perception_doc, tom_doc, annotation.version),
+    )
+
+
+def test_autosave_keeps_unfinished_segments_and_reports_them_by_name(opened, ana_annotation) -> None:
+    unfinished = [
+        {"start": 0.0, "end": 0.8, "emotion": "", "words": "Oh gre"},
+        {"start": 0.9, "end": 0.4, "emotion": "", "words": ""},  # an end typed before its start
+    ]
+    response = autosave(
+        opened, ana_annotation, perception(emotion_segments=unfinished, situation="Half"), tom()
+    )
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert "Draft saved" in text
+    assert "Emotion segments: Segment 1 needs an emotion." in text
+    assert "Emotion segments: Segment 2 needs a start before its end." in text
+    assert "perception." not in text
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.perception["emotion_segments"] == unfinished
+    assert ana_annotation.perception["situation"] == "Half"
+    page = workbench(opened, ana_annotation).content.decode()
+    assert 'data-testid="open-problems"' in page and "Segment 1 needs an emotion." in page
+
+
+def test_autosave_still_refuses_what_no_page_can_send(opened, ana_annotation) -> None:
+    malformed = [{"start": 0.0, "end": 0.8, "emotion": "furious", "words": ""}]
+    response = autosave(opened, ana_annotation, perception(emotion_segments=malformed), tom())
+    assert response.status_code == 400
+    assert (
+        "Not saved: Emotion segments: Segment 1: &#x27;furious&#x27; is not an emotion."
+        in response.content.decode()
+    )
+
+
+def test_submit_names_fields_as_people_read_them(opened, ana_annotation) -> None:
+    unfinished = [{"start": 0.0, "end": 0.8, "emotion": "", "words": ""}]
+    response = submit(opened, ana_annotation, perception(polarity="", emotion_segments=unfinished), tom())
+    assert response.status_code == 422
+    text = response.content.decode()
+    assert "Polarity: Choose a value." in text
+    assert "Emotion segments: Segment 1 needs an emotion." in text
+    assert "perception.polarity" not in text and "perception.emotion_segments" not in text

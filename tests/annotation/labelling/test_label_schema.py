@@ -7,6 +7,7 @@ from annotation.labelling.schema import (
     check_perception,
     check_tom,
     empty_perception,
+    field_label,
     normalise_perception,
     script_words,
 )
@@ -84,3 +85,27 @@ def test_unknown_strategies_and_missing_recommendations() -> None:
     assert [p.message for p in problems] == ["Unknown strategies: hugging"]
     problems = check_tom(tom(recommended_strategies=[]), strategy_slugs=SLUGS, complete=True)
     assert [p.message for p in problems] == ["Recommend at least one strategy."]
+
+
+def test_unfinished_work_is_marked_so_a_draft_may_keep_it() -> None:
+    segments = [
+        {"start": 0.0, "end": 1.0, "emotion": "", "words": ""},
+        {"start": 1.2, "end": 1.1, "emotion": "sad"},
+    ]
+    problems = check_perception(perception(emotion_segments=segments))
+    assert [(p.message, p.incomplete) for p in problems] == [
+        ("Segment 1 needs an emotion.", True),
+        ("Segment 2 needs a start before its end.", True),
+    ]
+    malformed = check_perception(perception(emotion_segments=[{"start": 0, "end": 1, "emotion": "glee"}]))
+    assert [(str(p), p.incomplete) for p in malformed] == [
+        ("Emotion segments: Segment 1: 'glee' is not an emotion.", False)
+    ]
+    assert all(p.incomplete for p in check_perception(normalise_perception({}), complete=True))
+
+
+def test_problems_read_with_human_field_names() -> None:
+    (problem,) = check_perception(normalise_perception({"polarity": "furious"}))
+    assert problem.label == "Polarity"
+    assert str(problem).startswith("Polarity: 'furious' is not one of")
+    assert field_label("tom.latent_need") == "Latent need"

@@ -45,7 +45,7 @@ def test_constraints_are_one_per_line_without_repeats() -> None:
 def test_broken_hidden_fields_are_form_errors() -> None:
     data = form_data(perception(), tom(), version=1)
     data["p_stressed_words"] = "{not json"
-    with pytest.raises(FormError):
+    with pytest.raises(FormError, match=r"^Stressed words could not be read; reload the page\.$"):
         labels_from_form(query(data))
     with pytest.raises(FormError):
         version_from_form(query({"version": "abc"}))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.recording.models import Item, Review, Take
-from annotation.recording.reviews import submit_verdict
+from annotation.recording.reviews import present_reviews, record_playback, submit_verdict
 from webapp.jobs import run_job
 from webapp.models import User
 
@@ -40,8 +42,19 @@ def record(actor: User, item: Item, wav: bytes) -> Take:
     return analysed(Take.objects.get(public_id=response.json()["id"]))
 
 
+def heard(*takes: Take) -> None:
+    """Let every reviewer of these takes have played them to the end, through the real playback
+    gate: shown a minute ago, then reported played."""
+    for take in takes:
+        reviews = list(take.reviews.select_related("take"))
+        present_reviews(reviews, now=timezone.now() - timedelta(minutes=1))
+        for review in reviews:
+            record_playback(review)
+
+
 def decide(take: Take, *verdicts: str, reasons: tuple[str, ...] = ("wrong_emotion",)) -> list[str]:
-    """Give the take's reviewers these verdicts in order; return the outcomes."""
+    """Give the take's reviewers these verdicts in order (after playing it); return the outcomes."""
+    heard(take)
     outcomes: list[str] = []
     for review, verdict in zip(take.reviews.order_by("pk"), verdicts, strict=False):
         result = submit_verdict(review.pk, review.reviewer, verdict, reasons if verdict == "reject" else ())

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from annotation.recording.models import Item
 from annotation.recording.reviews import submit_verdict
-from tests.annotation.recording.support import record
+from tests.annotation.recording.support import heard, record
 from tests.factories import ItemFactory
 from webapp.models import User
 
@@ -21,6 +21,7 @@ def test_scripts_to_record_show_the_brief_and_past_takes_with_reasons(
         instructions="Warm, smiling voice.",
     )
     take = record(users["actor"], item, take_wav)
+    heard(take)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["misread_script"], "")
     ItemFactory.create(external_id="EE-0099", actor=users["actor"], state=Item.State.RECORDED)

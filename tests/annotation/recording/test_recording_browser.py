@@ -31,7 +31,9 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
         "#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": take_wav}]
     )
     page.wait_for_selector("#preview:not([hidden])")
-    page.wait_for_selector("#preview-waveform div")  # wavesurfer drew the waveform of the chosen file
+    page.wait_for_selector("#preview-waveform[data-ready=true]")  # wavesurfer drew the chosen file
+    page.wait_for_timeout(300)
+    assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
     page.click("#submit-take")
 
     pending = page.locator("#take-history [data-testid=take]")
@@ -76,12 +78,20 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page.wait_for_selector("#waveform[data-playing=true]")
     page.keyboard.press("Space")
     page.wait_for_selector("#waveform[data-playing=false]")
+    # Not played to the end yet: "a" gives no verdict, the page says why.
+    page.keyboard.press("a")
+    assert "Play the whole take once" in page.locator("[data-testid=playback-status]").inner_text()
+    assert page.url == f"{live_server.url}/review/{first_review.pk}/"
+    page.keyboard.press("Space")
+    page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("a")
 
     page.wait_for_url(f"{live_server.url}/review/{second_review.pk}/")
     first_review.refresh_from_db()
     assert first_review.verdict == Review.Verdict.ACCEPT
 
+    page.keyboard.press("Space")
+    page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("r")
     page.wait_for_selector("#reasons:visible")
     page.keyboard.press("2")
@@ -124,11 +134,18 @@ def test_an_actor_records_in_the_browser_with_a_level_meter(
     page.wait_for_function("parseFloat(document.getElementById('record-clock').textContent) >= 1.5")
     page.click("#record-stop")
     page.wait_for_selector("#preview:not([hidden])")
+    # The preview's waveform is drawn, and nothing claims it could not be.
+    page.wait_for_selector("#preview-waveform[data-ready=true]")
+    page.wait_for_timeout(500)
+    assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
+    assert not page.locator("#upload-status.error").count()
     page.evaluate("document.getElementById('preview-audio').play()")  # the actor listens before submitting
     page.wait_for_function("document.getElementById('preview-audio').currentTime > 0.2")
     page.click("#submit-take")
 
     page.locator("#take-history [data-testid=take]").first.wait_for()
+    # The player knows the take's length before anyone presses play (not 0:00 / 0:00).
+    page.wait_for_function("document.querySelector('#take-history audio').duration > 1.0")
     take = Take.objects.get()
     assert take.original_format == "webm"
     assert take.duration_seconds > 1.0

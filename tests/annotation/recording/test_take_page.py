@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.recording.models import Take
 from annotation.recording.reviews import submit_verdict
-from tests.annotation.recording.support import first_review, record
+from tests.annotation.recording.support import first_review, heard, record
 from tests.factories import ItemFactory
 from webapp.models import User
 
@@ -25,6 +25,7 @@ def test_the_actor_sees_contours_measurements_and_reasons_but_no_reviewer(
     users: dict[str, User], review_panel: list[User], take_wav: bytes, client_for
 ) -> None:
     take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+    heard(take)
     for review in take.reviews.all():
         submit_verdict(review.pk, review.reviewer, "reject", ["wrong_intensity"], "Needs more energy")
 

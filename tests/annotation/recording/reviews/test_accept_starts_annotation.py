@@ -5,6 +5,7 @@ from __future__ import annotations
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import submit_verdict
+from tests.annotation.recording.support import heard
 from webapp.roles import Role
 
 
@@ -24,6 +25,7 @@ def test_three_accepts_assign_the_projects_annotators(make_user, django_capture_
         item=item, actor=actor, audio_key="k.wav", original_key="k.wav", status=Take.Status.IN_REVIEW
     )
     reviews = [Review.objects.create(take=take, reviewer=reviewer) for reviewer in reviewers]
+    heard(take)
 
     with django_capture_on_commit_callbacks(execute=True):
         for review, reviewer in zip(reviews, reviewers, strict=True):

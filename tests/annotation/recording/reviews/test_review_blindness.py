@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.recording.models import Review, Take
 from annotation.recording.reviews import submit_verdict
 from tests.annotation.audio.audio_corpus import encode
-from tests.annotation.recording.support import analysed, first_review, upload
+from tests.annotation.recording.support import analysed, first_review, heard, upload
 from tests.factories import ItemFactory
 from webapp.models import User
 from webapp.roles import Role
@@ -33,7 +33,9 @@ def blind_take(make_user, review_panel: list[User], take_wav: bytes) -> Take:
     client.force_login(actor)
     response = upload(client, ItemFactory.create(actor=actor), tagged_mp3, "zelda_quartermaine_take3.mp3")
     assert response.status_code == 201
-    return analysed(Take.objects.get(public_id=response.json()["id"]))
+    take = analysed(Take.objects.get(public_id=response.json()["id"]))
+    heard(take)
+    return take
 
 
 def reviewer_client(review: Review) -> Client:
@@ -72,6 +74,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
         "reasons",
         "comment",
         "submitted_at",
+        "played_at",
     }
     assert set(entry["item"]) == {
         "external_id",

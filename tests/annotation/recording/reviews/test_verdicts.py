@@ -1,4 +1,7 @@
-"""Verdicts: reasons for rejects, one verdict per reviewer, and what the third verdict decides."""
+"""Verdicts: reasons for rejects, changing a verdict until the take is decided, and what the third verdict decides.
+
+The playback gate (a verdict only after the take played to the end) is in test_review_playback.py.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +11,16 @@ from django.urls import reverse
 
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import ReviewClosed, ReviewProblem, feedback_from, submit_verdict
-from tests.annotation.recording.support import decide, first_review, record
+from tests.annotation.recording.support import decide, first_review, heard, record
 from tests.factories import ItemFactory
 from webapp.models import User
 
 
 @pytest.fixture
 def take(users: dict[str, User], review_panel: list[User], take_wav: bytes) -> Take:
-    return record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+    recorded = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+    heard(recorded)
+    return recorded
 
 
 def client_of(user: User) -> Client:
@@ -37,11 +42,21 @@ def test_a_reject_needs_a_reason_and_an_accept_keeps_none(take: Take) -> None:
     assert (second.verdict, second.reasons, second.comment) == ("accept", [], "lovely")
 
 
-def test_a_reviewer_gives_one_verdict_only(take: Take) -> None:
-    review = first_review(take)
-    submit_verdict(review.pk, review.reviewer, "accept")
-    with pytest.raises(ReviewClosed, match="already given your verdict"):
-        submit_verdict(review.pk, review.reviewer, "reject", ["other"])
+def test_a_reviewer_changes_their_verdict_until_the_take_is_decided(take: Take) -> None:
+    first, second, third = take.reviews.order_by("pk")
+    submit_verdict(first.pk, first.reviewer, "accept")
+    submit_verdict(first.pk, first.reviewer, "reject", ["other"], "changed my mind")
+    first.refresh_from_db()
+    assert (first.verdict, first.reasons, first.comment) == ("reject", ["other"], "changed my mind")
+    submit_verdict(first.pk, first.reviewer, "accept")
+    submit_verdict(second.pk, second.reviewer, "accept")
+
+    assert submit_verdict(third.pk, third.reviewer, "accept").outcome == "accepted"
+
+    for review in (first, third):
+        with pytest.raises(ReviewClosed, match="decided; its verdicts are final"):
+            submit_verdict(review.pk, review.reviewer, "reject", ["other"])
+    assert list(take.reviews.values_list("verdict", flat=True)) == ["accept"] * 3
 
 
 def test_three_accepts_supersede_the_items_other_waiting_takes(
@@ -58,7 +73,7 @@ def test_three_accepts_supersede_the_items_other_waiting_takes(
     assert first.status == Take.Status.SUPERSEDED
     assert (item.state, item.recording_id) == (Item.State.RECORDED, second.pk)
     review = first_review(first)
-    with pytest.raises(ReviewClosed, match="no longer needs a review"):
+    with pytest.raises(ReviewClosed, match="decided; its verdicts are final"):
         submit_verdict(review.pk, review.reviewer, "accept")
 
 
@@ -94,6 +109,7 @@ def test_the_review_page_saves_the_verdict_and_moves_on(
 ) -> None:
     first = record(users["actor"], ItemFactory.create(external_id="EE-1", actor=users["actor"]), take_wav)
     second = record(users["actor"], ItemFactory.create(external_id="EE-2", actor=users["actor"]), take_wav)
+    heard(first, second)
     reviewer = first_review(first).reviewer
     later = (
         second.reviews.get(reviewer=reviewer) if second.reviews.filter(reviewer=reviewer).exists() else None
@@ -138,6 +154,12 @@ def test_the_verdict_api_answers_400_and_409_with_a_detail(take: Take) -> None:
     accepted = client.post(url, {"verdict": "accept", "comment": "clear"}, content_type="application/json")
     assert accepted.status_code == 200
     assert (accepted.json()["verdict"], accepted.json()["comment"]) == ("accept", "clear")
+    changed = client.post(url, {"verdict": "reject", "reasons": ["other"]}, content_type="application/json")
+    assert changed.status_code == 200 and changed.json()["verdict"] == "reject"
+    decide_others = [r for r in take.reviews.order_by("pk") if r.pk != review.pk]
+    for other in decide_others:
+        submit_verdict(other.pk, other.reviewer, "accept")
     again = client.post(url, {"verdict": "accept"}, content_type="application/json")
     assert again.status_code == 409
-    assert Review.objects.get(pk=review.pk).verdict == "accept"
+    assert again.json() == {"detail": "This take is decided; its verdicts are final."}
+    assert Review.objects.get(pk=review.pk).verdict == "reject"

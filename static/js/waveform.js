@@ -1,0 +1,226 @@
+/* One home for every waveform of the studio (workbench, adjudication, review, take page, recorder):
+ * the colours (read from the CSS custom properties in studio.css, so pitch and energy look the
+ * same on every page), a height that fits the screen, zoom with the mouse wheel and the +/- keys,
+ * playback speed remembered per user (localStorage), and pitch/energy contours drawn over the
+ * part of the waveform that is in view, so they stay aligned when zoomed and scrolled.
+ * Uses the vendored wavesurfer.js 7. Exposes window.EchoWaveform. */
+(function () {
+  "use strict";
+
+  const ZOOM_STEP = 1.6;
+  const MAX_PX_PER_SEC = 2000;
+  const SPEEDS = [0.5, 0.75, 1, 1.25, 1.5, 2];
+
+  function cssColour(name, fallback) {
+    const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+    return value || fallback;
+  }
+
+  const colours = {
+    get pitch() { return cssColour("--pitch", "#2f5bd3"); },
+    get energy() { return cssColour("--energy", "#d9822b"); },
+    get wave() { return cssColour("--wave", "#a9b4c8"); },
+    get progress() { return cssColour("--wave-progress", "#5b6477"); },
+    get cursor() { return cssColour("--ink", "#1d2433"); },
+  };
+
+  /* A height that fits the screen: a quarter of the window, between 120 and 280 pixels. */
+  function fittingHeight() {
+    return Math.round(Math.max(120, Math.min(280, window.innerHeight * 0.25)));
+  }
+
+  /* --- Speed, remembered per user ---------------------------------------------------------- */
+
+  function speedKey() {
+    return "echostudio.speed." + (document.body.dataset.user || "anonymous");
+  }
+
+  function savedSpeed() {
+    try {
+      const value = parseFloat(window.localStorage.getItem(speedKey()) || "");
+      return SPEEDS.includes(value) ? value : 1;
+    } catch (error) {
+      return 1; // storage refused (private mode): normal speed
+    }
+  }
+
+  function rememberSpeed(value) {
+    try { window.localStorage.setItem(speedKey(), String(value)); } catch (error) { /* not kept */ }
+  }
+
+  /* Wire a <select> of speeds to the player: restored from the user's last choice, kept on change. */
+  function bindSpeed(ws, select) {
+    if (!select) return;
+    const initial = savedSpeed();
+    select.value = String(initial);
+    if (select.value !== String(initial)) select.value = "1";
+    ws.setPlaybackRate(parseFloat(select.value), true);
+    select.addEventListener("change", function () {
+      const value = parseFloat(select.value);
+      ws.setPlaybackRate(value, true);
+      rememberSpeed(value);
+    });
+  }
+
+  /* One step slower or faster on a speed <select> (the [ and ] keys). */
+  function stepSpeed(select, direction) {
+    if (!select) return;
+    const next = select.selectedIndex + direction;
+    if (next >= 0 && next < select.options.length) {
+      select.selectedIndex = next;
+      select.dispatchEvent(new Event("change"));
+    }
+  }
+
+  /* --- Zoom --------------------------------------------------------------------------------- */
+
+  function fitPxPerSec(ws, container) {
+    const duration = ws.getDuration() || 1;
+    return container.clientWidth / duration;
+  }
+
+  /* Zoom in (direction 1) or out (-1) around the view; fully out is "fit the whole take". */
+  function zoomBy(ws, container, direction) {
+    if (!ws.getDuration()) return;
+    const fit = fitPxPerSec(ws, container);
+    const current = parseFloat(container.dataset.zoom || "0") || fit;
+    let next = direction > 0 ? current * ZOOM_STEP : current / ZOOM_STEP;
+    next = Math.min(MAX_PX_PER_SEC, next);
+    if (next <= fit * 1.01) next = 0; // back to the whole take
+    container.dataset.zoom = String(next ? Math.round(next) : 0);
+    ws.zoom(next);
+    if (next) ws.setScrollTime(Math.max(0, ws.getCurrentTime() - (container.clientWidth / next) / 2));
+  }
+
+  function bindZoom(ws, container) {
+    container.dataset.zoom = "0";
+    container.addEventListener("wheel", function (event) {
+      if (!event.deltaY || Math.abs(event.deltaX) > Math.abs(event.deltaY)) return; // sideways: scroll
+      event.preventDefault();
+      zoomBy(ws, container, event.deltaY < 0 ? 1 : -1);
+    }, { passive: false });
+  }
+
+  /* Is the key a zoom key (+, =, -)? Returns 1, -1 or 0. */
+  function zoomKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return 0;
+    if (event.key === "+" || event.key === "=") return 1;
+    if (event.key === "-" || event.key === "_") return -1;
+    return 0;
+  }
+
+  /* --- Contours ------------------------------------------------------------------------------ */
+
+  /* Contours come in two shapes: [[t, v], ...] per name (workbench), or {times, hz|db} with null
+   * for unvoiced frames (take page). Both become lists of [t, v | null]. */
+  function contourPoints(contours, name) {
+    if (!contours) return [];
+    if (Array.isArray(contours[name])) return contours[name];
+    const source = name === "pitch" ? contours.pitch : contours.intensity;
+    const values = source && (name === "pitch" ? source.hz : source.db);
+    if (!source || !values) return [];
+    return source.times.map(function (t, i) { return [t, values[i]]; });
+  }
+
+  function visibleRange(ws, container) {
+    const duration = ws.getDuration() || 1;
+    const wrapper = ws.getWrapper();
+    const total = Math.max(wrapper.scrollWidth, container.clientWidth) || 1;
+    const left = ws.getScroll();
+    return [(left / total) * duration, ((left + container.clientWidth) / total) * duration];
+  }
+
+  /* Draw pitch and energy over the waveform's visible part. `energySpanDb`: only the top of the
+   * energy range is shown (pauses read near 0 dB and would flatten the speech's own movement). */
+  function drawContours(ws, container, canvas, contours, energySpanDb) {
+    if (!canvas || !ws.getDuration()) return null;
+    const ratio = window.devicePixelRatio || 1;
+    const width = container.clientWidth, height = container.clientHeight;
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    // Over the waveform box exactly, wherever the page put it inside their common parent.
+    canvas.style.left = container.offsetLeft + "px";
+    canvas.style.top = container.offsetTop + "px";
+    const context = canvas.getContext("2d");
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, width, height);
+    const range = visibleRange(ws, container);
+    const span = range[1] - range[0] || 1;
+    const extents = {};
+    [["energy", colours.energy], ["pitch", colours.pitch]].forEach(function (pair) {
+      const points = contourPoints(contours, pair[0]);
+      const known = points.filter(function (p) { return p[1] !== null && p[1] !== undefined; });
+      if (known.length < 2) return;
+      const values = known.map(function (p) { return p[1]; });
+      let low = Math.min.apply(null, values);
+      const high = Math.max.apply(null, values);
+      if (pair[0] === "energy" && energySpanDb) low = Math.max(low, high - energySpanDb);
+      extents[pair[0]] = [low, high];
+      const valueSpan = high - low || 1;
+      // Unvoiced frames are null or missing: a step well above the usual one is a gap, left open.
+      const steps = known.slice(1).map(function (p, i) { return p[0] - known[i][0]; }).sort(function (a, b) { return a - b; });
+      const gap = 2.5 * steps[Math.floor(steps.length / 2)];
+      context.strokeStyle = pair[1];
+      context.lineWidth = 1.75;
+      context.beginPath();
+      let previous = null;
+      points.forEach(function (p) {
+        if (p[1] === null || p[1] === undefined) { previous = null; return; }
+        const x = ((p[0] - range[0]) / span) * width;
+        const share = Math.max(0, (p[1] - low) / valueSpan);
+        const y = height - 6 - share * (height - 12);
+        if (previous === null || p[0] - previous > gap) context.moveTo(x, y); else context.lineTo(x, y);
+        previous = p[0];
+      });
+      context.stroke();
+    });
+    return extents;
+  }
+
+  /* --- Creating a waveform --------------------------------------------------------------------- */
+
+  /* options: container (element), url or media, plugins, height, contours + canvas (+ energySpanDb),
+   * speedSelect, onContours(extents). Returns the WaveSurfer instance, zoom bound to the wheel. */
+  function create(options) {
+    const container = options.container;
+    const settings = {
+      container: container,
+      height: options.height || fittingHeight(),
+      waveColor: colours.wave,
+      progressColor: colours.progress,
+      cursorColor: colours.cursor,
+      plugins: options.plugins || [],
+      autoCenter: true,
+    };
+    if (options.url) settings.url = options.url;
+    if (options.media) settings.media = options.media;
+    const ws = window.WaveSurfer.create(settings);
+    bindZoom(ws, container);
+    bindSpeed(ws, options.speedSelect);
+    if (options.canvas) {
+      let frame = 0;
+      const redraw = function () {
+        cancelAnimationFrame(frame);
+        frame = requestAnimationFrame(function () {
+          const extents = drawContours(ws, container, options.canvas, options.contours, options.energySpanDb);
+          if (extents && options.onContours) options.onContours(extents);
+        });
+      };
+      ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, redraw); });
+      window.addEventListener("resize", redraw);
+    }
+    ws.on("ready", function () { container.dataset.ready = "true"; });
+    return ws;
+  }
+
+  window.EchoWaveform = {
+    colours: colours,
+    create: create,
+    zoomBy: zoomBy,
+    zoomKey: zoomKey,
+    stepSpeed: stepSpeed,
+    fittingHeight: fittingHeight,
+  };
+})();

@@ -1,0 +1,188 @@
+/* The workbench never loses a keystroke:
+ * - undo/redo (Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y, and the Undo/Redo buttons) over every label and
+ *   segment change; inside a text box the browser's own undo of that box's typing applies;
+ * - a copy of the labels in this browser (localStorage) from each change until the server has
+ *   taken it: a refused save (another tab saved, the connection dropped, the server said no)
+ *   keeps it, and the next visit offers it back;
+ * - autosave's edges: refusal messages swapped in (400/409), no retry after a stale refusal,
+ *   unsaved work sent on page hide.
+ * Autosave itself is htmx on the form; static/js/workbench.js exposes window.EchoWorkbench. */
+(function () {
+  "use strict";
+  const bench = window.EchoWorkbench;
+  if (!bench || !bench.form || !bench.form.hasAttribute("hx-post")) return;
+  const form = bench.form;
+  const status = document.getElementById("save-status");
+  const storageKey = "echostudio.workbench." + (form.dataset.keepKey || form.getAttribute("hx-post"));
+  const HISTORY_LIMIT = 200;
+  const SETTLE_MS = 400;
+  const state = { dirty: false, edits: 0, sentEdits: 0, applying: false };
+
+  /* --- The labels as one string: every field but the CSRF token and the version ------------- */
+
+  function snapshot() {
+    const entries = [];
+    new FormData(form).forEach((value, name) => {
+      if (name !== "csrfmiddlewaretoken" && name !== "version") entries.push([name, String(value)]);
+    });
+    return JSON.stringify(entries);
+  }
+
+  function apply(serialised) {
+    const values = new Map();
+    JSON.parse(serialised).forEach(([name, value]) => {
+      if (!values.has(name)) values.set(name, []);
+      values.get(name).push(value);
+    });
+    Array.from(form.elements).forEach((element) => {
+      const name = element.name;
+      if (!name || name === "csrfmiddlewaretoken" || name === "version" || element.tagName === "BUTTON") return;
+      const given = values.get(name) || [];
+      if (element.type === "radio") element.checked = given.includes(element.value);
+      else if (element.type === "checkbox") element.checked = given.length > 0;
+      else element.value = given.length ? given[0] : "";
+    });
+    bench.refresh();
+    // Counts as a change: autosave sends it, the browser keeps a copy; it is not a new undo step.
+    state.applying = true;
+    form.dispatchEvent(new Event("labels-changed", { bubbles: true }));
+    state.applying = false;
+  }
+
+  /* --- The browser's copy ---------------------------------------------------------------------- */
+
+  function keepInBrowser() {
+    try {
+      window.localStorage.setItem(storageKey, JSON.stringify({ keptAt: Date.now(), labels: snapshot() }));
+    } catch (error) { /* storage full or refused: autosave still runs */ }
+  }
+
+  function kept() {
+    try { return JSON.parse(window.localStorage.getItem(storageKey) || "null"); } catch (error) { return null; }
+  }
+
+  function forget() {
+    try { window.localStorage.removeItem(storageKey); } catch (error) { /* nothing kept */ }
+  }
+
+  function offerKeptCopy() {
+    const copy = kept();
+    if (!copy || !copy.labels) return;
+    if (copy.labels === snapshot()) { forget(); return; } // the server has all of it
+    const banner = document.querySelector("[data-restore-banner]");
+    if (!banner) return;
+    const when = banner.querySelector("[data-kept-at]");
+    if (when) when.textContent = new Date(copy.keptAt).toLocaleString();
+    banner.hidden = false;
+    banner.querySelector("[data-action=restore]").addEventListener("click", () => {
+      banner.hidden = true;
+      recordNow();
+      apply(copy.labels);
+      recordNow();
+    });
+    banner.querySelector("[data-action=discard]").addEventListener("click", () => {
+      banner.hidden = true;
+      forget();
+    });
+  }
+
+  /* --- Undo and redo ------------------------------------------------------------------------------ */
+
+  const history = { past: [], future: [], current: snapshot() };
+  const undoButton = document.querySelector("[data-action=undo]");
+  const redoButton = document.querySelector("[data-action=redo]");
+  let settle = 0;
+
+  function showHistory() {
+    if (undoButton) undoButton.disabled = history.past.length === 0;
+    if (redoButton) redoButton.disabled = history.future.length === 0;
+  }
+
+  function recordNow() {
+    clearTimeout(settle);
+    const now = snapshot();
+    if (now === history.current) return;
+    history.past.push(history.current);
+    if (history.past.length > HISTORY_LIMIT) history.past.shift();
+    history.current = now;
+    history.future = [];
+    showHistory();
+  }
+
+  function step(from, to) {
+    recordNow();
+    if (!from.length) return;
+    to.push(history.current);
+    history.current = from.pop();
+    apply(history.current);
+    showHistory();
+  }
+
+  const undo = () => step(history.past, history.future);
+  const redo = () => step(history.future, history.past);
+
+  if (undoButton) undoButton.addEventListener("click", undo);
+  if (redoButton) redoButton.addEventListener("click", redo);
+  document.addEventListener("keydown", (event) => {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
+    const key = event.key.toLowerCase();
+    if (key !== "z" && key !== "y") return;
+    // Inside a text box the browser undoes that box's typing, as people expect there.
+    if (event.target.matches("textarea, input[type=text], input[type=number]")) return;
+    event.preventDefault();
+    if (key === "y" || event.shiftKey) redo(); else undo();
+  });
+
+  /* --- Autosave's edges ---------------------------------------------------------------------- */
+
+  function changedNow() {
+    state.dirty = true;
+    state.edits += 1;
+    keepInBrowser();
+    if (!state.applying) { clearTimeout(settle); settle = setTimeout(recordNow, SETTLE_MS); }
+  }
+
+  /* Say (once per refusal) that the work is safe here; the status keeps its version input. */
+  function sayKept(reason) {
+    if (!status || status.querySelector("[data-kept-note]")) return;
+    const note = document.createElement("span");
+    note.className = "open-problems";
+    note.setAttribute("data-kept-note", "true");
+    note.setAttribute("data-testid", "kept-note");
+    note.textContent = (reason ? reason + " " : "") +
+      "Your changes are kept in this browser and offered back when you reload.";
+    status.appendChild(note);
+  }
+
+  form.addEventListener("input", changedNow);
+  form.addEventListener("labels-changed", changedNow);
+  document.body.addEventListener("htmx:beforeRequest", (event) => {
+    if (event.detail.elt !== form) return;
+    // After a refusal for staleness, saving again would only be refused again: stop and ask for a reload.
+    if (form.dataset.stale === "true") { event.preventDefault(); sayKept(); return; }
+    state.sentEdits = state.edits;
+  });
+  document.body.addEventListener("htmx:beforeSwap", (event) => {
+    const code = event.detail.xhr.status;
+    if (code === 409 || code === 400) { event.detail.shouldSwap = true; event.detail.isError = false; }
+  });
+  document.body.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.elt !== form && event.detail.target !== status) return;
+    if (status.querySelector("[data-stale]")) form.dataset.stale = "true";
+    if (event.detail.xhr.status === 200) {
+      if (state.edits === state.sentEdits) { state.dirty = false; forget(); }
+    } else {
+      sayKept();
+    }
+  });
+  document.body.addEventListener("htmx:sendError", (event) => {
+    if (event.detail.elt !== form) return;
+    sayKept("Not saved: the server could not be reached.");
+  });
+  window.addEventListener("pagehide", () => {
+    if (state.dirty && form.dataset.stale !== "true") navigator.sendBeacon(form.getAttribute("hx-post"), new FormData(form));
+  });
+
+  showHistory();
+  offerKeptCopy();
+})();

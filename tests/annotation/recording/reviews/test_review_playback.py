@@ -1,0 +1,121 @@
+"""The review playback gate: a verdict only after the take played to the end, on the page and in the API.
+
+The rule lives in `annotation.recording.access.verdict_unlocked` / `playback_refusal` and is enforced
+by `reviews.submit_verdict`, which the page and the API both call.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from annotation.recording.access import MAX_REVIEW_SPEED, verdict_unlocked
+from annotation.recording.models import Review, Take
+from annotation.recording.reviews import PlaybackRequired, present_reviews, record_playback, submit_verdict
+from tests.annotation.recording.support import first_review, record
+from tests.factories import ItemFactory
+from webapp.models import User
+
+
+@pytest.fixture
+def take(users: dict[str, User], review_panel: list[User], take_wav: bytes) -> Take:
+    return record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+
+
+def client_of(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_no_verdict_before_the_take_played_to_the_end(take: Take) -> None:
+    review = first_review(take)
+    with pytest.raises(PlaybackRequired, match="Play the whole take"):
+        submit_verdict(review.pk, review.reviewer, "accept")
+    assert Review.objects.get(pk=review.pk).verdict == Review.Verdict.PENDING
+
+
+def test_a_playback_report_sooner_than_the_take_could_play_is_refused(take: Take) -> None:
+    review = Review.objects.select_related("take").get(pk=first_review(take).pk)
+    with pytest.raises(PlaybackRequired, match="Open the take"):
+        record_playback(review)
+
+    shown = timezone.now()
+    present_reviews([review], now=shown)
+    at_top_speed = take.duration_seconds / MAX_REVIEW_SPEED
+    with pytest.raises(PlaybackRequired, match="from start to end"):
+        record_playback(review, now=shown + timedelta(seconds=at_top_speed * 0.5))
+    assert not verdict_unlocked(Review.objects.get(pk=review.pk))
+
+    record_playback(review, now=shown + timedelta(seconds=at_top_speed))
+    assert verdict_unlocked(Review.objects.get(pk=review.pk))
+    assert submit_verdict(review.pk, review.reviewer, "accept").review.verdict == "accept"
+
+
+def test_showing_the_page_again_never_moves_the_time_it_was_first_shown(take: Take) -> None:
+    review = first_review(take)
+    client = client_of(review.reviewer)
+    client.get(reverse("annotation:review_take", args=[review.pk]))
+    first_shown = Review.objects.get(pk=review.pk).presented_at
+    assert first_shown is not None
+    client.get(reverse("annotation:review_take", args=[review.pk]))
+    client.get(reverse("annotation:api_open_reviews"))
+    assert Review.objects.get(pk=review.pk).presented_at == first_shown
+
+
+def test_the_review_page_refuses_a_verdict_before_playback_and_takes_it_after(take: Take) -> None:
+    review = first_review(take)
+    client = client_of(review.reviewer)
+    page = client.get(reverse("annotation:review_take", args=[review.pk])).content.decode()
+    assert 'data-unlocked="false"' in page and "Play the whole take once" in page
+
+    refused = client.post(reverse("annotation:review_take", args=[review.pk]), {"verdict": "accept"})
+    assert refused.status_code == 400
+    assert "Play the whole take before giving a verdict." in refused.content.decode()
+
+    played_url = reverse("annotation:review_played", args=[review.pk])
+    too_soon = client.post(played_url)
+    assert too_soon.status_code == 409 and too_soon.json()["unlocked"] is False
+    Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))
+    assert client.post(played_url).json() == {"unlocked": True}
+
+    saved = client.post(reverse("annotation:review_take", args=[review.pk]), {"verdict": "accept"})
+    assert saved.status_code == 302
+    assert Review.objects.get(pk=review.pk).verdict == Review.Verdict.ACCEPT
+
+
+def test_the_api_follows_the_same_gate(take: Take) -> None:
+    review = first_review(take)
+    client = client_of(review.reviewer)
+    verdict_url = reverse("annotation:api_review_verdict", args=[review.pk])
+    played_url = reverse("annotation:api_review_played", args=[review.pk])
+
+    client.get(reverse("annotation:api_open_reviews"))  # handing out the audio presents the take
+    refused = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")
+    assert refused.status_code == 409
+    assert refused.json() == {"detail": "Play the whole take before giving a verdict."}
+    assert client.post(played_url).status_code == 409  # the take is longer than no time at all
+
+    Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))
+    played = client.post(played_url)
+    assert played.status_code == 200 and played.json()["played_at"] is not None
+    accepted = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")
+    assert accepted.status_code == 200 and accepted.json()["verdict"] == "accept"
+
+
+def test_nobody_else_reports_playback_of_a_review(take: Take, users: dict[str, User]) -> None:
+    review, other = take.reviews.order_by("pk")[:2]
+    for url in (
+        reverse("annotation:review_played", args=[review.pk]),
+        reverse("annotation:api_review_played", args=[review.pk]),
+    ):
+        assert client_of(other.reviewer).post(url).status_code == 404
+        assert client_of(users["actor"]).post(url).status_code == 403
+        assert client_of(users["annotator"]).post(url).status_code == 403
+    anonymous = Client().post(reverse("annotation:review_played", args=[review.pk]))
+    assert anonymous.status_code == 302
+    assert Review.objects.get(pk=review.pk).played_at is None
