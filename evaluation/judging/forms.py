@@ -50,7 +50,16 @@ class JudgeConfigForm(forms.ModelForm):
             "temperature",
             "json_mode",
             "attach_audio",
+            "offline_heuristic",
         ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("offline_heuristic") and data.get("attach_audio"):
+            self.add_error(
+                "attach_audio", "The offline heuristic reads text only; it cannot listen to audio."
+            )
+        return data
 
 
 class JudgeRunForm(forms.Form):
