@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import wave
 from collections import Counter
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -92,3 +93,34 @@ def test_the_demo_has_spoken_replies_gold_on_train_and_test_and_an_offline_judge
 
     judge = JudgeConfig.objects.get(offline_heuristic=True)
     assert "not a real judge" in judge.name and not judge.attach_audio
+
+
+def _as_sent(form: Any, **typed: Any) -> dict[str, Any]:
+    """Return what a browser sends for a form left at its initial values, plus what was typed."""
+    data = {name: field.initial for name, field in form.fields.items() if field.initial is not None}
+    data.update(typed)
+    return {name: value.pk if hasattr(value, "pk") else value for name, value in data.items()}
+
+
+@pytest.mark.usefixtures("media_root")
+def test_a_newcomer_sends_the_demo_forms_as_they_come(db: None) -> None:
+    from evaluation.judging.forms import JudgeRunForm
+    from evaluation.studies.creation import create_study
+    from evaluation.studies.forms import StudyForm
+    from ml.jobs.forms import SftJobForm
+
+    call_command("seed_demo", stdout=io.StringIO())
+    admin = User.objects.get(username="admin")
+
+    study_form = StudyForm(_as_sent(StudyForm(), name="First study"))
+    assert study_form.is_valid(), study_form.errors
+    study = create_study(study_form.to_spec(), created_by=admin)
+    assert {"naturalness", "prosody", "emotional_alignment"} <= set(study.dimensions)
+
+    judge_form = JudgeRunForm(_as_sent(JudgeRunForm()))
+    assert judge_form.is_valid(), judge_form.errors
+    assert judge_form.cleaned_data["judge_config"].offline_heuristic
+
+    sft_form = SftJobForm(_as_sent(SftJobForm()))
+    assert sft_form.is_valid(), sft_form.errors
+    assert sft_form.chosen_splits() == ["train"]
