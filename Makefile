@@ -24,16 +24,14 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker).
+## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker and beat).
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	@echo ""
 	@echo "EchoStudio is starting at http://$(HOST):$(PORT)/  (demo users: admin, actor, reviewer1-4, annotator1-3, lead, evaluator1-3)"
-	@echo "Stop with Ctrl-C; the worker stops with the site."
-	@trap 'kill 0' INT TERM EXIT; \
-	  $(VENV)/bin/celery -A webapp worker -Q default,gpu --concurrency 2 --loglevel INFO & \
-	  DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
+	@echo "Stop with Ctrl-C: the site, the worker and beat stop together."
+	DJANGO_DEBUG=1 $(PY) manage.py run_all --host $(HOST) --port $(PORT)
 
 worker: install
 	$(VENV)/bin/celery -A webapp worker -Q default,gpu --loglevel INFO

@@ -15,7 +15,15 @@ class EvaluationConfig(AppConfig):
         from evaluation.judging import receivers  # noqa: F401  (drops judgements of changed outputs)
 
     def seed_demo(self, progress: Callable[[float, str], None]) -> dict[str, Any]:
-        """Seed two demo systems with outputs for the recorded demo items (`manage.py seed_demo`)."""
+        """Seed two demo systems with spoken outputs for the recorded test items, and the offline
+        heuristic judge the leaderboard can use without any endpoint (`manage.py seed_demo`)."""
+        from evaluation.judging.heuristic import DEMO_JUDGE_NAME
+        from evaluation.judging.models import JudgeConfig
         from evaluation.outputs.demo import seed_demo_outputs
 
-        return {"outputs": seed_demo_outputs()}
+        outputs = seed_demo_outputs()
+        progress(1.0, "demo systems have spoken replies")
+        JudgeConfig.objects.update_or_create(
+            name=DEMO_JUDGE_NAME, defaults={"offline_heuristic": True, "attach_audio": False}
+        )
+        return {"outputs": outputs}

@@ -259,16 +259,17 @@ def _decode(data: bytes, demuxer: str, filename: str, limits: UploadLimits) -> n
             str(source),
             "-map",
             "0:a:0",
-            "-ac",
-            "1",
+            # Every channel is kept (no -ac 1): ffmpeg's own downmix sums channels with gains that
+            # can push a clean multi-channel recording past full scale; `_average_channels` cannot.
             "-ar",
             str(TARGET_SAMPLE_RATE),
             "-t",
             f"{cap_seconds:g}",
             "-f",
-            "f32le",
+            "wav",
             "-c:a",
             "pcm_f32le",
+            "-bitexact",
             "pipe:1",
         ]
         try:
@@ -286,12 +287,45 @@ def _decode(data: bytes, demuxer: str, filename: str, limits: UploadLimits) -> n
                 "the new file.",
                 "unreadable",
             ) from error
-    usable_bytes = (len(result.stdout) // 4) * 4
-    if result.returncode != 0 or usable_bytes == 0:
+    stream = _float_wav_stream(result.stdout) if result.returncode == 0 else None
+    if stream is None:
+        raise AudioRejected(_unreadable(filename), "unreadable")
+    channels, payload = stream
+    frames = len(payload) // (4 * channels)
+    if frames == 0:
         raise AudioRejected(_unreadable(filename), "unreadable")
     # -t already bounds the output; the slice keeps that true even if a demuxer misreports time.
-    max_samples = round(cap_seconds * TARGET_SAMPLE_RATE)
-    return np.frombuffer(result.stdout[:usable_bytes], dtype="<f4")[:max_samples]
+    frames = min(frames, round(cap_seconds * TARGET_SAMPLE_RATE))
+    interleaved = np.frombuffer(payload[: frames * 4 * channels], dtype="<f4").reshape(frames, channels)
+    return average_channels(interleaved)
+
+
+def average_channels(frames: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """Return the mean of the channels of (frames, channels) samples: a downmix that never adds
+    gain, so identical channels keep their level and a clean recording cannot clip."""
+    if frames.shape[1] == 1:
+        return np.ascontiguousarray(frames[:, 0])
+    return frames.mean(axis=1, dtype=np.float64).astype(np.float32)
+
+
+def _float_wav_stream(data: bytes) -> tuple[int, bytes] | None:
+    """Return (channels, sample bytes) of the float WAV ffmpeg wrote to a pipe, or None.
+
+    Written to a pipe, the header's sizes are placeholders, so the data chunk is taken to run to
+    the end of the stream.
+    """
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    position, channels = 12, 0
+    while position + 8 <= len(data):
+        chunk_id, size = data[position : position + 4], struct.unpack_from("<I", data, position + 4)[0]
+        body = position + 8
+        if chunk_id == b"data":
+            return (channels, data[body:]) if channels > 0 else None
+        if chunk_id == b"fmt " and body + 4 <= len(data):
+            channels = struct.unpack_from("<H", data, body + 2)[0]
+        position = body + size + (size % 2)
+    return None
 
 
 def _unreadable(filename: str) -> str:

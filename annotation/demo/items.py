@@ -306,3 +306,6 @@ DEMO_ITEMS: tuple[DemoItem, ...] = (
 # pending one, the rest wait for the actor. Gives every later page real data to show.
 RECORDED_IDS = {f"DEMO-{n:03d}" for n in (1, 2, 3, 6, 7, 8, 11, 12, 16, 17, 21, 22)}
 IN_REVIEW_IDS = {f"DEMO-{n:03d}" for n in (4, 9, 13, 18, 23)}
+# Recorded items in the train split (the rest stay in test, the benchmark): they get gold too, so
+# the demo can start SFT on the train split without touching the test set.
+TRAIN_IDS = {f"DEMO-{n:03d}" for n in (3, 8, 12)}

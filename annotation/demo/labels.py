@@ -26,8 +26,9 @@ STRATEGIES = {
     "angry": (["emotional-validation", "restatement"], ["cognitive-reframing"]),
     "happy": (["reflection-of-feelings", "questioning"], ["suggestions-guidance"]),
 }
-# How many recorded demo items get submitted annotations, and how many of those get gold.
-ANNOTATED, ADJUDICATED = 8, 4
+# How many recorded demo items get submitted annotations, and how many of those get gold (the
+# train-split ones among them too, so SFT has data).
+ANNOTATED, ADJUDICATED = 10, 8
 
 
 def demo_perception(demo: DemoItem, item: Item, *, annotator_index: int) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from typing import cast
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.demo.items import DEMO_ITEMS, IN_REVIEW_IDS, RECORDED_IDS, DemoItem
-from annotation.recording.models import Item, Review, Take
+from annotation.demo.items import DEMO_ITEMS, IN_REVIEW_IDS, RECORDED_IDS, TRAIN_IDS, DemoItem
+from annotation.recording.models import Item, Review, Split, Take
 from annotation.recording.takes import analyze_take
 from webapp.jobs import JobReporter
 from webapp.models import User
@@ -119,6 +119,7 @@ def seed_items(progress: Callable[[float, str], None] | None = None) -> int:
                     "target_intensity": demo.intensity,
                     "instructions": demo.instructions,
                     "actor": actor,
+                    "split": Split.TRAIN if demo.external_id in TRAIN_IDS else Split.TEST,
                 },
             )
             if demo.external_id in RECORDED_IDS or demo.external_id in IN_REVIEW_IDS:

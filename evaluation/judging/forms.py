@@ -51,7 +51,16 @@ class JudgeConfigForm(forms.ModelForm):
             "temperature",
             "json_mode",
             "attach_audio",
+            "offline_heuristic",
         ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("offline_heuristic") and data.get("attach_audio"):
+            self.add_error(
+                "attach_audio", "The offline heuristic reads text only; it cannot listen to audio."
+            )
+        return data
 
 
 class JudgeRunForm(forms.Form):
@@ -59,6 +68,14 @@ class JudgeRunForm(forms.Form):
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
     judge_config = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), label="Judge")
     retry_errors = forms.BooleanField(required=False, help_text="Judge the stored judge errors again")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Preselected, so the form can be sent as it comes whenever there is one of each.
+        self.fields["system"].initial = System.objects.order_by("pk").values_list("pk", flat=True).first()
+        self.fields["judge_config"].initial = (
+            JudgeConfig.objects.order_by("-created_at").values_list("pk", flat=True).first()
+        )
 
 
 class RubricSampleForm(forms.Form):

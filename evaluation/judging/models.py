@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q
 
+from evaluation.judging.heuristic import OFFLINE_HEURISTIC_MODEL
 from evaluation.judging.rubrics import (
     PERCEPTION,
     REASONING,
@@ -55,6 +56,11 @@ class JudgeConfig(models.Model):
         default=False,
         help_text="Send the response audio to the judge; a judge that does not listen does not score audio",
     )
+    offline_heuristic = models.BooleanField(
+        default=False,
+        help_text="Score by word overlap with the gold reference, without any model or endpoint: for "
+        "trying the app, never for results",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -65,12 +71,16 @@ class JudgeConfig(models.Model):
 
     @property
     def effective_base_url(self) -> str:
-        """Return the endpoint this configuration talks to."""
+        """Return the endpoint this configuration talks to ("" for the offline heuristic)."""
+        if self.offline_heuristic:
+            return ""
         return self.base_url or settings.JUDGE_BASE_URL
 
     @property
     def effective_model(self) -> str:
-        """Return the judge model name sent with every prompt."""
+        """Return the judge model name sent with every prompt (recorded with each judgement)."""
+        if self.offline_heuristic:
+            return OFFLINE_HEURISTIC_MODEL
         return self.model or settings.JUDGE_MODEL
 
     def api_key(self) -> str:

@@ -16,6 +16,7 @@ judged by the next run.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -25,6 +26,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.gold.models import GoldReference
 from evaluation.judging.cache import DatabaseJudgeCache
+from evaluation.judging.heuristic import heuristic_answer
 from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
@@ -58,7 +60,7 @@ def start_judge_run(
     retry_errors: bool = False,
 ) -> JudgeRun:
     """Create a judge run and enqueue its job; refuse while another run of the same triple is active."""
-    if not judge_config.effective_base_url:
+    if not judge_config.effective_base_url and not judge_config.offline_heuristic:
         raise JudgeRunRefused(
             f"Judge configuration {judge_config.name!r} has no base URL and ECHOSTUDIO_JUDGE_BASE_URL is unset."
         )
@@ -98,6 +100,7 @@ class StageTask:
     auto_flags: frozenset[str]
     messages: list[dict[str, Any]]
     prompt_key: str
+    offline_answer: dict[str, Any] | None = None  # the offline heuristic's answer, computed here
 
 
 @dataclass
@@ -134,7 +137,10 @@ def pending_stages(run: JudgeRun) -> tuple[list[tuple[int, str]], int]:
     )
     done = set(Judgement.objects.for_run(run).values_list("output_id", "stage"))
     text_only = System.objects.values_list("text_only", flat=True).get(pk=run.system_id)
-    listens = JudgeConfig.objects.values_list("attach_audio", flat=True).get(pk=run.judge_config_id)
+    attach_audio, offline = JudgeConfig.objects.values_list("attach_audio", "offline_heuristic").get(
+        pk=run.judge_config_id
+    )
+    listens = attach_audio and not offline  # the offline heuristic reads text only
     pending: list[tuple[int, str]] = []
     no_gold = 0
     for output_id, scenario, has_gold in outputs:
@@ -156,7 +162,7 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
         return {"skipped": "the judge run no longer exists"}
     config = run.judge_config
     client_config = config.client_config()
-    if not client_config.base_url:
+    if not client_config.base_url and not config.offline_heuristic:
         raise JudgeRunRefused(f"Judge configuration {config.name!r} has no base URL")
     if run.retry_errors:
         # Errors stored by this very run (an earlier attempt of it) are kept: they were judged once.
@@ -165,7 +171,8 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     pending, no_gold = pending_stages(run)
     counts = RunCounts(to_judge=len(pending), no_gold=no_gold)
     reporter.progress(0.0, f"{len(pending)} stages to judge", force=True)
-    reporter.log(f"judge {client_config.model} at {client_config.base_url}: {len(pending)} stages to judge")
+    where = "computed here, no endpoint" if config.offline_heuristic else f"at {client_config.base_url}"
+    reporter.log(f"judge {client_config.model} ({where}): {len(pending)} stages to judge")
     cache = DatabaseJudgeCache()
     chunk_size = max(4, client_config.max_concurrency * 4)
     with JudgeClient(client_config, cache) as client:
@@ -215,7 +222,12 @@ class _ChunkJudge:
             )
 
         requests = [JudgeRequest(key=index, messages=task.messages) for index, task in enumerate(tasks)]
-        self.client.judge_many(requests, on_result)
+        if self.run.judge_config.offline_heuristic:
+            for request, task in zip(requests, tasks, strict=True):
+                answer = task.offline_answer or {}
+                on_result(request, JudgeReply(True, answer, json.dumps(answer), None, attempts=0))
+        else:
+            self.client.judge_many(requests, on_result)
         if tasks and not answered:
             # A judge that answers nothing (down, wrong key) would otherwise be asked every prompt.
             raise JudgeRunRefused(
@@ -258,6 +270,9 @@ def _build_tasks(
                 auto_flags=frozenset(automatic_flags(stage, inputs.flag_input, gold.tom)),
                 messages=messages,
                 prompt_key=client.cache_key(messages),
+                offline_answer=(
+                    heuristic_answer(stage, inputs.shown, inputs.gold) if config.offline_heuristic else None
+                ),
             )
         )
     return tasks

@@ -26,7 +26,7 @@ from evaluation.judging.access import (
 )
 from evaluation.judging.forms import HandRubricForm, JudgeConfigForm, JudgeRunForm, RubricSampleForm
 from evaluation.judging.human_scoring import SampleError, draw_rubric_sample, output_stages, save_hand_scores
-from evaluation.judging.models import HumanJudgement, JudgeRun, Stage
+from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage
 from evaluation.judging.rubrics import RubricError
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import blind_audio_url, query_audio_url
@@ -78,7 +78,11 @@ def judge_run_list(request: StudioRequest) -> HttpResponse:
         else:
             return redirect("evaluation:judge_run_detail", run_id=run.pk)
     runs = JudgeRun.objects.select_related("system", "judge_config", "job", "started_by")[:100]
-    return render(request, "evaluation/results/judge_runs.html", {"form": form, "runs": runs})
+    return render(
+        request,
+        "evaluation/results/judge_runs.html",
+        {"form": form, "runs": runs, "has_judge": JudgeConfig.objects.exists()},
+    )
 
 
 @role_required(Role.ADMIN)

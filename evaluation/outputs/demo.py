@@ -1,52 +1,130 @@
-"""Demo systems with imported outputs for the recorded demo items, ready for a judge run."""
+"""Demo systems with spoken replies for the recorded test-split demo items, ready for judging and
+listening studies.
+
+Each reply is spoken by eSpeak NG (`annotation.audio.synthesis`, the project's one synthesiser):
+the EchoChat demo in a calm, slower voice, the generic system in a bright, hurried one, so a MOS
+study's audio dimensions have a difference to hear. eSpeak's output varies slightly from run to
+run, so a reply whose text is unchanged keeps the audio already stored: a second seed changes no
+output and so drops no judgement.
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.demo.recording import DEMO_ITEMS, RECORDED_IDS
 from evaluation.outputs.importing import import_outputs
-from evaluation.outputs.models import System
+from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
+from webapp.lib.vocabulary import TEST
+from webapp.storage import read_media
 
 DEMO_VERSION = "echoeval-v1"
 
 
-def seed_demo_outputs() -> int:
-    """Create two demo systems and import their outputs; return how many outputs exist."""
-    structured, plain = [], []
-    for demo in DEMO_ITEMS:
-        if demo.external_id not in RECORDED_IDS:
+@dataclass(frozen=True)
+class DemoVoice:
+    pitch: int  # eSpeak 0-100
+    rate_wpm: int
+
+
+class SpokenReplies:
+    """An audio source (see evaluation.outputs.audio_sources) of WAV files held in memory."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self._files = files
+
+    def names(self) -> frozenset[str]:
+        return frozenset(self._files)
+
+    def read(self, name: str) -> bytes:
+        return self._files[name]
+
+
+def _feeling(external_id: str) -> str:
+    demo = next(demo for demo in DEMO_ITEMS if demo.external_id == external_id)
+    return demo.variant or demo.emotion
+
+
+def _echochat_reply(external_id: str) -> str:
+    return f"It sounds like that left you feeling {_feeling(external_id)}. I'm here; do you want to tell me more?"
+
+
+def _structured(external_id: str) -> str:
+    demo = next(demo for demo in DEMO_ITEMS if demo.external_id == external_id)
+    feeling = _feeling(external_id)
+    return render_output(
+        f"The voice sounds {feeling}, {demo.intensity} intensity. {demo.instructions}",
+        render_reasoning(
+            f"Something left the speaker feeling {feeling}.",
+            "To be understood.",
+            "Acknowledgement first.",
+            "Avoid premature problem-solving.",
+        ),
+        render_strategy(["Emotional validation", "Reflection of feelings"], "calm"),
+        _echochat_reply(external_id),
+    )
+
+
+GENERIC_REPLY = "Here are five tips to feel better: sleep, exercise…"
+DEMO_SYSTEMS: tuple[tuple[str, str, DemoVoice], ...] = (
+    ("EchoChat (demo)", System.Category.OURS, DemoVoice(pitch=42, rate_wpm=150)),
+    ("Generic speech LLM (demo)", System.Category.GENERAL, DemoVoice(pitch=75, rate_wpm=220)),
+)
+
+
+def _spoken(system: System, replies: dict[str, str], voice: DemoVoice) -> SpokenReplies:
+    """Return each row's reply as speech: the stored audio when its text is unchanged, else new."""
+    stored = {
+        output.item.external_id: output
+        for output in ModelOutput.objects.for_version(DEMO_VERSION)
+        .filter(system=system)
+        .exclude(response_audio_key="")
+        .select_related("item")
+    }
+    spoken: dict[str, bytes] = {}
+    synthesised: dict[str, bytes] = {}  # one synthesis per distinct reply
+    for external_id, reply in replies.items():
+        previous = stored.get(external_id)
+        if previous is not None and previous.response_text == reply:
+            spoken[f"{external_id}.wav"] = read_media(previous.response_audio_key)
             continue
-        feeling = demo.variant or demo.emotion
-        structured.append(
-            {
-                "item_id": demo.external_id,
-                "output": render_output(
-                    f"The voice sounds {feeling}, {demo.intensity} intensity. {demo.instructions}",
-                    render_reasoning(
-                        f"Something left the speaker feeling {feeling}.",
-                        "To be understood.",
-                        "Acknowledgement first.",
-                        "Avoid premature problem-solving.",
-                    ),
-                    render_strategy(["Emotional validation", "Reflection of feelings"], "calm"),
-                    f"It sounds like that left you feeling {feeling}. I'm here; do you want to tell me more?",
-                ),
-            }
-        )
-        plain.append(
-            {"item_id": demo.external_id, "output": "Here are five tips to feel better: sleep, exercise…"}
-        )
+        if reply not in synthesised:
+            speech = synthesize(reply, pitch=voice.pitch, rate_wpm=voice.rate_wpm)
+            synthesised[reply] = to_wav_bytes(speech.samples, speech.sample_rate)
+        spoken[f"{external_id}.wav"] = synthesised[reply]
+    return SpokenReplies(spoken)
+
+
+def seed_demo_outputs() -> int:
+    """Create the two demo systems and import their spoken outputs; return how many outputs exist."""
+    from annotation.recording.models import Item
+
+    test_ids = set(
+        Item.objects.filter(external_id__in=RECORDED_IDS, split=TEST).values_list("external_id", flat=True)
+    )
+    recorded = sorted(test_ids)
     total = 0
-    for name, category, rows in (
-        ("EchoChat (demo)", System.Category.OURS, structured),
-        ("Generic speech LLM (demo)", System.Category.GENERAL, plain),
-    ):
+    for name, category, voice in DEMO_SYSTEMS:
         system, _ = System.objects.get_or_create(
-            name=name, defaults={"category": category, "text_only": True, "version": "demo"}
+            name=name, defaults={"category": category, "version": "demo"}
         )
+        if system.text_only:  # demo databases from before the replies were spoken
+            system.text_only = False
+            system.save(update_fields=["text_only"])
+        ours = category == System.Category.OURS
+        replies = {
+            external_id: _echochat_reply(external_id) if ours else GENERIC_REPLY for external_id in recorded
+        }
+        rows = [
+            {"item_id": external_id, "output": _structured(external_id) if ours else GENERIC_REPLY}
+            for external_id in recorded
+        ]
         jsonl = "\n".join(json.dumps(row) for row in rows).encode()
-        import_outputs(system, DEMO_VERSION, jsonl, None)
+        report = import_outputs(system, DEMO_VERSION, jsonl, _spoken(system, replies, voice))
+        if not report.imported:
+            raise RuntimeError(f"demo outputs of {name} were refused: {report.errors}")
         total += system.outputs.count()
     return total

@@ -85,6 +85,7 @@ class _Tally:
 class ResultsLeaderboard:
     table: Leaderboard  # rows named by system name
     systems: list[System]  # in row order
+    judgements: int = 0  # stored by this judge for this version, errors included
 
     def rows_with_systems(self) -> list[tuple[System, LeaderboardRow]]:
         return list(zip(self.systems, self.table.rows, strict=True))
@@ -99,10 +100,12 @@ def leaderboard(benchmark_version: str, judge_config: JudgeConfig) -> ResultsLea
         .annotate(n_valid=Count("score"), n_all=Count("pk"), total=Sum("score"))
     )
     tallies: dict[int, dict[tuple[str, str], _Tally]] = defaultdict(dict)
+    judgements = 0
     for system_id, scenario, stage, n_valid, n_all, total in groups:
         tallies[system_id][(scenario, stage)] = _Tally(n_valid, n_all - n_valid, float(total or 0.0))
+        judgements += n_all
     rows = [LeaderboardRow(system.name, _cells(tallies.get(system.pk, {}))) for system in systems]
-    return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=mark_top_two(rows)), systems)
+    return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=mark_top_two(rows)), systems, judgements)
 
 
 def _cells(groups: dict[tuple[str, str], _Tally]) -> dict[str, Cell]:

@@ -20,6 +20,9 @@ DEFAULT_INSTRUCTIONS = (
 )
 
 
+ITEMS_PER_SYSTEM = 20
+
+
 class OutputChoiceField(forms.ModelMultipleChoiceField):
     """Model outputs labelled for the admin (who may see system names)."""
 
@@ -39,7 +42,7 @@ class StudyForm(forms.Form):
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
     items_per_system = forms.IntegerField(
         min_value=1,
-        initial=20,
+        initial=ITEMS_PER_SYSTEM,
         help_text="Sampled at random, stratified by scenario; the same items for every system",
     )
     ratings_per_output = forms.IntegerField(min_value=1, max_value=20, initial=DEFAULT_RATINGS_PER_OUTPUT)
@@ -85,6 +88,19 @@ class StudyForm(forms.Form):
     seed = forms.IntegerField(
         min_value=0, required=False, help_text="Leave empty for a random one (it is stored with the study)"
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Defaults a new installation can send as they are: every system with outputs of the
+        # default version, every evaluator, and no more items than those outputs cover.
+        outputs = ModelOutput.objects.for_version(DEFAULT_BENCHMARK_VERSION)
+        self.fields["systems"].initial = list(
+            System.objects.filter(pk__in=outputs.values("system_id")).values_list("pk", flat=True)
+        )
+        self.fields["evaluators"].initial = list(users_with_role(Role.EVALUATOR).values_list("pk", flat=True))
+        covered = outputs.values("item_id").distinct().count()
+        if covered:
+            self.fields["items_per_system"].initial = min(ITEMS_PER_SYSTEM, covered)
 
     def to_spec(self) -> StudySpec:
         """Return the study the cleaned form asks for."""

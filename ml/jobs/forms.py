@@ -91,6 +91,9 @@ class _JobForm(forms.Form):
 
     purpose: str = ""
     default_splits: tuple[str, ...] = (Split.TRAIN,)
+    # Offered instead when no default split has a ready item; never the test split, which
+    # training would leak into the model.
+    fallback_splits: tuple[str, ...] = (Split.DEV,)
 
     splits = forms.MultipleChoiceField(
         choices=Split.choices,
@@ -106,7 +109,11 @@ class _JobForm(forms.Form):
         _choice_field(self, "splits").choices = [
             (value, f"{label} ({counts.get(value, 0)} ready)") for value, label in Split.choices
         ]
-        self.fields["splits"].initial = list(self.default_splits)
+        self.fields["splits"].initial = (
+            [split for split in self.default_splits if counts.get(split, 0)]
+            or [split for split in self.fallback_splits if counts.get(split, 0)][:1]
+            or list(self.default_splits)
+        )
         # What to train and on what first, the device last.
         first = [name for name in ("start_from", "splits", "checkpoint_name") if name in self.fields]
         rest = [name for name in self.fields if name not in first and name != "device"]
@@ -244,7 +251,8 @@ class RlJobForm(_TrainingForm):
         empty_label="None: heuristic response reward (word overlap with the reference response)",
     )
     judge_config = forms.ModelChoiceField(
-        queryset=JudgeConfig.objects.all(),
+        # The offline heuristic judge is left out: "None" below is RL's own heuristic already.
+        queryset=JudgeConfig.objects.filter(offline_heuristic=False),
         required=False,
         label="Judge for s1-s3",
         empty_label="None: heuristic stage scores (word overlap with gold)",

@@ -121,3 +121,41 @@ def test_storage_key_is_random_and_carries_no_user_data() -> None:
 def test_storage_key_refuses_path_tricks(kind: str, extension: str) -> None:
     with pytest.raises(ValueError):
         random_storage_key(kind, extension)
+
+
+def _multichannel_wav(mono: np.ndarray, channels: int, sample_rate: int) -> bytes:
+    """Return 16-bit PCM WAV bytes with the same signal on every one of `channels` channels."""
+    frames = np.repeat(np.round(mono * 32767).astype("<i2")[:, None], channels, axis=1)
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as wav:
+        wav.setnchannels(channels)
+        wav.setsampwidth(2)
+        wav.setframerate(sample_rate)
+        wav.writeframes(frames.tobytes())
+    return buffer.getvalue()
+
+
+def test_eight_identical_channels_at_96_khz_near_full_scale_are_accepted_at_their_own_level() -> None:
+    # A tone swept through speech-like pitches, peaking at -4 dBFS on all eight channels.
+    sample_rate = 96_000
+    t = np.arange(int(2.0 * sample_rate)) / sample_rate
+    peak = 10 ** (-4 / 20)
+    mono = peak * np.sin(2 * np.pi * (180 + 60 * np.sin(2 * np.pi * 1.5 * t)) * t)
+    upload = _multichannel_wav(mono, 8, sample_rate)
+
+    audio = normalise_upload(upload, "eight-channels.wav")
+
+    assert audio.samples.ndim == 1
+    assert 20 * np.log10(np.max(np.abs(audio.samples))) == pytest.approx(-4.0, abs=0.5)
+    assert rms_dbfs(audio.samples) == pytest.approx(rms_dbfs(mono.astype(np.float32)), abs=0.5)
+
+
+def test_a_downmix_of_unequal_channels_never_exceeds_the_loudest_channel() -> None:
+    from annotation.audio.upload import average_channels
+
+    frames = np.array([[0.9, 0.9, -0.9], [0.5, -0.5, 0.0], [1.0, 1.0, 1.0]], dtype=np.float32)
+
+    mono = average_channels(frames)
+
+    assert np.all(np.abs(mono) <= np.max(np.abs(frames), axis=1))
+    assert mono.tolist() == pytest.approx([0.3, 0.0, 1.0])

@@ -122,4 +122,22 @@ def test_the_drill_down_shows_output_gold_and_every_judge(client_for) -> None:
 
 def test_an_empty_leaderboard_says_what_to_do(client_for) -> None:
     html = client_for("admin").get(reverse("evaluation:leaderboard")).content.decode()
-    assert "Nothing has been judged yet." in html
+    assert "No judge is configured yet." in html
+    assert f'href="{reverse("evaluation:judge_config_create")}"' in html
+
+    JudgeConfig.objects.create(name="Offline", offline_heuristic=True)
+    html = client_for("admin").get(reverse("evaluation:leaderboard")).content.decode()
+    assert "Nothing has been judged by Offline" in html
+    assert f'href="{reverse("evaluation:judge_run_list")}"' in html
+
+
+def test_the_judge_run_page_says_how_to_add_a_judge_instead_of_an_empty_choice(client_for) -> None:
+    page = reverse("evaluation:judge_run_list")
+    html = client_for("admin").get(page).content.decode()
+    assert 'data-testid="no-judge"' in html and 'id="start-judge-run"' not in html
+    assert f'href="{reverse("evaluation:judge_config_create")}"' in html
+
+    judge = JudgeConfig.objects.create(name="Offline", offline_heuristic=True)
+    html = client_for("admin").get(page).content.decode()
+    assert 'id="start-judge-run"' in html and 'data-testid="no-judge"' not in html
+    assert f'<option value="{judge.pk}" selected>' in html
