@@ -51,6 +51,10 @@ class JudgeConfigForm(forms.ModelForm):
             "json_mode",
             "attach_audio",
         ]
+        help_texts = {
+            "api_key_env": "A variable named ECHOSTUDIO_JUDGE_KEY_…, e.g. ECHOSTUDIO_JUDGE_KEY_OPENAI; "
+            "blank: ECHOSTUDIO_JUDGE_API_KEY",
+        }
 
 
 class JudgeRunForm(forms.Form):
