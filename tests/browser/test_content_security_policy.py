@@ -3,6 +3,8 @@ reported and no script error (no inline script, no eval, audio and waveforms fro
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -20,6 +22,13 @@ document.addEventListener("securitypolicyviolation", (event) => {
   window.__csp.push(`${event.violatedDirective} blocked ${event.blockedURI || "inline"} at ${event.sourceFile}:${event.lineNumber}`);
 });
 """
+
+
+@pytest.fixture
+def enforcing_page(open_browser_page: Callable[..., AbstractContextManager[Any]]) -> Iterator[Any]:
+    """A page that obeys the site's policy (other browser tests bypass it for wait_for_function)."""
+    with open_browser_page(bypass_csp=False) as page:
+        yield page
 
 
 def _pages(users: dict[str, User]) -> dict[str, list[str]]:
@@ -54,9 +63,9 @@ def _pages(users: dict[str, User]) -> dict[str, list[str]]:
 
 
 def test_main_pages_of_every_role_run_under_the_policy(
-    browser_page: Any, live_server: Any, users: dict[str, User]
+    enforcing_page: Any, live_server: Any, users: dict[str, User]
 ) -> None:
-    page = browser_page
+    page = enforcing_page
     pages = _pages(users)
     problems: list[str] = []
     page.add_init_script(RECORD_VIOLATIONS)
@@ -88,10 +97,10 @@ def test_main_pages_of_every_role_run_under_the_policy(
 
 
 def test_an_injected_inline_script_is_blocked(
-    browser_page: Any, live_server: Any, users: dict[str, User]
+    enforcing_page: Any, live_server: Any, users: dict[str, User]
 ) -> None:
     # The policy itself, not only our templates: a script smuggled into a page does not run.
-    page = browser_page
+    page = enforcing_page
     page.add_init_script(RECORD_VIOLATIONS)
     log_in(page, live_server, "annotator")
     page.wait_for_url(lambda url: "/accounts/login/" not in url)
