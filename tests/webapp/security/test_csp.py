@@ -10,7 +10,7 @@ from django.test import Client
 from webapp.http import policy_from_settings
 from webapp.lib.csp import content_security_policy, s3_media_origins
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def directives(policy: str) -> dict[str, list[str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PRODUCTION_SECRET = "p" * 10 + "Kx81-zQ_4vLm7Tb2Nw9RyJs3Hd6Fg0Ua5Xc1Ve8Wo2Ik4Pl"
 PRODUCTION = {
     "ECHOSTUDIO_PRODUCTION": "1",
