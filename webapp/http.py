@@ -1,11 +1,12 @@
 """Request types for views behind `role_required`, so type checkers know who `request.user` is,
-and the middleware that sends the Content-Security-Policy."""
+the middleware that sends the Content-Security-Policy, and the login-throttling backend."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, cast
 
+from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django_htmx.middleware import HtmxDetails
@@ -45,3 +46,20 @@ class ContentSecurityPolicyMiddleware:
         if HEADER not in response:
             response[HEADER] = policy_from_settings()
         return response
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    """django-axes' lockout check for every login that comes with a request (the login form,
+    Django admin, HTTP basic auth); a login without one (a test client's `login()`, a script)
+    has no address to throttle by and passes on to the password check."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if request is None:
+            return None
+        return super().authenticate(request, username, password, **kwargs)

@@ -109,7 +109,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 AUTHENTICATION_BACKENDS = [
     # django-axes first: it refuses a login for a locked-out user name and address before any check.
-    "axes.backends.AxesStandaloneBackend",
+    "webapp.http.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 # Password guessing: after AXES_FAILURE_LIMIT failures for one user name from one address, that

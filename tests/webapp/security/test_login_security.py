@@ -72,3 +72,12 @@ def test_a_success_resets_the_failure_count(make_user: Callable[..., User], sett
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         assert _log_in(client, "forgetful", "nope") == 200
     assert _log_in(client, "forgetful", TEST_PASSWORD) == 302
+
+
+def test_a_login_without_a_request_is_not_throttled_but_still_checks_the_password(
+    make_user: Callable[..., User],
+) -> None:
+    # A test client's login() (and a script's authenticate()) has no address: axes cannot count it.
+    make_user(Role.EVALUATOR, "scripted")
+    assert Client().login(username="scripted", password=TEST_PASSWORD) is True
+    assert Client().login(username="scripted", password="wrong") is False
