@@ -103,8 +103,11 @@ def stored_secret_key(path: Path) -> str:
     winner's. A key file others may read is refused rather than trusted.
     """
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # mode 0600
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # mode 0600
+        except OSError as exc:
+            raise ImproperSetting(f"DJANGO_SECRET_KEY is not set and {path} cannot be made: {exc}") from None
         try:
             with os.fdopen(fd, "w") as handle:
                 handle.write(secrets.token_urlsafe(50))

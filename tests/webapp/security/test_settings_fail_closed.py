@@ -120,3 +120,11 @@ def test_without_production_settings_check_deploy_warns(tmp_path: Path) -> None:
     )
     assert result.returncode != 0
     assert "security.W004" in result.stderr  # no HSTS outside production mode
+
+
+def test_an_unwritable_var_folder_stops_start_up_with_a_clear_message(tmp_path: Path) -> None:
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    result = start(blocked)  # the var "folder" is a file: the key cannot be made inside it
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is not set and" in result.stderr
