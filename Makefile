@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck worker venv install install-dev clean
+.PHONY: run test lint typecheck check-deploy worker venv install install-dev clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ lint: install-dev
 
 typecheck: install-dev
 	$(VENV)/bin/mypy .
+
+## Django's deployment checks under production settings (a throwaway key); any warning fails. CI runs it.
+check-deploy: install
+	ECHOSTUDIO_PRODUCTION=1 DJANGO_SECRET_KEY="$$($(PY) -c 'import secrets; print(secrets.token_urlsafe(50))')" \
+	  DJANGO_ALLOWED_HOSTS=studio.example.org DJANGO_SECURE_HSTS_PRELOAD=1 ECHOSTUDIO_VAR_DIR=$(CURDIR)/var/test \
+	  $(PY) manage.py check --deploy --fail-level WARNING
 
 ## Run every quality gate and the whole test suite.
 test: install-dev

@@ -6,7 +6,11 @@ the variable, not surface hours later as a confusing runtime error.
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
@@ -68,6 +72,62 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def env_proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """Return Django's SECURE_PROXY_SSL_HEADER from "X-Forwarded-Proto=https" (unset: None).
+
+    The header is named as the proxy sends it; Django reads it from request.META, so it becomes
+    HTTP_X_FORWARDED_PROTO. Set it only behind a proxy that overwrites the header from clients.
+    """
+    raw = env_str(name)
+    if not raw:
+        return None
+    header, sep, value = raw.partition("=")
+    header, value = header.strip(), value.strip()
+    if not sep or not header or not value or any(c.isspace() for c in header):
+        raise ImproperSetting(f"{name}={raw!r} is not HEADER=VALUE, e.g. X-Forwarded-Proto=https")
+    meta_name = header.upper().replace("-", "_")
+    if not meta_name.startswith("HTTP_"):
+        meta_name = f"HTTP_{meta_name}"
+    return meta_name, value
+
+
+def stored_secret_key(path: Path) -> str:
+    """Return the secret key kept in `path`, creating a random one (mode 0600) the first time.
+
+    For a server run without DJANGO_SECRET_KEY outside production mode: the key is random, so
+    nobody can forge signatures with a published one, and kept, so sessions and signed audio URLs
+    outlive a restart. Two processes starting together agree on one key: the file is written
+    whole beside the target and linked into place, which fails for the loser, who reads the
+    winner's. A key file others may read is refused rather than trusted.
+    """
+    if not path.exists():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")  # mode 0600
+        except OSError as exc:
+            raise ImproperSetting(f"DJANGO_SECRET_KEY is not set and {path} cannot be made: {exc}") from None
+        try:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_urlsafe(50))
+            os.link(temporary, path)
+            logging.getLogger("webapp.settings").warning(
+                "DJANGO_SECRET_KEY is not set: created a random secret key in %s (mode 0600). "
+                "Set DJANGO_SECRET_KEY to share one key between machines.",
+                path,
+            )
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(temporary)
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        raise ImproperSetting(f"{path} holds the secret key but others may read it (chmod 600 {path})")
+    key = path.read_text().strip()
+    if len(key) < 50:
+        raise ImproperSetting(f"{path} holds no usable secret key (delete it to make a new one)")
+    return key
 
 
 @dataclass(frozen=True)

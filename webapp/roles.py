@@ -81,11 +81,18 @@ def ensure_role_groups() -> dict[Role, Group]:
 
 def grant_role(user: User, role: Role) -> None:
     """Add the user to the role's group (a lead annotator is also an annotator)."""
-    groups = ensure_role_groups()
-    user.groups.add(groups[role])
-    if role == Role.LEAD_ANNOTATOR:
-        user.groups.add(groups[Role.ANNOTATOR])
-    if role == Role.ADMIN and not user.is_staff:
+    user.groups.add(ensure_role_groups()[role])
+    apply_role_implications(user)
+
+
+def apply_role_implications(user: User) -> None:
+    """Give what a held role implies: a lead is also an annotator; an admin is staff (Django admin
+    opens only to staff). Called however roles were granted, by code or in Django admin."""
+    _forget_cached_roles(user)
+    held = user_roles(user)
+    if Role.LEAD_ANNOTATOR in held and Role.ANNOTATOR not in held:
+        user.groups.add(ensure_role_groups()[Role.ANNOTATOR])
+    if Role.ADMIN in held and not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
     _forget_cached_roles(user)

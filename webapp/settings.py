@@ -7,19 +7,38 @@ Production sets DATABASE_URL, CELERY_BROKER_URL and ECHOSTUDIO_S3_BUCKET (see RE
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from webapp.env import ImproperSetting, env_bool, env_float, env_int, env_list, env_str, parse_database_url
+from webapp.env import (
+    ImproperSetting,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_proxy_ssl_header,
+    env_str,
+    parse_database_url,
+    stored_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ECHOSTUDIO_VAR_DIR") or BASE_DIR / "var")
 
+# Fail closed: production never runs with DEBUG, and never on a key anyone else could know.
+PRODUCTION = env_bool("ECHOSTUDIO_PRODUCTION", False)
 DEBUG = env_bool("DJANGO_DEBUG", False)
+if DEBUG and PRODUCTION:
+    raise ImproperSetting("DJANGO_DEBUG=1 is refused with ECHOSTUDIO_PRODUCTION=1 (debug pages leak secrets)")
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+if PRODUCTION and len(SECRET_KEY) < 50:
+    raise ImproperSetting(
+        "DJANGO_SECRET_KEY must be set to at least 50 random characters in production "
+        "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), the same on every machine"
+    )
 if not SECRET_KEY:
-    if not DEBUG and env_bool("ECHOSTUDIO_PRODUCTION", False):
-        raise ImproperSetting("DJANGO_SECRET_KEY must be set in production")
-    SECRET_KEY = "echostudio-development-key-not-for-production"
+    # Outside production: a random key made once and kept in the var folder (mode 0600).
+    SECRET_KEY = stored_secret_key(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -35,6 +54,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "webapp",
     "annotation",
     "evaluation",
@@ -50,6 +70,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "webapp.http.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -82,7 +105,22 @@ LOGOUT_REDIRECT_URL = "login"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    # django-axes first: it refuses a login for a locked-out user name and address before any check.
+    "webapp.http.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Password guessing: after AXES_FAILURE_LIMIT failures for one user name from one address, that
+# pair is locked out for the cool-off time (a success resets the count). Unlock early with
+# `manage.py axes_reset_username NAME` or in Django admin (Access attempts).
+AXES_FAILURE_LIMIT = env_int("ECHOSTUDIO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("ECHOSTUDIO_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -227,6 +265,20 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
 }
 
-if not DEBUG and env_bool("ECHOSTUDIO_PRODUCTION", False):
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
+# HTTPS. Production defaults to secure cookies, redirecting http to https and a year of HSTS;
+# each can be set. Behind a TLS-terminating proxy, DJANGO_SECURE_PROXY_SSL_HEADER names the
+# header it sets (X-Forwarded-Proto=https) so Django knows the request came over https.
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 31_536_000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SECURE_PROXY_SSL_HEADER = env_proxy_ssl_header("DJANGO_SECURE_PROXY_SSL_HEADER")
+# /healthz answers plain http from a load balancer inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+# Content-Security-Policy (webapp.lib.csp): scripts only from our own static files, never inline or
+# eval'd. Styles allow inline because wavesurfer draws its waveform in a shadow DOM styled by
+# <style> elements it creates, and progress bars set their width in a style attribute.
+CSP_MEDIA_ORIGINS = env_list("ECHOSTUDIO_CSP_MEDIA_ORIGINS", [])

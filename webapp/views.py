@@ -42,13 +42,17 @@ def favicon(request: HttpRequest) -> HttpResponse:
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Report database and broker reachability: 200 when both answer, 503 otherwise."""
+    """Report database and broker reachability: 200 when both answer, 503 otherwise.
+
+    Anyone (a load balancer) learns the status; only staff see which database and broker answer
+    and their errors, which name hosts and software an attacker would like to know.
+    """
     database, broker = check_database(), check_broker()
     healthy = database["ok"] and broker["ok"]
-    return JsonResponse(
-        {"status": "ok" if healthy else "unavailable", "database": database, "broker": broker},
-        status=200 if healthy else 503,
-    )
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable"}
+    if request.user.is_authenticated and request.user.is_staff:
+        body.update(database=database, broker=broker)
+    return JsonResponse(body, status=200 if healthy else 503)
 
 
 @role_required(Role.ADMIN)

@@ -47,10 +47,8 @@ def seed_users() -> dict[str, str]:
             password = secrets.token_urlsafe(9)
             user = User.objects.create_user(username=username, password=password, display_name=display_name)
             created[username] = password
+        # The demo admin is an Admin-role user, not a superuser: the role alone manages the studio.
         grant_role(user, role)
-        if role == Role.ADMIN and not user.is_superuser:
-            user.is_superuser = True
-            user.save(update_fields=["is_superuser"])
     return created
 
 

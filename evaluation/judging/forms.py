@@ -53,6 +53,10 @@ class JudgeConfigForm(forms.ModelForm):
             "attach_audio",
             "offline_heuristic",
         ]
+        help_texts = {
+            "api_key_env": "A variable named ECHOSTUDIO_JUDGE_KEY_…, e.g. ECHOSTUDIO_JUDGE_KEY_OPENAI; "
+            "blank: ECHOSTUDIO_JUDGE_API_KEY",
+        }
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

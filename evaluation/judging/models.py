@@ -3,9 +3,8 @@ the same rubrics applied by hand by evaluators on a blind sample of outputs."""
 
 from __future__ import annotations
 
-import os
-
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q
 
@@ -18,7 +17,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
 )
 from evaluation.outputs.models import ModelOutput, System
-from webapp.lib.llm_client import ChatJudgeConfig
+from webapp.lib.llm_client import ChatJudgeConfig, api_key_from_environment, key_variable_problem
 from webapp.models import FINISHED_STATUSES, User
 
 
@@ -83,10 +82,19 @@ class JudgeConfig(models.Model):
             return OFFLINE_HEURISTIC_MODEL
         return self.model or settings.JUDGE_MODEL
 
+    def clean(self) -> None:
+        super().clean()
+        if self.api_key_env and (problem := key_variable_problem(self.api_key_env)):
+            raise ValidationError({"api_key_env": problem})
+
     def api_key(self) -> str:
-        """Return the API key from the named environment variable, or the settings' key."""
+        """Return the API key from the named ECHOSTUDIO_JUDGE_KEY_* variable, or the settings' key.
+
+        A row naming any other variable (saved before this check, or not through a form) raises
+        KeyVariableRefused: the judge run fails before anything is sent.
+        """
         if self.api_key_env:
-            return os.environ.get(self.api_key_env, "")
+            return api_key_from_environment(self.api_key_env)
         return settings.JUDGE_API_KEY
 
     def client_config(self) -> ChatJudgeConfig:

@@ -1,6 +1,10 @@
 /* Charts of the annotation agreement dashboard (Chart.js 4, vendored). Data: #agreement-data. */
 (function () {
   "use strict";
+  // The scenario filter applies on change (an inline onchange would break the CSP).
+  document.querySelectorAll("select[data-autosubmit]").forEach((select) => {
+    select.addEventListener("change", () => select.form.submit());
+  });
   const data = JSON.parse(document.getElementById("agreement-data").textContent);
   const palette = ["#2f5bd3", "#d9822b", "#1f8a4c", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b7950b"];
   const unitScale = { y: { min: 0, max: 1 } };

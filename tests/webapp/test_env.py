@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webapp.env import ImproperSetting, env_bool, env_int, parse_database_url
+from webapp.env import ImproperSetting, env_bool, env_int, env_proxy_ssl_header, parse_database_url
 
 
 def test_postgres_url_becomes_a_psycopg_database() -> None:
@@ -51,3 +51,16 @@ def test_booleans_and_integers_refuse_garbage(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("COUNT", "-3")
     with pytest.raises(ImproperSetting, match="minimum"):
         env_int("COUNT", 1, minimum=0)
+
+
+def test_the_proxy_header_is_named_as_the_proxy_sends_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PROXY", raising=False)
+    assert env_proxy_ssl_header("PROXY") is None
+    monkeypatch.setenv("PROXY", "X-Forwarded-Proto=https")
+    assert env_proxy_ssl_header("PROXY") == ("HTTP_X_FORWARDED_PROTO", "https")
+    monkeypatch.setenv("PROXY", "HTTP_X_FORWARDED_PROTO = https")
+    assert env_proxy_ssl_header("PROXY") == ("HTTP_X_FORWARDED_PROTO", "https")
+    for bad in ("X-Forwarded-Proto", "=https", "X Forwarded=https"):
+        monkeypatch.setenv("PROXY", bad)
+        with pytest.raises(ImproperSetting, match="PROXY"):
+            env_proxy_ssl_header("PROXY")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import os
 import random
 import re
 import threading
@@ -36,6 +37,34 @@ Message = Mapping[str, Any]
 # Besides 5xx: rate limits (429) and the statuses the official openai client also retries
 # (408 request timeout, 409 lock conflict).
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+
+# A judge configuration stored in the database may name where its API key lives, but only among
+# variables made for that: naming DJANGO_SECRET_KEY or a cloud credential would send it to
+# whatever base URL the same row names.
+JUDGE_KEY_ENV_PREFIX = "ECHOSTUDIO_JUDGE_KEY_"
+_KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class KeyVariableRefused(ValueError):
+    """An API key was asked for from an environment variable outside the allow-listed prefix."""
+
+
+def key_variable_problem(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str | None:
+    """Return why `name` may not hold an API key, or None when it may."""
+    if name.startswith(prefix) and len(name) > len(prefix) and _KEY_VARIABLE.fullmatch(name):
+        return None
+    return (
+        f"Only environment variables named {prefix}SOMETHING (capitals, digits, _) may hold an API key, "
+        f"e.g. {prefix}OPENAI; {name!r} is not one. Leave it blank to use the key from the settings."
+    )
+
+
+def api_key_from_environment(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str:
+    """Return the API key in the named variable; refuse any variable outside the prefix."""
+    problem = key_variable_problem(name, prefix)
+    if problem is not None:
+        raise KeyVariableRefused(problem)
+    return os.environ.get(name, "")
 
 
 @dataclass(frozen=True)

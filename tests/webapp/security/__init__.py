@@ -1,0 +1,1 @@
+"""Security settings and rules: fail-closed settings, login throttling, CSP, admin rights by role."""

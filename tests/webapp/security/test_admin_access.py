@@ -1,0 +1,129 @@
+"""Every Django admin changelist and change page, for anonymous visitors and every role.
+
+Studio admins manage through their role, not as superusers: an Admin-role user who is not a
+superuser opens every page; other roles, staff or not, open none. A model registered in the admin
+without a builder here fails `test_every_registered_model_is_covered`, so new admin pages get
+their access test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
+from django.contrib import admin
+from django.db.models import Model
+from django.test import Client
+from django.urls import reverse
+
+from annotation.labelling.models import AnnotationProject, MachineDraft, Strategy
+from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
+from tests.factories import (
+    AnnotationFactory,
+    GoldReferenceFactory,
+    ItemFactory,
+    ModelOutputFactory,
+    ReviewFactory,
+    TakeFactory,
+    UserFactory,
+)
+from webapp.models import Job, User
+from webapp.roles import Role, ensure_role_groups
+
+pytestmark = pytest.mark.django_db
+
+LOGIN_RECORD = {"user_agent": "test", "http_accept": "*/*", "path_info": "/accounts/login/"}
+
+
+def _checkpoint() -> Checkpoint:
+    return Checkpoint.objects.create(name="ckpt", kind=Checkpoint.Kind.SFT, uri="/tmp/ckpt")
+
+
+BUILDERS: dict[str, Callable[[], Model]] = {
+    "webapp.User": lambda: UserFactory.create(username="someone"),
+    "auth.Group": lambda: ensure_role_groups()[Role.REVIEWER],
+    "webapp.Job": lambda: Job.objects.create(kind="diagnostic_sleep"),
+    "axes.AccessAttempt": lambda: AccessAttempt.objects.create(
+        **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1, username="someone"
+    ),
+    "axes.AccessLog": lambda: AccessLog.objects.create(**LOGIN_RECORD, username="someone"),
+    "axes.AccessFailureLog": lambda: AccessFailureLog.objects.create(**LOGIN_RECORD, username="someone"),
+    "annotation.GoldReference": lambda: GoldReferenceFactory.create(),
+    "annotation.Strategy": lambda: Strategy.objects.create(slug="validate", name="Validate"),
+    "annotation.AnnotationProject": lambda: AnnotationProject.objects.create(name="Pilot"),
+    "annotation.Annotation": lambda: AnnotationFactory.create(),
+    "annotation.MachineDraft": lambda: MachineDraft.objects.create(
+        item=ItemFactory.create(), model_name="m", prompt_version="v1"
+    ),
+    "annotation.Item": lambda: ItemFactory.create(),
+    "annotation.Take": lambda: TakeFactory.create(),
+    "annotation.Review": lambda: ReviewFactory.create(),
+    "ml.Checkpoint": _checkpoint,
+    "ml.DatasetSnapshot": lambda: DatasetSnapshot.objects.create(purpose="sft", content_hash="0" * 64),
+    "ml.OutputRewardScore": lambda: OutputRewardScore.objects.create(
+        output=ModelOutputFactory.create(), checkpoint=_checkpoint(), content=3.0, alignment=0.5, audio="own"
+    ),
+}
+REGISTERED = sorted(model._meta.label for model in admin.site._registry)
+
+# Who visits: anonymous, each role, a user with no role, a staff member without the Admin role,
+# and a superuser. Only the Admin role and superusers may use Django admin.
+VISITORS: dict[str, tuple[Role | None, dict[str, bool]] | None] = {
+    "anonymous": None,
+    **{role.value: (role, {}) for role in Role},
+    "norole": (None, {}),
+    "staff_without_role": (None, {"is_staff": True}),
+    "superuser": (None, {"is_staff": True, "is_superuser": True}),
+}
+MAY_USE_ADMIN = {Role.ADMIN.value, "superuser"}
+
+
+def test_every_registered_model_is_covered() -> None:
+    assert sorted(BUILDERS) == REGISTERED
+
+
+def _visit(visitor: str, make_user: Callable[..., User]) -> Client:
+    client = Client()
+    spec = VISITORS[visitor]
+    if spec is not None:
+        role, flags = spec
+        client.force_login(make_user(role, f"visitor-{visitor}", **flags))
+    return client
+
+
+@pytest.mark.parametrize("visitor", sorted(VISITORS))
+@pytest.mark.parametrize("label", REGISTERED)
+def test_changelist_and_change_page_access(
+    label: str, visitor: str, make_user: Callable[..., User], media_root: Path
+) -> None:
+    obj = BUILDERS[label]()
+    app_label, model_name = obj._meta.app_label, obj._meta.model_name
+    urls = [
+        reverse(f"admin:{app_label}_{model_name}_changelist"),
+        reverse(f"admin:{app_label}_{model_name}_change", args=[obj.pk]),
+    ]
+    client = _visit(visitor, make_user)
+    for url in urls:
+        response = client.get(url)
+        if visitor in MAY_USE_ADMIN:
+            assert response.status_code == 200, url
+        elif visitor == "staff_without_role":
+            assert response.status_code == 403, url  # staff, but no role that manages anything
+        else:
+            assert response.status_code == 302, url
+            assert response["Location"].startswith(reverse("admin:login")), url
+
+
+def test_the_demo_admin_is_not_a_superuser_yet_opens_every_admin_page() -> None:
+    from annotation.demo.recording import seed_users
+
+    seed_users()
+    demo_admin = User.objects.get(username="admin")
+    assert demo_admin.is_staff and not demo_admin.is_superuser
+    client = Client()
+    client.force_login(demo_admin)
+    for model in admin.site._registry:
+        url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+        assert client.get(url).status_code == 200, url
