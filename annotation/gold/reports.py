@@ -103,7 +103,7 @@ def adjudication_context(
         "segment_options": _segment_options(annotations, perception),
         "strategy_rows": [(strategy, chosen[strategy.slug]) for strategy in strategies],
         "constraints_text": "\n".join(tom.get("constraints", [])),
-        "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
+        "audio_url": audio_url(recording.audio_key, viewer) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "ready": is_ready_for_gold(list(item.annotations.all())),

@@ -69,7 +69,9 @@ class ItemTakesView(APIView):
     def get(self, request: Request, external_id: str) -> Response:
         item = item_for_actor(_user(request), external_id)
         takes = own_takes(_user(request), item).select_related("item")
-        return Response(TakeSerializer(takes.prefetch_related("reviews"), many=True).data)
+        return Response(
+            TakeSerializer(takes.prefetch_related("reviews"), many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         summary="Upload a take of an assigned script",
@@ -102,7 +104,9 @@ class ItemTakesView(APIView):
             return _refused(refused.reason)
         except TakeNotAllowed as not_allowed:
             return _refused(not_allowed.reason, status.HTTP_409_CONFLICT)
-        return Response(TakeSerializer(take).data, status=status.HTTP_201_CREATED)
+        return Response(
+            TakeSerializer(take, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
 
 class OpenReviewsView(APIView):
@@ -116,7 +120,7 @@ class OpenReviewsView(APIView):
     )
     def get(self, request: Request) -> Response:
         reviews = Review.objects.open_for(_user(request)).select_related("take__item")
-        return Response(ReviewSerializer(reviews, many=True).data)
+        return Response(ReviewSerializer(reviews, many=True, context={"request": request}).data)
 
 
 class VerdictView(APIView):
@@ -160,4 +164,4 @@ class VerdictView(APIView):
         except ReviewProblem as problem:
             return _refused(str(problem))
         fresh = review_for_reviewer(reviewer, result.review.pk)
-        return Response(ReviewSerializer(fresh).data)
+        return Response(ReviewSerializer(fresh, context={"request": request}).data)

@@ -61,7 +61,8 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
         read_only_fields = fields
 
     def get_audio_url(self, take: Take) -> str:
-        return audio_url(take.audio_key)
+        """A link only the requesting user can open (the view passes the request in the context)."""
+        return audio_url(take.audio_key, self.context["request"].user)
 
     def get_page_url(self, take: Take) -> str:
         return reverse("annotation:take_detail", args=[take.public_id])
@@ -117,7 +118,7 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
         read_only_fields = fields
 
     def get_audio_url(self, review: Review) -> str:
-        return audio_url(review.take.audio_key)
+        return audio_url(review.take.audio_key, self.context["request"].user)
 
     def get_page_url(self, review: Review) -> str:
         return reverse("annotation:review_take", args=[review.pk])

@@ -45,6 +45,7 @@ from annotation.recording.takes import (
     upload_limits,
 )
 from webapp.http import StudioRequest
+from webapp.models import User
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -71,21 +72,21 @@ class ScriptRow:
     takes: list[TakeRow]
 
 
-def _take_rows(takes: list[Take]) -> list[TakeRow]:
+def _take_rows(takes: list[Take], viewer: User) -> list[TakeRow]:
     return [
         TakeRow(
             take,
-            audio_url(take.audio_key),
+            audio_url(take.audio_key, viewer),
             feedback_from(take.reviews.all()) if take.status in Take.DECIDED_STATUSES else None,
         )
         for take in takes
     ]
 
 
-def _scripts_with_takes(items: Any, actor_id: int) -> list[ScriptRow]:
-    actors_takes = Take.objects.filter(actor_id=actor_id).prefetch_related("reviews").order_by("-created_at")
+def _scripts_with_takes(items: Any, actor: User) -> list[ScriptRow]:
+    actors_takes = Take.objects.filter(actor=actor).prefetch_related("reviews").order_by("-created_at")
     with_takes = items.prefetch_related(Prefetch("takes", queryset=actors_takes, to_attr="own_takes"))
-    return [ScriptRow(item, _take_rows(item.own_takes)) for item in with_takes]
+    return [ScriptRow(item, _take_rows(item.own_takes, actor)) for item in with_takes]
 
 
 # --- Actors ---------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ def actor_queue(request: StudioRequest) -> HttpResponse:
             "tab": tab,
             "tabs": tabs,
             "page": page,
-            "scripts": _scripts_with_takes(page.object_list, request.user.pk),
+            "scripts": _scripts_with_takes(page.object_list, request.user),
         },
     )
 
@@ -124,7 +125,7 @@ def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
     takes = list(own_takes(request.user, item).prefetch_related("reviews"))
     context = {
         "item": item,
-        "takes": _take_rows(takes),
+        "takes": _take_rows(takes, request.user),
         "analysing": any(take.status == Take.Status.ANALYSING for take in takes),
         "upload_url": reverse("annotation:api_item_takes", args=[item.external_id]),
         "formats": ACCEPTED_FORMATS_TEXT,
@@ -151,7 +152,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         "take": take,
         "item": take.item,
         "is_admin": is_admin,
-        "audio_url": audio_url(take.audio_key),
+        "audio_url": audio_url(take.audio_key, request.user),
         "contours": take.contours or None,
         "qc_rows": reports.qc_rows(take.qc),
         "feature_rows": reports.feature_rows(take.features),
@@ -161,7 +162,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         candidates = eligible_reviewers(take)
         context.update(
             {
-                "original_url": audio_url(take.original_key),
+                "original_url": audio_url(take.original_key, request.user),
                 "reviews": reviews,
                 "reviewer_form": ReviewerChoiceForm(candidates=candidates),
                 "can_add_reviewer": take.status == Take.Status.IN_REVIEW and len(reviews) < REVIEWS_PER_TAKE,
@@ -256,7 +257,7 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
         {
             "review": review,
             "item": review.take.item,
-            "audio_url": audio_url(review.take.audio_key),
+            "audio_url": audio_url(review.take.audio_key, request.user),
             "form": form,
             "is_open": is_open,
             "remaining": remaining,
