@@ -111,6 +111,25 @@ def clean_audio(
     return CleanAudio(_wav_from_frames(frames, channels, width, rate), rate, channels, duration)
 
 
+def is_clean_wav(data: bytes) -> bool:
+    """Return True when `data` is a 16-bit PCM WAV of exactly a fmt and a data chunk, nothing after.
+
+    What `clean_audio` writes; anything else (an INFO list, an ID3 chunk, trailing bytes) is not.
+    """
+    if len(data) < 44 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return False
+    chunks, offset = [], 12
+    while offset + 8 <= len(data):
+        size = int.from_bytes(data[offset + 4 : offset + 8], "little")
+        chunks.append((data[offset : offset + 4], offset + 8, size))
+        offset += 8 + size + (size & 1)
+    if offset != len(data) or [name for name, _, _ in chunks] != [b"fmt ", b"data"]:
+        return False
+    _, fmt_start, fmt_size = chunks[0]
+    fmt = data[fmt_start : fmt_start + fmt_size]
+    return fmt_size == 16 and fmt[:2] == b"\x01\x00" and fmt[14:16] == b"\x10\x00"
+
+
 def _wav_from_frames(frames: bytes, channels: int, width: int, rate: int) -> bytes:
     buffer = io.BytesIO()
     with wave.open(buffer, "wb") as writer:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import cast
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -143,15 +144,15 @@ class VerdictView(APIView):
             ),
         },
     )
-    def post(self, request: Request, review_id: int) -> Response:
+    def post(self, request: Request, review_id: uuid.UUID) -> Response:
         reviewer = _user(request)
-        review_for_reviewer(reviewer, review_id)
+        review = review_for_reviewer(reviewer, review_id)
         given = VerdictSerializer(data=request.data)
         if not given.is_valid():
             return _refused(_first_error(given.errors))
         try:
             result = submit_verdict(
-                review_id,
+                review.pk,
                 reviewer,
                 given.validated_data["verdict"],
                 given.validated_data["reasons"],
@@ -163,5 +164,5 @@ class VerdictView(APIView):
             return _refused(str(closed), status.HTTP_409_CONFLICT)
         except ReviewProblem as problem:
             return _refused(str(problem))
-        fresh = review_for_reviewer(reviewer, result.review.pk)
+        fresh = review_for_reviewer(reviewer, result.review.public_id)
         return Response(ReviewSerializer(fresh, context={"request": request}).data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -96,6 +97,10 @@ class ReviewScriptSerializer(serializers.ModelSerializer[Item]):
 class ReviewSerializer(serializers.ModelSerializer[Review]):
     """A review as its reviewer sees it: the script and the audio, nothing about who recorded it."""
 
+    # The random public id, and the day of assignment only: sequential ids or exact times would
+    # let a reviewer group the takes of one upload.
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    assigned_on = serializers.SerializerMethodField()
     item = ReviewScriptSerializer(source="take.item", read_only=True)
     audio_url = serializers.SerializerMethodField()
     duration_seconds = serializers.FloatField(source="take.duration_seconds", read_only=True)
@@ -109,7 +114,7 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
             "audio_url",
             "duration_seconds",
             "page_url",
-            "assigned_at",
+            "assigned_on",
             "verdict",
             "reasons",
             "comment",
@@ -121,7 +126,10 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
         return audio_url(review.take.audio_key, self.context["request"].user)
 
     def get_page_url(self, review: Review) -> str:
-        return reverse("annotation:review_take", args=[review.pk])
+        return reverse("annotation:review_take", args=[review.public_id])
+
+    def get_assigned_on(self, review: Review) -> str:
+        return timezone.localdate(review.assigned_at).isoformat()
 
 
 class VerdictSerializer(serializers.Serializer[Any]):

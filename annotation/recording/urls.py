@@ -11,11 +11,11 @@ urlpatterns: list[URLPattern] = [
     path("takes/<uuid:public_id>/reviewers/", views.take_reviewers, name="take_reviewers"),
     path("takes/<uuid:public_id>/analyse/", views.take_reanalyse, name="take_reanalyse"),
     path("review/", views.review_queue, name="review_queue"),
-    path("review/<int:review_id>/", views.review_take, name="review_take"),
+    path("review/<uuid:review_id>/", views.review_take, name="review_take"),
     path("manage/items/import/", views.import_items_page, name="import_items"),
     path("manage/items/assign/", views.assign_items_page, name="assign_items"),
     path("manage/recording/", views.recording_dashboard, name="recording_dashboard"),
     path("api/items/<str:external_id>/takes/", api.ItemTakesView.as_view(), name="api_item_takes"),
     path("api/reviews/", api.OpenReviewsView.as_view(), name="api_open_reviews"),
-    path("api/reviews/<int:review_id>/verdict/", api.VerdictView.as_view(), name="api_review_verdict"),
+    path("api/reviews/<uuid:review_id>/verdict/", api.VerdictView.as_view(), name="api_review_verdict"),
 ]

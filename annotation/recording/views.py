@@ -224,7 +224,7 @@ def review_queue(request: StudioRequest) -> HttpResponse:
 
 
 @role_required(Role.REVIEWER)
-def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
+def review_take(request: StudioRequest, review_id: uuid.UUID) -> HttpResponse:
     """Listen to one take blind and accept or reject it; then on to the next one."""
     review = review_for_reviewer(request.user, review_id)
     form = VerdictForm(request.POST or None)
@@ -246,7 +246,7 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
             messages.success(request, f"Verdict on {review.take.item.external_id} saved.")
             following = Review.objects.open_for(request.user).first()
             if following is not None:
-                return redirect("annotation:review_take", review_id=following.pk)
+                return redirect("annotation:review_take", review_id=following.public_id)
             return redirect("annotation:review_queue")
         review = review_for_reviewer(request.user, review_id)
     is_open = review.verdict == Review.Verdict.PENDING and review.take.status == Take.Status.IN_REVIEW

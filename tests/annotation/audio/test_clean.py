@@ -52,3 +52,13 @@ def test_what_is_not_audio_or_too_long_is_refused() -> None:
         clean_audio(b"OggS" + bytes(range(256)) * 20)
     with pytest.raises(AudioRejected, match=r"longer than 0\.5 s"):
         clean_audio(tone_wav(seconds=1.0), max_seconds=0.5)
+
+
+def test_only_clean_rebuilds_count_as_clean() -> None:
+    from annotation.audio.clean import is_clean_wav
+
+    assert is_clean_wav(clean_audio(tagged_files()["wav"]).wav_bytes)
+    assert is_clean_wav(tone_wav())  # the wave module writes only fmt and data
+    assert not is_clean_wav(tagged_files()["wav"])
+    assert not is_clean_wav(tone_wav() + b"ID3 trailing tag AcmeVoice-7B")
+    assert not is_clean_wav(tagged_files()["mp3"])

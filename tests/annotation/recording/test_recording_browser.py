@@ -69,7 +69,7 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     log_in_to_queue(page, live_server, "reviewer")
 
     page.click("#start-reviewing")
-    page.wait_for_url(f"{live_server.url}/review/{first_review.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{first_review.public_id}/")
     waveform = page.locator("#waveform")
     waveform.locator("div").first.wait_for()
     page.keyboard.press("Space")
@@ -78,7 +78,7 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page.wait_for_selector("#waveform[data-playing=false]")
     page.keyboard.press("a")
 
-    page.wait_for_url(f"{live_server.url}/review/{second_review.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{second_review.public_id}/")
     first_review.refresh_from_db()
     assert first_review.verdict == Review.Verdict.ACCEPT
 

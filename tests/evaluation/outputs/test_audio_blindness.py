@@ -98,3 +98,31 @@ def test_study_clips_are_re_encoded_even_from_outputs_stored_with_tags(make_user
         data = read_media(clip.audio_key)
         assert data[:4] == b"RIFF" and leaks(data) == [], clip.kind
         assert clip.audio_seconds > 0
+
+
+def test_outputs_stored_before_cleaning_are_re_encoded_by_the_command(db, media_root) -> None:
+    from django.core.management import call_command
+
+    from annotation.audio.clean import is_clean_wav
+    from tests.factories import ModelOutputFactory
+
+    tagged = tagged_files()
+    outputs = [
+        ModelOutputFactory.create(
+            response_audio_key=save_media(new_media_key("model_output", ext), tagged[ext])
+        )
+        for ext in CONTAINERS
+    ]
+    old_keys = [output.response_audio_key for output in outputs]
+    out = io.StringIO()
+    call_command("clean_blind_audio", stdout=out)
+    assert "ModelOutput: 4 re-encoded" in out.getvalue()
+    for output, old_key in zip(outputs, old_keys, strict=True):
+        output.refresh_from_db()
+        data = read_media(output.response_audio_key)
+        assert output.response_audio_key != old_key and is_clean_wav(data) and leaks(data) == []
+        assert read_media(old_key) == tagged[old_key.rsplit(".", 1)[1]]  # kept: nothing destroyed
+
+    again = io.StringIO()
+    call_command("clean_blind_audio", "--delete-originals", stdout=again)
+    assert "ModelOutput: 0 re-encoded" in again.getvalue()
