@@ -52,7 +52,7 @@ class _ReadBudget:
     def __init__(self) -> None:
         self.left = int(settings.OUTPUT_IMPORT_MAX_BYTES)
 
-    def read(self, stream: IO[bytes], name: str) -> bytes:
+    def read(self, stream: IO[bytes]) -> bytes:
         """Read a stream to its end, refusing one byte past the per-file or the total cap."""
         limit = min(int(settings.UPLOAD_MAX_BYTES), self.left)
         parts, size = [], 0
@@ -130,7 +130,7 @@ class ZipAudioSource:
             raise AudioTooLarge(f"{info.file_size} bytes")
         try:
             with self._zip.open(info) as stream:
-                return self._budget.read(stream, name)
+                return self._budget.read(stream)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
             raise AudioUnreadable(f"damaged in the zip ({error})") from None
 
@@ -157,7 +157,7 @@ class DirectoryAudioSource:
         if path.stat().st_size > settings.UPLOAD_MAX_BYTES:
             raise AudioTooLarge(f"{path.stat().st_size} bytes")
         with path.open("rb") as stream:
-            return self._budget.read(stream, name)
+            return self._budget.read(stream)
 
 
 class S3AudioSource:
@@ -194,9 +194,14 @@ class S3AudioSource:
     def read(self, name: str) -> bytes:
         if self._sizes[name] > settings.UPLOAD_MAX_BYTES:
             raise AudioTooLarge(f"{self._sizes[name]} bytes")
-        response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + name)
-        # The object may have grown since it was listed: the budget counts what arrives.
-        return self._budget.read(response["Body"], name)
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + name)
+            # The object may have grown since it was listed: the budget counts what arrives.
+            return self._budget.read(response["Body"])
+        except (BotoCoreError, ClientError) as error:  # gone since listed, access revoked, network
+            raise AudioUnreadable(f"not readable from the bucket ({error})") from None
 
 
 class AudioIndex:

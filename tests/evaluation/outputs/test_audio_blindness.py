@@ -72,13 +72,13 @@ def test_tagged_outputs_from_an_s3_prefix_reach_evaluators_without_their_tags(
     db, users, client_for, s3_server: S3Server
 ) -> None:
     client = s3_server.client()
-    client.create_bucket(Bucket="runs")
+    client.create_bucket(Bucket="tagged-outputs")
     for name, data in _files().items():
-        client.put_object(Bucket="runs", Key=f"lab/{name}", Body=data)
+        client.put_object(Bucket="tagged-outputs", Key=f"lab/{name}", Body=data)
     for n in range(1, len(CONTAINERS) + 1):
         BenchmarkItemFactory.create(external_id=f"EE-{n}")
     system = System.objects.create(name=SYSTEM_NAME)
-    report = import_outputs(system, "echoeval-v1", _rows(), S3AudioSource("s3://runs/lab/"))
+    report = import_outputs(system, "echoeval-v1", _rows(), S3AudioSource("s3://tagged-outputs/lab/"))
     assert report.imported, report.errors
     _assert_served_clean(client_for, users, system)
 

@@ -131,11 +131,11 @@ def test_the_total_budget_stops_a_source_that_delivers_more_than_it_listed(
     system: System, settings, s3_server: S3Server, media_root: Path
 ) -> None:
     client = s3_server.client()
-    client.create_bucket(Bucket="runs")
-    client.put_object(Bucket="runs", Key="lab/EE-1.wav", Body=tiny_wav())
-    source = S3AudioSource("s3://runs/lab/")
+    client.create_bucket(Bucket="hostile-grown")
+    client.put_object(Bucket="hostile-grown", Key="lab/EE-1.wav", Body=tiny_wav())
+    source = S3AudioSource("s3://hostile-grown/lab/")
     # The object grows after it was listed: only the bytes that arrive count.
-    client.put_object(Bucket="runs", Key="lab/EE-1.wav", Body=b"RIFF" + b"\x00" * 3 * 1024 * 1024)
+    client.put_object(Bucket="hostile-grown", Key="lab/EE-1.wav", Body=b"RIFF" + b"\x00" * 3 * 1024 * 1024)
     settings.UPLOAD_MAX_BYTES = 2 * 1024 * 1024
     report = import_outputs(system, "echoeval-v1", ROWS, source)
     assert not report.imported
@@ -165,15 +165,15 @@ def test_s3_listings_with_hostile_names_or_too_many_keys_are_refused(
     db: None, settings, s3_server: S3Server
 ) -> None:
     client = s3_server.client()
-    client.create_bucket(Bucket="runs")
-    client.put_object(Bucket="runs", Key="lab/../EE-1.wav", Body=tiny_wav())
+    client.create_bucket(Bucket="hostile-names")
+    client.put_object(Bucket="hostile-names", Key="lab/../EE-1.wav", Body=tiny_wav())
     with pytest.raises(AudioSourceRefused, match="climbs out of its folder"):
-        S3AudioSource("s3://runs/lab/")
+        S3AudioSource("s3://hostile-names/lab/")
     for n in range(4):
-        client.put_object(Bucket="runs", Key=f"many/f{n}.wav", Body=tiny_wav())
+        client.put_object(Bucket="hostile-names", Key=f"many/f{n}.wav", Body=tiny_wav())
     settings.OUTPUT_IMPORT_MAX_FILES = 3
     with pytest.raises(AudioSourceRefused, match="at most 3 are accepted"):
-        S3AudioSource("s3://runs/many/")
+        S3AudioSource("s3://hostile-names/many/")
 
 
 def test_a_folder_with_a_symlink_is_refused(tmp_path: Path) -> None:
@@ -236,3 +236,35 @@ def test_the_import_page_says_what_is_wrong_with_a_file_that_is_not_a_zip(
     assert response.status_code == 200
     assert "The audio upload is not a readable zip archive" in response.content.decode()
     assert not ModelOutput.objects.exists() and _stored_files(media_root) == []
+
+
+def test_an_object_gone_from_the_bucket_is_a_row_problem(
+    system: System, s3_server: S3Server, media_root: Path
+) -> None:
+    client = s3_server.client()
+    client.create_bucket(Bucket="hostile-gone")
+    client.put_object(Bucket="hostile-gone", Key="lab/EE-1.wav", Body=tiny_wav())
+    source = S3AudioSource("s3://hostile-gone/lab/")
+    client.delete_object(Bucket="hostile-gone", Key="lab/EE-1.wav")
+    report = import_outputs(system, "echoeval-v1", ROWS, source)
+    assert not report.imported
+    assert "audio EE-1.wav cannot be read: not readable from the bucket" in str(report.errors[0])
+    assert not ModelOutput.objects.exists() and _stored_files(media_root) == []
+
+
+def test_an_oversized_outputs_file_is_refused_by_the_form(system: System, client_for, monkeypatch) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evaluation.outputs import forms
+
+    monkeypatch.setattr(forms, "MAX_ROWS_BYTES", 1024 * 1024)
+    response = client_for("admin").post(
+        reverse("evaluation:output_import", args=[system.pk]),
+        {
+            "benchmark_version": "echoeval-v1",
+            "rows": SimpleUploadedFile("rows.jsonl", b"{}\n" * 700_000),
+        },
+    )
+    assert response.status_code == 200
+    assert "The outputs file is 2 MB; at most 1 MB are accepted." in response.content.decode()
+    assert not ModelOutput.objects.exists()
