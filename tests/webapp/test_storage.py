@@ -27,6 +27,14 @@ def test_keys_are_random_and_carry_no_user_data() -> None:
         new_media_key("take", "../../etc")
 
 
+@pytest.mark.parametrize(
+    ("kind", "extension"), [("../etc", "wav"), ("take", "wav/../x"), ("Take", "wav"), ("", "wav")]
+)
+def test_storage_keys_refuse_path_tricks(kind: str, extension: str) -> None:
+    with pytest.raises(ValueError):
+        new_media_key(kind, extension)
+
+
 def test_signed_url_serves_the_file_to_its_viewer(users, client_for, stored_key: str) -> None:
     url = audio_url(stored_key, users["reviewer"])
     assert stored_key not in url and "reviewer" not in url
