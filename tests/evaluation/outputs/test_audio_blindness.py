@@ -126,3 +126,40 @@ def test_outputs_stored_before_cleaning_are_re_encoded_by_the_command(db, media_
     again = io.StringIO()
     call_command("clean_blind_audio", "--delete-originals", stdout=again)
     assert "ModelOutput: 0 re-encoded" in again.getvalue()
+
+
+def test_the_rubric_scoring_pages_serve_clean_audio_only_to_their_evaluator(
+    db, users, client_for, make_user
+) -> None:
+    import re
+
+    from django.test import Client
+    from django.urls import reverse
+
+    from evaluation.judging.human_scoring import draw_rubric_sample
+    from webapp.roles import Role
+
+    for n in range(1, len(CONTAINERS) + 1):
+        BenchmarkItemFactory.create(external_id=f"EE-{n}")
+    system = System.objects.create(name=SYSTEM_NAME)
+    report = import_outputs(system, "echoeval-v1", _rows(), ZipAudioSource(io.BytesIO(zip_of(_files()))))
+    assert report.imported, report.errors
+    sample = draw_rubric_sample(
+        name="blind", benchmark_version="echoeval-v1", n_items=4, evaluators=[users["evaluator"]], seed=3
+    )
+    client = client_for("evaluator")
+    stranger = Client()
+    stranger.force_login(make_user(Role.EVALUATOR))
+    served = 0
+    for entry in sample.entries.select_related("output"):
+        page = client.get(reverse("evaluation:rubric_score", args=[sample.pk, entry.output.public_id]))
+        html = page.content.decode()
+        assert SYSTEM_NAME.lower() not in html.lower()
+        for url in re.findall(r'<audio[^>]*src="([^"]+)"', html):
+            response = client.get(url)
+            assert response.status_code == 200
+            assert leaks(b"".join(response.streaming_content)) == []
+            assert stranger.get(url).status_code == 404  # a link copied to another evaluator
+            assert Client().get(url).status_code == 302  # or to a logged-out browser
+            served += 1
+    assert served >= len(CONTAINERS)
