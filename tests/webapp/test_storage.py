@@ -42,6 +42,8 @@ def test_signed_url_serves_the_file_to_its_viewer(users, client_for, stored_key:
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == read_media(stored_key)
     assert response["Content-Disposition"] == "inline"
+    # Nothing dates the file either (an upload time would group takes of one batch).
+    assert "Last-Modified" not in response and "ETag" not in response
 
 
 def test_a_url_copied_to_another_account_is_refused(users, client_for, stored_key: str) -> None:

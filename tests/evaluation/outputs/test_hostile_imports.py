@@ -268,3 +268,14 @@ def test_an_oversized_outputs_file_is_refused_by_the_form(system: System, client
     assert response.status_code == 200
     assert "The outputs file is 2 MB; at most 1 MB are accepted." in response.content.decode()
     assert not ModelOutput.objects.exists()
+
+
+def test_the_import_command_refuses_a_hostile_zip_with_a_message(system: System, tmp_path: Path) -> None:
+    from django.core.management import CommandError, call_command
+
+    rows, archive = tmp_path / "rows.jsonl", tmp_path / "audio.zip"
+    rows.write_bytes(ROWS)
+    archive.write_bytes(_zip_with(("../../EE-1.wav", tiny_wav())))
+    with pytest.raises(CommandError, match="climbs out of its folder"):
+        call_command("import_outputs", system.name, str(rows), "--audio", str(archive))
+    assert not ModelOutput.objects.exists()
