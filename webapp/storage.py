@@ -1,9 +1,11 @@
 """Where media live and how browsers reach them.
 
 Files are stored under random keys (see `new_media_key`) so a key says nothing about who made it.
-Browsers get audio only through `audio_url`: a presigned, short-lived S3 URL in production, or a
-signed, expiring URL served by `serve_signed_media` on the embedded default. Neither contains a
-user name, an original file name or any metadata.
+Browsers get audio only through `audio_url`, the one home of audio links: a URL signed for one
+viewer that expires after AUDIO_URL_TTL_SECONDS, served by `serve_signed_media` from local disk or
+streamed from the bucket (no presigned S3 URL ever reaches a browser: anyone holding one could
+open it). A link copied to another account or an anonymous browser is refused. No link contains a
+user name, an original file name or any metadata, and no response names a file.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import re
 import uuid
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -51,23 +55,40 @@ def delete_media(*keys: str) -> None:
             default_storage.delete(key)
 
 
-def audio_url(key: str) -> str:
-    """Return a short-lived URL for the browser that reveals nothing about the file's author."""
-    if settings.S3_BUCKET:
-        return str(default_storage.url(key))
-    token = signing.dumps(key, salt=_SIGNING_SALT, compress=False)
+def audio_url(key: str, viewer: AbstractBaseUser | AnonymousUser) -> str:
+    """Return a short-lived URL to stored audio that only `viewer` (a logged-in user) may open.
+
+    "" when there is no key. The URL reveals nothing about the file's author.
+    """
+    if not key:
+        return ""
+    if viewer.pk is None:
+        raise ValueError("audio links are made for a logged-in viewer")
+    token = signing.dumps({"key": key, "viewer": viewer.pk}, salt=_SIGNING_SALT, compress=True)
     return reverse("signed_media", args=[token])
+
+
+def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser) -> str | None:
+    """Return the storage key a token names when it is genuine, unexpired and made for `viewer`."""
+    try:
+        payload = signing.loads(token, salt=_SIGNING_SALT, max_age=settings.AUDIO_URL_TTL_SECONDS)
+    except signing.BadSignature:
+        return None
+    if not isinstance(payload, dict) or not isinstance(payload.get("key"), str):
+        return None
+    if payload.get("viewer") is None or payload.get("viewer") != viewer.pk:
+        return None
+    return str(payload["key"])
 
 
 @login_required
 @require_GET
 def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
-    """Serve a locally stored file named by a signed, unexpired token (supports Range for seeking)."""
-    try:
-        key = signing.loads(token, salt=_SIGNING_SALT, max_age=settings.AUDIO_URL_TTL_SECONDS)
-    except signing.BadSignature:
-        raise Http404("This link has expired or is not valid.") from None
-    if not isinstance(key, str) or not default_storage.exists(key):
+    """Serve stored audio named by a signed, unexpired token made for this user (Range supported)."""
+    key = key_for_viewer(token, request.user)
+    if key is None:
+        raise Http404("This link has expired, is not valid, or was made for someone else.")
+    if not default_storage.exists(key):
         raise Http404("No such file.")
     size = default_storage.size(key)
     content_type = mimetypes.guess_type(key)[0] or "application/octet-stream"

@@ -15,11 +15,9 @@ neither time out nor cap what it reads.)
 from __future__ import annotations
 
 import math
-import re
 import struct
 import subprocess
 import tempfile
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,8 +58,6 @@ ACCEPTED_FORMATS_TEXT = "WAV, MP3, FLAC, OGG, WebM or M4A"
 WAV_MISSING_TOLERANCE_SECONDS = 0.1
 # RIFF writers that stream (they cannot seek back to fill in sizes) put one of these in the header.
 _WAV_UNKNOWN_SIZES = {0, 0xFFFFFFFF}
-
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
 @dataclass(frozen=True)
@@ -219,19 +215,6 @@ def normalise_upload(data: bytes, filename: str, *, limits: UploadLimits = DEFAU
         original_format=container,
         original_bytes=data,
     )
-
-
-def random_storage_key(kind: str, extension: str) -> str:
-    """Return a fresh object-store key such as "audio/take/<32 hex digits>.wav".
-
-    The key carries nothing from the upload (no names, no ids), so a reviewer who sees a URL
-    learns nothing about who recorded it.
-    """
-    extension = extension.lower().lstrip(".")
-    for part, value in (("kind", kind), ("extension", extension)):
-        if not _SLUG.match(value):
-            raise ValueError(f"{part} must be lowercase letters, digits, '-' or '_', got {value!r}")
-    return f"audio/{kind}/{uuid.uuid4().hex}.{extension}"
 
 
 def _decode(data: bytes, demuxer: str, filename: str, limits: UploadLimits) -> npt.NDArray[np.float32]:

@@ -18,6 +18,9 @@ from webapp.roles import Role, has_role
 # adjudicator must also be someone `annotation.labelling.access.may_see_others_labels` allows;
 # that rule, not this tuple, decides whose labels the adjudication page shows.
 ADJUDICATORS = (Role.LEAD_ANNOTATOR,)
+# Who may save gold where no lead may (an item the leads labelled themselves), giving a reason
+# that is kept on the gold version.
+OVERRIDERS = (Role.ADMIN,)
 # Who sees the gold page and the agreement numbers, exports and imports gold, and presses the
 # buttons that assign annotators and start machine drafts.
 GOLD_KEEPERS = (Role.LEAD_ANNOTATOR, Role.ADMIN)
@@ -26,6 +29,37 @@ GOLD_KEEPERS = (Role.LEAD_ANNOTATOR, Role.ADMIN)
 def may_adjudicate(user: User | AnonymousUser) -> bool:
     """Return True when the user may adjudicate items (and fast-track them) into gold."""
     return has_role(user, *ADJUDICATORS) and may_see_others_labels(user)
+
+
+def adjudication_refusal(
+    user: User | AnonymousUser, item: Item, *, override_reason: str | None
+) -> str | None:
+    """Say why `user` may not adjudicate `item` (None: they may); the one rule for every gold save.
+
+    A lead adjudicates items they did not label: never their own labels over their peers'. An item a
+    lead labelled goes to another lead, or an admin overrides, and an override is saved only with
+    its reason, which is kept on the gold version. `override_reason=None` asks only whether the user
+    may open the item's adjudication page (the reason is asked for when saving).
+    """
+    if may_adjudicate(user) and not item.annotations.filter(annotator_id=user.pk).exists():
+        return None
+    if has_role(user, *OVERRIDERS):
+        if override_reason is None or override_reason.strip():
+            return None
+        return "An admin saves gold only as an override: give the reason, it is kept with the gold version."
+    if may_adjudicate(user):
+        return (
+            "You labelled this item, so you may not adjudicate it: another lead does, or an admin "
+            "overrides with a recorded reason."
+        )
+    return "Only lead annotators adjudicate."
+
+
+def needs_override_reason(user: User | AnonymousUser, item: Item) -> bool:
+    """Return True when `user` may save gold for `item` only as an admin override, with a reason."""
+    return adjudication_refusal(user, item, override_reason="") is not None and (
+        adjudication_refusal(user, item, override_reason=None) is None
+    )
 
 
 def may_keep_gold(user: User | AnonymousUser) -> bool:

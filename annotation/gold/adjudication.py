@@ -15,6 +15,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 
+from annotation.gold.access import adjudication_refusal
 from annotation.gold.models import GoldReference
 from annotation.labelling.comparison import (
     FieldComparison,
@@ -45,6 +46,10 @@ class NotReady(LabellingError):
 
 class NotFastTrackable(LabellingError):
     """The annotators disagree on a categorical field; the item needs a full adjudication."""
+
+
+class NotYoursToAdjudicate(LabellingError):
+    """The user may not save gold for this item (`gold.access.adjudication_refusal` says why)."""
 
 
 def with_submitted_annotations(items: QuerySet[Item]) -> QuerySet[Item]:
@@ -100,8 +105,12 @@ def adjudicate_item(
     expected_gold_version: int,
     reference_response: str = "",
     note: str = "",
+    override_reason: str = "",
 ) -> GoldReference:
-    """Save the lead's choices as the item's new current gold reference; the item becomes gold."""
+    """Save the lead's choices as the item's new current gold reference; the item becomes gold.
+
+    `override_reason`: an admin saving gold where no lead may (the leads labelled the item) says why.
+    """
     with transaction.atomic():
         # The race: two leads save gold for one item at once. Unlocked, both would read the same
         # current version and both add a "current" gold on top of it. With the item locked the
@@ -109,7 +118,14 @@ def adjudicate_item(
         item = Item.objects.lock(item_id)
         perception_doc, tom_doc = checked_labels(item, perception, tom, complete=True)
         return _save_gold(
-            item, lead, perception_doc, tom_doc, expected_gold_version, reference_response, note
+            item,
+            lead,
+            perception_doc,
+            tom_doc,
+            expected_gold_version,
+            reference_response,
+            note,
+            override_reason=override_reason.strip(),
         )
 
 
@@ -147,8 +163,11 @@ def _save_gold(
     note: str,
     *,
     fast_tracked: bool = False,
+    override_reason: str = "",
 ) -> GoldReference:
     """Add a gold version to a locked item; the caller holds the transaction."""
+    if (refusal := adjudication_refusal(lead, item, override_reason=override_reason)) is not None:
+        raise NotYoursToAdjudicate(refusal)
     if item.state not in (Item.State.ANNOTATING, Item.State.GOLD):
         raise NotReady("This item is not being annotated.")
     previous = GoldReference.objects.current_of(item)
@@ -167,6 +186,7 @@ def _save_gold(
         note=note,
         adjudicated_by=lead,
         fast_tracked=fast_tracked,
+        override_reason=override_reason,
     )
     gold.source_annotations.set(annotations)
     if item.state != Item.State.GOLD:

@@ -61,6 +61,10 @@ class GoldReference(models.Model):
         default=False, help_text="Came from an imported dataset, not adjudicated here"
     )
     note = models.TextField(blank=True, help_text="The lead's reasoning, for later readers")
+    override_reason = models.TextField(
+        blank=True,
+        help_text="Why an admin saved this version where no lead may (see gold.access.adjudication_refusal)",
+    )
     source_annotations = models.ManyToManyField(Annotation, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     is_current = models.BooleanField(default=True, db_index=True)

@@ -14,6 +14,7 @@ from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.gold import adjudication, transfer_jobs
+from annotation.gold.access import OVERRIDERS, needs_override_reason
 from annotation.gold.models import GoldReference
 from annotation.labelling import drafts
 from annotation.labelling.access import annotations_visible_to
@@ -29,6 +30,7 @@ from annotation.labelling.models import (
 from annotation.labelling.schema import CHOICES, LabelProblem, script_words
 from annotation.recording.models import Item
 from webapp.models import Job, User
+from webapp.roles import has_role
 from webapp.storage import audio_url
 
 RECENT_TRANSFERS = 10
@@ -37,9 +39,10 @@ ADJUDICATION_TABS = ("ready", "in_progress", "gold")
 GOLD_HISTORY_SHOWN = 10
 
 
-def adjudication_queue(tab: str, page_number: str | None) -> dict[str, Any]:
+def adjudication_queue(tab: str, page_number: str | None, viewer: User | None = None) -> dict[str, Any]:
     """Return the queue's context: one page of items ready for gold (fast-track where the
-    annotators agree), still being annotated, or gold; unknown tabs show "ready"."""
+    annotators agree), still being annotated, or gold; unknown tabs show "ready". A lead `viewer`
+    is not offered the items they labelled (`gold.access.adjudication_refusal`)."""
     tab = tab if tab in ADJUDICATION_TABS else "ready"
     if tab == "ready":
         items = adjudication.with_submitted_annotations(items_ready_for_gold())
@@ -47,6 +50,8 @@ def adjudication_queue(tab: str, page_number: str | None) -> dict[str, Any]:
         items = items_still_annotating()
     else:
         items = Item.objects.filter(state=Item.State.GOLD).order_by("-updated_at", "pk")
+    if viewer is not None and not has_role(viewer, *OVERRIDERS):
+        items = items.exclude(annotations__annotator=viewer)
     page: Page[Item] = Paginator(items, QUEUE_PAGE_SIZE).get_page(page_number)
     rows = [
         (item, tab == "ready" and adjudication.fast_trackable(getattr(item, "submitted", [])))
@@ -109,7 +114,8 @@ def adjudication_context(
         "segment_options": _segment_options(annotations, perception),
         "strategy_rows": [(strategy, chosen[strategy.slug]) for strategy in strategies],
         "constraints_text": "\n".join(tom.get("constraints", [])),
-        "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
+        "audio_url": audio_url(recording.audio_key, viewer) if recording else "",
+        "needs_override_reason": needs_override_reason(viewer, item),
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "ready": is_ready_for_gold(list(item.annotations.all())),

@@ -12,7 +12,14 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.gold import adjudication, reports
-from annotation.gold.access import ADJUDICATORS, GOLD_KEEPERS, adjudicable_item, may_adjudicate
+from annotation.gold.access import (
+    ADJUDICATORS,
+    GOLD_KEEPERS,
+    OVERRIDERS,
+    adjudicable_item,
+    adjudication_refusal,
+    may_adjudicate,
+)
 from annotation.labelling import drafts, workflows
 from annotation.labelling.assignment import assign_waiting_items
 from annotation.labelling.forms import FormError, labels_from_form, version_from_form
@@ -24,15 +31,24 @@ from webapp.roles import role_required
 @role_required(*ADJUDICATORS)
 def adjudication_queue(request: StudioRequest) -> HttpResponse:
     """Items ready for a gold reference (fast-track where annotators agree), in progress, or gold."""
-    context = reports.adjudication_queue(request.GET.get("show", "ready"), request.GET.get("page"))
+    context = reports.adjudication_queue(
+        request.GET.get("show", "ready"), request.GET.get("page"), viewer=request.user
+    )
     return render(request, "annotation/adjudication_queue.html", context)
 
 
-@role_required(*ADJUDICATORS)
+@role_required(*ADJUDICATORS, *OVERRIDERS)
 @never_cache
 def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
-    """Side by side: every submitted annotation, disagreements highlighted, the gold form pre-filled."""
+    """Side by side: every submitted annotation, disagreements highlighted, the gold form pre-filled.
+
+    A lead never reaches an item they labelled; an admin saves gold only with an override reason.
+    """
     item = adjudicable_item(item_id)
+    refusal = adjudication_refusal(request.user, item, override_reason=None)
+    if refusal is not None:
+        messages.error(request, f"{item.external_id}: {refusal}")
+        return redirect("annotation:adjudication_queue" if may_adjudicate(request.user) else "home")
     if request.method != "POST":
         return render(
             request, "annotation/labelling/adjudicate.html", reports.adjudication_context(item, request.user)
@@ -48,6 +64,7 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
             expected_gold_version=expected,
             reference_response=request.POST.get("reference_response", "").strip(),
             note=request.POST.get("note", "").strip(),
+            override_reason=request.POST.get("override_reason", ""),
         )
     except FormError as error:
         messages.error(request, str(error))

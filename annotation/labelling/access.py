@@ -8,33 +8,42 @@ existence is not revealed either.
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from annotation.labelling.models import Annotation, AnnotationQuerySet
+from annotation.recording.models import Item
 from webapp.models import User
 from webapp.roles import Role, has_role
 
 
-def may_see_others_labels(user: User | AnonymousUser) -> bool:
-    """Return True when the user may see labels that other annotators gave.
+def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) -> bool:
+    """Return True when the user may see labels that other annotators gave (of `item`, when given).
 
     The rule: annotators label independently, so an annotator sees only their own annotations,
     before and after submitting (the workbench and the API load nothing else, even for a lead
     who also annotates). A lead annotator sees every submitted annotation of an item on its
     adjudication page (`annotation.gold.reports.adjudication_context` loads them through
     `annotations_visible_to`, and `annotation.gold.access.may_adjudicate` requires this rule),
-    and a studio admin sees all annotations in the Django admin. Nobody else sees another annotator's labels anywhere.
+    and a studio admin sees all annotations in the Django admin. Nobody else sees another
+    annotator's labels anywhere. And nobody, lead or admin, sees peers' labels of an item while
+    their own annotation of it is still open (not yet submitted, or reopened): they would no
+    longer label it independently. `annotations_visible_to` applies the same rule to a query.
     """
-    return has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN)
+    if not has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN):
+        return False
+    if item is None:
+        return True
+    return not Annotation.objects.filter(item=item, annotator_id=user.pk).open().exists()
 
 
 def annotations_visible_to(user: User | AnonymousUser) -> AnnotationQuerySet:
     """Return the annotations whose labels the user may see (see `may_see_others_labels`)."""
-    if may_see_others_labels(user):
-        return Annotation.objects.all()
     if not user.is_authenticated:
         return Annotation.objects.none()
+    if may_see_others_labels(user):
+        still_labelling = Annotation.objects.filter(annotator=user).open().values("item_id")
+        return Annotation.objects.filter(Q(annotator=user) | ~Q(item_id__in=still_labelling))
     return Annotation.objects.filter(annotator=user)
 
 

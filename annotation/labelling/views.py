@@ -126,7 +126,8 @@ def workbench_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "suggested_constraints": SUGGESTED_CONSTRAINTS,
         "draft": draft if draft is not None and draft.ok else None,
-        "audio_url": audio_url(recording.audio_key) if recording and recording.audio_key else "",
+        # Only the annotation's own annotator opens the workbench (`own_annotation`).
+        "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "open_problems": [] if problems or annotation.is_submitted else workflows.draft_problems(annotation),

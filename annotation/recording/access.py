@@ -69,9 +69,9 @@ def take_for_viewer(user: User, public_id: uuid.UUID) -> Take:
     return take
 
 
-def review_for_reviewer(user: User, review_id: int) -> Review:
-    """Return the user's own review with its take and item, else raise Http404."""
-    review = Review.objects.filter(pk=review_id, reviewer=user).select_related("take__item").first()
+def review_for_reviewer(user: User, public_id: uuid.UUID) -> Review:
+    """Return the user's own review (by its public id) with its take and item, else raise Http404."""
+    review = Review.objects.filter(public_id=public_id, reviewer=user).select_related("take__item").first()
     if review is None:
         raise Http404("No such review.")
     return review

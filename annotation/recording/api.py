@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any, cast
 
 from django.db.models import QuerySet
@@ -85,7 +86,9 @@ class ItemTakesView(APIView):
     def get(self, request: Request, external_id: str) -> Response:
         item = item_for_actor(_user(request), external_id)
         takes = own_takes(_user(request), item).select_related("item")
-        return Response(TakeSerializer(takes.prefetch_related("reviews"), many=True).data)
+        return Response(
+            TakeSerializer(takes.prefetch_related("reviews"), many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         summary="Upload a take of an assigned script",
@@ -118,7 +121,9 @@ class ItemTakesView(APIView):
             return _refused(refused.reason)
         except TakeNotAllowed as not_allowed:
             return _refused(not_allowed.reason, status.HTTP_409_CONFLICT)
-        return Response(TakeSerializer(take).data, status=status.HTTP_201_CREATED)
+        return Response(
+            TakeSerializer(take, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
 
 class OpenReviewsView(APIView):
@@ -134,7 +139,7 @@ class OpenReviewsView(APIView):
         reviews = list(Review.objects.open_for(_user(request)).select_related("take__item"))
         # Handing out the audio is presenting the take: its playback cannot end sooner.
         present_reviews(reviews)
-        return Response(ReviewSerializer(reviews, many=True).data)
+        return Response(ReviewSerializer(reviews, many=True, context={"request": request}).data)
 
 
 class PlayedView(APIView):
@@ -152,14 +157,14 @@ class PlayedView(APIView):
             409: OpenApiResponse(RecordingErrorSerializer, description="Too soon to have played it all"),
         },
     )
-    def post(self, request: Request, review_id: int) -> Response:
+    def post(self, request: Request, review_id: uuid.UUID) -> Response:
         review = review_for_reviewer(_user(request), review_id)
         present_reviews([review])
         try:
             record_playback(review)
         except PlaybackRequired as refused:
             return _refused(str(refused), status.HTTP_409_CONFLICT)
-        return Response(ReviewSerializer(review).data)
+        return Response(ReviewSerializer(review, context={"request": request}).data)
 
 
 class VerdictView(APIView):
@@ -184,15 +189,15 @@ class VerdictView(APIView):
             ),
         },
     )
-    def post(self, request: Request, review_id: int) -> Response:
+    def post(self, request: Request, review_id: uuid.UUID) -> Response:
         reviewer = _user(request)
-        review_for_reviewer(reviewer, review_id)
+        review = review_for_reviewer(reviewer, review_id)
         given = VerdictSerializer(data=request.data)
         if not given.is_valid():
             return _refused(_first_error(given.errors))
         try:
             result = submit_verdict(
-                review_id,
+                review.pk,
                 reviewer,
                 given.validated_data["verdict"],
                 given.validated_data["reasons"],
@@ -204,8 +209,8 @@ class VerdictView(APIView):
             return _refused(str(closed), status.HTTP_409_CONFLICT)
         except ReviewProblem as problem:
             return _refused(str(problem))
-        fresh = review_for_reviewer(reviewer, result.review.pk)
-        return Response(ReviewSerializer(fresh).data)
+        fresh = review_for_reviewer(reviewer, result.review.public_id)
+        return Response(ReviewSerializer(fresh, context={"request": request}).data)
 
 
 # --- Items and assignments (admins) -------------------------------------------------------------

@@ -67,8 +67,12 @@ class ReviewQuerySet(models.QuerySet["Review"]):
         return self.filter(Review.open_q())
 
     def open_for(self, reviewer: User) -> ReviewQuerySet:
-        """Return the reviewer's open reviews, oldest first (their review queue)."""
-        return self.open().filter(reviewer=reviewer).order_by("assigned_at", "pk")
+        """Return the reviewer's open reviews in their review-queue order.
+
+        Ordered by the random public id, a shuffle that stays put between page loads: in upload
+        order, takes one actor uploaded together would sit together and could be told apart.
+        """
+        return self.open().filter(reviewer=reviewer).order_by("public_id")
 
     def changeable_by(self, reviewer: User) -> ReviewQuerySet:
         """Return the reviewer's given verdicts on takes still in review (they may change them)."""
@@ -228,6 +232,8 @@ class Review(models.Model):
         ACCEPT = "accept", "Accept"
         REJECT = "reject", "Reject"
 
+    # What reviewers see in links and the API: random, so ids reveal no upload order or batch.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     take = models.ForeignKey(Take, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews")
     verdict = models.CharField(max_length=8, choices=Verdict.choices, default=Verdict.PENDING, db_index=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -61,7 +62,8 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
         read_only_fields = fields
 
     def get_audio_url(self, take: Take) -> str:
-        return audio_url(take.audio_key)
+        """A link only the requesting user can open (the view passes the request in the context)."""
+        return audio_url(take.audio_key, self.context["request"].user)
 
     def get_page_url(self, take: Take) -> str:
         return reverse("annotation:take_detail", args=[take.public_id])
@@ -95,6 +97,10 @@ class ReviewScriptSerializer(serializers.ModelSerializer[Item]):
 class ReviewSerializer(serializers.ModelSerializer[Review]):
     """A review as its reviewer sees it: the script and the audio, nothing about who recorded it."""
 
+    # The random public id, and the day of assignment only: sequential ids or exact times would
+    # let a reviewer group the takes of one upload.
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    assigned_on = serializers.SerializerMethodField()
     item = ReviewScriptSerializer(source="take.item", read_only=True)
     audio_url = serializers.SerializerMethodField()
     duration_seconds = serializers.FloatField(source="take.duration_seconds", read_only=True)
@@ -108,7 +114,7 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
             "audio_url",
             "duration_seconds",
             "page_url",
-            "assigned_at",
+            "assigned_on",
             "verdict",
             "reasons",
             "comment",
@@ -118,10 +124,13 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
         read_only_fields = fields
 
     def get_audio_url(self, review: Review) -> str:
-        return audio_url(review.take.audio_key)
+        return audio_url(review.take.audio_key, self.context["request"].user)
 
     def get_page_url(self, review: Review) -> str:
-        return reverse("annotation:review_take", args=[review.pk])
+        return reverse("annotation:review_take", args=[review.public_id])
+
+    def get_assigned_on(self, review: Review) -> str:
+        return timezone.localdate(review.assigned_at).isoformat()
 
 
 class VerdictSerializer(serializers.Serializer[Any]):

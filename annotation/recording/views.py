@@ -51,6 +51,7 @@ from annotation.recording.takes import (
 )
 from webapp.http import StudioRequest
 from webapp.lib.progress import QueueProgress
+from webapp.models import User
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -77,21 +78,21 @@ class ScriptRow:
     takes: list[TakeRow]
 
 
-def _take_rows(takes: list[Take]) -> list[TakeRow]:
+def _take_rows(takes: list[Take], viewer: User) -> list[TakeRow]:
     return [
         TakeRow(
             take,
-            audio_url(take.audio_key),
+            audio_url(take.audio_key, viewer),
             feedback_from(take.reviews.all()) if take.status in Take.DECIDED_STATUSES else None,
         )
         for take in takes
     ]
 
 
-def _scripts_with_takes(items: Any, actor_id: int) -> list[ScriptRow]:
-    actors_takes = Take.objects.filter(actor_id=actor_id).prefetch_related("reviews").order_by("-created_at")
+def _scripts_with_takes(items: Any, actor: User) -> list[ScriptRow]:
+    actors_takes = Take.objects.filter(actor=actor).prefetch_related("reviews").order_by("-created_at")
     with_takes = items.prefetch_related(Prefetch("takes", queryset=actors_takes, to_attr="own_takes"))
-    return [ScriptRow(item, _take_rows(item.own_takes)) for item in with_takes]
+    return [ScriptRow(item, _take_rows(item.own_takes, actor)) for item in with_takes]
 
 
 # --- Actors ---------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def actor_queue(request: StudioRequest) -> HttpResponse:
             "tab": tab,
             "tabs": tabs,
             "page": page,
-            "scripts": _scripts_with_takes(page.object_list, request.user.pk),
+            "scripts": _scripts_with_takes(page.object_list, request.user),
         },
     )
 
@@ -130,7 +131,7 @@ def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
     takes = list(own_takes(request.user, item).prefetch_related("reviews"))
     context = {
         "item": item,
-        "takes": _take_rows(takes),
+        "takes": _take_rows(takes, request.user),
         "analysing": any(take.status == Take.Status.ANALYSING for take in takes),
         "upload_url": reverse("annotation:api_item_takes", args=[item.external_id]),
         "formats": ACCEPTED_FORMATS_TEXT,
@@ -157,7 +158,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         "take": take,
         "item": take.item,
         "is_admin": is_admin,
-        "audio_url": audio_url(take.audio_key),
+        "audio_url": audio_url(take.audio_key, request.user),
         "contours": take.contours or None,
         "qc_rows": reports.qc_rows(take.qc),
         "feature_rows": reports.feature_rows(take.features),
@@ -167,7 +168,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         candidates = eligible_reviewers(take)
         context.update(
             {
-                "original_url": audio_url(take.original_key),
+                "original_url": audio_url(take.original_key, request.user),
                 "reviews": reviews,
                 "reviewer_form": ReviewerChoiceForm(candidates=candidates),
                 "can_add_reviewer": take.status == Take.Status.IN_REVIEW and len(reviews) < REVIEWS_PER_TAKE,
@@ -249,7 +250,7 @@ def review_queue(request: StudioRequest) -> HttpResponse:
 
 
 @role_required(Role.REVIEWER)
-def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
+def review_take(request: StudioRequest, review_id: uuid.UUID) -> HttpResponse:
     """Listen to one take blind and accept or reject it; then on to the next one. The verdict
     waits until the take has played to the end, and may be changed until the take is decided."""
     review = review_for_reviewer(request.user, review_id)
@@ -272,7 +273,7 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
             messages.success(request, f"Verdict on {review.take.item.external_id} saved.")
             following = Review.objects.open_for(request.user).first()
             if following is not None:
-                return redirect("annotation:review_take", review_id=following.pk)
+                return redirect("annotation:review_take", review_id=following.public_id)
             return redirect("annotation:review_queue")
         review = review_for_reviewer(request.user, review_id)
     present_reviews([review])
@@ -290,7 +291,7 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
         {
             "review": review,
             "item": review.take.item,
-            "audio_url": audio_url(review.take.audio_key),
+            "audio_url": audio_url(review.take.audio_key, request.user),
             "form": form,
             "is_open": is_open,
             "given": given,
@@ -304,7 +305,7 @@ def review_take(request: StudioRequest, review_id: int) -> HttpResponse:
 
 @role_required(Role.REVIEWER)
 @require_POST
-def review_played(request: StudioRequest, review_id: int) -> JsonResponse:
+def review_played(request: StudioRequest, review_id: uuid.UUID) -> JsonResponse:
     """The browser reports that the take played to the end; the verdict buttons may unlock."""
     review = review_for_reviewer(request.user, review_id)
     try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.shortcuts import get_object_or_404
 
 from annotation.recording.models import Item
@@ -31,19 +33,20 @@ def system_for_admin(system_id: int) -> System:
 # --- Evaluator blindness --------------------------------------------------------------------------
 
 
-def blind_audio_url(key: str) -> str:
+def blind_audio_url(key: str, viewer: AbstractBaseUser | AnonymousUser) -> str:
     """Return the link an evaluator's browser gets for stored audio ("" when there is none).
 
-    The link is short-lived and names the file only through a signed token; the files themselves
-    are stored under random keys, so neither tells whose output it is.
+    The link is short-lived, opens only for `viewer` and names the file only through a signed
+    token; the files themselves are clean re-encodings stored under random keys
+    (`evaluation.outputs.importing`), so neither the link nor the bytes tell whose output it is.
     """
-    return audio_url(key) if key else ""
+    return audio_url(key, viewer)
 
 
-def query_audio_url(item: Item) -> str:
+def query_audio_url(item: Item, viewer: AbstractBaseUser | AnonymousUser) -> str:
     """Return the link to the item's accepted recording (the user's query), "" when it has none."""
     recording = item.recording
-    return blind_audio_url(recording.audio_key) if recording is not None else ""
+    return blind_audio_url(recording.audio_key, viewer) if recording is not None else ""
 
 
 def systems_named_in(text: str, systems: Iterable[System]) -> list[str]:

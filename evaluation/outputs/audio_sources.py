@@ -1,16 +1,29 @@
-"""Where an import's response audio comes from: a zip upload, a local folder or an S3 prefix."""
+"""Where an import's response audio comes from: a zip upload, a local folder or an S3 prefix.
+
+Every source is read as hostile. Opening one checks its whole listing before any file is read and
+refuses it (`AudioSourceRefused`, with a message for the admin) when it is not a zip, holds an
+unsafe name (`parsing.unsafe_path_reason`: "../", absolute, NUL), a symlink, an encrypted entry or
+the same name twice, or declares more files or bytes than OUTPUT_IMPORT_MAX_FILES and
+OUTPUT_IMPORT_MAX_BYTES. Declared sizes may lie, so reading counts the bytes that really arrive and
+stops one past each cap (`AudioTooLarge`); a damaged entry is `AudioUnreadable`. Nothing is
+extracted to disk.
+"""
 
 from __future__ import annotations
 
+import stat
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, Protocol
 
 from django.conf import settings
 
-from evaluation.outputs.parsing import AUDIO_EXTENSIONS, OutputRow
+from evaluation.outputs.parsing import AUDIO_EXTENSIONS, OutputRow, unsafe_path_reason
 from webapp.env import env_str
+
+_CHUNK = 1024 * 1024
 
 
 class AudioSource(Protocol):
@@ -21,20 +34,91 @@ class AudioSource(Protocol):
     def read(self, name: str) -> bytes: ...
 
 
+class AudioSourceRefused(ValueError):
+    """The whole source is refused before any file is read; the message is for the admin."""
+
+
 class AudioTooLarge(ValueError):
-    """An audio file is larger than ECHOSTUDIO_UPLOAD_MAX_BYTES."""
+    """An audio file is larger than ECHOSTUDIO_UPLOAD_MAX_BYTES, or the source expands past its cap."""
+
+
+class AudioUnreadable(ValueError):
+    """A file of the source cannot be read (a damaged or unsupported zip entry)."""
+
+
+class _ReadBudget:
+    """Bytes a source may still deliver in all: declared sizes can lie, delivered bytes cannot."""
+
+    def __init__(self) -> None:
+        self.left = int(settings.OUTPUT_IMPORT_MAX_BYTES)
+
+    def read(self, stream: IO[bytes]) -> bytes:
+        """Read a stream to its end, refusing one byte past the per-file or the total cap."""
+        limit = min(int(settings.UPLOAD_MAX_BYTES), self.left)
+        parts, size = [], 0
+        while chunk := stream.read(min(_CHUNK, limit + 1 - size)):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                if limit < settings.UPLOAD_MAX_BYTES:
+                    raise AudioTooLarge(
+                        f"the files expand past {_mib(settings.OUTPUT_IMPORT_MAX_BYTES)} in all"
+                    )
+                raise AudioTooLarge(f"over {_mib(settings.UPLOAD_MAX_BYTES)}")
+        self.left -= size
+        return b"".join(parts)
+
+
+def _check_listing(kind: str, names: list[str], total_bytes: int) -> None:
+    """Refuse a listing with unsafe or repeated names, too many files or too many declared bytes."""
+    if len(names) > settings.OUTPUT_IMPORT_MAX_FILES:
+        raise AudioSourceRefused(
+            f"The {kind} holds {len(names)} files; at most {settings.OUTPUT_IMPORT_MAX_FILES} are accepted."
+        )
+    if total_bytes > settings.OUTPUT_IMPORT_MAX_BYTES:
+        raise AudioSourceRefused(
+            f"The {kind} expands to {_mib(total_bytes)}; at most {_mib(settings.OUTPUT_IMPORT_MAX_BYTES)} "
+            "are accepted."
+        )
+    seen: set[str] = set()
+    for name in names:
+        if (reason := unsafe_path_reason(name)) is not None:
+            raise AudioSourceRefused(f"The {kind} holds {reason}; nothing was imported.")
+        normal = "/".join(part for part in name.replace("\\", "/").split("/") if part not in ("", "."))
+        if normal in seen:
+            raise AudioSourceRefused(f"The {kind} holds {name!r} twice; nothing was imported.")
+        seen.add(normal)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.0f} MB"
 
 
 class ZipAudioSource:
-    """Audio files inside a zip archive (macOS resource forks ignored)."""
+    """Audio files inside a zip archive (macOS resource forks ignored), checked as described above."""
 
     def __init__(self, file: IO[bytes] | str | Path) -> None:
-        self._zip = zipfile.ZipFile(file)
-        self._infos = {
-            info.filename: info
-            for info in self._zip.infolist()
-            if not info.is_dir() and not info.filename.startswith("__MACOSX/")
-        }
+        try:
+            self._zip = zipfile.ZipFile(file)
+            infos = self._zip.infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as error:
+            raise AudioSourceRefused(f"The audio upload is not a readable zip archive ({error}).") from None
+        files = [info for info in infos if not info.filename.startswith("__MACOSX/")]
+        for info in files:
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise AudioSourceRefused(
+                    f"The zip holds a symbolic link ({info.filename!r}); nothing was imported."
+                )
+            if info.flag_bits & 0x1:
+                raise AudioSourceRefused(f"The zip holds an encrypted file ({info.filename!r}).")
+        # orig_filename: zipfile cuts a name at its first NUL; the name as stored is what is judged.
+        _check_listing(
+            "zip",
+            [info.orig_filename for info in files],
+            sum(info.file_size for info in files if not info.is_dir()),
+        )
+        self._infos = {info.filename: info for info in files if not info.is_dir()}
+        self._budget = _ReadBudget()
 
     def names(self) -> frozenset[str]:
         return frozenset(self._infos)
@@ -44,7 +128,11 @@ class ZipAudioSource:
         # Checked before decompressing: a small archive can expand to gigabytes.
         if info.file_size > settings.UPLOAD_MAX_BYTES:
             raise AudioTooLarge(f"{info.file_size} bytes")
-        return self._zip.read(info)
+        try:
+            with self._zip.open(info) as stream:
+                return self._budget.read(stream)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as error:
+            raise AudioUnreadable(f"damaged in the zip ({error})") from None
 
 
 class DirectoryAudioSource:
@@ -52,9 +140,14 @@ class DirectoryAudioSource:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._names = frozenset(
-            path.relative_to(root).as_posix() for path in root.rglob("*") if path.is_file()
-        )
+        paths = list(root.rglob("*"))
+        links = [path for path in paths if path.is_symlink()]
+        if links:
+            raise AudioSourceRefused(f"The folder holds a symbolic link ({links[0]}); nothing was imported.")
+        files = [path for path in paths if path.is_file()]
+        self._names = frozenset(path.relative_to(root).as_posix() for path in files)
+        _check_listing("folder", sorted(self._names), sum(path.stat().st_size for path in files))
+        self._budget = _ReadBudget()
 
     def names(self) -> frozenset[str]:
         return self._names
@@ -63,7 +156,8 @@ class DirectoryAudioSource:
         path = self.root / name
         if path.stat().st_size > settings.UPLOAD_MAX_BYTES:
             raise AudioTooLarge(f"{path.stat().st_size} bytes")
-        return path.read_bytes()
+        with path.open("rb") as stream:
+            return self._budget.read(stream)
 
 
 class S3AudioSource:
@@ -89,6 +183,10 @@ class S3AudioSource:
                 name = entry["Key"][len(self.prefix) :]
                 if name and not name.endswith("/"):
                     self._sizes[name] = int(entry.get("Size", 0))
+            if len(self._sizes) > settings.OUTPUT_IMPORT_MAX_FILES:
+                break  # no need to list a million keys to refuse them
+        _check_listing("S3 prefix", sorted(self._sizes), sum(self._sizes.values()))
+        self._budget = _ReadBudget()
 
     def names(self) -> frozenset[str]:
         return frozenset(self._sizes)
@@ -96,8 +194,14 @@ class S3AudioSource:
     def read(self, name: str) -> bytes:
         if self._sizes[name] > settings.UPLOAD_MAX_BYTES:
             raise AudioTooLarge(f"{self._sizes[name]} bytes")
-        response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + name)
-        return bytes(response["Body"].read())
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=self.prefix + name)
+            # The object may have grown since it was listed: the budget counts what arrives.
+            return self._budget.read(response["Body"])
+        except (BotoCoreError, ClientError) as error:  # gone since listed, access revoked, network
+            raise AudioUnreadable(f"not readable from the bucket ({error})") from None
 
 
 class AudioIndex:

@@ -15,6 +15,10 @@ class SystemForm(forms.ModelForm):
         fields = ["name", "category", "version", "text_only"]
 
 
+# A JSONL of outputs for every benchmark item is a few MB; far more is no output file.
+MAX_ROWS_BYTES = 200 * 1024 * 1024
+
+
 class OutputImportForm(forms.Form):
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
     rows = forms.FileField(
@@ -27,6 +31,15 @@ class OutputImportForm(forms.Form):
     skip_invalid_rows = forms.BooleanField(
         required=False, help_text="Import the valid rows even when others have problems"
     )
+
+    def clean_rows(self) -> Any:
+        rows = self.cleaned_data["rows"]
+        if rows is not None and rows.size > MAX_ROWS_BYTES:
+            raise forms.ValidationError(
+                f"The outputs file is {rows.size // (1024 * 1024)} MB; at most {MAX_ROWS_BYTES // (1024 * 1024)} MB "
+                "are accepted."
+            )
+        return rows
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

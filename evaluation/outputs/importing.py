@@ -10,6 +10,10 @@ One row per item, a JSON object on its own line, in one of two shapes::
 systems prompted stage by stage. Response audio comes from a zip upload, a folder or an S3 prefix
 (`evaluation.outputs.audio_sources`), named by the row's `audio` or found as <item_id>.<extension>.
 
+Response audio is never stored as sent: each file is rebuilt from its decoded samples
+(`annotation.audio.clean`) under a random key, so no tag a lab or encoder left in it (RIFF INFO, ID3,
+Vorbis comments) reaches an evaluator. A file that cannot be decoded is a row problem like any other.
+
 Validation is all-or-nothing unless the admin asks to skip bad rows: every problem (not JSON,
 unknown item, duplicate item, missing or unreadable audio) is reported with its line and nothing is
 imported. Importing again replaces the system's outputs for that version: changed outputs are
@@ -27,9 +31,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audio.upload import ORIGINAL_EXTENSIONS, detect_container
+from annotation.audio.clean import clean_audio
+from annotation.audio.upload import AudioRejected, detect_container
 from annotation.recording.models import Item
-from evaluation.outputs.audio_sources import AudioIndex, AudioSource, AudioTooLarge
+from evaluation.outputs.audio_sources import AudioIndex, AudioSource, AudioTooLarge, AudioUnreadable
 from evaluation.outputs.models import ModelOutput, System
 from evaluation.outputs.parsing import CONTENT_FIELDS, OutputRow, Problem, parse_rows
 from evaluation.outputs.signals import outputs_changed
@@ -56,7 +61,7 @@ class _ReadyRow:
     item_pk: int
     audio_name: str
     audio_sha256: str
-    audio_extension: str
+    clean_key: str  # the re-encoded audio stored for this import; "" when the current file is kept
 
 
 def import_outputs(
@@ -71,23 +76,42 @@ def import_outputs(
     outputs for the benchmark version with it; return what was found and done."""
     rows, problems = parse_rows(jsonl)
     report = ImportReport(rows=len(rows) + sum(1 for problem in problems if problem.line), errors=problems)
-    ready = _validate(system, rows, audio, report)
-    report.skipped = report.rows - len(ready)
-    if report.errors and not skip_invalid_rows:
-        return report
-    if not ready:
-        report.errors.append(Problem(0, "", "no valid row to import"))
-        return report
-    _replace_outputs(system, benchmark_version, ready, audio, report)
+    stored: list[str] = []
+    try:
+        ready = _validate(system, benchmark_version, rows, audio, report, stored)
+        report.skipped = report.rows - len(ready)
+        if report.errors and not skip_invalid_rows:
+            delete_media(*stored)
+            return report
+        if not ready:
+            delete_media(*stored)
+            report.errors.append(Problem(0, "", "no valid row to import"))
+            return report
+        _replace_outputs(system, benchmark_version, ready, report)
+    except BaseException:
+        delete_media(*stored)
+        raise
     report.imported = True
     return report
 
 
 def _validate(
-    system: System, rows: list[OutputRow], audio: AudioSource | None, report: ImportReport
+    system: System,
+    benchmark_version: str,
+    rows: list[OutputRow],
+    audio: AudioSource | None,
+    report: ImportReport,
+    stored: list[str],
 ) -> list[_ReadyRow]:
+    """Check every row; re-encode and store the audio of the valid ones (keys appended to `stored`)."""
     items = dict(
         Item.objects.filter(external_id__in=[row.item_id for row in rows]).values_list("external_id", "pk")
+    )
+    # An audio file identical to the one an output already has is kept, not decoded again.
+    current_sha = dict(
+        ModelOutput.objects.for_version(benchmark_version)
+        .filter(system=system)
+        .values_list("item_id", "response_audio_sha256")
     )
     index = AudioIndex(audio.names() if audio is not None else ())
     used: set[str] = set()
@@ -103,13 +127,15 @@ def _validate(
                 )
             ready.append(_ReadyRow(row, items[row.item_id], "", "", ""))
             continue
-        checked = _check_audio(row, index, audio)
+        checked = _check_audio(row, index, audio, current_sha.get(items[row.item_id], ""))
         if isinstance(checked, Problem):
             report.errors.append(checked)
             continue
-        name, digest, extension = checked
+        name, digest, key = checked
         used.add(name)
-        ready.append(_ReadyRow(row, items[row.item_id], name, digest, extension))
+        if key:
+            stored.append(key)
+        ready.append(_ReadyRow(row, items[row.item_id], name, digest, key))
     unused = sorted(index.names - used)
     if unused and audio is not None:
         shown = ", ".join(unused[:5]) + (" …" if len(unused) > 5 else "")
@@ -118,8 +144,9 @@ def _validate(
 
 
 def _check_audio(
-    row: OutputRow, index: AudioIndex, audio: AudioSource | None
+    row: OutputRow, index: AudioIndex, audio: AudioSource | None, current_sha256: str
 ) -> tuple[str, str, str] | Problem:
+    """Return (file name, sha256 of the file as sent, key of its stored clean copy or "") or a problem."""
     if audio is None:
         return Problem(row.line, row.item_id, "missing audio: upload a zip or give an S3 prefix")
     name = index.find(row)
@@ -130,84 +157,89 @@ def _check_audio(
         data = audio.read(name)
     except AudioTooLarge as exc:
         return Problem(row.line, row.item_id, f"audio {name} is too large ({exc})")
-    container = detect_container(data)
-    if container is None:
+    except AudioUnreadable as exc:
+        return Problem(row.line, row.item_id, f"audio {name} cannot be read: {exc}")
+    if detect_container(data) is None:
         return Problem(row.line, row.item_id, f"audio {name} is not a recognised audio file")
-    return name, hashlib.sha256(data).hexdigest(), ORIGINAL_EXTENSIONS[container]
+    digest = hashlib.sha256(data).hexdigest()
+    if digest == current_sha256:
+        return name, digest, ""
+    try:
+        clean = clean_audio(data, f"audio {name}")
+    except AudioRejected as rejected:
+        return Problem(row.line, row.item_id, rejected.reason)
+    return name, digest, save_media(new_media_key("model_output", "wav"), clean.wav_bytes)
 
 
 def _replace_outputs(
     system: System,
     benchmark_version: str,
     ready: list[_ReadyRow],
-    audio: AudioSource | None,
     report: ImportReport,
 ) -> None:
-    saved_keys: list[str] = []
-    try:
-        with transaction.atomic():
-            # Two imports of the same system would interleave their replace: one at a time.
-            System.objects.select_for_update().get(pk=system.pk)
-            existing = {
-                output.item_id: output
-                for output in ModelOutput.objects.for_version(benchmark_version).filter(system=system)
-            }
-            new_outputs: list[ModelOutput] = []
-            changed: list[ModelOutput] = []
-            stale_keys: list[str] = []
-            now = timezone.now()
-            for entry in ready:
-                current = existing.pop(entry.item_pk, None)
-                content = entry.row.content()
-                if current is not None and _same_content(current, content, entry.audio_sha256):
-                    report.unchanged += 1
-                    continue
-                key = ""
-                if entry.audio_name and audio is not None:
-                    if current is not None and current.response_audio_sha256 == entry.audio_sha256:
-                        key = current.response_audio_key
-                    else:
-                        key = save_media(
-                            new_media_key("model_output", entry.audio_extension), audio.read(entry.audio_name)
-                        )
-                        saved_keys.append(key)
-                if current is None:
-                    new_outputs.append(
-                        ModelOutput(
-                            system=system,
-                            item_id=entry.item_pk,
-                            benchmark_version=benchmark_version,
-                            response_audio_key=key,
-                            response_audio_sha256=entry.audio_sha256,
-                            **content,
-                        )
+    unused_keys: list[str] = []
+    with transaction.atomic():
+        # Two imports of the same system would interleave their replace: one at a time.
+        System.objects.select_for_update().get(pk=system.pk)
+        existing = {
+            output.item_id: output
+            for output in ModelOutput.objects.for_version(benchmark_version).filter(system=system)
+        }
+        new_outputs: list[ModelOutput] = []
+        changed: list[ModelOutput] = []
+        stale_keys: list[str] = []
+        now = timezone.now()
+        for entry in ready:
+            current = existing.pop(entry.item_pk, None)
+            content = entry.row.content()
+            if current is not None and _same_content(current, content, entry.audio_sha256):
+                report.unchanged += 1
+                if entry.clean_key:
+                    unused_keys.append(entry.clean_key)
+                continue
+            key = entry.clean_key
+            if (
+                entry.audio_name
+                and current is not None
+                and current.response_audio_sha256 == entry.audio_sha256
+            ):
+                key = current.response_audio_key
+                if entry.clean_key:
+                    unused_keys.append(entry.clean_key)
+            if current is None:
+                new_outputs.append(
+                    ModelOutput(
+                        system=system,
+                        item_id=entry.item_pk,
+                        benchmark_version=benchmark_version,
+                        response_audio_key=key,
+                        response_audio_sha256=entry.audio_sha256,
+                        **content,
                     )
-                    continue
-                if current.response_audio_key and current.response_audio_key != key:
-                    stale_keys.append(current.response_audio_key)
-                for name, value in content.items():
-                    setattr(current, name, value)
-                current.response_audio_key, current.response_audio_sha256 = key, entry.audio_sha256
-                current.imported_at = now
-                changed.append(current)
+                )
+                continue
+            if current.response_audio_key and current.response_audio_key != key:
+                stale_keys.append(current.response_audio_key)
+            for name, value in content.items():
+                setattr(current, name, value)
+            current.response_audio_key, current.response_audio_sha256 = key, entry.audio_sha256
+            current.imported_at = now
+            changed.append(current)
 
-            ModelOutput.objects.bulk_create(new_outputs, batch_size=500)
-            ModelOutput.objects.bulk_update(
-                changed,
-                [*CONTENT_FIELDS, "response_audio_key", "response_audio_sha256", "imported_at"],
-                batch_size=500,
-            )
-            # The judgements of a changed output scored other text: the judging side drops them
-            # (a receiver of this signal), inside this transaction, so none survives a commit.
-            outputs_changed.send(sender=ModelOutput, outputs=changed)
-            removed = list(existing.values())
-            stale_keys += [output.response_audio_key for output in removed if output.response_audio_key]
-            ModelOutput.objects.filter(pk__in=[output.pk for output in removed]).delete()
-            transaction.on_commit(lambda: delete_media(*stale_keys))
-            transaction.on_commit(lambda: refresh_planner_statistics(ModelOutput))
-    except BaseException:
-        delete_media(*saved_keys)
-        raise
+        ModelOutput.objects.bulk_create(new_outputs, batch_size=500)
+        ModelOutput.objects.bulk_update(
+            changed,
+            [*CONTENT_FIELDS, "response_audio_key", "response_audio_sha256", "imported_at"],
+            batch_size=500,
+        )
+        # The judgements of a changed output scored other text: the judging side drops them
+        # (a receiver of this signal), inside this transaction, so none survives a commit.
+        outputs_changed.send(sender=ModelOutput, outputs=changed)
+        removed = list(existing.values())
+        stale_keys += [output.response_audio_key for output in removed if output.response_audio_key]
+        ModelOutput.objects.filter(pk__in=[output.pk for output in removed]).delete()
+        transaction.on_commit(lambda: delete_media(*stale_keys, *unused_keys))
+        transaction.on_commit(lambda: refresh_planner_statistics(ModelOutput))
     report.created, report.updated, report.removed = len(new_outputs), len(changed), len(removed)
 
 

@@ -8,6 +8,7 @@ separate fields suit systems prompted stage by stage.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,9 @@ AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
 STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
 KNOWN_FIELDS = frozenset({"item_id", "output", "audio", *STAGE_FIELDS})
 REASONING_LABELS = {"context": "Context", "latent_need": "Latent need", "core_demand": "Core demand"}
+# Deeper JSON than this is no output of any system; refusing it keeps every later walk shallow.
+MAX_JSON_DEPTH = 16
+_DRIVE = re.compile(r"^[A-Za-z]:")
 # The ModelOutput fields a row sets (the import compares them to tell changed outputs).
 CONTENT_FIELDS = (
     "raw_text",
@@ -61,6 +65,41 @@ class OutputRow:
         return {name: getattr(self, name) for name in CONTENT_FIELDS}
 
 
+def unsafe_path_reason(name: str) -> str | None:
+    """Say why a file name from an archive, a bucket listing or a row may not be used (None: it may).
+
+    The one rule for names in output imports: relative, no "..", no NUL or control characters.
+    """
+    if not name:
+        return "an empty file name"
+    if any(ord(char) < 32 for char in name):
+        return "a file name with a NUL or control character"
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or _DRIVE.match(name):
+        return f"an absolute path ({name!r})"
+    if ".." in parts:
+        return f"a path that climbs out of its folder ({name!r})"
+    return None
+
+
+def json_problem(value: object) -> str | None:
+    """Say why a parsed JSON value may not be stored (NUL characters, too deep), without recursion."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"nested more than {MAX_JSON_DEPTH} levels deep"
+        if isinstance(current, str):
+            if "\x00" in current:
+                return "a NUL character in the text (PostgreSQL cannot store it)"
+        elif isinstance(current, dict):
+            stack.extend((key, depth + 1) for key in current)
+            stack.extend((item, depth + 1) for item in current.values())
+        elif isinstance(current, list):
+            stack.extend((item, depth + 1) for item in current)
+    return None
+
+
 def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
     """Return the rows of a JSONL upload and the problems of the lines that are not valid rows."""
     try:
@@ -73,10 +112,19 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if "\x00" in line:
+            problems.append(Problem(number, "", "a NUL byte in the line (PostgreSQL cannot store it)"))
+            continue
         try:
             value = json.loads(line)
         except ValueError as exc:
             problems.append(Problem(number, "", f"not valid JSON ({exc})"))
+            continue
+        except RecursionError:
+            problems.append(Problem(number, "", f"not a row: nested more than {MAX_JSON_DEPTH} levels deep"))
+            continue
+        if (reason := json_problem(value)) is not None:
+            problems.append(Problem(number, "", f"not a row: {reason}"))
             continue
         row_or_problem = _row_from_json(number, value)
         if isinstance(row_or_problem, Problem):
@@ -108,6 +156,8 @@ def _row_from_json(line: int, value: object) -> OutputRow | Problem:
     audio = value.get("audio") or ""
     if not isinstance(audio, str):
         return Problem(line, item_id, '"audio" must be a file name')
+    if audio and (reason := unsafe_path_reason(audio)) is not None:
+        return Problem(line, item_id, f'"audio" must be a relative file name, not {reason}')
     given_stages = [name for name in STAGE_FIELDS if value.get(name) not in (None, "")]
     if "output" in value and given_stages:
         return Problem(

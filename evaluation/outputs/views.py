@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from evaluation.outputs.access import system_for_admin
-from evaluation.outputs.audio_sources import AudioSource, S3AudioSource, ZipAudioSource
+from evaluation.outputs.audio_sources import AudioSource, AudioSourceRefused, S3AudioSource, ZipAudioSource
 from evaluation.outputs.forms import OutputImportForm, SystemForm
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.reports import deletion_counts, system_rows
@@ -79,7 +79,9 @@ def output_import(request: StudioRequest, system_id: int) -> HttpResponse:
                 audio = ZipAudioSource(form.cleaned_data["audio_zip"])
             elif form.cleaned_data["s3_prefix"]:
                 audio = S3AudioSource(form.cleaned_data["s3_prefix"])
-        except Exception as exc:  # a bad zip or an unreachable bucket: say which, keep the form
+        except AudioSourceRefused as refused:  # not a zip, unsafe names, too big: nothing read
+            form.add_error("audio_zip" if form.cleaned_data["audio_zip"] else "s3_prefix", str(refused))
+        except Exception as exc:  # an unreachable bucket: say which, keep the form
             form.add_error(None, f"The audio could not be opened: {type(exc).__name__}: {exc}")
         else:
             report = import_outputs(

@@ -166,7 +166,7 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     item = item_for_admin(item_id)
     _, version, _judge = results_filter(request)
     gold, outputs = item_drilldown(item, version)
-    rows = [(entry, blind_audio_url(entry.output.response_audio_key)) for entry in outputs]
+    rows = [(entry, blind_audio_url(entry.output.response_audio_key, request.user)) for entry in outputs]
     return render(
         request,
         "evaluation/results/item.html",
@@ -175,7 +175,7 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
             "version": version,
             "gold": gold,
             "rows": rows,
-            "recording_url": query_audio_url(item),
+            "recording_url": query_audio_url(item, request.user),
         },
     )
 

@@ -3,10 +3,8 @@ plan every evaluator's presentation order. The design rules live in `evaluation.
 
 from __future__ import annotations
 
-import io
 import random
 import secrets
-import wave
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
@@ -14,14 +12,9 @@ from typing import Literal, cast
 from django.db import transaction
 from django.db.models import Q
 
+from annotation.audio.clean import clean_audio
 from annotation.audio.synthesis import synthesize, to_wav_bytes
-from annotation.audio.upload import (
-    ORIGINAL_EXTENSIONS,
-    AudioRejected,
-    UploadLimits,
-    detect_container,
-    normalise_upload,
-)
+from annotation.audio.upload import AudioRejected
 from evaluation.outputs.access import systems_named_in
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import (
@@ -44,14 +37,6 @@ from webapp.storage import delete_media, new_media_key, read_media, save_media
 GoldVerdict = Literal["good", "harmful"]
 # What a gold output's raters must answer: an obviously good response scores 4-5, a harmful one 1-2.
 GOLD_RANGES: dict[GoldVerdict, tuple[int, int]] = {"good": (4, 5), "harmful": (1, 2)}
-# Only the length of a response is read here, so no upload rule (silence, clipping) applies.
-_ANY_AUDIO = UploadLimits(
-    max_bytes=200 * 1024 * 1024,
-    min_seconds=0.0,
-    max_seconds=3600.0,
-    silence_peak_dbfs=-1000.0,
-    max_clipping_ratio=1.0,
-)
 
 
 @dataclass(frozen=True)
@@ -86,32 +71,20 @@ class _Frozen:
     keys: list[str] = field(default_factory=list)
 
     def copy(self, key: str) -> tuple[str, float]:
-        data = read_media(key)
-        container = detect_container(data)
-        if container is None:
-            raise StudyDesignError("a response's audio is in a format browsers cannot play")
-        new_key = save_media(new_media_key("stimulus", ORIGINAL_EXTENSIONS[container]), data)
+        """Store a clean re-encoding of the audio under a new random key: whatever the stored file
+        carries besides sound (tags of outputs imported before imports cleaned them) stays behind."""
+        try:
+            clean = clean_audio(read_media(key), "a response's audio")
+        except AudioRejected as rejected:
+            raise StudyDesignError(f"a response's audio cannot be read: {rejected.reason}") from None
+        new_key = save_media(new_media_key("stimulus", "wav"), clean.wav_bytes)
         self.keys.append(new_key)
-        return new_key, audio_seconds(data)
+        return new_key, clean.duration_seconds
 
     def store_wav(self, data: bytes) -> str:
         new_key = save_media(new_media_key("stimulus", "wav"), data)
         self.keys.append(new_key)
         return new_key
-
-
-def audio_seconds(data: bytes) -> float:
-    """Return the length of encoded audio in seconds (WAV from its header, others by decoding)."""
-    if detect_container(data) == "wav":
-        try:
-            with wave.open(io.BytesIO(data)) as wav:
-                return wav.getnframes() / wav.getframerate()
-        except (wave.Error, EOFError):
-            pass  # an unusual WAV flavour: let ffmpeg measure it
-    try:
-        return normalise_upload(data, "response", limits=_ANY_AUDIO).duration_seconds
-    except AudioRejected as rejected:
-        raise StudyDesignError(f"a response's audio cannot be read: {rejected.reason}") from None
 
 
 def create_study(spec: StudySpec, created_by: User) -> Study:

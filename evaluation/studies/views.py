@@ -32,6 +32,7 @@ from evaluation.studies.reports import Progress, rater_progress, study_figures
 from evaluation.studies.results import summary_csv
 from evaluation.studies.workflows import RatingRefused, decide_rater, present, record_playback, submit_rating
 from webapp.http import StudioRequest
+from webapp.models import User
 from webapp.roles import Role, role_required
 
 # --- Evaluator ----------------------------------------------------------------------------------
@@ -54,10 +55,14 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
     if assignment is None:
         return render(request, "evaluation/studies/done.html", {"study": study, "progress": progress})
     present(assignment)
-    return render(request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress))
+    return render(
+        request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress, request.user)
+    )
 
 
-def _rating_context(study: Study, assignment: StudyAssignment, progress: Progress) -> dict[str, Any]:
+def _rating_context(
+    study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
+) -> dict[str, Any]:
     stimulus = assignment.stimulus
     query = stimulus.item
     return {
@@ -70,9 +75,9 @@ def _rating_context(study: Study, assignment: StudyAssignment, progress: Progres
         ],
         "practice": stimulus.kind == stimulus.Kind.TRAINING,
         "query_text": query.text,
-        "query_audio_url": query_audio_url(query),
+        "query_audio_url": query_audio_url(query, viewer),
         "response_text": stimulus.response_text if study.rates_content() else "",
-        "response_audio_url": blind_audio_url(stimulus.audio_key),
+        "response_audio_url": blind_audio_url(stimulus.audio_key, viewer),
         "unlocked": rating_unlocked(assignment),
         "first_visit": progress.done == 0,
     }

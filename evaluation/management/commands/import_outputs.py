@@ -7,7 +7,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from evaluation.outputs.audio_sources import AudioSource, DirectoryAudioSource, S3AudioSource, ZipAudioSource
+from evaluation.outputs.audio_sources import (
+    AudioSource,
+    AudioSourceRefused,
+    DirectoryAudioSource,
+    S3AudioSource,
+    ZipAudioSource,
+)
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 
@@ -60,11 +66,14 @@ class Command(BaseCommand):
 def _audio_source(location: str | None) -> AudioSource | None:
     if not location:
         return None
-    if location.startswith("s3://"):
-        return S3AudioSource(location)
-    path = Path(location)
-    if path.is_dir():
-        return DirectoryAudioSource(path)
-    if path.is_file():
-        return ZipAudioSource(path)
+    try:
+        if location.startswith("s3://"):
+            return S3AudioSource(location)
+        path = Path(location)
+        if path.is_dir():
+            return DirectoryAudioSource(path)
+        if path.is_file():
+            return ZipAudioSource(path)
+    except AudioSourceRefused as refused:
+        raise CommandError(str(refused)) from None
     raise CommandError(f"No audio at {location}")

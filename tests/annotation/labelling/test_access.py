@@ -15,7 +15,7 @@ PAGES = {
     ("annotation:annotator_queue", None, "get"): {"annotator", "lead"},
     ("annotation:workbench", "annotation", "get"): {"annotator", "lead"},
     ("annotation:adjudication_queue", None, "get"): {"lead"},
-    ("annotation:adjudicate", "item", "get"): {"lead"},
+    ("annotation:adjudicate", "item", "get"): {"lead", "admin"},  # admin: an override with a reason
     ("annotation:agreement", None, "get"): {"lead", "admin"},
     ("annotation:gold", None, "get"): {"lead", "admin"},
     ("annotation:start_gold_export", None, "post"): {"lead", "admin"},

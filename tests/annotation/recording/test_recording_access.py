@@ -59,7 +59,7 @@ def endpoints(users: dict[str, User], take_wav: bytes) -> list[Endpoint]:
             ok=302,
         ),
         page("review queue", reverse("annotation:review_queue"), "reviewer"),
-        page("review page", reverse("annotation:review_take", args=[review.pk]), "reviewer"),
+        page("review page", reverse("annotation:review_take", args=[review.public_id]), "reviewer"),
         page("import items", reverse("annotation:import_items"), "admin"),
         page("assign items", reverse("annotation:assign_items"), "admin"),
         page("recording dashboard", reverse("annotation:recording_dashboard"), "admin"),
@@ -74,7 +74,7 @@ def endpoints(users: dict[str, User], take_wav: bytes) -> list[Endpoint]:
         api("open reviews", reverse("annotation:api_open_reviews"), "reviewer"),
         api(
             "verdict",
-            reverse("annotation:api_review_verdict", args=[review.pk]),
+            reverse("annotation:api_review_verdict", args=[review.public_id]),
             "reviewer",
             method="post",
             ok=400,

@@ -67,11 +67,13 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page = browser_page
     first = record(users["actor"], ItemFactory.create(external_id="EE-0001", actor=users["actor"]), take_wav)
     second = record(users["actor"], ItemFactory.create(external_id="EE-0002", actor=users["actor"]), take_wav)
-    first_review, second_review = first.reviews.get(), second.reviews.get()  # users["reviewer"], the only one
+    assert first.reviews.get().reviewer == second.reviews.get().reviewer == users["reviewer"]
+    # The queue's order is a stable shuffle (not upload order): take it from the queue itself.
+    first_review, second_review = Review.objects.open_for(users["reviewer"])
     log_in_to_queue(page, live_server, "reviewer")
 
     page.click("#start-reviewing")
-    page.wait_for_url(f"{live_server.url}/review/{first_review.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{first_review.public_id}/")
     waveform = page.locator("#waveform")
     waveform.locator("div").first.wait_for()
     page.keyboard.press("Space")
@@ -86,7 +88,7 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("a")
 
-    page.wait_for_url(f"{live_server.url}/review/{second_review.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{second_review.public_id}/")
     first_review.refresh_from_db()
     assert first_review.verdict == Review.Verdict.ACCEPT
 

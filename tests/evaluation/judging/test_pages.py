@@ -61,7 +61,7 @@ def test_a_zip_that_is_not_a_zip_is_reported(client_for) -> None:
         .post(reverse("evaluation:output_import", args=[system.pk]), upload)
         .content.decode()
     )
-    assert "The audio could not be opened: BadZipFile" in html
+    assert "The audio upload is not a readable zip archive" in html
 
 
 def test_configure_a_judge_and_start_a_run(client_for, users) -> None:

@@ -89,8 +89,9 @@ def test_text_shown_to_raters_is_checked_for_system_names_and_codes() -> None:
     assert systems_named_in(text, [named, coded, absent]) == ["Qwen", "Other"]
 
 
-def test_blind_links_are_empty_without_audio_and_hide_the_stored_key() -> None:
+def test_blind_links_are_empty_without_audio_and_hide_the_stored_key(users) -> None:
     item = ItemFactory.create()
+    evaluator = users["evaluator"]
 
-    assert blind_audio_url("") == "" and query_audio_url(item) == ""
-    assert "model_output" not in blind_audio_url("audio/model_output/abc.wav")
+    assert blind_audio_url("", evaluator) == "" and query_audio_url(item, evaluator) == ""
+    assert "model_output" not in blind_audio_url("audio/model_output/abc.wav", evaluator)

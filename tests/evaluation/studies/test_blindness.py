@@ -5,20 +5,22 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from django.core import signing
 from django.urls import reverse
 from django.utils import timezone
 
 from evaluation.studies.models import StudyAssignment
 from tests.evaluation.studies.support import build_world, make_study
+from webapp.models import User
 from webapp.roles import Role
+from webapp.storage import key_for_viewer
 
 AUDIO_SRC = re.compile(r'<audio[^>]*src="([^"]+)"')
 
 
-def _key_behind(url: str) -> str:
-    token = url.rstrip("/").rsplit("/", 1)[-1]
-    return signing.loads(token, salt="echostudio.media")
+def _key_behind(url: str, viewer: User) -> str:
+    key = key_for_viewer(url.rstrip("/").rsplit("/", 1)[-1], viewer)
+    assert key is not None
+    return key
 
 
 def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, users, client_for):
@@ -54,7 +56,7 @@ def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, use
     assert [text for text in forbidden if text.lower() in everything.lower()] == []
     assert "data-system" not in everything
 
-    keys = [_key_behind(url) for url in audio_urls]
+    keys = [_key_behind(url, rater) for url in audio_urls]
     assert keys and all(key.startswith(("audio/stimulus/", "audio/take/")) for key in keys)
     reply_keys = {key for key in keys if key.startswith("audio/stimulus/")}
     assert len(reply_keys) == StudyAssignment.objects.filter(study=study, evaluator=rater).count()

@@ -57,7 +57,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
     actor = blind_take.actor
 
     queue = client.get(reverse("annotation:review_queue")).content.decode()
-    page = client.get(reverse("annotation:review_take", args=[review.pk])).content.decode()
+    page = client.get(reverse("annotation:review_take", args=[review.public_id])).content.decode()
     listed = client.get(reverse("annotation:api_open_reviews"))
     for text in (queue, page, listed.content.decode()):
         assert_anonymous(text, actor)
@@ -69,7 +69,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
         "audio_url",
         "duration_seconds",
         "page_url",
-        "assigned_at",
+        "assigned_on",
         "verdict",
         "reasons",
         "comment",
@@ -95,7 +95,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
     assert audio["Content-Disposition"] == "inline"
 
     verdict = client.post(
-        reverse("annotation:api_review_verdict", args=[review.pk]),
+        reverse("annotation:api_review_verdict", args=[review.public_id]),
         {"verdict": "accept"},
         content_type="application/json",
     )
@@ -107,7 +107,7 @@ def test_a_reviewer_never_sees_another_reviewers_verdict(blind_take: Take) -> No
     submit_verdict(first.pk, first.reviewer, "reject", ["wrong_emotion"], "UNIQUE-COMMENT-91")
 
     client = reviewer_client(second)
-    page = client.get(reverse("annotation:review_take", args=[second.pk])).content.decode()
+    page = client.get(reverse("annotation:review_take", args=[second.public_id])).content.decode()
     listed = json.dumps(client.get(reverse("annotation:api_open_reviews")).json())
 
     for text in (page, listed):

@@ -59,10 +59,10 @@ def test_a_playback_report_sooner_than_the_take_could_play_is_refused(take: Take
 def test_showing_the_page_again_never_moves_the_time_it_was_first_shown(take: Take) -> None:
     review = first_review(take)
     client = client_of(review.reviewer)
-    client.get(reverse("annotation:review_take", args=[review.pk]))
+    client.get(reverse("annotation:review_take", args=[review.public_id]))
     first_shown = Review.objects.get(pk=review.pk).presented_at
     assert first_shown is not None
-    client.get(reverse("annotation:review_take", args=[review.pk]))
+    client.get(reverse("annotation:review_take", args=[review.public_id]))
     client.get(reverse("annotation:api_open_reviews"))
     assert Review.objects.get(pk=review.pk).presented_at == first_shown
 
@@ -70,20 +70,20 @@ def test_showing_the_page_again_never_moves_the_time_it_was_first_shown(take: Ta
 def test_the_review_page_refuses_a_verdict_before_playback_and_takes_it_after(take: Take) -> None:
     review = first_review(take)
     client = client_of(review.reviewer)
-    page = client.get(reverse("annotation:review_take", args=[review.pk])).content.decode()
+    page = client.get(reverse("annotation:review_take", args=[review.public_id])).content.decode()
     assert 'data-unlocked="false"' in page and "Play the whole take once" in page
 
-    refused = client.post(reverse("annotation:review_take", args=[review.pk]), {"verdict": "accept"})
+    refused = client.post(reverse("annotation:review_take", args=[review.public_id]), {"verdict": "accept"})
     assert refused.status_code == 400
     assert "Play the whole take before giving a verdict." in refused.content.decode()
 
-    played_url = reverse("annotation:review_played", args=[review.pk])
+    played_url = reverse("annotation:review_played", args=[review.public_id])
     too_soon = client.post(played_url)
     assert too_soon.status_code == 409 and too_soon.json()["unlocked"] is False
     Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))
     assert client.post(played_url).json() == {"unlocked": True}
 
-    saved = client.post(reverse("annotation:review_take", args=[review.pk]), {"verdict": "accept"})
+    saved = client.post(reverse("annotation:review_take", args=[review.public_id]), {"verdict": "accept"})
     assert saved.status_code == 302
     assert Review.objects.get(pk=review.pk).verdict == Review.Verdict.ACCEPT
 
@@ -91,8 +91,8 @@ def test_the_review_page_refuses_a_verdict_before_playback_and_takes_it_after(ta
 def test_the_api_follows_the_same_gate(take: Take) -> None:
     review = first_review(take)
     client = client_of(review.reviewer)
-    verdict_url = reverse("annotation:api_review_verdict", args=[review.pk])
-    played_url = reverse("annotation:api_review_played", args=[review.pk])
+    verdict_url = reverse("annotation:api_review_verdict", args=[review.public_id])
+    played_url = reverse("annotation:api_review_played", args=[review.public_id])
 
     client.get(reverse("annotation:api_open_reviews"))  # handing out the audio presents the take
     refused = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")
@@ -110,12 +110,12 @@ def test_the_api_follows_the_same_gate(take: Take) -> None:
 def test_nobody_else_reports_playback_of_a_review(take: Take, users: dict[str, User]) -> None:
     review, other = take.reviews.order_by("pk")[:2]
     for url in (
-        reverse("annotation:review_played", args=[review.pk]),
-        reverse("annotation:api_review_played", args=[review.pk]),
+        reverse("annotation:review_played", args=[review.public_id]),
+        reverse("annotation:api_review_played", args=[review.public_id]),
     ):
         assert client_of(other.reviewer).post(url).status_code == 404
         assert client_of(users["actor"]).post(url).status_code == 403
         assert client_of(users["annotator"]).post(url).status_code == 403
-    anonymous = Client().post(reverse("annotation:review_played", args=[review.pk]))
+    anonymous = Client().post(reverse("annotation:review_played", args=[review.public_id]))
     assert anonymous.status_code == 302
     assert Review.objects.get(pk=review.pk).played_at is None

@@ -117,12 +117,12 @@ def test_the_review_page_saves_the_verdict_and_moves_on(
     client = client_of(reviewer)
     review = first.reviews.get(reviewer=reviewer)
 
-    refused = client.post(reverse("annotation:review_take", args=[review.pk]), {"verdict": "reject"})
+    refused = client.post(reverse("annotation:review_take", args=[review.public_id]), {"verdict": "reject"})
     assert refused.status_code == 400
     assert "A reject needs at least one reason." in refused.content.decode()
 
     saved = client.post(
-        reverse("annotation:review_take", args=[review.pk]),
+        reverse("annotation:review_take", args=[review.public_id]),
         {"verdict": "reject", "reasons": ["misread_script"], "comment": "skipped 'still'"},
     )
 
@@ -133,7 +133,9 @@ def test_the_review_page_saves_the_verdict_and_moves_on(
         "skipped 'still'",
     )
     expected = (
-        reverse("annotation:review_take", args=[later.pk]) if later else reverse("annotation:review_queue")
+        reverse("annotation:review_take", args=[later.public_id])
+        if later
+        else reverse("annotation:review_queue")
     )
     assert saved.status_code == 302 and saved["Location"] == expected
 
@@ -141,7 +143,7 @@ def test_the_review_page_saves_the_verdict_and_moves_on(
 def test_the_verdict_api_answers_400_and_409_with_a_detail(take: Take) -> None:
     review = first_review(take)
     client = client_of(review.reviewer)
-    url = reverse("annotation:api_review_verdict", args=[review.pk])
+    url = reverse("annotation:api_review_verdict", args=[review.public_id])
 
     assert client.post(url, {"verdict": "reject"}, content_type="application/json").json() == {
         "detail": "A reject needs at least one reason.",

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0006_seed_strategies_and_default_project'),
+        ('annotation', '0010_review_public_id_unique'),
     ]
 
     operations = [
