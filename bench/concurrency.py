@@ -309,11 +309,20 @@ def annotator_day(base_url: str, cookies: dict[str, str], record: Record, stored
             record.race("double submit", race_outcome(answers, lambda r: r.status_code == 200))
 
 
-def reviewer_day(base_url: str, cookies: dict[str, str], record: Record, verdicts: dict[int, str]) -> None:
+def reviewer_day(base_url: str, cookies: dict[str, str], record: Record, verdicts: dict[str, str]) -> None:
+    from annotation.recording.access import MAX_REVIEW_SPEED  # after django.setup() (in seed)
+
     with client(base_url, cookies) as http:
-        for row in rows_of(timed(record, "list open reviews", partial(http.get, "/api/reviews/")).json()):
+        rows = rows_of(timed(record, "list open reviews", partial(http.get, "/api/reviews/")).json())
+        # Listing hands out the audio; a verdict waits until each take could have played to the end
+        # (the playback gate), so the reviewer "listens" for the longest take at top speed.
+        time.sleep(max((row["duration_seconds"] for row in rows), default=0.0) / MAX_REVIEW_SPEED)
+        for index, row in enumerate(rows):
             review_id = row["id"]
-            verdict = "accept" if review_id % 7 else "reject"
+            played = timed(record, "played", partial(http.post, f"/api/reviews/{review_id}/played/"))
+            if played.status_code != 200:
+                continue
+            verdict = "reject" if index % 7 == 6 else "accept"
             body: dict[str, Any] = {"verdict": verdict}
             if verdict == "reject":
                 body.update(reasons=["audio_quality"], comment="hum in the background")
@@ -322,6 +331,8 @@ def reviewer_day(base_url: str, cookies: dict[str, str], record: Record, verdict
             )
             if any(answer.status_code == 200 for answer in answers):
                 verdicts[review_id] = verdict
+            # The same verdict twice: the second may save it again (a verdict may change until the
+            # take is decided) or be refused once the first decided the take; never two outcomes.
             record.race("double verdict", race_outcome(answers, lambda r: r.status_code == 200))
 
 
@@ -341,7 +352,7 @@ def fast_tracked(item_id: int, response: httpx.Response) -> bool:
     return response.status_code == 302 and f"/{item_id}/" not in response.headers["location"]
 
 
-def check(stored: dict[int, str], verdicts: dict[int, str], gold_item_ids: list[int]) -> dict[str, int]:
+def check(stored: dict[int, str], verdicts: dict[str, str], gold_item_ids: list[int]) -> dict[str, int]:
     """Read the database back; return lost and duplicated writes by kind."""
     from django.db.models import Count
 
@@ -360,7 +371,12 @@ def check(stored: dict[int, str], verdicts: dict[int, str], gold_item_ids: list[
     double_revisions = (
         AnnotationRevision.objects.values("annotation").annotate(n=Count("pk")).filter(n__gt=1).count()
     )
-    stored_verdicts = dict(Review.objects.filter(pk__in=verdicts).values_list("pk", "verdict"))
+    stored_verdicts = {
+        str(public_id): verdict
+        for public_id, verdict in Review.objects.filter(public_id__in=verdicts).values_list(
+            "public_id", "verdict"
+        )
+    }
     lost_verdicts = sum(1 for pk, verdict in verdicts.items() if stored_verdicts.get(pk) != verdict)
     undecided = Take.objects.filter(item__external_id__startswith="REV", status=Take.Status.IN_REVIEW).count()
     items_with_two_recordings = (
@@ -445,7 +461,7 @@ def main() -> None:
 
         record = Record()
         stored: dict[int, str] = {}
-        verdicts: dict[int, str] = {}
+        verdicts: dict[str, str] = {}
         started = time.perf_counter()
         with ThreadPoolExecutor(ANNOTATORS + REVIEWERS + 1) as people:
             jobs = [
