@@ -16,6 +16,7 @@ def test_the_take_page_draws_contours_in_the_shared_colours(
 ) -> None:
     page = browser_page
     take = LabellingItemFactory.create().recording
+    assert take is not None
     path = f"/takes/{take.public_id}/"
     log_in(page, live_server, "admin", start=f"/accounts/login/?next={path}")
     page.wait_for_url(f"{live_server.url}{path}")
