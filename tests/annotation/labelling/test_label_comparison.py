@@ -8,6 +8,7 @@ from annotation.labelling.comparison import (
     compare_labels,
     labels_agree_on_categories,
     proposed_labels,
+    readable_fields,
 )
 from annotation.labelling.schema import script_words
 from tests.annotation.labelling.support import SCRIPT, perception, tom
@@ -112,3 +113,21 @@ def test_the_cheap_category_check_matches_the_full_comparison() -> None:
     for labels in (agreeing, disagreeing):
         assert labels_agree_on_categories(labels) == categorical_fields_agree(compare_labels(labels))
     assert not labels_agree_on_categories(agreeing[:1])  # one annotation agrees with nobody
+
+
+def test_a_reference_reads_as_labelled_fields_in_the_workbench_order() -> None:
+    segments = [{"start": 0.0, "end": 1.2, "emotion": "happy", "words": "Oh great"}]
+    rows = dict(
+        readable_fields(
+            perception(emotion_segments=segments, emotion_variant=""),
+            tom(),
+            {"emotional-validation": "Emotional validation", "information": "Information"},
+        )
+    )
+    assert rows["Primary emotion"] == "angry"
+    assert rows["Text and voice conflict"] == "yes"
+    assert rows["Emotion segments"] == "0.00–1.20 s happy (“Oh great”)"
+    assert rows["Recommended strategies"] == "Emotional validation, reflection-of-feelings"
+    assert rows["Not-recommended strategies"] == "Information"
+    assert "Fine-grained variant" not in rows  # empty fields are left out
+    assert list(rows)[:2] == ["Polarity", "Primary emotion"]
