@@ -17,7 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -112,6 +111,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def read_parquet(path: Path) -> list[dict[str, Any]]:
     """Return the rows of one parquet file of an export."""
+    import pyarrow.parquet as pq  # heavy: loaded by an import job, never by the web app
+
     return list(pq.read_table(path).to_pylist())
 
 
