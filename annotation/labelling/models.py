@@ -107,7 +107,7 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         return (
             self.filter(annotator=annotator, status=Annotation.Status.SUBMITTED)
             .select_related("item")
-            .order_by("-submitted_at", "pk")
+            .order_by("-submitted_at", "-pk")
         )
 
 
@@ -147,6 +147,21 @@ class Annotation(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="one_annotation_per_annotator")
+        ]
+        # One narrow index per list, in the list's order, so a page is a range scan of the
+        # annotator's own rows and its cost does not grow with the number of items (issue 14).
+        indexes = [
+            models.Index(
+                fields=["annotator", "assigned_at", "id"],
+                condition=Q(status__in=["assigned", "draft"]),  # OPEN_STATUSES
+                name="annotation_open_queue",
+            ),
+            models.Index(
+                fields=["annotator", "submitted_at", "id"],
+                condition=Q(status="submitted"),
+                name="annotation_submitted_list",
+            ),
+            models.Index(fields=["annotator", "id"], name="annotation_by_annotator"),
         ]
         ordering = ["assigned_at"]
 

@@ -8,10 +8,12 @@ compare-and-bump atomic on PostgreSQL; SQLite serialises writers anyway (IMMEDIA
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.audio.suggestions import suggestions_from_features
@@ -57,12 +59,10 @@ class InvalidLabels(LabellingError):
 # --- The annotator's queue --------------------------------------------------------------------------
 
 
-def next_open_annotation(user: User, after: Annotation | None = None) -> Annotation | None:
-    """Return the user's next open annotation (not `after`), or None when the queue is empty."""
-    queue = Annotation.objects.open_queue_of(user)
-    if after is not None:
-        queue = queue.exclude(pk=after.pk)
-    return queue.first()
+def next_open_id(submitted: Annotation) -> int | None:
+    """Return the id of the annotation to open after `submitted` (found by `submit_annotation`'s lock)."""
+    found = getattr(submitted, "next_open_id", None)
+    return found if isinstance(found, int) else None
 
 
 # --- Drafting and submitting ------------------------------------------------------------------------
@@ -117,11 +117,12 @@ def save_draft(
     expected_version: int,
 ) -> Annotation:
     """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists."""
+    labels = _Labels.of(perception, tom)
     with transaction.atomic():
-        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=False)
-        annotation.status = Annotation.Status.DRAFT
-        annotation.version += 1
-        annotation.save(update_fields=["perception", "tom", "status", "version", "updated_at"])
+        annotation = _lock_for_change(annotation_id, user, expected_version, labels)
+        _refuse_if_submitted(annotation, complete=False)
+        annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+        _save_as_draft(annotation)
         return annotation
 
 
@@ -132,32 +133,55 @@ def submit_annotation(
     perception: Mapping[str, Any],
     tom: Mapping[str, Any],
     expected_version: int,
+    keep_incomplete_draft: bool = False,
 ) -> Annotation:
-    """Submit complete labels, keep a revision, and record which drafted fields the annotator changed."""
+    """Submit complete labels, keep a revision, and record which drafted fields the annotator changed.
+
+    One lock, one validation: the locking read also checks the strategies named and finds the
+    annotator's next open annotation (`next_open_id` on the result), so a submit from the
+    workbench costs the lock, the update and the revision. With `keep_incomplete_draft` (the
+    workbench form), labels that are only incomplete are saved as a draft before InvalidLabels is
+    raised, so the annotator's work is never lost.
+    """
+    labels = _Labels.of(perception, tom)
+    unfinished: InvalidLabels | None = None
     with transaction.atomic():
-        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=True)
-        annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
-        annotation.status = Annotation.Status.SUBMITTED
-        annotation.version += 1
-        annotation.submitted_at = timezone.now()
-        annotation.save(
-            update_fields=[
-                "perception",
-                "tom",
-                "changed_from_draft",
-                "status",
-                "version",
-                "submitted_at",
-                "updated_at",
-            ]
-        )
-        AnnotationRevision.objects.create(
-            annotation=annotation,
-            version=annotation.version,
-            perception=annotation.perception,
-            tom=annotation.tom,
-        )
-        return annotation
+        annotation = _lock_for_change(annotation_id, user, expected_version, labels, with_next=True)
+        _refuse_if_submitted(annotation, complete=True)
+        try:
+            annotation.perception, annotation.tom = labels.checked(annotation, complete=True)
+        except InvalidLabels as invalid:
+            if not keep_incomplete_draft:
+                raise
+            # Raised after the transaction commits the draft; a draft save refuses what no draft may hold.
+            annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+            _save_as_draft(annotation)
+            unfinished = invalid
+        else:
+            annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
+            annotation.status = Annotation.Status.SUBMITTED
+            annotation.version += 1
+            annotation.submitted_at = timezone.now()
+            annotation.save(
+                update_fields=[
+                    "perception",
+                    "tom",
+                    "changed_from_draft",
+                    "status",
+                    "version",
+                    "submitted_at",
+                    "updated_at",
+                ]
+            )
+            AnnotationRevision.objects.create(
+                annotation=annotation,
+                version=annotation.version,
+                perception=annotation.perception,
+                tom=annotation.tom,
+            )
+    if unfinished is not None:
+        raise unfinished
+    return annotation
 
 
 def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) -> Annotation:
@@ -172,12 +196,44 @@ def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) 
         return annotation
 
 
-def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> Annotation:
-    annotation = (
-        Annotation.objects.select_for_update(of=("self",))
-        .select_related("item", "machine_draft")
-        .get(pk=annotation_id, annotator=user)
-    )
+class _Labels:
+    """Posted label documents, normalised before the lock so the locking read can check their strategies."""
+
+    def __init__(self, perception: dict[str, Any], tom: dict[str, Any]) -> None:
+        self.perception, self.tom = perception, tom
+        named = [*tom.get("recommended_strategies", []), *tom.get("not_recommended_strategies", [])]
+        self.strategies = sorted({str(slug) for slug in named})
+
+    @classmethod
+    def of(cls, perception: Mapping[str, Any], tom: Mapping[str, Any]) -> _Labels:
+        return cls(normalise_perception(perception), normalise_tom(tom))
+
+    def checked(self, annotation: Annotation, *, complete: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        known = {slug for index, slug in enumerate(self.strategies) if getattr(annotation, f"_known_{index}")}
+        return checked_labels(
+            annotation.item, self.perception, self.tom, complete=complete, strategy_slugs=known
+        )
+
+
+def _lock_for_change(
+    annotation_id: int,
+    user: User,
+    expected_version: int,
+    labels: _Labels | None = None,
+    *,
+    with_next: bool = False,
+) -> Annotation:
+    """Lock the user's annotation (the caller holds the transaction) in one read that also answers
+    which of the posted strategies exist and, `with_next`, the user's next open annotation."""
+    rows = Annotation.objects.select_for_update(of=("self",)).select_related("item", "machine_draft")
+    for index, slug in enumerate(labels.strategies if labels else []):
+        rows = rows.annotate(**{f"_known_{index}": Exists(Strategy.objects.filter(slug=slug))})
+    if with_next:
+        following = Annotation.objects.open_queue_of(user).exclude(pk=OuterRef("pk")).values("pk")[:1]
+        rows = rows.annotate(next_open_id=Subquery(following))
+    annotation = rows.filter(pk=annotation_id, annotator=user).first()
+    if annotation is None:
+        raise Http404("No such annotation of yours.")
     if annotation.version != expected_version:
         raise StaleAnnotation(annotation.version, expected_version)
     if annotation.item.state == Item.State.GOLD:
@@ -185,33 +241,33 @@ def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> A
     return annotation
 
 
-def _lock_and_label(
-    annotation_id: int,
-    user: User,
-    expected_version: int,
-    perception: Mapping[str, Any],
-    tom: Mapping[str, Any],
-    *,
-    complete: bool,
-) -> Annotation:
-    """Lock an open annotation (the caller holds the transaction) and put the checked labels on it,
-    unsaved; `complete` labels are a submit, others a draft save."""
-    annotation = _lock_for_change(annotation_id, user, expected_version)
+def _refuse_if_submitted(annotation: Annotation, *, complete: bool) -> None:
     if annotation.is_submitted:
         # A draft save is told how to change a submitted annotation; a second submit needs no advice.
         raise AnnotationClosed(
             "Already submitted." if complete else "Already submitted: reopen the annotation to change it."
         )
-    annotation.perception, annotation.tom = checked_labels(
-        annotation.item, perception, tom, complete=complete
-    )
-    return annotation
+
+
+def _save_as_draft(annotation: Annotation) -> None:
+    annotation.status = Annotation.Status.DRAFT
+    annotation.version += 1
+    annotation.save(update_fields=["perception", "tom", "status", "version", "updated_at"])
 
 
 def checked_labels(
-    item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
+    item: Item,
+    perception: Mapping[str, Any],
+    tom: Mapping[str, Any],
+    *,
+    complete: bool,
+    strategy_slugs: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the documents normalised, or raise InvalidLabels listing every problem for this item."""
+    """Return the documents normalised, or raise InvalidLabels listing every problem for this item.
+
+    `strategy_slugs`: the taxonomy's slugs (or those of the named strategies that exist), when the
+    caller has them already; else they are read here.
+    """
     perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
     problems = check_perception(
         perception_doc,
@@ -219,9 +275,9 @@ def checked_labels(
         words=script_words(item.text),
         complete=complete,
     )
-    problems += check_tom(
-        tom_doc, strategy_slugs=set(Strategy.objects.values_list("slug", flat=True)), complete=complete
-    )
+    if strategy_slugs is None:
+        strategy_slugs = set(Strategy.objects.values_list("slug", flat=True))
+    problems += check_tom(tom_doc, strategy_slugs=strategy_slugs, complete=complete)
     if problems:
         raise InvalidLabels(problems)
     return perception_doc, tom_doc

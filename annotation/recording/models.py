@@ -200,6 +200,14 @@ class Review(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["take", "reviewer"], name="one_review_per_reviewer")]
+        # The reviewer's queue (`open_for`) in its order: a range scan of their pending reviews.
+        indexes = [
+            models.Index(
+                fields=["reviewer", "assigned_at", "id"],
+                condition=models.Q(verdict="pending"),
+                name="review_pending_queue",
+            )
+        ]
         ordering = ["assigned_at"]
 
     def __str__(self) -> str:
