@@ -312,8 +312,16 @@ def _missing_columns(columns: list[str]) -> str:
 def check_row(
     number: int, record: Mapping[str, object], row_label: str
 ) -> tuple[ItemRow | None, list[RowError]]:
-    """Return the row normalised, or None and every problem of its fields: the one home of the rules
-    a row must follow, for every way items are imported."""
+    """Return the row normalised, or None and every problem of its fields."""
+    values, errors = checked_values(number, record, row_label)
+    return (ItemRow(row=number, **values) if values is not None else None), errors
+
+
+def checked_values(
+    number: int, record: Mapping[str, object], row_label: str
+) -> tuple[dict[str, str] | None, list[RowError]]:
+    """Return a row's values normalised (in ITEM_FIELDS order), or None and every problem of its
+    fields: the one home of the rules a row must follow, for every way items are imported."""
     errors: list[RowError] = []
 
     def fail(name: str, message: str) -> None:
@@ -336,7 +344,7 @@ def check_row(
             values[name] = ""
 
     for name in REQUIRED_FIELDS:
-        if not values[name] and not any(error.field == name for error in errors):
+        if not values[name] and not (errors and any(error.field == name for error in errors)):
             fail(name, "is required.")
 
     external_id = values["external_id"]
@@ -366,7 +374,7 @@ def check_row(
 
     if errors:
         return None, errors
-    return ItemRow(row=number, **values), []
+    return values, errors
 
 
 VOCABULARY_FIELDS = {
