@@ -139,7 +139,9 @@ class JobReporter:
     def log(self, line: str) -> None:
         """Append a line to the job's log."""
         self._log.append(f"{timezone.now():%H:%M:%S} {line}")
-        Job.objects.filter(pk=self.job.pk).update(log="\n".join(self._log)[-100_000:])
+        # Kept on the job too: a failure appends its traceback to job.log, which must hold these lines.
+        self.job.log = "\n".join(self._log)[-100_000:]
+        Job.objects.filter(pk=self.job.pk).update(log=self.job.log)
 
     def check_cancelled(self) -> None:
         """Raise JobCancelled when an admin asked this job to stop."""
