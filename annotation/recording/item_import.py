@@ -164,7 +164,7 @@ def read_records(stream: BinaryIO, filename: str) -> tuple[Format, RecordStream]
     """
     first = stream.readline(MAX_LINE_BYTES + 1)
     file_format = detect_format(first, filename)
-    lines = _text_lines(first, stream)
+    lines = text_lines(stream, first)
     records = _csv_records(lines) if file_format == "csv" else _jsonl_records(lines)
     return file_format, _capped(records)
 
@@ -190,8 +190,12 @@ def parse_items(data: bytes, filename: str) -> ParsedItems:
     return ParsedItems(file_format, rows=rows, errors=errors, rows_read=rows_read)
 
 
-def _text_lines(first: bytes, stream: BinaryIO) -> Iterator[str]:
-    """Yield the file's lines as text; raise FileProblem for a line too long or not UTF-8."""
+def text_lines(stream: BinaryIO, first: bytes | None = None) -> Iterator[str]:
+    """Yield a file's lines as text (`first`: its first line, when already read), past a UTF-8 BOM;
+    raise FileProblem for UTF-16, a line longer than MAX_LINE_BYTES, or bytes that are not UTF-8.
+    The reading rules of every line-based import (items, gold JSONL)."""
+    if first is None:
+        first = stream.readline(MAX_LINE_BYTES + 1)
     if first.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise FileProblem("The file is UTF-16 text; save it as UTF-8 (in Excel: CSV UTF-8).")
     raw, number = first.removeprefix(b"\xef\xbb\xbf"), 1
