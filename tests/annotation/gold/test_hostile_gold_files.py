@@ -95,7 +95,9 @@ def test_nul_characters_and_wrong_types_are_row_problems(users, tmp_path) -> Non
 def test_more_rows_than_the_cap_are_refused(users, tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(importing, "MAX_ROWS", 2)
     rows = [json.dumps(gold_row(id=f"EE-{n}")).encode() for n in range(3)]
-    assert problems_of(write(tmp_path, b"\n".join(rows)), users) == ["The file holds more than 2 rows; split it."]
+    assert problems_of(write(tmp_path, b"\n".join(rows)), users) == [
+        "The file holds more than 2 rows; split it."
+    ]
 
 
 def test_a_file_that_is_not_parquet_is_refused(users, tmp_path) -> None:
