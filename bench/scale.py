@@ -17,6 +17,7 @@ gunicorn worker (just started, and again after serving everything).
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import socket
@@ -39,6 +40,7 @@ import django
 django.setup()
 
 import httpx
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, setup_test_environment
@@ -49,6 +51,7 @@ from annotation.recording.models import Item, Take
 from webapp.models import User
 from webapp.roles import Role, grant_role
 
+logging.getLogger("httpx").setLevel(logging.WARNING)
 ANNOTATORS = 30
 GUNICORN_OPTIONS = ("-w", "2", "--timeout", "600", "--log-level", "warning")
 REPEATS = 40
@@ -161,7 +164,7 @@ class Gunicorn:
             **os.environ,
             "DATABASE_URL": database_url,
             "DJANGO_DEBUG": "0",
-            "DJANGO_SECRET_KEY": "bench-scale-secret-key-not-for-production-0123456789",
+            "DJANGO_SECRET_KEY": django_settings.SECRET_KEY,  # the sessions made here must be valid there
         }
         self.process = subprocess.Popen(
             [
@@ -202,12 +205,9 @@ def http_client(base: str, user: User) -> httpx.Client:
     """Return an HTTP client logged in as `user` (a session made in-process) with a CSRF cookie."""
     django_client = Client()
     django_client.force_login(user)
-    client = httpx.Client(
-        base_url=base, timeout=600, cookies={"sessionid": django_client.cookies["sessionid"].value}
-    )
-    client.get("/accounts/login/")  # sets the csrftoken cookie
-    client.headers["X-CSRFToken"] = client.cookies["csrftoken"]
-    return client
+    token = "b" * 32  # a CSRF secret of the right shape; the header repeats the cookie, as a page's JS would
+    cookies = {"sessionid": django_client.cookies["sessionid"].value, "csrftoken": token}
+    return httpx.Client(base_url=base, timeout=600, cookies=cookies, headers={"X-CSRFToken": token})
 
 
 def timed(run: Callable[[], httpx.Response], expected: int = 200) -> tuple[float, float]:
