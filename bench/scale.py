@@ -3,7 +3,7 @@
 Run against PostgreSQL (a throwaway database "bench_scale_<name>" is created next to the one
 DATABASE_URL names, and dropped afterwards):
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/echostudio nice .venv/bin/python bench/scale.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/echostudio nice .venv/bin/python bench/scale.py [--keep]
 
 Items arrive through the import page (the same `import_items` the command line uses): 10,000, then
 90,000 more. 30,000 annotations (3 per item on the first 10,000 items, 30 annotators, with accepted
@@ -353,10 +353,10 @@ def main() -> None:
 
         rate_10k = import_rate(server.base, admin, item_file(0, 10_000))
         build_annotations(annotators, actor)
-        connection.cursor().execute("ANALYZE")
+        connection.cursor().execute("VACUUM ANALYZE")  # a steady-state database: visibility map set
         small = measure(server, annotators[0])
         rate_100k = import_rate(server.base, admin, item_file(10_000, 90_000))
-        connection.cursor().execute("ANALYZE")
+        connection.cursor().execute("VACUUM ANALYZE")  # a steady-state database: visibility map set
         large = measure(server, annotators[0])
         time.sleep(2)
         served_rss = server.worker_rss_mib()
@@ -390,7 +390,10 @@ def main() -> None:
     finally:
         if server is not None:
             server.stop()
-        connection.creation.destroy_test_db(database, verbosity=0)
+        if "--keep" in sys.argv:  # to look at query plans afterwards
+            print(f"kept the database {database}")
+        else:
+            connection.creation.destroy_test_db(database, verbosity=0)
 
 
 if __name__ == "__main__":
