@@ -29,8 +29,7 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
-from webapp.http import StudioRequest
-from webapp.keyset import keyset_page
+from webapp.http import StudioRequest, keyset_page
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -64,7 +63,7 @@ KEYBOARD_SHORTCUTS = (
 def annotator_queue(request: StudioRequest) -> HttpResponse:
     """The annotator's own assignments: open ones first, or the submitted ones.
 
-    Keyset pages over the queue's own index (`webapp.keyset`), each row's item joined and only the
+    Keyset pages over the queue's own index (`webapp.http.keyset_page`), each row's item joined and only the
     columns shown loaded (no label documents): a page costs the same few queries and milliseconds
     with ten items or a hundred thousand (bench/scale.py measures it).
     """
