@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+from typing import BinaryIO, cast
+
+from django.core.files.storage import default_storage
+from django.db import connection
+
 from annotation.demo import recording as demo
 from annotation.gold import transfer_jobs
 from annotation.labelling import drafts
-from annotation.recording import takes
+from annotation.recording import items, takes
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 
@@ -40,3 +46,60 @@ def export_gold(job: Job, reporter: JobReporter) -> JobResult:
 def import_gold(job: Job, reporter: JobReporter) -> JobResult:
     """Import an uploaded gold export, all or nothing."""
     return transfer_jobs.run_import(job, reporter)
+
+
+@job_task(items.IMPORT_JOB_KIND, title="Import items")
+def import_items(job: Job, reporter: JobReporter) -> JobResult:
+    """Import a stored item file; progress is the share of the file read. A refused file fails the job
+    with its problems in the log (the first 200) and nothing written."""
+    key = str(job.parameters["key"])
+    size = max(1, default_storage.size(key))
+    reporter.progress(0.0, "Reading the file", force=True)
+    with default_storage.open(key, "rb") as handle, _ProgressWriter(job.pk) as progress:
+        stream = cast(BinaryIO, handle)
+        report = items.import_items(
+            stream,
+            str(job.parameters.get("name") or key),
+            import_valid_rows=bool(job.parameters.get("import_valid_rows")),
+            on_progress=lambda rows: progress.set(0.95 * handle.tell() / size, f"{rows:,} rows checked"),
+        )
+    default_storage.delete(key)
+    if not report.imported:
+        for error in report.errors[:200]:
+            reporter.log(str(error))
+        raise ValueError(
+            f"Nothing was imported: {report.invalid_rows} of {report.rows_read} rows have problems."
+            if report.invalid_rows
+            else f"Nothing was imported: {report.errors[0] if report.errors else 'the file holds no items'}"
+        )
+    return report.as_result()
+
+
+class _ProgressWriter(threading.Thread):
+    """Writes a job's progress from its own thread (its own connection): the import's transaction
+    would hide progress written through the job's connection until the very end."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(daemon=True, name=f"job-{job_id}-progress")
+        self.job_id, self.latest, self.stopped = job_id, (0.0, ""), threading.Event()
+
+    def set(self, fraction: float, message: str) -> None:
+        self.latest = (fraction, message)
+
+    def run(self) -> None:
+        written = self.latest
+        try:
+            while not self.stopped.wait(0.5):
+                if self.latest != written:
+                    written = self.latest
+                    Job.objects.filter(pk=self.job_id).update(progress=written[0], message=written[1])
+        finally:
+            connection.close()
+
+    def __enter__(self) -> _ProgressWriter:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stopped.set()
+        self.join()

@@ -151,7 +151,9 @@ class JobReporter:
     def log(self, line: str) -> None:
         """Append a line to the job's log."""
         self._log.append(f"{timezone.now():%H:%M:%S} {line}")
-        self._write(log="\n".join(self._log)[-100_000:])
+        # Kept on the job too: a failure appends its traceback to job.log, which must hold these lines.
+        self.job.log = "\n".join(self._log)[-100_000:]
+        self._write(log=self.job.log)
 
     def _write(self, **fields: Any) -> None:
         if not self._owned.update(**fields):

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-import parselmouth
-from scipy import signal
 
 from webapp.lib.vocabulary import INTONATIONS
 
@@ -180,6 +178,8 @@ def integrated_loudness_lufs(samples: npt.ArrayLike, sample_rate: int) -> float 
     a relative gate 10 LU below the loudness of the blocks that pass it. Return None when no
     block survives (digital silence, or under 400 ms of audio).
     """
+    from scipy import signal  # heavy (as is parselmouth below): loaded by analysis, never by the web app
+
     array = as_float_samples(samples)
     (shelf_b, shelf_a), (pass_b, pass_a) = k_weighting_filters(sample_rate)
     weighted = signal.lfilter(pass_b, pass_a, signal.lfilter(shelf_b, shelf_a, array))
@@ -211,6 +211,8 @@ def classify_intonation(semitones: FloatArray) -> Intonation | None:
     above both is rising-falling, a trough as far below both falling-rising (the larger excursion
     wins if there are both); otherwise the end against the start decides rising, falling or flat.
     """
+    from scipy import signal
+
     if semitones.size < MIN_VOICED_FRAMES_FOR_INTONATION:
         return None
     window = max(5, semitones.size // 5) | 1  # odd, as the filter requires; never above the size
@@ -293,6 +295,8 @@ def _praat_contours(
     empty = np.zeros(0)
     if len(samples) / sample_rate < MIN_PRAAT_SECONDS:
         return empty, empty, empty, empty
+    import parselmouth
+
     sound = parselmouth.Sound(samples, sampling_frequency=sample_rate)
     pitch = sound.to_pitch_ac(
         time_step=FRAME_SECONDS, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ

@@ -25,11 +25,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import datasets
-import pyarrow as pa
-import pyarrow.parquet as pq
 from django.db.models import Prefetch, QuerySet
 
 from annotation.gold.models import GoldReference
@@ -37,6 +34,12 @@ from annotation.labelling.models import Annotation
 from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
 from annotation.recording.models import Item
 from webapp.storage import read_media
+
+# datasets and pyarrow (with pandas behind them) cost ~250 MB and seconds to import: they load when an
+# export runs, never with the web app (tests/webapp/test_import_weight.py).
+if TYPE_CHECKING:
+    import datasets
+    import pyarrow.parquet as pq
 
 JSONL_NAME = "gold.jsonl"
 AUDIO_FOLDER = "audio"
@@ -57,6 +60,8 @@ class ExportSummary:
 
 def gold_features() -> datasets.Features:
     """Return the HF dataset schema of an export (perception and ToM as typed structs)."""
+    import datasets
+
     text = datasets.Value("string")
     perception = {
         name: datasets.Value("bool") if isinstance(default, bool) else text
@@ -251,7 +256,11 @@ class ParquetWriter:
         if not rows:
             return
         if split_name not in self._writers:
+            import pyarrow.parquet as pq
+
             self._writers[split_name] = pq.ParquetWriter(self.path_for(split_name), self.schema)
+        import pyarrow as pa
+
         self._writers[split_name].write_table(pa.Table.from_pylist(rows, schema=self.schema))
         self._pending[split_name] = []
 

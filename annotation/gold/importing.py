@@ -17,7 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -33,9 +32,12 @@ from annotation.labelling.schema import (
     normalise_tom,
     script_words,
 )
-from annotation.recording.models import Emotion, Intensity, Item, Scenario, Split, Take
+from annotation.recording.item_import import ITEM_FIELDS, FileProblem, checked_values, text_lines
+from annotation.recording.models import Item, Scenario, Take
 from webapp.models import User
 from webapp.storage import new_media_key, save_media
+
+MAX_ROWS = 200_000  # a gold file this long is a mistake; the check holds every row in memory
 
 
 class GoldImportError(Exception):
@@ -53,7 +55,7 @@ class RowProblem:
     message: str
 
     def __str__(self) -> str:
-        return f"row {self.row}, {self.field}: {self.message}"
+        return self.message if self.row == 0 else f"row {self.row}, {self.field}: {self.message}"
 
 
 @dataclass
@@ -78,7 +80,7 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
         files = sorted((path / PARQUET_FOLDER).glob("*.parquet")) or sorted(path.glob("*.parquet"))
         if not files:
             raise GoldImportError(
-                [RowProblem(0, "file", f"{path} holds no {JSONL_NAME} and no parquet files")]
+                [RowProblem(0, "file", f"{path.name} holds no {JSONL_NAME} and no parquet files")]
             )
         return [row for file in files for row in read_parquet(file)]
     if path.suffix == ".parquet":
@@ -87,77 +89,147 @@ def read_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Return the rows of a JSONL export, reading each audio file named relative to it."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    """Return the rows of a JSONL export, reading each audio file named relative to it.
+
+    Lines are read as item files are (`item_import.text_lines`: UTF-8, a BOM, a line-length cap),
+    and a file may hold at most MAX_ROWS rows: a hostile file ends in a message, not a traceback.
+    """
+    rows: list[dict[str, Any]] = []
+    with path.open("rb") as stream:
         try:
-            row = json.loads(line)
-        except ValueError as error:
-            raise GoldImportError([RowProblem(number, "line", f"not JSON ({error})")]) from None
-        if not isinstance(row, dict):
-            raise GoldImportError([RowProblem(number, "line", "not a JSON object")])
-        audio = row.get("audio")
-        if isinstance(audio, str) and audio:
-            audio_path = (path.parent / audio).resolve()
-            if path.parent.resolve() not in audio_path.parents or not audio_path.is_file():
-                raise GoldImportError(
-                    [RowProblem(number, "audio", f"no audio file {audio!r} beside the JSONL")]
-                )
-            row["audio"] = {"bytes": audio_path.read_bytes(), "path": audio_path.name}
-        rows.append(row)
+            for number, line in enumerate(text_lines(stream), start=1):
+                if line.strip():
+                    rows.append(_jsonl_row(path, number, line, len(rows)))
+        except FileProblem as problem:
+            raise GoldImportError([RowProblem(0, "file", str(problem))]) from None
     return rows
 
 
+def _jsonl_row(path: Path, number: int, line: str, rows_before: int) -> dict[str, Any]:
+    if rows_before >= MAX_ROWS:
+        raise GoldImportError(
+            [RowProblem(0, "file", f"The file holds more than {MAX_ROWS:,} rows; split it.")]
+        )
+    try:
+        row = json.loads(line)
+    except RecursionError:
+        raise GoldImportError([RowProblem(number, "line", "nested too deeply to be a gold row")]) from None
+    except ValueError as error:
+        raise GoldImportError([RowProblem(number, "line", f"not JSON ({error})")]) from None
+    if not isinstance(row, dict):
+        raise GoldImportError([RowProblem(number, "line", "not a JSON object")])
+    audio = row.get("audio")
+    if isinstance(audio, str) and audio:
+        audio_path = (path.parent / audio).resolve()
+        if path.parent.resolve() not in audio_path.parents or not audio_path.is_file():
+            raise GoldImportError([RowProblem(number, "audio", f"no audio file {audio!r} beside the JSONL")])
+        row["audio"] = {"bytes": audio_path.read_bytes(), "path": audio_path.name}
+    elif audio not in (None, ""):
+        raise GoldImportError([RowProblem(number, "audio", "must name an audio file beside the JSONL")])
+    return row
+
+
 def read_parquet(path: Path) -> list[dict[str, Any]]:
-    """Return the rows of one parquet file of an export."""
-    return list(pq.read_table(path).to_pylist())
+    """Return the rows of one parquet file of an export (at most MAX_ROWS)."""
+    import pyarrow.parquet as pq  # heavy: loaded by an import job, never by the web app
+
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+        if rows > MAX_ROWS:
+            raise GoldImportError(
+                [RowProblem(0, "file", f"{path.name} holds {rows:,} rows, more than {MAX_ROWS:,}; split it.")]
+            )
+        return list(pq.read_table(path).to_pylist())
+    except GoldImportError:
+        raise
+    except Exception as error:  # pyarrow's ArrowInvalid, OSError...: whatever the bytes were, not parquet
+        raise GoldImportError(
+            [RowProblem(0, "file", f"{path.name} is not a readable parquet file ({error}).")]
+        ) from None
 
 
 # --- Import -------------------------------------------------------------------------------------
 
 
-def check_rows(rows: Sequence[Mapping[str, Any]], strategy_slugs: set[str]) -> list[RowProblem]:
-    """Return every problem of every row (empty: the rows can be imported)."""
+def check_rows(rows: Sequence[dict[str, Any]], strategy_slugs: set[str]) -> list[RowProblem]:
+    """Return every problem of every row (empty: the rows can be imported).
+
+    The item fields follow the item import's rules (`item_import.checked_values`, the one home of
+    what an item may hold); a row's values are normalised in place when they pass.
+    """
     problems: list[RowProblem] = []
     seen: set[str] = set()
-    vocabularies = {
-        "scenario": Scenario.values,
-        "target_emotion": Emotion.values,
-        "target_intensity": Intensity.values,
-        "split": Split.values,
-    }
     for number, row in enumerate(rows, start=1):
-        external_id = row.get("id")
-        if not isinstance(external_id, str) or not external_id.strip():
-            problems.append(RowProblem(number, "id", "missing"))
+        record = {name: row.get("id" if name == "external_id" else name) for name in ITEM_FIELDS}
+        values, item_errors = checked_values(number, record, "row")
+        problems += [
+            RowProblem(number, "id" if e.field == "external_id" else e.field, e.message.rstrip("."))
+            for e in item_errors
+        ]
+        if values is not None:
+            row.update(values, id=values["external_id"])
+            if row["id"] in seen:
+                problems.append(RowProblem(number, "id", f"{row['id']} appears twice"))
+            seen.add(row["id"])
+        shape = _shape_problems(number, row)
+        problems += shape
+        text, scenario = row.get("text"), row.get("scenario")
+        if shape or not isinstance(text, str) or not text.strip():
             continue
-        if external_id in seen:
-            problems.append(RowProblem(number, "id", f"{external_id} appears twice"))
-        seen.add(external_id)
-        if not isinstance(row.get("text"), str) or not row["text"].strip():
-            problems.append(RowProblem(number, "text", "missing"))
-            continue
-        for name, allowed in vocabularies.items():
-            if row.get(name) not in allowed:
-                problems.append(
-                    RowProblem(number, name, f"{row.get(name)!r} is not one of {', '.join(allowed)}")
-                )
-        problems += _label_problems(number, "", row, row["text"], row.get("scenario"), strategy_slugs)
-        annotations = row.get("annotations") or []
-        if not isinstance(annotations, list):
-            problems.append(RowProblem(number, "annotations", "must be a list"))
-            continue
-        for index, annotation in enumerate(annotations, start=1):
-            prefix = f"annotations[{index}]."
-            if not isinstance(annotation, Mapping) or not annotation.get("annotator"):
-                problems.append(RowProblem(number, prefix + "annotator", "missing"))
-                continue
+        problems += _label_problems(number, "", row, text, scenario, strategy_slugs)
+        for index, annotation in enumerate(row.get("annotations") or [], start=1):
             problems += _label_problems(
-                number, prefix, annotation, row["text"], row.get("scenario"), strategy_slugs
+                number, f"annotations[{index}].", annotation, text, scenario, strategy_slugs
             )
     return problems
+
+
+def _shape_problems(number: int, row: Mapping[str, Any]) -> list[RowProblem]:
+    """Return problems with the types of a row's other fields, and text PostgreSQL cannot store."""
+    problems = []
+    for name in ("reference_response", "adjudication_note", "adjudicated_by", "adjudicated_at"):
+        if row.get(name) is not None and not isinstance(row[name], str | datetime):
+            problems.append(RowProblem(number, name, "must be text"))
+    for name in ("gold_version", "duration_seconds"):
+        value = row.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value < 0):
+            problems.append(RowProblem(number, name, "must be a number, 0 or more"))
+    if isinstance(row.get("adjudicated_at"), str) and row["adjudicated_at"]:
+        try:
+            if parse_datetime(row["adjudicated_at"]) is None:
+                raise ValueError
+        except ValueError:
+            problems.append(RowProblem(number, "adjudicated_at", "is not a date and time (ISO 8601)"))
+    annotations = row.get("annotations") or []
+    if not isinstance(annotations, list):
+        problems.append(RowProblem(number, "annotations", "must be a list"))
+    else:
+        for index, annotation in enumerate(annotations, start=1):
+            if not isinstance(annotation, Mapping) or not isinstance(annotation.get("annotator"), str):
+                problems.append(RowProblem(number, f"annotations[{index}].annotator", "missing"))
+            elif annotation.get("submitted_at") is not None and not isinstance(
+                annotation["submitted_at"], str | datetime
+            ):
+                problems.append(RowProblem(number, f"annotations[{index}].submitted_at", "must be text"))
+    if _holds_nul({key: value for key, value in row.items() if key != "audio"}):
+        problems.append(RowProblem(number, "row", "holds a NUL character (\\0), which cannot be stored"))
+    return problems
+
+
+def _holds_nul(value: object) -> bool:
+    """Return True when any text inside `value` (nested dicts and lists) holds a NUL character."""
+    pending = [value]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, str):
+            if "\x00" in current:
+                return True
+        elif isinstance(current, Mapping):
+            pending.extend(current.keys())
+            pending.extend(current.values())
+        elif isinstance(current, list | tuple):
+            pending.extend(current)
+    return False
 
 
 def _label_problems(

@@ -7,12 +7,15 @@ uploaded archive (or a bare .jsonl / .parquet file) and imports it all or nothin
 
 from __future__ import annotations
 
+import shutil
+import stat
 import tempfile
 import uuid
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
@@ -25,6 +28,8 @@ EXPORT_KIND = "export_gold"
 IMPORT_KIND = "import_gold"
 UPLOAD_SUFFIXES = (".zip", ".jsonl", ".parquet")
 MAX_ARCHIVE_MEMBERS = 200_000
+MAX_ARCHIVE_BYTES = 20 * 2**30  # unpacked; an export of 100,000 items with 5 s of audio each is ~16 GB
+CHUNK_BYTES = 2**20
 
 
 class UploadRefused(ValueError):
@@ -59,14 +64,16 @@ def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
     return {"rows": summary.rows, "key": key}
 
 
-def start_import(*, started_by: User, name: str, data: bytes) -> Job:
-    """Store an uploaded export and queue its import; refuse files that cannot be one."""
+def start_import(*, started_by: User, name: str, data: bytes | File) -> Job:
+    """Store an uploaded export (streamed to storage in chunks) and queue its import; refuse files
+    that cannot be one."""
     suffix = PurePosixPath(name.lower()).suffix
     if suffix not in UPLOAD_SUFFIXES:
         raise UploadRefused(f"Upload a .zip of an export folder, a .jsonl or a .parquet file (got {name!r}).")
-    if not data:
+    upload = ContentFile(data) if isinstance(data, bytes) else data
+    if not upload.size:
         raise UploadRefused("The file is empty.")
-    key = default_storage.save(f"imports/gold/{uuid.uuid4().hex}{suffix}", ContentFile(data))
+    key = default_storage.save(f"imports/gold/{uuid.uuid4().hex}{suffix}", upload)
     return start_job(IMPORT_KIND, started_by=started_by, parameters={"key": key, "name": name})
 
 
@@ -78,7 +85,8 @@ def run_import(job: Job, reporter: JobReporter) -> dict[str, Any]:
     reporter.progress(0.0, "Reading the upload", force=True)
     with tempfile.TemporaryDirectory() as scratch, default_storage.open(key, "rb") as handle:
         upload = Path(scratch) / PurePosixPath(key).name
-        upload.write_bytes(handle.read())
+        with upload.open("wb") as copy:
+            shutil.copyfileobj(handle, copy, CHUNK_BYTES)
         target = _unpacked(upload, Path(scratch) / "export") if upload.suffix == ".zip" else upload
         reporter.progress(0.2, "Checking and importing rows")
         try:
@@ -98,20 +106,48 @@ def run_import(job: Job, reporter: JobReporter) -> dict[str, Any]:
 
 
 def _unpacked(archive: Path, folder: Path) -> Path:
-    """Extract an export archive, refusing members that would land outside the folder."""
+    """Extract an export archive, refusing what no export holds: members outside the folder, links,
+    repeated names, too many files or bytes (checked before extracting, and again while extracting,
+    since a zip's sizes may lie), or a file that is not a zip at all."""
     folder.mkdir()
-    with zipfile.ZipFile(archive) as zipped:
-        members = zipped.infolist()
-        if len(members) > MAX_ARCHIVE_MEMBERS:
-            raise ValueError(
-                f"the archive holds {len(members)} files; an export has at most {MAX_ARCHIVE_MEMBERS}"
-            )
-        for member in members:
-            destination = (folder / member.filename).resolve()
-            if folder.resolve() not in destination.parents:
-                raise ValueError(f"archive member {member.filename!r} points outside the export folder")
-        zipped.extractall(folder)
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            members = [member for member in zipped.infolist() if not member.is_dir()]
+            _refuse_hostile_members(members, folder)
+            written = 0
+            for member in members:
+                destination = folder / member.filename
+                destination.parent.mkdir(parents=True, exist_ok=True)
+                with zipped.open(member) as source, destination.open("wb") as copy:
+                    while chunk := source.read(CHUNK_BYTES):
+                        written += len(chunk)
+                        if written > MAX_ARCHIVE_BYTES:
+                            raise ValueError(
+                                f"the archive unpacks to more than {MAX_ARCHIVE_BYTES // 2**30} GB"
+                            )
+                        copy.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as error:
+        raise ValueError(f"the upload is not a readable zip archive ({error})") from None
     return folder
+
+
+def _refuse_hostile_members(members: list[zipfile.ZipInfo], folder: Path) -> None:
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise ValueError(
+            f"the archive holds {len(members)} files; an export has at most {MAX_ARCHIVE_MEMBERS}"
+        )
+    if sum(member.file_size for member in members) > MAX_ARCHIVE_BYTES:
+        raise ValueError(f"the archive unpacks to more than {MAX_ARCHIVE_BYTES // 2**30} GB")
+    names: set[str] = set()
+    for member in members:
+        destination = (folder / member.filename).resolve()
+        if folder.resolve() not in destination.parents:
+            raise ValueError(f"archive member {member.filename!r} points outside the export folder")
+        if stat.S_ISLNK(member.external_attr >> 16):
+            raise ValueError(f"archive member {member.filename!r} is a link; an export holds only files")
+        if member.filename.casefold() in names:
+            raise ValueError(f"archive member {member.filename!r} appears twice")
+        names.add(member.filename.casefold())
 
 
 def archive_of(job: Job) -> str | None:

@@ -59,7 +59,7 @@ def start_import(request: StudioRequest) -> HttpResponse:
         messages.error(request, "Choose a file to import.")
         return redirect("annotation:gold")
     try:
-        job = transfer_jobs.start_import(started_by=request.user, name=upload.name or "", data=upload.read())
+        job = transfer_jobs.start_import(started_by=request.user, name=upload.name or "", data=upload)
     except transfer_jobs.UploadRefused as refused:
         messages.error(request, str(refused))
     else:

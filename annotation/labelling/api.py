@@ -48,6 +48,22 @@ class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
         read_only_fields = fields
 
 
+# The columns AnnotationSerializer reads, for `.only()`.
+LISTED_COLUMNS = (
+    "id",
+    "status",
+    "version",
+    "perception",
+    "tom",
+    "changed_from_draft",
+    "updated_at",
+    "submitted_at",
+    "item__external_id",
+    "item__text",
+    "item__scenario",
+)
+
+
 class LabelsSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(min_value=0, help_text="The version these labels were edited from")
     perception = serializers.DictField(help_text="A perception document (annotation.labelling.schema)")
@@ -92,13 +108,15 @@ def _labels_responses(*, refused_as_invalid: str) -> dict[int, Any]:
 
 
 def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Response:
-    """Run save_draft or submit_annotation on one of my annotations with the posted labels."""
-    annotation = own_annotation(_user(request), pk)
+    """Run save_draft or submit_annotation on one of my annotations with the posted labels.
+
+    The action's locking read is the ownership check: someone else's annotation answers 404.
+    """
     labels = LabelsSerializer(data=request.data)
     labels.is_valid(raise_exception=True)
     try:
         changed = action(
-            annotation.pk,
+            pk,
             user=_user(request),
             perception=labels.validated_data["perception"],
             tom=labels.validated_data["tom"],
@@ -110,7 +128,7 @@ def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Resp
 
 
 class AnnotationList(ListAPIView[Annotation]):
-    """My annotations (never anyone else's), newest assignment first."""
+    """My annotations (never anyone else's), newest assignment first, in cursor pages."""
 
     permission_classes = [HasRole]
     required_roles = (Role.ANNOTATOR,)
@@ -118,7 +136,8 @@ class AnnotationList(ListAPIView[Annotation]):
     pagination_class = NewestFirstPagination
 
     def get_queryset(self) -> Any:
-        return own_annotations(_user(self.request)).select_related("item")
+        # Only the item columns the serializer shows: never the item's instructions and so on.
+        return own_annotations(_user(self.request)).select_related("item").only(*LISTED_COLUMNS)
 
 
 class AnnotationDetail(APIView):

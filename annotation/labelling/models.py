@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 
 from annotation.recording.models import Item
 
@@ -94,10 +94,13 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
 
     def open_queue_of(self, annotator: User) -> AnnotationQuerySet:
         """Return the annotator's open queue: their unsubmitted work on items without gold, oldest first."""
+        # NOT EXISTS, not a join: counting the queue then probes the few gold items instead of
+        # walking every item (an anti-join through the item state index).
+        on_gold = Exists(Item.objects.filter(pk=OuterRef("item_id"), state=Item.State.GOLD))
         return (
             self.filter(annotator=annotator)
             .open()
-            .exclude(item__state=Item.State.GOLD)
+            .filter(~on_gold)
             .select_related("item")
             .order_by("assigned_at", "pk")
         )
@@ -107,7 +110,7 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         return (
             self.filter(annotator=annotator, status=Annotation.Status.SUBMITTED)
             .select_related("item")
-            .order_by("-submitted_at", "pk")
+            .order_by("-submitted_at", "-pk")
         )
 
 
@@ -147,6 +150,22 @@ class Annotation(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator"], name="one_annotation_per_annotator")
+        ]
+        # One narrow index per list, in the list's order, so a page is a range scan of the
+        # annotator's own rows and its cost does not grow with the number of items (issue 14).
+        indexes = [
+            models.Index(
+                fields=["annotator", "assigned_at", "id"],
+                include=["item"],  # covering: the queue's count never reads the table
+                condition=Q(status__in=["assigned", "draft"]),  # OPEN_STATUSES
+                name="annotation_open_queue",
+            ),
+            models.Index(
+                fields=["annotator", "submitted_at", "id"],
+                condition=Q(status="submitted"),
+                name="annotation_submitted_list",
+            ),
+            models.Index(fields=["annotator", "id"], name="annotation_by_annotator"),
         ]
         ordering = ["assigned_at"]
 

@@ -2,16 +2,20 @@
 
 Every save names the version it was made from. Two tabs of the same annotation (or a laptop and
 a desktop) race: whichever saves second, from an older version, is refused with StaleAnnotation
-instead of silently overwriting the newer work. The row lock (`select_for_update`) makes the
-compare-and-bump atomic on PostgreSQL; SQLite serialises writers anyway (IMMEDIATE transactions).
+instead of silently overwriting the newer work. Saves and submits write with a conditional UPDATE
+("where the version is still the one read"), which is the compare-and-bump in one statement;
+reopening locks the row (`select_for_update`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.audio.suggestions import suggestions_from_features
@@ -58,12 +62,10 @@ class InvalidLabels(LabellingError):
 # --- The annotator's queue --------------------------------------------------------------------------
 
 
-def next_open_annotation(user: User, after: Annotation | None = None) -> Annotation | None:
-    """Return the user's next open annotation (not `after`), or None when the queue is empty."""
-    queue = Annotation.objects.open_queue_of(user)
-    if after is not None:
-        queue = queue.exclude(pk=after.pk)
-    return queue.first()
+def next_open_id(submitted: Annotation) -> int | None:
+    """Return the id of the annotation to open after `submitted` (found by `submit_annotation`'s lock)."""
+    found = getattr(submitted, "next_open_id", None)
+    return found if isinstance(found, int) else None
 
 
 # --- Drafting and submitting ------------------------------------------------------------------------
@@ -118,13 +120,18 @@ def save_draft(
     tom: Mapping[str, Any],
     expected_version: int,
 ) -> Annotation:
-    """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists."""
-    with transaction.atomic():
-        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=False)
-        annotation.status = Annotation.Status.DRAFT
-        annotation.version += 1
-        annotation.save(update_fields=["perception", "tom", "status", "version", "updated_at"])
-        return annotation
+    """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists.
+
+    One read (the annotation, its item, which posted strategies exist), one validation, one
+    conditional UPDATE that is the version check: no lock is held between them, since the UPDATE
+    writes only over `expected_version` (compare-and-set) and a refusal is explained afterwards.
+    """
+    labels = _Labels.of(perception, tom)
+    annotation = _read_for_change(annotation_id, user, expected_version, labels)
+    _refuse_if_submitted(annotation, complete=False)
+    annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+    _write_draft(annotation, expected_version)
+    return annotation
 
 
 def submit_annotation(
@@ -134,32 +141,30 @@ def submit_annotation(
     perception: Mapping[str, Any],
     tom: Mapping[str, Any],
     expected_version: int,
+    keep_incomplete_draft: bool = False,
 ) -> Annotation:
-    """Submit complete labels, keep a revision, and record which drafted fields the annotator changed."""
-    with transaction.atomic():
-        annotation = _lock_and_label(annotation_id, user, expected_version, perception, tom, complete=True)
-        annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
-        annotation.status = Annotation.Status.SUBMITTED
-        annotation.version += 1
-        annotation.submitted_at = timezone.now()
-        annotation.save(
-            update_fields=[
-                "perception",
-                "tom",
-                "changed_from_draft",
-                "status",
-                "version",
-                "submitted_at",
-                "updated_at",
-            ]
-        )
-        AnnotationRevision.objects.create(
-            annotation=annotation,
-            version=annotation.version,
-            perception=annotation.perception,
-            tom=annotation.tom,
-        )
-        return annotation
+    """Submit complete labels, keep a revision, and record which drafted fields the annotator changed.
+
+    One path: one read (which also checks the strategies named and finds the annotator's next open
+    annotation, `next_open_id`), one validation, and one write: on PostgreSQL a single statement
+    updates the annotation over `expected_version` and inserts its revision (see `_write_submit`).
+    With `keep_incomplete_draft` (the workbench form), labels that are only incomplete are saved as
+    a draft before InvalidLabels is raised, so the annotator's work is never lost.
+    """
+    labels = _Labels.of(perception, tom)
+    annotation = _read_for_change(annotation_id, user, expected_version, labels, with_next=True)
+    _refuse_if_submitted(annotation, complete=True)
+    try:
+        annotation.perception, annotation.tom = labels.checked(annotation, complete=True)
+    except InvalidLabels:
+        if keep_incomplete_draft:
+            # A draft save refuses what no draft may hold (then that is what the annotator is told).
+            annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+            _write_draft(annotation, expected_version)
+        raise
+    annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
+    _write_submit(annotation, expected_version)
+    return annotation
 
 
 def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) -> Annotation:
@@ -174,57 +179,199 @@ def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) 
         return annotation
 
 
-def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> Annotation:
-    # The item first, as everywhere (ItemQuerySet): a reopen or submit racing an adjudication of
-    # the same item waits for the gold to be saved and is then refused, instead of changing an
-    # annotation the adjudication has just read.
-    Item.objects.lock_of_annotation(annotation_id)
-    annotation = (
-        Annotation.objects.select_for_update(of=("self",))
-        .select_related("item", "machine_draft")
-        .get(pk=annotation_id, annotator=user)
-    )
+class _Labels:
+    """Posted label documents, normalised before the read so that read can check their strategies."""
+
+    def __init__(self, perception: dict[str, Any], tom: dict[str, Any]) -> None:
+        self.perception, self.tom = perception, tom
+        named = [*tom.get("recommended_strategies", []), *tom.get("not_recommended_strategies", [])]
+        self.strategies = sorted({str(slug) for slug in named})
+
+    @classmethod
+    def of(cls, perception: Mapping[str, Any], tom: Mapping[str, Any]) -> _Labels:
+        return cls(normalise_perception(perception), normalise_tom(tom))
+
+    def checked(self, annotation: Annotation, *, complete: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        known = {slug for index, slug in enumerate(self.strategies) if getattr(annotation, f"_known_{index}")}
+        return checked_labels(
+            annotation.item, self.perception, self.tom, complete=complete, strategy_slugs=known
+        )
+
+
+def _read_for_change(
+    annotation_id: int,
+    user: User,
+    expected_version: int,
+    labels: _Labels,
+    *,
+    with_next: bool = False,
+) -> Annotation:
+    """Read the user's annotation with its item and draft, which of the posted strategies exist and,
+    `with_next`, the user's next open annotation: one query. Someone else's answers 404."""
+    rows = Annotation.objects.select_related("item", "machine_draft")
+    for index, slug in enumerate(labels.strategies):
+        rows = rows.annotate(**{f"_known_{index}": Exists(Strategy.objects.filter(slug=slug))})
+    if with_next:
+        following = Annotation.objects.open_queue_of(user).exclude(pk=OuterRef("pk")).values("pk")[:1]
+        rows = rows.annotate(next_open_id=Subquery(following))
+    annotation = rows.filter(pk=annotation_id, annotator=user).first()
+    if annotation is None:
+        raise Http404("No such annotation of yours.")
+    _refuse_if_changed(annotation, expected_version)
+    return annotation
+
+
+def _refuse_if_changed(annotation: Annotation, expected_version: int) -> None:
     if annotation.version != expected_version:
         raise StaleAnnotation(annotation.version, expected_version)
     if annotation.item.state == Item.State.GOLD:
         raise AnnotationClosed("This item already has a gold reference; its annotations are closed.")
+
+
+def _still_open(annotation: Annotation, expected_version: int) -> QuerySet[Annotation]:
+    """The annotation, only while it is as read: same version, not submitted, item without gold."""
+    return (
+        Annotation.objects.filter(pk=annotation.pk, version=expected_version)
+        .exclude(status=Annotation.Status.SUBMITTED)
+        .exclude(item__state=Item.State.GOLD)
+    )
+
+
+def _write_draft(annotation: Annotation, expected_version: int) -> None:
+    now = timezone.now()
+    written = _still_open(annotation, expected_version).update(
+        perception=annotation.perception,
+        tom=annotation.tom,
+        status=Annotation.Status.DRAFT,
+        version=expected_version + 1,
+        updated_at=now,
+    )
+    if not written:
+        _explain_lost_race(annotation, expected_version)
+    annotation.status, annotation.version, annotation.updated_at = (
+        Annotation.Status.DRAFT,
+        expected_version + 1,
+        now,
+    )
+
+
+def _write_submit(annotation: Annotation, expected_version: int) -> None:
+    """Mark the annotation submitted over `expected_version` and keep its revision, atomically."""
+    now = timezone.now()
+    values = {
+        "perception": annotation.perception,
+        "tom": annotation.tom,
+        "changed_from_draft": annotation.changed_from_draft,
+        "status": Annotation.Status.SUBMITTED,
+        "version": expected_version + 1,
+        "submitted_at": now,
+        "updated_at": now,
+    }
+    if connection.vendor == "postgresql":
+        written = _submit_in_one_statement(annotation, expected_version, values)
+    else:
+        with transaction.atomic():
+            written = bool(_still_open(annotation, expected_version).update(**values))
+            if written:
+                AnnotationRevision.objects.create(
+                    annotation=annotation,
+                    version=expected_version + 1,
+                    perception=annotation.perception,
+                    tom=annotation.tom,
+                )
+    if not written:
+        _explain_lost_race(annotation, expected_version)
+    for name, value in values.items():
+        setattr(annotation, name, value)
+
+
+def _submit_in_one_statement(annotation: Annotation, expected_version: int, values: dict[str, Any]) -> bool:
+    """PostgreSQL: the conditional UPDATE and the revision INSERT as one statement (a data-modifying
+    CTE), so a submit needs no transaction of its own. Return False when the annotation changed."""
+    table, revisions, items = (
+        Annotation._meta.db_table,
+        AnnotationRevision._meta.db_table,
+        Item._meta.db_table,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH changed AS (UPDATE {table} SET perception = %s::jsonb, tom = %s::jsonb, "
+            "changed_from_draft = %s::jsonb, status = %s, version = %s, submitted_at = %s, updated_at = %s "
+            f"WHERE id = %s AND version = %s AND status <> %s AND NOT EXISTS (SELECT 1 FROM {items} i "
+            f"WHERE i.id = {table}.item_id AND i.state = %s) RETURNING id, version, perception, tom) "
+            f"INSERT INTO {revisions} (annotation_id, version, perception, tom, saved_at) "
+            "SELECT id, version, perception, tom, %s FROM changed RETURNING annotation_id",
+            [
+                json.dumps(values["perception"]),
+                json.dumps(values["tom"]),
+                json.dumps(values["changed_from_draft"]),
+                str(values["status"]),
+                values["version"],
+                values["submitted_at"],
+                values["updated_at"],
+                annotation.pk,
+                expected_version,
+                str(Annotation.Status.SUBMITTED),
+                str(Item.State.GOLD),
+                values["updated_at"],
+            ],
+        )
+        return cursor.fetchone() is not None
+
+
+def _explain_lost_race(annotation: Annotation, expected_version: int) -> None:
+    """Raise why a conditional write found the annotation changed since it was read."""
+    current = Annotation.objects.select_related("item").get(pk=annotation.pk)
+    _refuse_if_changed(current, expected_version)
+    _refuse_if_submitted(current, complete=True)
+    raise StaleAnnotation(current.version, expected_version)
+
+
+def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> Annotation:
+    """Lock the user's annotation for a change (the caller holds the transaction)."""
+    # The item first, as everywhere (ItemQuerySet): a reopen racing an adjudication of the same
+    # item waits for the gold to be saved and is then refused, instead of changing an annotation
+    # the adjudication has just read.
+    Item.objects.lock_of_annotation(annotation_id)
+    annotation = (
+        Annotation.objects.select_for_update(of=("self",))
+        .select_related("item")
+        .filter(pk=annotation_id, annotator=user)
+        .first()
+    )
+    if annotation is None:
+        raise Http404("No such annotation of yours.")
+    _refuse_if_changed(annotation, expected_version)
     return annotation
 
 
-def _lock_and_label(
-    annotation_id: int,
-    user: User,
-    expected_version: int,
-    perception: Mapping[str, Any],
-    tom: Mapping[str, Any],
-    *,
-    complete: bool,
-) -> Annotation:
-    """Lock an open annotation (the caller holds the transaction) and put the checked labels on it,
-    unsaved; `complete` labels are a submit, others a draft save."""
-    annotation = _lock_for_change(annotation_id, user, expected_version)
+def _refuse_if_submitted(annotation: Annotation, *, complete: bool) -> None:
     if annotation.is_submitted:
         # A draft save is told how to change a submitted annotation; a second submit needs no advice.
         raise AnnotationClosed(
             "Already submitted." if complete else "Already submitted: reopen the annotation to change it."
         )
-    annotation.perception, annotation.tom = checked_labels(
-        annotation.item, perception, tom, complete=complete
-    )
-    return annotation
 
 
 def checked_labels(
-    item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
+    item: Item,
+    perception: Mapping[str, Any],
+    tom: Mapping[str, Any],
+    *,
+    complete: bool,
+    strategy_slugs: Collection[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Return the documents normalised, or raise InvalidLabels listing every problem for this item.
 
     A draft (`complete=False`) keeps work in progress (`LabelProblem.incomplete`: a segment still
     without its emotion, an end typed before its start): autosave must never lose a keystroke, so
     only malformed values refuse it; submitting (`complete=True`) refuses every problem.
+
+    `strategy_slugs`: the taxonomy's slugs (or those of the named strategies that exist), when the
+    caller has them already; else they are read here.
     """
     perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
-    problems = label_problems(item, perception_doc, tom_doc, complete=complete)
+    problems = label_problems(item, perception_doc, tom_doc, complete=complete, strategy_slugs=strategy_slugs)
     refused = problems if complete else [problem for problem in problems if not problem.incomplete]
     if refused:
         raise InvalidLabels(refused)
@@ -232,7 +379,12 @@ def checked_labels(
 
 
 def label_problems(
-    item: Item, perception: Mapping[str, Any], tom: Mapping[str, Any], *, complete: bool
+    item: Item,
+    perception: Mapping[str, Any],
+    tom: Mapping[str, Any],
+    *,
+    complete: bool,
+    strategy_slugs: Collection[str] | None = None,
 ) -> list[LabelProblem]:
     """Return every problem of normalised label documents for this item."""
     problems = check_perception(
@@ -241,9 +393,9 @@ def label_problems(
         words=script_words(item.text),
         complete=complete,
     )
-    problems += check_tom(
-        tom, strategy_slugs=set(Strategy.objects.values_list("slug", flat=True)), complete=complete
-    )
+    if strategy_slugs is None:
+        strategy_slugs = set(Strategy.objects.values_list("slug", flat=True))
+    problems += check_tom(tom, strategy_slugs=strategy_slugs, complete=complete)
     return problems
 
 

@@ -2,7 +2,8 @@
 
 The admin who imports a file must be able to fix it from the messages alone, so every problem
 names its row (CSV: the spreadsheet row, the header being row 1; JSONL: the line) and its field.
-Nothing here touches the database; `annotation.recording.items.import_items` writes what this module reads.
+Nothing here touches the database; `annotation.recording.items.import_items` writes what this module
+reads, streaming: a file is read line by line, never whole, so its size does not matter.
 
 Columns (CSV header or JSON keys): external_id, text, scenario, target_emotion, and optionally
 emotion_variant, target_intensity (default medium), instructions, split (default test). A few
@@ -12,12 +13,14 @@ aliases people use in spreadsheets are accepted (id, script, emotion, variant, i
 from __future__ import annotations
 
 import csv
+import functools
 import io
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from webapp.lib.vocabulary import DEFAULT_INTENSITY, DEFAULT_SPLIT, EMOTIONS, INTENSITIES, SCENARIOS, SPLITS
 
@@ -59,7 +62,17 @@ MAX_TEXT_CHARS = 2000
 MAX_VARIANT_CHARS = 64
 MAX_INSTRUCTIONS_CHARS = 4000
 
+# Hostile or mistaken files end in a clear message, never a traceback or an unbounded read: a line
+# (a CSV record's line, a JSONL object) may hold at most MAX_LINE_BYTES, a file MAX_ROWS items.
+MAX_LINE_BYTES = 1024 * 1024
+MAX_ROWS = 1_000_000
+DELIMITERS = (",", "\t", ";")
+
 Format = Literal["csv", "jsonl"]
+
+
+class FileProblem(ValueError):
+    """The file as a whole cannot be read as items (the message says why, for the person importing)."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +110,18 @@ class RowError:
         return f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
 
 
+def duplicate_error(number: int, external_id: str, earlier: int, row_label: str) -> RowError:
+    """Return the problem of a row whose id (compared case-blind) an earlier row already has."""
+    return RowError(
+        number, "external_id", f"{external_id} already appears on {row_label} {earlier}.", row_label
+    )
+
+
 @dataclass(frozen=True)
 class ParsedItems:
+    """An item file read in memory: its rows checked one by one (repeated ids are the import's
+    business: `annotation.recording.items` finds them in its staging table)."""
+
     format: Format
     rows: list[ItemRow] = field(default_factory=list)
     errors: list[RowError] = field(default_factory=list)
@@ -120,68 +143,106 @@ class ParsedItems:
         return len({error.row for error in self.errors if error.row})
 
 
-def detect_format(data: bytes, filename: str) -> Format:
+def detect_format(start: bytes, filename: str) -> Format:
     """Return "jsonl" or "csv": from the file name's extension, else from the first character."""
     name = filename.lower()
     if name.endswith((".jsonl", ".ndjson", ".json")):
         return "jsonl"
     if name.endswith((".csv", ".tsv", ".txt")):
         return "csv"
-    return "jsonl" if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{" else "csv"
+    return "jsonl" if start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{" else "csv"
+
+
+RecordStream = Iterator[tuple[int, "Mapping[str, object] | RowError"]]
+
+
+def read_records(stream: BinaryIO, filename: str) -> tuple[Format, RecordStream]:
+    """Return the file's format and its records, read line by line (never the whole file at once).
+
+    Each record is (row number, {column: value}) or (row number, RowError); a problem with the
+    file as a whole comes as row 0 and ends the stream.
+    """
+    first = stream.readline(MAX_LINE_BYTES + 1)
+    file_format = detect_format(first, filename)
+    lines = text_lines(stream, first)
+    records = _csv_records(lines) if file_format == "csv" else _jsonl_records(lines)
+    return file_format, _capped(records)
 
 
 def parse_items(data: bytes, filename: str) -> ParsedItems:
-    """Return the valid rows of an item file and a message for every problem in it."""
-    file_format = detect_format(data, filename)
+    """Return the valid rows of an item file in memory and a message for every problem in a row."""
+    file_format, records = read_records(io.BytesIO(data), filename)
     row_label = "line" if file_format == "jsonl" else "row"
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        message = f"The file is not UTF-8 text (byte {error.start + 1} cannot be read). Save it as UTF-8."
-        return ParsedItems(file_format, errors=[RowError(0, "", message)])
-    records = _csv_records(text) if file_format == "csv" else _jsonl_records(text)
-
     rows: list[ItemRow] = []
     errors: list[RowError] = []
-    first_row_of: dict[str, int] = {}
     rows_read = 0
     for number, record in records:
         if isinstance(record, RowError):
             errors.append(record)
             continue
         rows_read += 1
-        row, row_errors = _check_row(number, record, row_label)
-        # Compared case-blind, as people read ids; checked even on rows with other problems.
-        external_id = str(record.get("external_id") or "").strip()
-        earlier = first_row_of.setdefault(external_id.casefold(), number) if external_id else number
-        if earlier != number:
-            message = f"{external_id} already appears on {row_label} {earlier}."
-            row_errors.append(RowError(number, "external_id", message, row_label))
-            row = None
-        if row_errors:
-            errors.extend(row_errors)
-        elif row is not None:
+        row, row_errors = check_row(number, record, row_label)
+        errors.extend(row_errors)
+        if row is not None:
             rows.append(row)
     if rows_read == 0 and not errors:
         errors.append(RowError(0, "", "The file holds no items."))
     return ParsedItems(file_format, rows=rows, errors=errors, rows_read=rows_read)
 
 
-RecordStream = Iterator[tuple[int, "Mapping[str, object] | RowError"]]
+def text_lines(stream: BinaryIO, first: bytes | None = None) -> Iterator[str]:
+    """Yield a file's lines as text (`first`: its first line, when already read), past a UTF-8 BOM;
+    raise FileProblem for UTF-16, a line longer than MAX_LINE_BYTES, or bytes that are not UTF-8.
+    The reading rules of every line-based import (items, gold JSONL)."""
+    if first is None:
+        first = stream.readline(MAX_LINE_BYTES + 1)
+    if first.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise FileProblem("The file is UTF-16 text; save it as UTF-8 (in Excel: CSV UTF-8).")
+    raw, number = first.removeprefix(b"\xef\xbb\xbf"), 1
+    while raw:
+        if len(raw) > MAX_LINE_BYTES:
+            raise FileProblem(
+                f"Line {number} is longer than {MAX_LINE_BYTES // 1024} KiB, far more than one item needs; "
+                "is this an item file (one item per line)?"
+            )
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise FileProblem(
+                f"Line {number} is not UTF-8 text (byte {error.start + 1} of the line cannot be read). "
+                "Save the file as UTF-8."
+            ) from None
+        raw, number = stream.readline(MAX_LINE_BYTES + 1), number + 1
 
 
-def _csv_records(text: str) -> RecordStream:
-    sample = text[:4096]
-    delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    header = next(reader, None)
-    if header is None:
+def _capped(records: RecordStream) -> RecordStream:
+    """Pass records on, turning FileProblem into a file error and stopping after MAX_ROWS rows."""
+    try:
+        for count, (number, record) in enumerate(records, start=1):
+            if count > MAX_ROWS:
+                yield 0, RowError(0, "", f"The file holds more than {MAX_ROWS:,} items; split it.")
+                return
+            yield number, record
+    except FileProblem as problem:
+        yield 0, RowError(0, "", str(problem))
+    except csv.Error as error:
+        yield 0, RowError(0, "", f"The file cannot be read as CSV ({error}).")
+
+
+def _csv_records(lines: Iterator[str]) -> RecordStream:
+    header_line = next(lines, None)
+    if header_line is None:
         return
-    columns = [_column_name(name) for name in header]
+    if "\x00" in header_line:
+        raise FileProblem("The file holds NUL bytes: it is UTF-16 or not text. Save it as UTF-8 text.")
+    delimiter = max(DELIMITERS, key=header_line.count)
+    reader = csv.reader(itertools.chain([header_line], lines), delimiter=delimiter)
+    columns = [_column_name(name) for name in next(reader)]
     problem = _unknown_or_repeated_columns(columns) or _missing_columns(columns)
     if problem:
         yield 0, RowError(0, "", problem)
         return
+    required = sum(1 for name in columns if name in REQUIRED_FIELDS)
     # Row numbers follow the spreadsheet: the header is row 1, so the first item is row 2.
     for number, cells in enumerate(reader, start=2):
         if not any(cell.strip() for cell in cells):
@@ -189,17 +250,31 @@ def _csv_records(text: str) -> RecordStream:
         if len(cells) > len(columns):
             yield number, RowError(number, "", f"has {len(cells)} cells but the header names {len(columns)}.")
             continue
+        if len(cells) < required and (other := _other_delimiter(delimiter.join(cells), delimiter)):
+            message = (
+                f"is separated by {other!r} but the header by {delimiter!r}; use one separator throughout."
+            )
+            yield number, RowError(number, "", message)
+            continue
         yield number, dict(zip(columns, cells, strict=False))
 
 
-def _jsonl_records(text: str) -> RecordStream:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _other_delimiter(text: str, delimiter: str) -> str:
+    return next((other for other in DELIMITERS if other != delimiter and text.count(other) >= 2), "")
+
+
+def _jsonl_records(lines: Iterator[str]) -> RecordStream:
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
-        except json.JSONDecodeError as error:
-            yield number, RowError(number, "", f"is not valid JSON ({error.msg}).", "line")
+        except RecursionError:
+            yield number, RowError(number, "", "is nested too deeply to be an item.", "line")
+            continue
+        except ValueError as error:  # JSONDecodeError, or a number too long to read
+            reason = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+            yield number, RowError(number, "", f"is not valid JSON ({reason}).", "line")
             continue
         if not isinstance(value, dict):
             yield number, RowError(number, "", "must be one JSON object per line.", "line")
@@ -238,9 +313,19 @@ def _missing_columns(columns: list[str]) -> str:
     return ""
 
 
-def _check_row(
+def check_row(
     number: int, record: Mapping[str, object], row_label: str
 ) -> tuple[ItemRow | None, list[RowError]]:
+    """Return the row normalised, or None and every problem of its fields."""
+    values, errors = checked_values(number, record, row_label)
+    return (ItemRow(row=number, **values) if values is not None else None), errors
+
+
+def checked_values(
+    number: int, record: Mapping[str, object], row_label: str
+) -> tuple[dict[str, str] | None, list[RowError]]:
+    """Return a row's values normalised (in ITEM_FIELDS order), or None and every problem of its
+    fields: the one home of the rules a row must follow, for every way items are imported."""
     errors: list[RowError] = []
 
     def fail(name: str, message: str) -> None:
@@ -253,6 +338,9 @@ def _check_row(
             values[name] = ""
         elif isinstance(raw, str):
             values[name] = raw.strip()
+            if "\x00" in raw:  # PostgreSQL cannot store it, and no script holds one
+                fail(name, "holds a NUL character (\\0); is the file UTF-16 or binary?")
+                values[name] = ""
         elif name == "external_id" and isinstance(raw, int) and not isinstance(raw, bool):
             values[name] = str(raw)
         else:
@@ -260,14 +348,15 @@ def _check_row(
             values[name] = ""
 
     for name in REQUIRED_FIELDS:
-        if not values[name] and not any(error.field == name for error in errors):
+        if not values[name] and not (errors and any(error.field == name for error in errors)):
             fail(name, "is required.")
 
     external_id = values["external_id"]
     if external_id and not EXTERNAL_ID_PATTERN.fullmatch(external_id):
+        shown = external_id if len(external_id) <= 80 else external_id[:80] + "…"
         fail(
             "external_id",
-            f"{external_id!r} is not a usable id: up to 64 letters, digits, '.', '_' or '-', "
+            f"{shown!r} is not a usable id: up to 64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit.",
         )
     for name, limit in (
@@ -278,24 +367,34 @@ def _check_row(
         if len(values[name]) > limit:
             fail(name, f"is {len(values[name])} characters long; the limit is {limit}.")
 
-    defaults = {"target_intensity": DEFAULT_INTENSITY, "split": DEFAULT_SPLIT}
-    for name, allowed in (
-        ("scenario", SCENARIOS),
-        ("target_emotion", EMOTIONS),
-        ("target_intensity", INTENSITIES),
-        ("split", SPLITS),
-    ):
+    for name in VOCABULARY_FIELDS:
         given = values[name]
-        if not given:
-            values[name] = defaults.get(name, "")
-            continue
-        normalised = re.sub(r"[\s_]+", "-", given.lower())
-        normalised = VALUE_ALIASES.get(name, {}).get(normalised, normalised)
-        if normalised in allowed:
+        normalised = _vocabulary_value(name, given)
+        if normalised is not None:
             values[name] = normalised
         else:
-            fail(name, f"{given!r} is not one of {', '.join(allowed)}.")
+            shown = given if len(given) <= 80 else given[:80] + "…"
+            fail(name, f"{shown!r} is not one of {', '.join(VOCABULARY_FIELDS[name])}.")
 
     if errors:
         return None, errors
-    return ItemRow(row=number, **values), []
+    return values, errors
+
+
+VOCABULARY_FIELDS = {
+    "scenario": SCENARIOS,
+    "target_emotion": EMOTIONS,
+    "target_intensity": INTENSITIES,
+    "split": SPLITS,
+}
+_DEFAULTS = {"target_intensity": DEFAULT_INTENSITY, "split": DEFAULT_SPLIT}
+
+
+@functools.lru_cache(maxsize=4096)
+def _vocabulary_value(name: str, given: str) -> str | None:
+    """Return the stored spelling of a vocabulary value (None: not one); a file repeats a handful."""
+    if not given:
+        return _DEFAULTS.get(name, "")
+    normalised = re.sub(r"[\s_]+", "-", given.lower())
+    normalised = VALUE_ALIASES.get(name, {}).get(normalised, normalised)
+    return normalised if normalised in VOCABULARY_FIELDS[name] else None

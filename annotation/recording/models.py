@@ -137,17 +137,15 @@ class Item(models.Model):
 
     external_id = models.CharField(max_length=64, unique=True, help_text="Stable id, e.g. EE-0001")
     text = models.TextField()
-    scenario = models.CharField(max_length=32, choices=Scenario.choices, db_index=True)
+    scenario = models.CharField(max_length=32, choices=Scenario.choices)
     target_emotion = models.CharField(max_length=16, choices=Emotion.choices)
     emotion_variant = models.CharField(max_length=64, blank=True, help_text="e.g. anxiety within fear")
     target_intensity = models.CharField(
         max_length=8, choices=Intensity.choices, default=vocabulary.DEFAULT_INTENSITY
     )
     instructions = models.TextField(blank=True)
-    split = models.CharField(
-        max_length=8, choices=Split.choices, default=vocabulary.DEFAULT_SPLIT, db_index=True
-    )
-    state = models.CharField(max_length=16, choices=State.choices, default=State.SCRIPTED, db_index=True)
+    split = models.CharField(max_length=8, choices=Split.choices, default=vocabulary.DEFAULT_SPLIT)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.SCRIPTED)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -168,6 +166,12 @@ class Item(models.Model):
 
     class Meta:
         ordering = ["external_id"]
+        # Plain indexes (db_index on a CharField adds a second, LIKE index nobody uses on PostgreSQL):
+        # every index is paid for on each imported row (issue 14).
+        indexes = [
+            models.Index(fields=["state", "id"], name="item_by_state"),
+            models.Index(fields=["split", "scenario"], name="item_by_split_scenario"),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
@@ -250,6 +254,14 @@ class Review(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["take", "reviewer"], name="one_review_per_reviewer")]
+        # The reviewer's queue (`open_for`) in its order: a range scan of their pending reviews.
+        indexes = [
+            models.Index(
+                fields=["reviewer", "assigned_at", "id"],
+                condition=models.Q(verdict="pending"),
+                name="review_pending_queue",
+            )
+        ]
         ordering = ["assigned_at"]
 
     def __str__(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -27,7 +27,7 @@ from annotation.recording.access import (
     verdict_unlocked,
 )
 from annotation.recording.forms import AssignmentForm, ItemImportForm, ReviewerChoiceForm, VerdictForm
-from annotation.recording.items import AssignmentReport, assign_items, import_items
+from annotation.recording.items import AssignmentReport, assign_items, import_items, start_item_import
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import (
     REVIEWS_PER_TAKE,
@@ -61,7 +61,8 @@ ACTOR_TABS = {
     "accepted": ("Accepted", [Item.State.RECORDED, Item.State.ANNOTATING, Item.State.GOLD]),
 }
 SCRIPTS_PER_PAGE = 25
-MAX_IMPORT_BYTES = 20 * 1024 * 1024
+MAX_IMPORT_BYTES = 2 * 2**30
+SYNC_IMPORT_BYTES = 16 * 2**20  # ~150,000 rows, a few seconds; larger files become a job
 IMPORT_ERRORS_SHOWN = 200
 
 
@@ -325,14 +326,19 @@ def import_items_page(request: StudioRequest) -> HttpResponse:
     report = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        valid_rows = form.cleaned_data["import_valid_rows"]
         if upload.size > MAX_IMPORT_BYTES:
-            form.add_error(
-                "file", f"The file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB; split it."
+            form.add_error("file", f"The file is larger than {MAX_IMPORT_BYTES // 2**30} GB; split it.")
+        elif upload.size > SYNC_IMPORT_BYTES:
+            # Too long for one request: a job imports it (same function, same report) with progress.
+            job = start_item_import(upload, started_by=request.user, import_valid_rows=valid_rows)
+            messages.success(
+                request, f"The file is large: import #{job.pk} runs as a job; its page shows progress."
             )
+            return redirect("job_detail", job_id=job.pk)
         else:
-            report = import_items(
-                upload.read(), upload.name, import_valid_rows=form.cleaned_data["import_valid_rows"]
-            )
+            # Streamed from the upload (Django spools large ones to disk): never read whole.
+            report = import_items(cast(BinaryIO, upload), upload.name, import_valid_rows=valid_rows)
     return render(
         request,
         "annotation/recording/import.html",

@@ -42,7 +42,10 @@ def _pages(users: dict[str, User]) -> dict[str, list[str]]:
             reverse("annotation:actor_queue"),
             reverse("annotation:record_item", args=[item.external_id]),
         ],
-        "reviewer": [reverse("annotation:review_queue"), reverse("annotation:review_take", args=[review.public_id])],
+        "reviewer": [
+            reverse("annotation:review_queue"),
+            reverse("annotation:review_take", args=[review.public_id]),
+        ],
         "annotator": [
             reverse("annotation:annotator_queue"),
             reverse("annotation:workbench", args=[annotation.pk]),

@@ -16,7 +16,6 @@ from itertools import combinations
 from typing import TypeVar
 
 import numpy as np
-from scipy import stats as scipy_stats
 
 Key = TypeVar("Key", bound=Hashable)
 
@@ -43,6 +42,8 @@ def mos_with_ci(ratings: Mapping[Key, Sequence[float]], confidence: float = 0.95
     those per-output means: the ratings of one output are not independent, so treating all
     ratings as separate observations would make the interval too narrow.
     """
+    from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
+
     means = np.array([np.mean(scores) for scores in ratings.values() if len(scores) > 0])
     if len(means) < 2:
         raise ValueError("a confidence interval needs at least two rated outputs")
@@ -132,6 +133,8 @@ def pairwise_wilcoxon_holm(scores_by_system: Mapping[str, Mapping[Key, float]]) 
     handling ("wilcox") drops items with equal scores; a pair whose scores are all equal gets p = 1.
     mean_difference is mean(a - b) over the matched items.
     """
+    from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
+
     tests: list[tuple[str, str, int, float, float, float]] = []
     for system_a, system_b in combinations(scores_by_system, 2):
         scores_a, scores_b = scores_by_system[system_a], scores_by_system[system_b]
@@ -165,6 +168,8 @@ def spearman_with_bootstrap_ci(
 
     Replicates whose resample is constant in x or y (rho undefined) are skipped.
     """
+    from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
+
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.shape != ys.shape or len(xs) < 3:
         raise ValueError("x and y need the same length, at least 3")
@@ -201,6 +206,8 @@ def correlation_with_others_mean(rows: Iterable[tuple[Hashable, Hashable, float]
     Only items that the rater and at least one other rater scored count. Returns nan with fewer
     than three such items or when either side is constant (r undefined).
     """
+    from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
+
     by_item: dict[Hashable, dict[Hashable, list[float]]] = defaultdict(lambda: defaultdict(list))
     for who, item, score in rows:
         by_item[item][who].append(score)

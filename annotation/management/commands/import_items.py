@@ -30,7 +30,8 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path} is not a file")
         started = time.perf_counter()
-        report = import_items(path.read_bytes(), path.name, import_valid_rows=options["import_valid_rows"])
+        with path.open("rb") as handle:  # streamed: any size, flat memory
+            report = import_items(handle, path.name, import_valid_rows=options["import_valid_rows"])
         seconds = time.perf_counter() - started
         for error in report.errors[:ERRORS_PRINTED]:
             self.stderr.write(str(error))

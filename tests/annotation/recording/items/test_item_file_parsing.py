@@ -1,10 +1,14 @@
-"""Reading item files (pure): every bad row is reported by row and field; good rows come out normalised."""
+"""Reading item files (pure but for repeated ids): every bad row is reported by row and field; good rows come out normalised."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotation.recording.item_import import ItemRow, parse_items
+from annotation.recording.items import import_items
+from annotation.recording.models import Item
 
 HEADER = "external_id,text,scenario,target_emotion,emotion_variant,target_intensity,instructions,split\n"
 
@@ -58,6 +62,7 @@ def test_jsonl_with_aliases_and_a_utf8_bom() -> None:
     ]
 
 
+@pytest.mark.django_db
 def test_each_problem_names_its_row_and_field() -> None:
     data = (
         HEADER
@@ -67,7 +72,8 @@ def test_each_problem_names_its_row_and_field() -> None:
         + "EE-1,Again.,implicit,sad,,,,\n"  # row 5: repeats row 2's id
     ).encode()
 
-    parsed = parse_items(data, "items.csv")
+    # Repeated ids need every row at once: the import finds them in its staging table (SQL).
+    parsed = import_items(data, "items.csv")
 
     assert [str(error) for error in parsed.errors] == [
         "Row 2, scenario: 'sarcastic' is not one of implicit, audio-dominant, high-arousal, modality-conflict, "
@@ -80,7 +86,7 @@ def test_each_problem_names_its_row_and_field() -> None:
         "Row 4, split: 'final' is not one of test, dev, train.",
         "Row 5, external_id: EE-1 already appears on row 2.",
     ]
-    assert parsed.rows == []
+    assert not parsed.imported and not Item.objects.exists()
     assert parsed.invalid_rows == 4
 
 
@@ -108,7 +114,10 @@ def test_file_level_problems_stop_everything() -> None:
     assert parse_items(b"external_id,text,scenario,target_emotion\n", "x.csv").file_errors[0].message == (
         "The file holds no items."
     )
-    assert "not UTF-8" in parse_items(b"external_id\n\xff\xfe", "x.csv").errors[0].message
+    not_utf8 = parse_items(HEADER.encode() + b"A,t,implicit,sad,,,,\nB,caf\xe9,implicit,sad,,,,\n", "x.csv")
+    assert str(not_utf8.errors[0]) == (
+        "Line 3 is not UTF-8 text (byte 6 of the line cannot be read). Save the file as UTF-8."
+    )
     too_wide = parse_items(HEADER.encode() + b"A,t,implicit,sad,,,,,extra\n", "x.csv")
     assert str(too_wide.errors[0]) == "Row 2: has 9 cells but the header names 8."
 
