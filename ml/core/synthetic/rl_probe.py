@@ -35,6 +35,10 @@ _EVAL_BATCH = 12
 # At 1.0 the briefly trained tiny model samples mostly malformed text (its greedy output is fine);
 # at 0.5 about 70% of samples are well formed, which leaves the group both signal and room to improve.
 ROLLOUT_TEMPERATURE = 0.5
+# Adam moves every weight by about the learning rate each step whatever the gradient's size; at 2e-4
+# twenty steps of noisy policy gradient halved the held-out reward of the tiny model, at 3e-5 they
+# left it within noise.
+LEARNING_RATE = 3e-5
 
 
 def _normalised(text: str) -> str:
@@ -84,7 +88,7 @@ def rl_config(mode: str, seed: int, steps: int) -> RlConfig:
         group_size=4,
         prompts_per_step=2,
         max_steps=steps,
-        learning_rate=2e-4,
+        learning_rate=LEARNING_RATE,
         kl_coef=0.01,
         max_new_tokens=MAX_NEW_TOKENS,
         temperature=ROLLOUT_TEMPERATURE,

@@ -5,13 +5,19 @@ The figures themselves come from the benches (README); here only that each core 
 
 from __future__ import annotations
 
+import copy
 import math
 from pathlib import Path
 
-from ml.core.synthetic.prosody import ProsodyTask
+import torch
+
+from ml.core.rl.grpo import rl_update
+from ml.core.rl.rollouts import RolloutGroup
+from ml.core.speech.inputs import SpeechExample, completion_logprobs
+from ml.core.synthetic.prosody import EMOTIONS, GOLD, PROMPT, ProsodyTask
 from ml.core.synthetic.reward_probe import TRAIN_PHRASINGS, cached_voice, ladder_examples, run_reward
-from ml.core.synthetic.rl_probe import run_rl
-from ml.core.synthetic.sft_probe import checkpoint_dir, run_sft, sft_checkpoint
+from ml.core.synthetic.rl_probe import rl_config, rl_prompts, run_rl, synthetic_stage_scorer
+from ml.core.synthetic.sft_probe import build_model, checkpoint_dir, run_sft, sft_checkpoint
 
 
 def test_sft_with_and_without_aaa_reports_accuracy_and_rho(small_task: ProsodyTask) -> None:
@@ -63,3 +69,29 @@ def test_the_reward_model_trains_on_the_synthetic_ladder_and_reports_rankings(
         assert -1.0 <= figures.spearman <= 1.0
         assert 0.0 <= figures.alignment_accuracy <= 1.0
     assert outcome.new_after.count == 2 * (6 + 3)
+
+
+def test_an_rl_update_moves_the_policy_towards_the_gold_and_away_from_wrong_emotions(
+    small_task: ProsodyTask,
+) -> None:
+    utterance = small_task.train[0]
+    completions = (utterance.gold.output(), *(GOLD[e].output() for e in EMOTIONS if e != utterance.emotion))
+    policy = build_model(seed=0)
+    reference = copy.deepcopy(policy)
+    config = rl_config("sdca", seed=0, steps=1)
+    batch = policy.collate([SpeechExample(utterance.audio, PROMPT, text) for text in completions])
+
+    def sequence_logprobs() -> torch.Tensor:
+        with torch.no_grad():
+            logits = policy.forward(batch).logits / config.temperature
+        assert batch.labels is not None
+        return completion_logprobs(logits, batch.labels).sum(dim=1)
+
+    before = sequence_logprobs()
+    optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=1e-3)
+    group = RolloutGroup(prompt=rl_prompts([utterance])[0], completions=completions)
+    for _ in range(3):
+        rl_update(policy, reference, [group], synthetic_stage_scorer(small_task.train), config, optimizer)
+    change = sequence_logprobs() - before
+    assert change[0] > 0
+    assert (change[1:] < change[0]).all()
