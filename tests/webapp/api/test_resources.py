@@ -130,3 +130,13 @@ def test_valid_rows_import_when_asked_and_an_oversized_body_is_refused_unread(ad
     assert len(response.json()["problems"]) == 1
     huge = admin_api.post("/api/items/", "x", content_type="text/csv", CONTENT_LENGTH=str(64 * 1024 * 1024))
     assert huge.status_code == 400 and "larger than" in huge.json()["detail"]
+
+
+def test_the_gold_jsonl_links_each_recording_instead_of_embedding_it(admin_api, media_root) -> None:
+    from tests.factories import GoldReferenceFactory
+
+    gold = GoldReferenceFactory.create(item__split="train")
+    response = admin_api.get("/api/gold/export/?split=train")
+    [line] = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    assert line["id"] == gold.item.external_id
+    assert isinstance(line["audio"], str) and line["audio"]
