@@ -167,6 +167,6 @@ def _jsonl_lines(chosen: dict[str, str]) -> Iterator[str]:
     from annotation.gold.export import export_rows, gold_items
 
     for item in gold_items(chosen.get("scenario"), chosen.get("split")).iterator(chunk_size=200):
-        row = next(export_rows([item]))
+        row = next(export_rows([item], audio_bytes=False))
         key = item.recording.audio_key if item.recording is not None else ""
         yield json.dumps({**row, "audio": audio_url(key) if key else None}, ensure_ascii=False) + "\n"

@@ -127,14 +127,18 @@ def gold_items(scenario: str | None = None, split: str | None = None) -> QuerySe
     )
 
 
-def export_rows(items: Iterable[Item]) -> Iterator[dict[str, Any]]:
-    """Yield one export row per item, with "audio" as {"bytes", "path"} (or None without a recording)."""
+def export_rows(items: Iterable[Item], *, audio_bytes: bool = True) -> Iterator[dict[str, Any]]:
+    """Yield one export row per item, with "audio" as {"bytes", "path"} (or None without a recording).
+
+    Without `audio_bytes` (the API's JSONL, which links the audio) "bytes" is None: no file is read.
+    """
     for item in items:
         gold: GoldReference = item.current_gold[0]  # type: ignore[attr-defined]
         recording = item.recording
         audio = None
         if recording is not None and recording.audio_key:
-            audio = {"bytes": read_media(recording.audio_key), "path": audio_file_name(item.external_id)}
+            data = read_media(recording.audio_key) if audio_bytes else None
+            audio = {"bytes": data, "path": audio_file_name(item.external_id)}
         yield {
             "id": item.external_id,
             "text": item.text,

@@ -223,8 +223,18 @@ def _choice_filter(request: Request, name: str, choices: list[str]) -> str:
     return value
 
 
+def _flag(request: Request, name: str) -> bool:
+    """Return a yes/no option given in the query string or (multipart) form fields."""
+    form = request.data if not isinstance(request.data, (list, RawFile)) else {}
+    value = request.query_params.get(name) or form.get(name) or ""
+    return str(value).lower() in ("1", "true", "on", "yes")
+
+
 def _upload_of(request: Request) -> tuple[bytes, str]:
     """Return (bytes, file name) of an item upload: a multipart file, a raw CSV/JSONL body, or JSON rows."""
+    # Checked before the body is read: the page's limit holds for every way of sending a file.
+    if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_IMPORT_BYTES + 64 * 1024:
+        raise ValidationError(f"The upload is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB; split it.")
     if isinstance(request.data, RawFile):
         return request.data.data, request.data.name
     if isinstance(request.data, list):
@@ -310,14 +320,7 @@ class ItemListView(ListCreateAPIView[Item]):
     )
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data, name = _upload_of(request)
-        valid_rows = str(request.query_params.get("import_valid_rows", "")).lower() in ("1", "true")
-        if not isinstance(request.data, (list, RawFile)):
-            valid_rows = valid_rows or str(request.data.get("import_valid_rows", "")).lower() in (
-                "1",
-                "true",
-                "on",
-            )
-        report = import_items(data, name, import_valid_rows=valid_rows)
+        report = import_items(data, name, import_valid_rows=_flag(request, "import_valid_rows"))
         problems = [{"row": e.row, "field": e.field, "message": str(e)} for e in report.errors]
         body = {
             "format": report.format,

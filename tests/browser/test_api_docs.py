@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -16,7 +17,7 @@ def test_the_api_docs_render_offline(browser_page, live_server, users) -> None:
     ours = urlparse(live_server.url).netloc
     refused: list[str] = []
 
-    def only_this_server(route) -> None:  # type: ignore[no-untyped-def]
+    def only_this_server(route: Any) -> None:
         if urlparse(route.request.url).netloc == ours:
             route.continue_()
         else:

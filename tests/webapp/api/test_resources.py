@@ -121,3 +121,22 @@ def test_an_unknown_api_address_answers_in_the_error_shape(admin_api) -> None:
     assert response.status_code == 404
     assert response.json() == {"detail": "No such API endpoint.", "problems": []}
     assert admin_api.get("/no-such-page/")["Content-Type"].startswith("text/html")
+
+
+def test_valid_rows_import_when_asked_and_an_oversized_body_is_refused_unread(admin_api, settings) -> None:
+    body = "external_id,text,scenario,target_emotion\nEE-1,Hello,implicit,happy\nEE-2,Hi,nowhere,happy\n"
+    response = admin_api.post("/api/items/?import_valid_rows=1", body, content_type="text/csv")
+    assert response.status_code == 201 and response.json()["created"] == 1
+    assert len(response.json()["problems"]) == 1
+    huge = admin_api.post("/api/items/", "x", content_type="text/csv", CONTENT_LENGTH=str(64 * 1024 * 1024))
+    assert huge.status_code == 400 and "larger than" in huge.json()["detail"]
+
+
+def test_the_gold_jsonl_links_each_recording_instead_of_embedding_it(admin_api, media_root) -> None:
+    from tests.factories import GoldReferenceFactory
+
+    gold = GoldReferenceFactory.create(item__split="train")
+    response = admin_api.get("/api/gold/export/?split=train")
+    [line] = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    assert line["id"] == gold.item.external_id
+    assert isinstance(line["audio"], str) and line["audio"]
