@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.http import FileResponse, StreamingHttpResponse
@@ -28,6 +28,7 @@ from annotation.gold.models import GoldReference
 from annotation.recording.models import Item, Scenario, Split
 from annotation.recording.serializers import ItemSerializer
 from webapp.api.errors import ProblemSerializer
+from webapp.models import User
 from webapp.roles import HasRole
 from webapp.storage import audio_url
 
@@ -143,7 +144,9 @@ class GoldExportView(APIView):
         chosen = _filters(request)
         kind = request.query_params.get("as", "jsonl")
         if kind == "jsonl":
-            return StreamingHttpResponse(_jsonl_lines(chosen), content_type="application/x-ndjson")
+            return StreamingHttpResponse(
+                _jsonl_lines(chosen, cast(User, request.user)), content_type="application/x-ndjson"
+            )
         if kind != "parquet":
             raise ValidationError({"as": "choose jsonl or parquet"})
         if "split" not in chosen:
@@ -163,10 +166,11 @@ class GoldExportView(APIView):
         return FileResponse(handle, as_attachment=True, filename=f"gold-{chosen['split']}.parquet")
 
 
-def _jsonl_lines(chosen: dict[str, str]) -> Iterator[str]:
+def _jsonl_lines(chosen: dict[str, str], viewer: User) -> Iterator[str]:
+    # Audio links are signed for the viewer who exported (webapp.storage.audio_url), short-lived.
     from annotation.gold.export import export_rows, gold_items
 
     for item in gold_items(chosen.get("scenario"), chosen.get("split")).iterator(chunk_size=200):
         row = next(export_rows([item], audio_bytes=False))
         key = item.recording.audio_key if item.recording is not None else ""
-        yield json.dumps({**row, "audio": audio_url(key) if key else None}, ensure_ascii=False) + "\n"
+        yield json.dumps({**row, "audio": audio_url(key, viewer) if key else None}, ensure_ascii=False) + "\n"
