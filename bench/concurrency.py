@@ -4,7 +4,7 @@
 
 A throwaway database `bench_concurrency` is made on the server DATABASE_URL names (and dropped
 afterwards), migrated, and seeded; gunicorn serves it with the production settings file
-(webapp/gunicorn_conf.py). Then, all at once:
+(gunicorn.conf.py). Then, all at once:
 
 - 50 annotators each work through 20 annotations: autosave, then submit twice at the same moment
   (a double click, or two tabs);
@@ -435,7 +435,7 @@ def main() -> None:
             "-m",
             "gunicorn",
             "-c",
-            "python:webapp.gunicorn_conf",
+            str(ROOT / "gunicorn.conf.py"),
             "--bind",
             f"127.0.0.1:{port}",
             "--access-logfile",

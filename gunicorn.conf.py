@@ -1,4 +1,4 @@
-"""Production gunicorn settings: `gunicorn -c python:webapp.gunicorn_conf webapp.wsgi`.
+"""Production gunicorn settings, read by `gunicorn webapp.wsgi` run from the checkout.
 
 Override any of them on the command line or with GUNICORN_CMD_ARGS.
 """
