@@ -22,7 +22,6 @@ from __future__ import annotations
 import logging
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,47 +35,29 @@ from functools import partial
 from pathlib import Path
 from threading import Lock
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import psycopg
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.servers import ROOT, gunicorn, postgres_urls, throwaway_database
+
 ANNOTATORS, ANNOTATIONS_EACH = 50, 20
 REVIEWERS, TAKES = 10, 40
 GOLD_ITEMS = 40
-SCRIPT = "Oh great, another Monday. I just love waiting in the rain."
 BENCH_DATABASE = "bench_concurrency"
 
 
 def perception(marker: str) -> dict[str, Any]:
-    return {
-        "polarity": "negative",
-        "emotion": "angry",
-        "emotion_variant": "irritation",
-        "intensity": "medium",
-        "pitch": "high",
-        "energy": "normal",
-        "rate": "low",
-        "stressed_words": ["great", "love"],
-        "intonation": "falling",
-        "prosody_caption": "flat, drawn-out delivery",
-        "situation": marker,
-        "modality_conflict": True,
-        "conflict_kind": "sarcasm",
-        "emotion_segments": [],
-    }
+    """A complete perception document for the seeded script, marked so a stored copy can be told apart."""
+    from tests.annotation.labelling.support import perception as complete_perception
+
+    return complete_perception(situation=marker)
 
 
 def tom(marker: str) -> dict[str, Any]:
-    return {
-        "context": marker,
-        "latent_need": "To have the frustration acknowledged",
-        "core_demand": "Empathy, not advice",
-        "recommended_strategies": ["emotional-validation"],
-        "not_recommended_strategies": ["information"],
-        "constraints": ["premature problem-solving"],
-    }
+    from tests.annotation.labelling.support import tom as complete_tom
+
+    return complete_tom(context=marker)
 
 
 @dataclass
@@ -98,32 +79,6 @@ class Record:
             self.races[kind][outcome] += 1
 
 
-def database_urls() -> tuple[str, str]:
-    """Return (the server's own database URL, the bench database's URL)."""
-    given = os.environ.get("DATABASE_URL", "")
-    if not given.startswith(("postgres://", "postgresql://")):
-        raise SystemExit("Set DATABASE_URL to a PostgreSQL database (postgres://...).")
-    parts = urlsplit(given)
-    return given, urlunsplit(parts._replace(path=f"/{BENCH_DATABASE}"))
-
-
-def recreate_database(server_url: str) -> None:
-    with psycopg.connect(server_url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {BENCH_DATABASE}")
-
-
-def drop_database(server_url: str) -> None:
-    with psycopg.connect(server_url.replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @dataclass
 class Seeded:
     annotator_cookies: list[dict[str, str]]
@@ -143,6 +98,7 @@ def seed() -> Seeded:
 
     from annotation.labelling.models import Annotation
     from annotation.recording.models import Item, Review, Take
+    from tests.annotation.labelling.support import SCRIPT
     from webapp.models import User
     from webapp.roles import Role, grant_role
 
@@ -157,7 +113,7 @@ def seed() -> Seeded:
         # login form (whose throttling would treat 61 logins in a second as an attack).
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]  # the password backend
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         return {settings.SESSION_COOKIE_NAME: session.session_key or "", settings.CSRF_COOKIE_NAME: "b" * 32}
@@ -168,88 +124,46 @@ def seed() -> Seeded:
     actor = person("actor", Role.VOICE_ACTOR)
     helpers = [person(f"helper{n}", Role.ANNOTATOR) for n in range(3)]
 
-    def items(prefix: str, count: int, state: str) -> list[Item]:
-        return Item.objects.bulk_create(
-            [
-                Item(
-                    external_id=f"{prefix}-{n:05d}",
-                    text=SCRIPT,
-                    scenario="modality-conflict",
-                    target_emotion="angry",
-                    state=state,
-                )
-                for n in range(count)
-            ]
-        )
+    features = {"pitch_level": "high", "energy_level": "normal", "rate_level": "low", "intonation": "falling"}
 
-    def takes(for_items: list[Item], status: str) -> list[Take]:
-        made = Take.objects.bulk_create(
-            [
-                Take(
-                    item=item,
-                    actor=actor,
-                    status=status,
-                    audio_key=f"audio/take/bench-{item.pk}.wav",
-                    original_key=f"audio/take/bench-{item.pk}.wav",
-                    duration_seconds=2.0,
-                    features={
-                        "pitch_level": "high",
-                        "energy_level": "normal",
-                        "rate_level": "low",
-                        "intonation": "falling",
-                    },
-                )
-                for item in for_items
-            ]
+    def recorded(prefix: str, count: int, state: str, take_status: str) -> tuple[list[Item], list[Take]]:
+        """`count` items of SCRIPT with one take each (their recording, once the take is accepted)."""
+        fixed = {"text": SCRIPT, "scenario": "modality-conflict", "target_emotion": "angry", "state": state}
+        items = Item.objects.bulk_create(
+            [Item(external_id=f"{prefix}-{n:05d}", **fixed) for n in range(count)]
         )
-        return made
+        key = "audio/take/bench-{}.wav"
+        takes = Take.objects.bulk_create(
+            Take(item=item, actor=actor, status=take_status, audio_key=key.format(item.pk),
+                 original_key=key.format(item.pk), duration_seconds=2.0, features=features)
+            for item in items
+        )  # fmt: skip
+        if take_status == Take.Status.ACCEPTED:
+            for item, take in zip(items, takes, strict=True):
+                item.recording = take
+            Item.objects.bulk_update(items, ["recording"])
+        return items, takes
 
-    labelled = items("LAB", ANNOTATORS * ANNOTATIONS_EACH, Item.State.ANNOTATING)
-    for item, take in zip(labelled, takes(labelled, Take.Status.ACCEPTED), strict=True):
-        item.recording = take
-    Item.objects.bulk_update(labelled, ["recording"])
-    Annotation.objects.bulk_create(
-        [
-            Annotation(
-                item=item,
-                annotator=annotators[index // ANNOTATIONS_EACH],
-                status=Annotation.Status.DRAFT,
-                perception=perception("start"),
-                tom=tom("start"),
-                version=1,
-            )
-            for index, item in enumerate(labelled)
-        ]
+    def annotations(items: list[Item], who: Callable[[int], list[User]], status: str, marker: str) -> None:
+        Annotation.objects.bulk_create(
+            Annotation(item=item, annotator=user, status=status, perception=perception(marker), tom=tom(marker),
+                       version=1)
+            for index, item in enumerate(items)
+            for user in who(index)
+        )  # fmt: skip
+
+    labelled, _ = recorded("LAB", ANNOTATORS * ANNOTATIONS_EACH, Item.State.ANNOTATING, Take.Status.ACCEPTED)
+    annotations(
+        labelled, lambda index: [annotators[index // ANNOTATIONS_EACH]], Annotation.Status.DRAFT, "start"
     )
-
-    reviewed = items("REV", TAKES, Item.State.IN_REVIEW)
-    in_review = takes(reviewed, Take.Status.IN_REVIEW)
+    _, in_review = recorded("REV", TAKES, Item.State.IN_REVIEW, Take.Status.IN_REVIEW)
     Review.objects.bulk_create(
-        [
-            Review(take=take, reviewer=reviewers[(index + k * 3) % REVIEWERS])
-            for index, take in enumerate(in_review)
-            for k in range(3)
-        ]
+        Review(take=take, reviewer=reviewers[(index + k * 3) % REVIEWERS])
+        for index, take in enumerate(in_review)
+        for k in range(3)
     )
-
-    agreeing = items("GLD", GOLD_ITEMS, Item.State.ANNOTATING)
-    for item, take in zip(agreeing, takes(agreeing, Take.Status.ACCEPTED), strict=True):
-        item.recording = take
-    Item.objects.bulk_update(agreeing, ["recording"])
-    Annotation.objects.bulk_create(
-        [
-            Annotation(
-                item=item,
-                annotator=helper,
-                status=Annotation.Status.SUBMITTED,
-                perception=perception("agreed"),
-                tom=tom("agreed"),
-                version=2,
-            )
-            for item in agreeing
-            for helper in helpers
-        ]
-    )
+    agreeing, _ = recorded("GLD", GOLD_ITEMS, Item.State.ANNOTATING, Take.Status.ACCEPTED)
+    annotations(agreeing, lambda index: helpers, Annotation.Status.SUBMITTED, "agreed")
     return Seeded(
         annotator_cookies=[cookies_for(user) for user in annotators],
         reviewer_cookies=[cookies_for(user) for user in reviewers],
@@ -284,15 +198,16 @@ def race_outcome(responses: list[httpx.Response], succeeded: Callable[[httpx.Res
     return " + ".join(sorted("ok" if succeeded(r) else str(r.status_code) for r in responses))
 
 
-def rows_of(listing: Any) -> list[dict[str, Any]]:
+def rows_of(response: httpx.Response) -> list[dict[str, Any]]:
+    if response.status_code != 200:
+        raise SystemExit(f"{response.request.url} answered {response.status_code}: {response.text[:300]}")
+    listing = response.json()
     return listing["results"] if isinstance(listing, dict) else listing
 
 
 def annotator_day(base_url: str, cookies: dict[str, str], record: Record, stored: dict[int, str]) -> None:
     with client(base_url, cookies) as http:
-        for row in rows_of(
-            timed(record, "list own annotations", partial(http.get, "/api/annotations/")).json()
-        ):
+        for row in rows_of(timed(record, "list own annotations", partial(http.get, "/api/annotations/"))):
             pk, version = row["id"], row["version"]
             draft, final = f"draft {pk}", f"final {pk}"
             labels = {"perception": perception(draft), "tom": tom(draft), "version": version}
@@ -313,7 +228,7 @@ def reviewer_day(base_url: str, cookies: dict[str, str], record: Record, verdict
     from annotation.recording.access import MAX_REVIEW_SPEED  # after django.setup() (in seed)
 
     with client(base_url, cookies) as http:
-        rows = rows_of(timed(record, "list open reviews", partial(http.get, "/api/reviews/")).json())
+        rows = rows_of(timed(record, "list open reviews", partial(http.get, "/api/reviews/")))
         # Listing hands out the audio; a verdict waits until each take could have played to the end
         # (the playback gate), so the reviewer "listens" for the longest take at top speed.
         time.sleep(max((row["duration_seconds"] for row in rows), default=0.0) / MAX_REVIEW_SPEED)
@@ -405,8 +320,7 @@ def check(stored: dict[int, str], verdicts: dict[str, str], gold_item_ids: list[
 
 
 def main() -> None:
-    server_url, bench_url = database_urls()
-    recreate_database(server_url)
+    server_url, bench_url = postgres_urls(BENCH_DATABASE)
     var_dir = Path(tempfile.mkdtemp(prefix="echostudio-concurrency-"))
     env = {
         **os.environ,
@@ -420,72 +334,33 @@ def main() -> None:
     }
     env.pop("ECHOSTUDIO_PRODUCTION", None)
     os.environ.update(env)
-    sys.path.insert(0, str(ROOT))
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-    )
-    seeded = seed()
-    # Django's logging setup shows every httpx request at INFO; the table below is the report.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
-    port = free_port()
-    base_url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "-c",
-            str(ROOT / "gunicorn.conf.py"),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--access-logfile",
-            str(var_dir / "access.log"),
-            "webapp.wsgi",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=(var_dir / "gunicorn.log").open("wb"),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base_url}/healthz", timeout=2).status_code < 500:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"gunicorn did not answer; see {var_dir / 'gunicorn.log'}")
-            time.sleep(0.3)
-
-        record = Record()
-        stored: dict[int, str] = {}
-        verdicts: dict[str, str] = {}
-        started = time.perf_counter()
-        with ThreadPoolExecutor(ANNOTATORS + REVIEWERS + 1) as people:
-            jobs = [
-                people.submit(annotator_day, base_url, cookies, record, stored)
-                for cookies in seeded.annotator_cookies
-            ]
-            jobs += [
-                people.submit(reviewer_day, base_url, cookies, record, verdicts)
-                for cookies in seeded.reviewer_cookies
-            ]
-            jobs.append(
-                people.submit(admin_day, base_url, seeded.admin_cookies, record, seeded.gold_item_ids)
-            )
-            for job in jobs:
-                job.result()
-        elapsed = time.perf_counter() - started
+    with throwaway_database(server_url, BENCH_DATABASE):
+        migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
+        subprocess.run(migrate, cwd=ROOT, env=env, check=True)
+        seeded = seed()
+        # Django's logging setup shows every httpx request at INFO; the table below is the report.
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        with gunicorn(env, var_dir / "gunicorn.log") as base_url:
+            record = Record()
+            stored: dict[int, str] = {}
+            verdicts: dict[str, str] = {}
+            started = time.perf_counter()
+            with ThreadPoolExecutor(ANNOTATORS + REVIEWERS + 1) as people:
+                jobs = [
+                    people.submit(annotator_day, base_url, c, record, stored)
+                    for c in seeded.annotator_cookies
+                ]
+                jobs += [
+                    people.submit(reviewer_day, base_url, c, record, verdicts)
+                    for c in seeded.reviewer_cookies
+                ]
+                jobs.append(
+                    people.submit(admin_day, base_url, seeded.admin_cookies, record, seeded.gold_item_ids)
+                )
+                for job in jobs:
+                    job.result()
+            elapsed = time.perf_counter() - started
         problems = check(stored, verdicts, seeded.gold_item_ids)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        from django.db import connections
-
-        connections.close_all()
-        drop_database(server_url)
 
     requests = sum(sum(counter.values()) for counter in record.statuses.values())
     server_errors = sum(

@@ -3,6 +3,8 @@ decided, and has speed (remembered), zoom, progress and counted queue tabs on th
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from annotation.recording.models import Item, Review, Take
@@ -31,6 +33,9 @@ def test_verdict_after_playback_changed_until_decided(
     take = take_in_review("EE-0001", users["actor"], [users["reviewer"], *others])
     take_in_review("EE-0002", users["actor"], [users["reviewer"]])
     mine = take.reviews.get(reviewer=users["reviewer"])
+    # The queue is a stable shuffle by public id; put EE-0001's review first so the walk is known.
+    Review.objects.filter(pk=mine.pk).update(public_id=uuid.UUID(int=0))
+    mine.refresh_from_db()
 
     log_in(page, live_server, "reviewer", start="/accounts/login/?next=/review/")
     page.wait_for_url(f"{live_server.url}/review/")
@@ -38,7 +43,7 @@ def test_verdict_after_playback_changed_until_decided(
     assert page.locator("[data-testid=count-changeable]").inner_text() == "0"
 
     page.click("#start-reviewing")
-    page.wait_for_url(f"{live_server.url}/review/{mine.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{mine.public_id}/")
     page.wait_for_selector("#waveform[data-ready=true]")
     assert page.locator("[data-testid=progress]").inner_text() == "1 of 2"
     assert page.locator("#accept").is_disabled()
@@ -55,7 +60,7 @@ def test_verdict_after_playback_changed_until_decided(
     assert page.locator("#accept").is_enabled()
     page.keyboard.press("a")
     following = Review.objects.get(take__item__external_id="EE-0002")
-    page.wait_for_url(f"{live_server.url}/review/{following.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{following.public_id}/")
     assert Review.objects.get(pk=mine.pk).verdict == Review.Verdict.ACCEPT
     page.wait_for_selector("#waveform[data-ready=true]")
     assert page.locator("[data-testid=speed]").input_value() == "1.5"
@@ -71,7 +76,7 @@ def test_verdict_after_playback_changed_until_decided(
     page.keyboard.press("1")
     page.screenshot(path="/tmp/h11ui-review-change.png", full_page=True)
     page.keyboard.press("Enter")
-    page.wait_for_url(f"{live_server.url}/review/{following.pk}/")
+    page.wait_for_url(f"{live_server.url}/review/{following.public_id}/")
     mine.refresh_from_db()
     assert (mine.verdict, mine.reasons) == (Review.Verdict.REJECT, ["wrong_emotion"])
 
@@ -79,6 +84,6 @@ def test_verdict_after_playback_changed_until_decided(
     heard(take)
     for review in take.reviews.exclude(pk=mine.pk):
         submit_verdict(review.pk, review.reviewer, "accept")
-    page.goto(f"{live_server.url}/review/{mine.pk}/")
+    page.goto(f"{live_server.url}/review/{mine.public_id}/")
     assert "verdicts are final" in page.locator("[data-testid=review-closed]").inner_text()
     assert page.locator("#verdict-form").count() == 0

@@ -83,7 +83,7 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     # Not played to the end yet: "a" gives no verdict, the page says why.
     page.keyboard.press("a")
     assert "Play the whole take once" in page.locator("[data-testid=playback-status]").inner_text()
-    assert page.url == f"{live_server.url}/review/{first_review.pk}/"
+    assert page.url == f"{live_server.url}/review/{first_review.public_id}/"
     page.keyboard.press("Space")
     page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("a")

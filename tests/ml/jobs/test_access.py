@@ -9,6 +9,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from ml.core.ablations import NO_ABLATION
+from ml.core.config import RewardModelConfig
 from ml.jobs.launch import ML_JOB_KINDS, SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.ml.jobs.support import TrainingItemFactory, tiny_sft_parameters
@@ -79,6 +81,7 @@ def test_a_valid_start_snapshots_the_data_and_opens_the_job_page(
             "lambda_aaa": 0.1,
             "aaa_layers": "-1, -2",
             "lora_rank": 16,
+            "ablation": NO_ABLATION,
         },
     )
     job = Job.objects.filter(kind=SFT_JOB).order_by("-pk").first()
@@ -94,7 +97,14 @@ def test_a_valid_start_snapshots_the_data_and_opens_the_job_page(
 def test_a_start_with_nothing_ready_says_why(pages: list[str], client_for: Callable[[str], Client]) -> None:
     response = client_for("admin").post(
         reverse("ml:start_job", args=["reward_training"]),
-        {"splits": ["dev"], "device": "auto", "epochs": 2, "batch_size": 16, "learning_rate": 3e-4},
+        {
+            "splits": ["dev"],
+            "device": "auto",
+            "epochs": 2,
+            "batch_size": 16,
+            "learning_rate": 3e-4,
+            "backbone": RewardModelConfig.backbone,
+        },
     )
     assert response.status_code == 200
     assert "No item of the dev split(s) is ready for reward-model training" in response.content.decode()

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from ml.core.ablations import NO_ABLATION
 from ml.jobs.forms import SftJobForm
 from tests.ml.jobs.support import TrainingItemFactory
 from webapp.lib import vocabulary
@@ -49,6 +50,7 @@ def test_a_refused_start_shows_its_reason_once_and_starts_nothing(
             "lambda_aaa": 0.1,
             "lora_rank": 4,
             "device": "cpu",
+            "ablation": NO_ABLATION,
         },
     )
 

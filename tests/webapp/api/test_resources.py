@@ -128,7 +128,10 @@ def test_valid_rows_import_when_asked_and_an_oversized_body_is_refused_unread(ad
     response = admin_api.post("/api/items/?import_valid_rows=1", body, content_type="text/csv")
     assert response.status_code == 201 and response.json()["created"] == 1
     assert len(response.json()["problems"]) == 1
-    huge = admin_api.post("/api/items/", "x", content_type="text/csv", CONTENT_LENGTH=str(64 * 1024 * 1024))
+    from annotation.recording.views import MAX_IMPORT_BYTES
+
+    too_long = str(MAX_IMPORT_BYTES + 2**20)
+    huge = admin_api.post("/api/items/", "x", content_type="text/csv", CONTENT_LENGTH=too_long)
     assert huge.status_code == 400 and "larger than" in huge.json()["detail"]
 
 

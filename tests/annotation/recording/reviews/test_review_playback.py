@@ -97,7 +97,7 @@ def test_the_api_follows_the_same_gate(take: Take) -> None:
     client.get(reverse("annotation:api_open_reviews"))  # handing out the audio presents the take
     refused = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")
     assert refused.status_code == 409
-    assert refused.json() == {"detail": "Play the whole take before giving a verdict."}
+    assert refused.json() == {"detail": "Play the whole take before giving a verdict.", "problems": []}
     assert client.post(played_url).status_code == 409  # the take is longer than no time at all
 
     Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))

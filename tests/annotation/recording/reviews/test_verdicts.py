@@ -163,5 +163,5 @@ def test_the_verdict_api_answers_400_and_409_with_a_detail(take: Take) -> None:
         submit_verdict(other.pk, other.reviewer, "accept")
     again = client.post(url, {"verdict": "accept"}, content_type="application/json")
     assert again.status_code == 409
-    assert again.json() == {"detail": "This take is decided; its verdicts are final."}
+    assert again.json() == {"detail": "This take is decided; its verdicts are final.", "problems": []}
     assert Review.objects.get(pk=review.pk).verdict == "reject"

@@ -13,7 +13,7 @@ from ml.jobs.checkpoint_registry import store_checkpoint
 from ml.jobs.launch import SFT_JOB
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from ml.jobs.train_and_register import Prepare, TrainedCheckpoint, TrainingPlan, train_and_register
-from tests.webapp.test_job_ownership import stalled_and_reclaimed
+from tests.webapp.jobs.test_job_ownership import stalled_and_reclaimed
 from webapp.jobs import JobCancelled, JobLost, JobReporter
 from webapp.models import Job
 

@@ -1,0 +1,1 @@
+"""Runnable benchmarks; each prints its figures (README, "Benchmarks")."""
