@@ -164,6 +164,9 @@ else:
     }
 
 UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+# Output audio named by URL is fetched only from public hosts unless this is set (a lab's own
+# network storage, or tests with a local server).
+OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS = env_bool("ECHOSTUDIO_OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS", False)
 # Caps on one output import's audio (zip, folder or S3 prefix), checked on the listing and while reading.
 OUTPUT_IMPORT_MAX_FILES = env_int("ECHOSTUDIO_OUTPUT_IMPORT_MAX_FILES", 20_000, minimum=1)
 OUTPUT_IMPORT_MAX_BYTES = env_int("ECHOSTUDIO_OUTPUT_IMPORT_MAX_BYTES", 4 * 1024**3, minimum=1024)

@@ -3,7 +3,10 @@ before validation, so an unreachable or oversized file is reported per row and n
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
@@ -33,8 +36,9 @@ class UrlAudioSource:
             if url in self._files:
                 continue
             try:
+                refuse_internal_address(url)
                 self._files[url] = _fetch(http, url)
-            except (httpx.HTTPError, AudioTooLarge) as exc:
+            except (httpx.HTTPError, AudioTooLarge, InternalAddress) as exc:
                 self.problems.append(Problem(line, item_id, f"audio {url} could not be fetched: {exc}"))
 
     def names(self) -> frozenset[str]:
@@ -42,6 +46,27 @@ class UrlAudioSource:
 
     def read(self, name: str) -> bytes:
         return self._files[name]
+
+
+class InternalAddress(Exception):
+    """The URL names a host inside the server's own network."""
+
+
+def refuse_internal_address(url: str) -> None:
+    """Raise InternalAddress when the URL's host resolves to a loopback, private, link-local or
+    otherwise non-public address: an import must not make the server fetch from its own network
+    (cloud metadata, the database, admin ports). ECHOSTUDIO_OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS lifts it.
+    """
+    if settings.OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS:
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except (socket.gaierror, UnicodeError) as exc:
+        raise InternalAddress(f"the host {host!r} cannot be resolved") from exc
+    for address in addresses:
+        if not ipaddress.ip_address(address.split("%")[0]).is_global:
+            raise InternalAddress(f"{host} is an internal address ({address}); only public hosts are fetched")
 
 
 def _fetch(http: httpx.Client, url: str) -> bytes:

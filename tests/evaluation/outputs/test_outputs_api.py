@@ -25,7 +25,8 @@ def admin_api(users) -> Client:
 
 
 @pytest.fixture
-def audio_server(tmp_path: Path) -> Iterator[str]:
+def audio_server(tmp_path: Path, settings) -> Iterator[str]:
+    settings.OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS = True
     for n in range(2):
         (tmp_path / f"EE-{n}.wav").write_bytes(tiny_wav(frequency=220 + 20 * n))
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
@@ -94,3 +95,25 @@ def test_a_bad_row_imports_nothing_and_says_which_line(admin_api) -> None:
     assert response.status_code == 400  # type: ignore[attr-defined]
     assert response.json()["problems"] == ["line 2 (EE-404): unknown item: no item has this id"]  # type: ignore[attr-defined]
     assert not ModelOutput.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/EE-0.wav",
+        "http://localhost/EE-0.wav",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.5/EE-0.wav",
+        "http://[::1]/EE-0.wav",
+    ],
+)
+def test_audio_urls_inside_the_servers_network_are_refused(admin_api, url: str) -> None:
+    BenchmarkItemFactory.create(external_id="EE-0")
+    system = System.objects.create(name="S")
+    rows = jsonl({"item_id": "EE-0", "output": echochat_text(), "audio": url})
+
+    response = _upload(admin_api, system, rows)
+
+    assert response.status_code == 400  # type: ignore[attr-defined]
+    assert "internal address" in response.content.decode()  # type: ignore[attr-defined]
+    assert not system.outputs.exists()
