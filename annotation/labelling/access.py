@@ -8,10 +8,10 @@ existence is not revealed either.
 from __future__ import annotations
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet
 from django.http import Http404
 
-from annotation.labelling.models import Annotation, AnnotationQuerySet
+from annotation.labelling.models import Annotation, AnnotationQuerySet, tab_counts
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.roles import Role, has_role
@@ -52,18 +52,18 @@ def own_annotations(user: User) -> QuerySet[Annotation]:
     return Annotation.objects.filter(annotator=user)
 
 
-def own_annotation(user: User, annotation_id: int) -> Annotation:
+def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = False) -> Annotation:
     """Return the user's own annotation with its item, recording and draft; else raise Http404.
 
     Only its annotator may change an annotation (whether it may still change, stale or after
-    gold, is the workflows' business).
+    gold, is the workflows' business). `with_tab_counts`: with the user's tab counts in the same
+    read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
     """
-    annotation = (
-        own_annotations(user)
-        .select_related("item__recording", "machine_draft")
-        .filter(pk=annotation_id)
-        .first()
-    )
+    rows = own_annotations(user).select_related("item__recording", "machine_draft")
+    if with_tab_counts:
+        rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
+    annotation = rows.filter(pk=annotation_id).first()
     if annotation is None:
         raise Http404("No such annotation of yours.")
+    annotation.annotator = user  # the filter made it so: spares reading the user again
     return annotation

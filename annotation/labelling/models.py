@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
 
 from annotation.recording.models import Item
 
@@ -92,26 +92,48 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         """Return annotations still to be submitted (assigned, or a draft in progress)."""
         return self.filter(status__in=Annotation.OPEN_STATUSES)
 
-    def open_queue_of(self, annotator: User) -> AnnotationQuerySet:
+    def open_queue_of(self, annotator: User | OuterRef) -> AnnotationQuerySet:
         """Return the annotator's open queue: their unsubmitted work on items without gold, oldest first."""
         # NOT EXISTS, not a join: counting the queue then probes the few gold items instead of
         # walking every item (an anti-join through the item state index).
         on_gold = Exists(Item.objects.filter(pk=OuterRef("item_id"), state=Item.State.GOLD))
         return (
-            self.filter(annotator=annotator)
+            self.filter(Q(annotator=annotator))  # Q: the stubs' lookup types know no OuterRef
             .open()
             .filter(~on_gold)
             .select_related("item")
             .order_by("assigned_at", "pk")
         )
 
-    def submitted_by(self, annotator: User) -> AnnotationQuerySet:
+    def submitted_by(self, annotator: User | OuterRef) -> AnnotationQuerySet:
         """Return the annotations the annotator has submitted, latest first."""
         return (
-            self.filter(annotator=annotator, status=Annotation.Status.SUBMITTED)
+            self.filter(Q(annotator=annotator), status=Annotation.Status.SUBMITTED)
             .select_related("item")
             .order_by("-submitted_at", "-pk")
         )
+
+
+def tab_counts(annotator: User | OuterRef) -> dict[str, Subquery]:
+    """Return `open_count` and `submitted_count`, the sizes of the annotator's two tabs, as scalar
+    subqueries to annotate onto a read the page makes anyway (`annotator`: OuterRef to that read's
+    annotator id): each an index-only count over its queue's partial index, no query of its own."""
+    return {
+        "open_count": _count(Annotation.objects.open_queue_of(annotator)),
+        "submitted_count": _count(Annotation.objects.submitted_by(annotator)),
+    }
+
+
+def counted_tabs(row: models.Model) -> tuple[int, int]:
+    """Return (open, submitted): the counts `tab_counts` annotated onto a row that was read."""
+    annotated = vars(row)
+    return annotated["open_count"], annotated["submitted_count"]
+
+
+def _count(rows: QuerySet[Annotation]) -> Subquery:
+    # COUNT as a plain function, not an aggregate: no GROUP BY, so an empty queue counts 0, not NULL.
+    counted = rows.order_by().annotate(rows_counted=Func("pk", function="COUNT")).values("rows_counted")
+    return Subquery(counted, output_field=IntegerField())
 
 
 class Annotation(models.Model):

@@ -8,9 +8,11 @@ submit (the rule: `annotation.labelling.access.may_see_others_labels`).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from django.contrib import messages
+from django.db.models import OuterRef
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
@@ -20,7 +22,7 @@ from annotation.audio.suggestions import contours_for_waveform
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.forms import FormError, labels_from_form, strategy_choices, version_from_form
-from annotation.labelling.models import Annotation, Strategy
+from annotation.labelling.models import Annotation, Strategy, counted_tabs, tab_counts
 from annotation.labelling.schema import (
     CHOICES,
     CONFLICT_KINDS,
@@ -32,6 +34,7 @@ from annotation.labelling.schema import (
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest, keyset_page
 from webapp.lib.progress import QueueProgress
+from webapp.models import User
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -84,23 +87,19 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
         if show_submitted
         else Annotation.objects.open_queue_of(request.user)
     ).only(*QUEUE_COLUMNS)
+    # Both tabs' counts in one read (the shown tab's count is the pager's total too).
+    viewer = User.objects.only("pk").annotate(**tab_counts(OuterRef("pk"))).get(pk=request.user.pk)
+    open_count, submitted_count = counted_tabs(viewer)
+    counts = {"open": open_count, "submitted": submitted_count}
     page = keyset_page(
         mine,
         key="submitted_at" if show_submitted else "assigned_at",
         descending=show_submitted,
         after=request.GET.get("after", ""),
         size=QUEUE_PAGE_SIZE,
+        count=False,
     )
-    # The shown tab's count comes with its page; the other tab's is one index-only count.
-    other_tab = (
-        Annotation.objects.open_queue_of(request.user)
-        if show_submitted
-        else Annotation.objects.submitted_by(request.user)
-    )
-    if show_submitted:
-        counts = {"open": other_tab.count(), "submitted": page.count}
-    else:
-        counts = {"open": page.count, "submitted": other_tab.count()}
+    page = replace(page, count=counts["submitted" if show_submitted else "open"])
     return render(
         request,
         "annotation/annotator_queue.html",
@@ -112,8 +111,11 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
 @never_cache
 def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Label one item; the page restores whatever was last saved."""
-    annotation = workflows.open_annotation(own_annotation(request.user, annotation_id))
-    return render(request, "annotation/labelling/workbench.html", workbench_context(annotation))
+    read = own_annotation(request.user, annotation_id, with_tab_counts=True)
+    # Opening changes no tab (assigned and draft are both open): the read's counts still hold.
+    annotation = workflows.open_annotation(read)
+    context = workbench_context(annotation, progress=annotator_progress(read))
+    return render(request, "annotation/labelling/workbench.html", context)
 
 
 def workbench_context(
@@ -122,13 +124,15 @@ def workbench_context(
     perception: dict[str, Any] | None = None,
     tom: dict[str, Any] | None = None,
     problems: list[LabelProblem] | None = None,
+    progress: QueueProgress,
 ) -> dict[str, Any]:
     """Return the template context of the workbench (posted values win over saved ones)."""
     item = annotation.item
     perception = perception if perception is not None else annotation.perception
     tom = tom if tom is not None else annotation.tom
     strategies = list(Strategy.objects.all())
-    chosen = strategy_choices(tom, [strategy.slug for strategy in strategies])
+    slugs = [strategy.slug for strategy in strategies]
+    chosen = strategy_choices(tom, slugs)
     recording = item.recording
     draft = annotation.machine_draft
     return {
@@ -153,12 +157,14 @@ def workbench_context(
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
-        "open_problems": [] if problems or annotation.is_submitted else workflows.draft_problems(annotation),
+        "open_problems": []
+        if problems or annotation.is_submitted
+        else workflows.draft_problems(annotation, strategy_slugs=slugs),
         "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
         "shortcuts": KEYBOARD_SHORTCUTS,
-        "progress": annotator_progress(annotation),
+        "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
         "stressed_json": json.dumps(perception.get("stressed_words", [])),
         "segments_json": json.dumps(perception.get("emotion_segments", [])),
@@ -166,12 +172,12 @@ def workbench_context(
 
 
 def annotator_progress(annotation: Annotation) -> QueueProgress:
-    """Return "12 of 40" for an open annotation: the annotator's submitted work plus their open queue."""
+    """Return "12 of 40" for an open annotation: the annotator's submitted work plus their open
+    queue, from the tab counts read with it (`own_annotation(..., with_tab_counts=True)`)."""
     if annotation.is_submitted:
         return QueueProgress(0, 0)
-    annotator = annotation.annotator
-    done = Annotation.objects.submitted_by(annotator).count()
-    return QueueProgress(done, done + Annotation.objects.open_queue_of(annotator).count())
+    open_count, done = counted_tabs(annotation)
+    return QueueProgress(done, done + open_count)
 
 
 def problems_by_field(problems: list[LabelProblem], section: str) -> dict[str, str]:
@@ -202,7 +208,9 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
         posted = request.POST.get("version", "")
         version = int(posted) if posted.isdigit() else annotation.version
         return _save_status(request, annotation, version, f"Not saved: {error}", status=400)
-    return _save_status(request, saved, saved.version, "", open_problems=workflows.draft_problems(saved))
+    return _save_status(
+        request, saved, saved.version, "", open_problems=workflows.saved_draft_problems(saved)
+    )
 
 
 def _save_status(
@@ -248,12 +256,20 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             keep_incomplete_draft=True,
         )
     except workflows.InvalidLabels as invalid:
-        annotation = own_annotation(request.user, annotation_id)
-        context = workbench_context(annotation, perception=perception, tom=tom, problems=invalid.problems)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        context = workbench_context(
+            annotation,
+            perception=perception,
+            tom=tom,
+            problems=invalid.problems,
+            progress=annotator_progress(annotation),
+        )
         return render(request, "annotation/labelling/workbench.html", context, status=422)
     except workflows.StaleAnnotation as stale:
-        annotation = own_annotation(request.user, annotation_id)
-        context = workbench_context(annotation, perception=perception, tom=tom)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        context = workbench_context(
+            annotation, perception=perception, tom=tom, progress=annotator_progress(annotation)
+        )
         context["stale_error"] = str(stale)
         return render(request, "annotation/labelling/workbench.html", context, status=409)
     except workflows.AnnotationClosed as closed:

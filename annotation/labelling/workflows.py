@@ -1,4 +1,5 @@
-"""Annotating an item: opening, autosaving drafts, submitting, reopening (assignment: `assignment`).
+"""Annotating an item: opening, autosaving drafts, submitting, reopening (assignment: `assignment`;
+label checks and the errors: `checking`).
 
 Every save names the version it was made from. Two tabs of the same annotation (or a laptop and
 a desktop) race: whichever saves second, from an older version, is refused with StaleAnnotation
@@ -10,7 +11,7 @@ reopening locks the row (`select_for_update`).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import connection, transaction
@@ -19,23 +20,17 @@ from django.http import Http404
 from django.utils import timezone
 
 from annotation.audio.suggestions import suggestions_from_features
-from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
-from annotation.labelling.schema import (
-    TOM_SET_FIELDS,
-    TOM_TEXT_FIELDS,
-    LabelProblem,
-    check_perception,
-    check_tom,
-    normalise_perception,
-    normalise_tom,
-    script_words,
+from annotation.labelling.checking import (
+    InvalidLabels,
+    LabellingError,
+    changed_fields,
+    checked_labels,
+    draft_problems,
 )
-from annotation.recording.models import Item, Scenario
+from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
+from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
+from annotation.recording.models import Item
 from webapp.models import User
-
-
-class LabellingError(Exception):
-    """A save or submit that cannot be done; the message is written for the annotator."""
 
 
 class StaleAnnotation(LabellingError):
@@ -50,13 +45,6 @@ class StaleAnnotation(LabellingError):
 
 class AnnotationClosed(LabellingError):
     """The annotation is submitted (reopen it first) or its item already has a gold reference."""
-
-
-class InvalidLabels(LabellingError):
-    def __init__(self, problems: Sequence[LabelProblem]) -> None:
-        self.problems = list(problems)
-        # People read this message: fields by their names ("Polarity"), never by their paths.
-        super().__init__("; ".join(str(problem) for problem in problems))
 
 
 # --- The annotator's queue --------------------------------------------------------------------------
@@ -165,6 +153,12 @@ def submit_annotation(
     annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
     _write_submit(annotation, expected_version)
     return annotation
+
+
+def saved_draft_problems(saved: Annotation) -> list[LabelProblem]:
+    """Return the unfinished parts of a draft `save_draft` has just written, reading nothing: that
+    save refused every strategy it did not find, so each strategy the draft names exists."""
+    return draft_problems(saved, strategy_slugs=_Labels(saved.perception, saved.tom).strategies)
 
 
 def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) -> Annotation:
@@ -351,75 +345,3 @@ def _refuse_if_submitted(annotation: Annotation, *, complete: bool) -> None:
         raise AnnotationClosed(
             "Already submitted." if complete else "Already submitted: reopen the annotation to change it."
         )
-
-
-def checked_labels(
-    item: Item,
-    perception: Mapping[str, Any],
-    tom: Mapping[str, Any],
-    *,
-    complete: bool,
-    strategy_slugs: Collection[str] | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return the documents normalised, or raise InvalidLabels listing every problem for this item.
-
-    A draft (`complete=False`) keeps work in progress (`LabelProblem.incomplete`: a segment still
-    without its emotion, an end typed before its start): autosave must never lose a keystroke, so
-    only malformed values refuse it; submitting (`complete=True`) refuses every problem.
-
-    `strategy_slugs`: the taxonomy's slugs (or those of the named strategies that exist), when the
-    caller has them already; else they are read here.
-    """
-    perception_doc, tom_doc = normalise_perception(perception), normalise_tom(tom)
-    problems = label_problems(item, perception_doc, tom_doc, complete=complete, strategy_slugs=strategy_slugs)
-    refused = problems if complete else [problem for problem in problems if not problem.incomplete]
-    if refused:
-        raise InvalidLabels(refused)
-    return perception_doc, tom_doc
-
-
-def label_problems(
-    item: Item,
-    perception: Mapping[str, Any],
-    tom: Mapping[str, Any],
-    *,
-    complete: bool,
-    strategy_slugs: Collection[str] | None = None,
-) -> list[LabelProblem]:
-    """Return every problem of normalised label documents for this item."""
-    problems = check_perception(
-        perception,
-        emotion_shift=item.scenario == Scenario.EMOTION_SHIFT,
-        words=script_words(item.text),
-        complete=complete,
-    )
-    if strategy_slugs is None:
-        strategy_slugs = set(Strategy.objects.values_list("slug", flat=True))
-    problems += check_tom(tom, strategy_slugs=strategy_slugs, complete=complete)
-    return problems
-
-
-def draft_problems(annotation: Annotation) -> list[LabelProblem]:
-    """Return the unfinished parts a saved draft holds (reported beside "Draft saved")."""
-    return label_problems(annotation.item, annotation.perception, annotation.tom, complete=False)
-
-
-def changed_fields(
-    annotation: Annotation, perception: Mapping[str, Any], tom: Mapping[str, Any]
-) -> list[str]:
-    """Return the fields ("tom.latent_need", "perception.pitch") whose final value differs from
-    what the machine draft or the acoustic analysis suggested."""
-    changed = []
-    for name, suggested in annotation.suggestions.items():
-        if perception.get(name) != suggested:
-            changed.append(f"perception.{name}")
-    draft = annotation.machine_draft
-    if draft is not None:
-        drafted = normalise_tom(draft.tom)
-        for name in TOM_TEXT_FIELDS:
-            if " ".join(str(tom.get(name, "")).split()) != " ".join(str(drafted[name]).split()):
-                changed.append(f"tom.{name}")
-        for name in TOM_SET_FIELDS:
-            if set(tom.get(name, [])) != set(drafted[name]):
-                changed.append(f"tom.{name}")
-    return changed

@@ -19,8 +19,8 @@ from tests.annotation.labelling.support import LabellingItemFactory, assign, for
 from tests.factories import RecordedItemFactory
 from webapp.roles import Role
 
-QUEUE_QUERIES = 5  # session, user, roles, the page's rows (one more than shown), their count
-WORKBENCH_QUERIES = 5  # session, user, roles, the annotation with item/take/draft, strategies
+QUEUE_QUERIES = 5  # session, user, roles, both tabs' counts (one read), the page's rows (one more than shown)
+WORKBENCH_QUERIES = 5  # session, user, roles, the annotation with item/take/draft and tab counts, strategies
 # Session, user, roles, one read (the annotation, which posted strategies exist and, on submit, the
 # next open annotation), then one conditional UPDATE: a draft save needs no transaction. A submit's
 # UPDATE and revision INSERT are one statement on PostgreSQL; elsewhere a transaction holds the two
@@ -57,6 +57,9 @@ def test_queue_pages_cost_a_fixed_number_of_queries(
     with django_assert_max_num_queries(QUEUE_QUERIES):
         first = client.get(url)
     assert first.status_code == 200
+    # Both tab counts come from one read (the 3 open ones on gold items are off the queue).
+    assert first.context["counts"] == {"open": 30, "submitted": 5}
+    assert first.context["page"].count == (5 if show == "submitted" else 30)
     cursor = first.context["page"].next_cursor
     if show == "open":
         assert cursor  # 25 of 25 open ones on this page, more behind
@@ -73,7 +76,9 @@ def test_workbench_costs_a_fixed_number_of_queries(
     url = reverse("annotation:workbench", args=[annotation.pk])
     client.get(url)  # the first visit starts the draft (a write); later visits only read
     with django_assert_max_num_queries(WORKBENCH_QUERIES):
-        assert client.get(url).status_code == 200
+        response = client.get(url)
+    assert response.status_code == 200
+    assert str(response.context["progress"]) == "6 of 35"  # read with the annotation, no query of its own
 
 
 def test_autosave_costs_a_fixed_number_of_queries(
