@@ -10,7 +10,7 @@ import torch
 
 from ml.core.config import LoraSettings, RlConfig, SdcaConfig
 from ml.core.reward.scoring import RewardScore
-from ml.core.rl.grpo import grpo_token_loss, rl_step, rl_update
+from ml.core.rl.grpo import dropout_disabled, grpo_token_loss, rl_step, rl_update
 from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer, word_f1
 from ml.core.rl.rollouts import RlPrompt, RolloutGroup, StageScores, combined_scorer
 from ml.core.rl.training import prepare_policy, train_rl
@@ -293,3 +293,26 @@ def test_one_update_raises_the_better_rollouts_likelihood_and_lowers_the_worse(
     if mode == "sdca":
         # Rollout 1 says "happy" for a sad speaker: its perception span is the one SDCA blames.
         assert perception_after[1] < perception_before[1]
+
+
+def test_dropout_disabled_also_switches_off_functional_dropout_rates(tiny_qwen2_audio: SpeechLM) -> None:
+    # transformers applies attention, activation and encoder dropout and layerdrop as float rates on
+    # modules (F.dropout(..., training=self.training)), not as nn.Dropout layers. The update must
+    # see the rollouts' policy, without dropout, while the model stays in training mode.
+    model = tiny_qwen2_audio.model
+    rates = ("dropout", "attention_dropout", "activation_dropout", "layerdrop")
+    for module in model.modules():
+        for name in rates:
+            if isinstance(getattr(module, name, None), float):
+                setattr(module, name, 0.5)
+    model.train()
+    batch = tiny_qwen2_audio.collate([SpeechExample(PROMPT_ITEM.audio, PROMPT, COMPLETIONS[0])])
+
+    with torch.no_grad(), dropout_disabled(model):
+        first, second = (tiny_qwen2_audio.forward(batch).logits for _ in range(2))
+
+    assert torch.equal(first, second)
+    assert model.training
+    assert all(
+        getattr(m, n) == 0.5 for m in model.modules() for n in rates if isinstance(getattr(m, n, None), float)
+    )
