@@ -145,6 +145,7 @@ def _ablation_field(presets: dict[str, str]) -> forms.ChoiceField:
     return forms.ChoiceField(
         choices=list(presets.items()),
         initial=NO_ABLATION,
+        required=False,
         label="Paper variant",
         help_text="An ablation of section 5.3; it overrides the fields it sets, and the checkpoint records it",
     )
@@ -217,7 +218,7 @@ class SftJobForm(_TrainingForm):
                 "gradient_checkpointing": data["gradient_checkpointing"],
                 "device": data["device"],
                 "dtype": "auto",
-                "ablation": data["ablation"],
+                "ablation": data["ablation"] or NO_ABLATION,
             },
         }
 
@@ -291,7 +292,7 @@ class RlJobForm(_TrainingForm):
                 "sdca": {"tau": data["tau"]},
                 "device": data["device"],
                 "dtype": "auto",
-                "ablation": data["ablation"],
+                "ablation": data["ablation"] or NO_ABLATION,
             },
         }
 
@@ -307,6 +308,7 @@ class RewardTrainingJobForm(_TrainingForm):
     learning_rate = forms.FloatField(min_value=1e-12, initial=REWARD_DEFAULTS.learning_rate)
     backbone = forms.CharField(
         max_length=500,
+        required=False,
         initial=RewardModelConfig.backbone,
         help_text="A Qwen2.5-Omni checkpoint (model folder or s3:// URI, e.g. Qwen2.5-Omni-3B as in "
         "appendix D.2), or 'tiny' for a small random one (the demo); every weight is trained",
@@ -323,7 +325,7 @@ class RewardTrainingJobForm(_TrainingForm):
                 "learning_rate": data["learning_rate"],
                 "device": data["device"],
             },
-            "model_config": {"backbone": data["backbone"].strip()},
+            "model_config": {"backbone": data["backbone"].strip() or RewardModelConfig.backbone},
         }
 
 

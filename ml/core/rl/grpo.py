@@ -154,19 +154,30 @@ def _reference_logprobs(
         return _policy_logprobs(model, batch, temperature).to(policy.device)
 
 
+# Rates transformers modules apply themselves when ``self.training`` (F.dropout, attention dropout,
+# layerdrop), beside nn.Dropout layers.
+_FUNCTIONAL_DROPOUT_RATES = ("dropout", "attention_dropout", "activation_dropout", "layerdrop")
+
+
 @contextmanager
 def dropout_disabled(module: nn.Module) -> Iterator[None]:
-    """Set every dropout probability in ``module`` to 0 for the duration, without leaving train mode."""
-    saved = [
-        (layer, layer.p) for layer in module.modules() if isinstance(layer, nn.modules.dropout._DropoutNd)
-    ]
+    """Set every dropout probability and rate in ``module`` to 0 for the duration, without leaving
+    train mode: nn.Dropout layers and the float rates of ``_FUNCTIONAL_DROPOUT_RATES``."""
+    saved: list[tuple[nn.Module, str, float]] = []
+    for layer in module.modules():
+        if isinstance(layer, nn.modules.dropout._DropoutNd):
+            saved.append((layer, "p", layer.p))
+        for name in _FUNCTIONAL_DROPOUT_RATES:
+            rate = vars(layer).get(name)
+            if isinstance(rate, float):
+                saved.append((layer, name, rate))
     try:
-        for layer, _ in saved:
-            layer.p = 0.0
+        for layer, name, _ in saved:
+            setattr(layer, name, 0.0)
         yield
     finally:
-        for layer, probability in saved:
-            layer.p = probability
+        for layer, name, rate in saved:
+            setattr(layer, name, rate)
 
 
 def rl_update(

@@ -42,10 +42,11 @@ def test_rl_from_the_cached_sft_checkpoint_reports_rewards_per_mode(
     first = next(iter(start.model.state_dict().values()))
     assert first.equal(next(iter(reloaded.model.state_dict().values())))
     test = small_task.test[:4]
-    sdca = run_rl(start, small_task.train, test, "sdca", seed=0, steps=1, samples=1)
-    grpo = run_rl(start, small_task.train, test, "grpo", seed=0, steps=1, samples=1, before=sdca.before)
+    seen = small_task.train[:2]
+    sdca = run_rl(start, small_task.train, test, "sdca", seed=0, steps=1, samples=1, seen=seen)
+    grpo = run_rl(start, small_task.train, test, "grpo", seed=0, steps=1, samples=1, seen=seen)
     for outcome in (sdca, grpo):
-        for metrics in (outcome.before, outcome.after):
+        for metrics in (outcome.before, outcome.after, outcome.seen_before, outcome.seen_after):
             assert 0.0 <= metrics["total"] <= 1.0
             assert {
                 "perception_score",
@@ -53,7 +54,8 @@ def test_rl_from_the_cached_sft_checkpoint_reports_rewards_per_mode(
                 "strategy_score",
                 "greedy_accuracy",
             } <= metrics.keys()
-    assert grpo.before == sdca.before
+    # Measured with the same seed, prompts and temperature: "before" is one figure for both modes.
+    assert grpo.before == sdca.before and grpo.seen_before == sdca.seen_before
 
 
 def test_the_reward_model_trains_on_the_synthetic_ladder_and_reports_rankings(

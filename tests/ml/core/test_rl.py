@@ -10,11 +10,12 @@ import torch
 
 from ml.core.config import LoraSettings, RlConfig, SdcaConfig
 from ml.core.reward.scoring import RewardScore
-from ml.core.rl.grpo import grpo_token_loss, rl_step, rl_update
+from ml.core.rl.grpo import dropout_disabled, grpo_token_loss, rl_step, rl_update
 from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer, word_f1
 from ml.core.rl.rollouts import RlPrompt, RolloutGroup, StageScores, combined_scorer
 from ml.core.rl.training import prepare_policy, train_rl
 from ml.core.sdca import span_advantages, total_advantages
+from ml.core.speech.inputs import SpeechExample, completion_logprobs
 from ml.core.speech.model import SpeechLM
 from tests.ml.core.samples import PROMPT, voiced_audio
 from webapp.lib.output_format import ParsedOutput, parse_output, render_output, render_strategy
@@ -247,3 +248,71 @@ def test_several_updates_per_batch_reuse_the_rollouts(
 
     assert result.kl == pytest.approx(0.0, abs=1e-6)
     assert after.kl > 1e-6 and math.isfinite(after.loss)
+
+
+def _sequence_logprobs(policy: SpeechLM, completions: tuple[str, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return each completion's summed log-probability, and that of its perception span alone."""
+    batch = policy.collate([SpeechExample(PROMPT_ITEM.audio, PROMPT, text) for text in completions])
+    with torch.no_grad():
+        logprobs = completion_logprobs(policy.forward(batch).logits, batch.labels)  # type: ignore[arg-type]
+    perception = torch.stack(
+        [
+            logprobs[row, start:end].sum()
+            for row, (start, end) in enumerate(
+                spans["perception"] for spans in policy.target_span_token_ranges(batch)
+            )
+        ]
+    )
+    return logprobs.sum(dim=1), perception
+
+
+@pytest.mark.parametrize("mode", ["grpo", "sdca"])
+def test_one_update_raises_the_better_rollouts_likelihood_and_lowers_the_worse(
+    tiny_qwen2_audio: SpeechLM, mode: str
+) -> None:
+    # The sign check of the whole update: scores -> advantages -> loss -> gradient step. The gold
+    # rollout must gain probability and the rollout with the lowest R_total must lose it; under
+    # SDCA the rollout whose perception is wrong must lose probability on its perception span.
+    policy = tiny_qwen2_audio
+    reference = copy.deepcopy(policy)
+    config = RlConfig(mode=mode, lora=None, kl_coef=0.0)  # type: ignore[arg-type]
+    prepare_policy(policy, reference, config)
+    group = RolloutGroup(PROMPT_ITEM, COMPLETIONS)
+    totals = total_advantages(rl_update(policy, reference, [group], SCORER, config).scores[0])
+    assert int(totals.argmax()) == 0
+    worst = int(totals.argmin())
+    before, perception_before = _sequence_logprobs(policy, COMPLETIONS)
+
+    rl_update(
+        policy, reference, [group], SCORER, config, torch.optim.SGD(policy.trainable_parameters(), lr=0.05)
+    )
+
+    after, perception_after = _sequence_logprobs(policy, COMPLETIONS)
+    assert after[0] > before[0]
+    assert after[worst] < before[worst]
+    if mode == "sdca":
+        # Rollout 1 says "happy" for a sad speaker: its perception span is the one SDCA blames.
+        assert perception_after[1] < perception_before[1]
+
+
+def test_dropout_disabled_also_switches_off_functional_dropout_rates(tiny_qwen2_audio: SpeechLM) -> None:
+    # transformers applies attention, activation and encoder dropout and layerdrop as float rates on
+    # modules (F.dropout(..., training=self.training)), not as nn.Dropout layers. The update must
+    # see the rollouts' policy, without dropout, while the model stays in training mode.
+    model = tiny_qwen2_audio.model
+    rates = ("dropout", "attention_dropout", "activation_dropout", "layerdrop")
+    for module in model.modules():
+        for name in rates:
+            if isinstance(getattr(module, name, None), float):
+                setattr(module, name, 0.5)
+    model.train()
+    batch = tiny_qwen2_audio.collate([SpeechExample(PROMPT_ITEM.audio, PROMPT, COMPLETIONS[0])])
+
+    with torch.no_grad(), dropout_disabled(model):
+        first, second = (tiny_qwen2_audio.forward(batch).logits for _ in range(2))
+
+    assert torch.equal(first, second)
+    assert model.training
+    assert all(
+        getattr(m, n) == 0.5 for m in model.modules() for n in rates if isinstance(getattr(m, n, None), float)
+    )
