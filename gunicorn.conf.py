@@ -22,5 +22,6 @@ graceful_timeout = 30
 # Recycle workers now and then, so a slow leak in a library never grows without bound.
 max_requests = 5000
 max_requests_jitter = 500
-accesslog = "-"
+# A proxy in front usually keeps the access log; set ECHOSTUDIO_ACCESS_LOG (a path, or - for stderr) to keep one here.
+accesslog = os.environ.get("ECHOSTUDIO_ACCESS_LOG") or None
 forwarded_allow_ips = os.environ.get("ECHOSTUDIO_FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -3,7 +3,7 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/echostudio nice .venv/bin/python bench/api.py
 
 A throwaway database "bench_<name>" is created next to the one DATABASE_URL names (and dropped). The
-script starts `gunicorn webapp.wsgi` (2 sync workers) on it and times each request from a client on
+script starts `gunicorn webapp.wsgi` (the project's gunicorn.conf.py, 2 workers) on it and times each request from a client on
 the same machine (loopback round trip: an upper bound on server time), median and p95 over REPEATS
 requests, authenticated with a personal token. Query counts come from the same requests run
 in-process, and must not grow from 10K to 100K items. Targets: Label Studio 1.23 / 10 (task list

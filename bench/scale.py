@@ -8,7 +8,7 @@ DATABASE_URL names, and dropped afterwards):
 Items arrive through the import page (the same `import_items` the command line uses): 10,000, then
 90,000 more. 30,000 annotations (3 per item on the first 10,000 items, 30 annotators, with accepted
 takes carrying display contours) stay the same while the items grow. Each request is timed from a
-client over HTTP against gunicorn (2 sync workers, DEBUG off): median and p95 of REPEATS requests,
+client over HTTP against gunicorn (the project's gunicorn.conf.py, 2 workers, DEBUG off): median and p95 of REPEATS requests,
 the queries one such request makes (counted in-process through Django's test client, the same
 code path), and each figure's growth from 10K to 100K. Last, the resident memory of an idle
 gunicorn worker (just started, and again after serving everything).
