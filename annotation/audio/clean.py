@@ -18,9 +18,7 @@ import wave
 from dataclasses import dataclass
 from pathlib import Path
 
-import imageio_ffmpeg
-
-from annotation.audio.upload import DEMUXERS, AudioRejected, detect_container
+from annotation.audio.upload import DEMUXERS, AudioRejected, detect_container, ffmpeg_reading
 
 # Long enough for any spoken reply; a header claiming more costs no more than this to decode.
 DEFAULT_MAX_SECONDS = 600.0
@@ -55,19 +53,7 @@ def clean_audio(
         source, decoded = Path(folder) / "source", Path(folder) / "decoded.wav"
         source.write_bytes(data)
         command = [
-            imageio_ffmpeg.get_ffmpeg_exe(),
-            "-nostdin",
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-threads",
-            "1",
-            "-f",
-            DEMUXERS[container],
-            "-i",
-            str(source),
-            "-map",
-            "0:a:0",
+            *ffmpeg_reading(DEMUXERS[container], source),
             "-map_metadata",
             "-1",
             "-map_chapters",

@@ -217,6 +217,16 @@ def normalise_upload(data: bytes, filename: str, *, limits: UploadLimits = DEFAU
     )
 
 
+def ffmpeg_reading(demuxer: str, source: Path) -> list[str]:
+    """Return the start of an ffmpeg command reading the first audio stream of `source`: quiet, on
+    one thread, with the demuxer its content was detected as (never one ffmpeg guesses)."""
+    return [
+        imageio_ffmpeg.get_ffmpeg_exe(),
+        *("-nostdin", "-hide_banner", "-loglevel", "error", "-threads", "1"),
+        *("-f", demuxer, "-i", str(source), "-map", "0:a:0"),
+    ]
+
+
 def _decode(data: bytes, demuxer: str, filename: str, limits: UploadLimits) -> npt.NDArray[np.float32]:
     """Return the first audio stream as 16 kHz mono float32, at most a little past max_seconds.
 
@@ -229,19 +239,7 @@ def _decode(data: bytes, demuxer: str, filename: str, limits: UploadLimits) -> n
         source = Path(folder) / "original"
         source.write_bytes(data)
         command = [
-            imageio_ffmpeg.get_ffmpeg_exe(),
-            "-nostdin",
-            "-hide_banner",
-            "-loglevel",
-            "error",
-            "-threads",
-            "1",
-            "-f",
-            demuxer,
-            "-i",
-            str(source),
-            "-map",
-            "0:a:0",
+            *ffmpeg_reading(demuxer, source),
             # Every channel is kept (no -ac 1): ffmpeg's own downmix sums channels with gains that
             # can push a clean multi-channel recording past full scale; `_average_channels` cannot.
             "-ar",

@@ -8,12 +8,13 @@ revealed either.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
+from annotation.audio.playback import could_have_played_to_the_end
 from annotation.recording.models import Item, Review, Take
 from webapp.models import User
 from webapp.roles import Role, has_role, users_with_role
@@ -22,11 +23,10 @@ from webapp.roles import Role, has_role, users_with_role
 # reviewers, restarts analyses, and uses the Django admin of these models.
 RECORDING_ADMINS: tuple[Role, ...] = (Role.ADMIN,)
 
-# The review playback gate (as the MOS studies' `evaluation.studies.access.rating_unlocked`): the
-# reviewer may play at up to MAX_REVIEW_SPEED, so a take of d seconds can have played to the end
-# d / MAX_REVIEW_SPEED after it was shown, less a slack for clocks and decoders.
+# The review playback gate (the MOS studies' rule, `annotation.audio.playback`): a reviewer may
+# play at up to MAX_REVIEW_SPEED, so a take of d seconds can have ended d / MAX_REVIEW_SPEED after
+# it was shown.
 MAX_REVIEW_SPEED = 2.0
-PLAYBACK_SLACK_SECONDS = 0.25
 
 
 def may_manage_recording(user: User | AnonymousUser) -> bool:
@@ -114,7 +114,7 @@ def playback_refusal(review: Review, now: datetime) -> str | None:
     """Return why a "played to the end" report cannot be true yet, or None when it is plausible."""
     if review.presented_at is None:
         return "Open the take before playing it."
-    shortest = max(0.0, review.take.duration_seconds / MAX_REVIEW_SPEED - PLAYBACK_SLACK_SECONDS)
-    if now < review.presented_at + timedelta(seconds=shortest):
+    duration = review.take.duration_seconds
+    if not could_have_played_to_the_end(review.presented_at, duration, now, max_speed=MAX_REVIEW_SPEED):
         return "Play the whole take, from start to end, before giving a verdict."
     return None

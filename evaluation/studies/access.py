@@ -8,18 +8,15 @@ What their pages show of a stimulus is blind: see `evaluation.outputs.access`.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from uuid import UUID
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from annotation.audio.playback import could_have_played_to_the_end
 from evaluation.studies.models import Study, StudyAssignment
 from webapp.models import User
-
-# Playback is accepted this long before the audio's length has passed since the page was shown:
-# the clocks of browser and server, and the decoder's idea of the length, differ by a little.
-PLAYBACK_SLACK_SECONDS = 0.25
 
 
 def study_for_admin(study_id: int) -> Study:
@@ -71,9 +68,6 @@ def playback_refusal(assignment: StudyAssignment, now: datetime) -> str | None:
     """
     if assignment.presented_at is None:
         return "Open the sample before playing it."
-    earliest = assignment.presented_at + timedelta(
-        seconds=max(0.0, assignment.stimulus.audio_seconds - PLAYBACK_SLACK_SECONDS)
-    )
-    if now < earliest:
+    if not could_have_played_to_the_end(assignment.presented_at, assignment.stimulus.audio_seconds, now):
         return "Play the whole response, from start to end, before rating."
     return None

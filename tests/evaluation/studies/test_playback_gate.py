@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from evaluation.studies.access import PLAYBACK_SLACK_SECONDS, playback_refusal, rating_unlocked
+from annotation.audio.playback import PLAYBACK_SLACK_SECONDS
+from evaluation.studies.access import playback_refusal, rating_unlocked
 from evaluation.studies.models import StudyAssignment, StudyStimulus
 
 SHOWN = datetime(2025, 1, 1, 12, 0, 0)
