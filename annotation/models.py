@@ -12,12 +12,13 @@ from annotation.labelling.models import (
     MachineDraft,
     Strategy,
 )
-from annotation.recording.models import Item, Review, Take
+from annotation.recording.models import Dialogue, Item, Review, Take
 
 __all__ = [
     "Annotation",
     "AnnotationProject",
     "AnnotationRevision",
+    "Dialogue",
     "GoldReference",
     "Item",
     "MachineDraft",

@@ -20,7 +20,7 @@ from factory.django import DjangoModelFactory, Password
 from annotation.audio.synthesis import to_wav_bytes
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation
-from annotation.recording.models import Item, Review, Take
+from annotation.recording.models import Dialogue, Item, Review, Take
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.outputs.models import ModelOutput, System
 from tests.annotation.audio.audio_corpus import glide, harmonic_tone, wav_of
@@ -84,6 +84,38 @@ class ItemFactory(DjangoModelFactory[Item]):
     instructions = "Warm, smiling voice."
     actor = None
     state = factory.LazyAttribute(lambda item: Item.State.RECORDING if item.actor else Item.State.SCRIPTED)
+
+
+class DialogueFactory(DjangoModelFactory[Dialogue]):
+    """A dialogue with `turns` user turns (default 3; each an item), all given to `actor` when one is named.
+
+    The trajectory shifts from sad to fear to happy and onwards; each turn has a reference reply.
+    """
+
+    class Meta:
+        model = Dialogue
+        skip_postgeneration_save = True
+
+    external_id = factory.Sequence(lambda n: f"dlg-{n:05d}")
+    topic = "losing a job"
+    voice = "en-us"
+
+    @factory.post_generation
+    def turns(dialogue: Dialogue, create: bool, extracted: Any, **kwargs: Any) -> None:
+        count = 3 if extracted is None else extracted
+        arc = [vocabulary.SAD, vocabulary.FEAR, vocabulary.HAPPY, vocabulary.NEUTRAL, vocabulary.SURPRISE]
+        for turn in range(1, count + 1):
+            ItemFactory.create(
+                dialogue=dialogue,
+                turn=turn,
+                external_id=Dialogue.turn_external_id(dialogue.external_id, turn),
+                text=f"Turn {turn} of what happened after I lost my job.",
+                target_emotion=arc[(turn - 1) % len(arc)],
+                split=dialogue.split,
+                expected_strategy="emotional validation",
+                reference_reply=f"That sounds hard; tell me more about turn {turn}.",
+                **kwargs,
+            )
 
 
 class TakeFactory(DjangoModelFactory[Take]):

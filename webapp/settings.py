@@ -233,6 +233,9 @@ TTS_VOICE = env_str("ECHOSTUDIO_TTS_VOICE", "alloy")
 TTS_API_KEY = env_str("ECHOSTUDIO_TTS_API_KEY")
 TTS_TIMEOUT_SECONDS = env_float("ECHOSTUDIO_TTS_TIMEOUT_SECONDS", 120.0, minimum=0.1)
 
+# Dialogues (paper B.5 holds five-turn sessions): the most user turns an imported dialogue may hold.
+DIALOGUE_MAX_TURNS = env_int("ECHOSTUDIO_DIALOGUE_MAX_TURNS", 5, minimum=1)
+
 # Models for the gpu queue: a local path or s3:// URI; never a hub name.
 ECHOCHAT_BASE_MODEL = env_str("ECHOSTUDIO_BASE_MODEL")
 CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpoints")

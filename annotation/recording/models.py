@@ -123,9 +123,55 @@ class ItemQuerySet(models.QuerySet["Item"]):
         """Return items whose recording is accepted and that have no gold yet: annotation's work."""
         return self.filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
 
+    def single_turn(self) -> ItemQuerySet:
+        """Return the single-utterance items (EchoEval proper): those in no dialogue."""
+        return self.filter(dialogue__isnull=True)
+
+    def dialogue_turns(self) -> ItemQuerySet:
+        """Return the items that are user turns of a dialogue, in conversation order."""
+        return self.filter(dialogue__isnull=False).order_by("dialogue_id", "turn")
+
+    def earlier_turns(self, item: Item) -> ItemQuerySet:
+        """Return the turns before `item` in its dialogue, first turn first (none for a single item)."""
+        if item.dialogue_id is None or item.turn is None:
+            return self.none()
+        return self.filter(dialogue_id=item.dialogue_id, turn__lt=item.turn).order_by("turn")
+
+
+class Dialogue(models.Model):
+    """A conversation of user turns (paper B.5): each turn is an Item with `dialogue` and `turn` set.
+
+    The planned trajectory is the turns themselves: each holds its scenario, target emotion and
+    intensity, and the assistant strategy expected (`Item.expected_strategy`). One actor records
+    every turn (speaker consistency): the turns share `Item.actor`, and assignment moves them together.
+    """
+
+    external_id = models.CharField(max_length=60, unique=True, help_text="Stable id, e.g. ED-0001")
+    topic = models.CharField(max_length=200, blank=True)
+    split = models.CharField(max_length=8, choices=Split.choices, default=vocabulary.DEFAULT_SPLIT)
+    voice = models.CharField(
+        max_length=64, blank=True, help_text="Synthetic voice of the user (demo and builder data)"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["external_id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+    @staticmethod
+    def turn_external_id(dialogue_external_id: str, turn: int) -> str:
+        """Return the item id of a dialogue's turn (`ED-0001.t3`): the one spelling of it."""
+        return f"{dialogue_external_id}.t{turn}"
+
 
 class Item(models.Model):
-    """One EchoEval utterance: the script an actor performs and everything later attached to it."""
+    """One EchoEval utterance: the script an actor performs and everything later attached to it.
+
+    An item may be a user turn of a `Dialogue` (`dialogue`, `turn` from 1); single-turn EchoEval
+    items have neither.
+    """
 
     class State(models.TextChoices):
         SCRIPTED = "scripted", "Scripted"
@@ -159,6 +205,16 @@ class Item(models.Model):
     recording = models.ForeignKey(
         "Take", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="Accepted take"
     )
+    dialogue = models.ForeignKey(
+        Dialogue, null=True, blank=True, on_delete=models.CASCADE, related_name="turns"
+    )
+    turn = models.PositiveSmallIntegerField(null=True, blank=True, help_text="1 for a dialogue's first turn")
+    expected_strategy = models.CharField(
+        max_length=64, blank=True, help_text="The assistant strategy the dialogue's plan expects here"
+    )
+    reference_reply = models.TextField(
+        blank=True, help_text="A reference assistant reply to this turn (history for the next turns)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -172,9 +228,21 @@ class Item(models.Model):
             models.Index(fields=["state", "id"], name="item_by_state"),
             models.Index(fields=["split", "scenario"], name="item_by_split_scenario"),
         ]
+        constraints = [
+            models.UniqueConstraint(fields=["dialogue", "turn"], name="one_item_per_dialogue_turn"),
+            models.CheckConstraint(
+                condition=(models.Q(dialogue__isnull=True, turn__isnull=True))
+                | models.Q(dialogue__isnull=False, turn__gte=1),
+                name="dialogue_turn_numbered_from_one",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.external_id
+
+    @property
+    def is_dialogue_turn(self) -> bool:
+        return self.dialogue_id is not None
 
 
 class Take(models.Model):

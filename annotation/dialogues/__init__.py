@@ -1,0 +1,1 @@
+"""Dialogues: multi-turn sessions whose user turns are items (import/export, history, preview)."""
