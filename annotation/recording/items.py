@@ -42,6 +42,7 @@ BATCH = 900
 # An import keeps this many problems to show (it counts them all); the page shows the first ones.
 MAX_ERRORS_KEPT = 10_000
 PROGRESS_EVERY_ROWS = 10_000
+DIALOGUE_TURN = "dialogue"  # the staging mark of a row naming a dialogue's turn
 
 
 @dataclass(frozen=True)
@@ -231,6 +232,12 @@ class Staging:
             f"AND i.state NOT IN ({editable}) AND ({differs})",
             [str(state) for state in EDITABLE_STATES],
         )
+        # A dialogue's turns change only with their dialogue (annotation.dialogues.transfer).
+        self.cursor.execute(
+            f"UPDATE {STAGING} SET locked_state = %s FROM {self.items} i "
+            f"WHERE i.external_id = {STAGING}.external_id AND {STAGING}.valid AND i.dialogue_id IS NOT NULL",
+            [DIALOGUE_TURN],
+        )
 
     def problems(self, row_label: str, *, limit: int) -> list[RowError]:
         """Return the problems of the marked rows, in row order (at most `limit`)."""
@@ -246,6 +253,9 @@ class Staging:
         for number, external_id, repeat_of, locked_state, *differences in self.cursor.fetchall():
             if repeat_of is not None:
                 found.append(duplicate_error(number, external_id, repeat_of, row_label))
+            elif locked_state == DIALOGUE_TURN:
+                message = f"{external_id} is a turn of a dialogue; change it by importing its dialogue again."
+                found.append(RowError(number, "external_id", message, row_label))
             else:
                 name = next(name for name, differs in zip(_COMPARED, differences, strict=True) if differs)
                 message = f"{external_id} is already {states[locked_state]}; its script can no longer change."

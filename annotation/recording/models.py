@@ -210,10 +210,15 @@ class Item(models.Model):
     )
     turn = models.PositiveSmallIntegerField(null=True, blank=True, help_text="1 for a dialogue's first turn")
     expected_strategy = models.CharField(
-        max_length=64, blank=True, help_text="The assistant strategy the dialogue's plan expects here"
+        max_length=64,
+        blank=True,
+        db_default="",  # the item import's set-based INSERT names only the item file's columns
+        help_text="The assistant strategy the dialogue's plan expects here",
     )
     reference_reply = models.TextField(
-        blank=True, help_text="A reference assistant reply to this turn (history for the next turns)"
+        blank=True,
+        db_default="",
+        help_text="A reference assistant reply to this turn (history for the next turns)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -13,7 +13,7 @@ from annotation.recording.models import Dialogue, Item
 from tests.factories import DialogueFactory, ItemFactory, TakeFactory
 
 
-def turn(text: str = "I lost my job today.", **extra: object) -> dict[str, object]:
+def turn(text: str = "I lost my job today.", **extra: object) -> object:
     return {
         "text": text,
         "scenario": "implicit",
@@ -23,7 +23,7 @@ def turn(text: str = "I lost my job today.", **extra: object) -> dict[str, objec
     }
 
 
-def jsonl(*dialogues: dict[str, object]) -> bytes:
+def jsonl(*dialogues: object) -> bytes:
     return "".join(json.dumps(dialogue) + "\n" for dialogue in dialogues).encode()
 
 
@@ -171,3 +171,18 @@ def test_the_commands_import_and_export(db: None, tmp_path: Path) -> None:
     source.write_bytes(b"{oops\n")
     with pytest.raises(CommandError, match="Nothing was imported"):
         call_command("import_dialogues", str(source))
+
+
+def test_the_item_import_leaves_dialogue_turns_alone(db: None) -> None:
+    from annotation.recording.items import import_items
+
+    DialogueFactory.create(external_id="ED-1", turns=1)
+
+    report = import_items(
+        b"external_id,text,scenario,target_emotion\nED-1.t1,Changed.,implicit,sad\n", "items.csv"
+    )
+
+    assert not report.imported
+    assert [str(error) for error in report.errors] == [
+        "Row 2, external_id: ED-1.t1 is a turn of a dialogue; change it by importing its dialogue again."
+    ]
