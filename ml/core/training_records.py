@@ -41,6 +41,21 @@ ECHOCHAT_INSTRUCTION = (
 
 
 @dataclass(frozen=True)
+class HistoryTurn:
+    """One earlier exchange of a dialogue, as the model hears it before the current turn.
+
+    `audio_path` is the user's audio for that turn, relative to the records file's folder like
+    `TrainingRecord.audio_path` ("" before export, or when the turn is given as text only);
+    `reply` is the assistant's answer that followed it (gold, reference or the model's own).
+    """
+
+    turn: int
+    text: str
+    audio_path: str = ""
+    reply: str = ""
+
+
+@dataclass(frozen=True)
 class TrainingRecord:
     item_id: str  # the item's external id
     audio_path: str  # WAV file relative to the records file's folder ("" before export)
@@ -56,6 +71,11 @@ class TrainingRecord:
     text: str = ""
     gold_perception: dict[str, Any] = field(default_factory=dict)
     gold_tom: dict[str, Any] = field(default_factory=dict)
+    # Multi-turn (paper B.5): the dialogue, this turn's number and the exchanges before it. The
+    # loss stays on this turn's target; the history only conditions it. Single-turn: "", 0, ().
+    dialogue_id: str = ""
+    turn: int = 0
+    history: tuple[HistoryTurn, ...] = ()
 
     @property
     def target(self) -> str | None:
@@ -73,6 +93,7 @@ class TrainingRecord:
         """Return the record as one JSONL line (no newline)."""
         values = asdict(self)
         values["strategies"] = list(self.strategies)
+        values["history"] = [asdict(turn) for turn in self.history]
         return json.dumps(values, ensure_ascii=False, sort_keys=True)
 
     @classmethod
@@ -84,6 +105,7 @@ class TrainingRecord:
         if unknown:
             raise ValueError(f"unknown record field(s): {', '.join(unknown)}")
         values["strategies"] = tuple(values.get("strategies", ()))
+        values["history"] = tuple(HistoryTurn(**turn) for turn in values.get("history", ()))
         return cls(**values)
 
 
