@@ -8,6 +8,7 @@ What their pages show of a stimulus is blind: see `evaluation.outputs.access`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from uuid import UUID
 
@@ -15,7 +16,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from annotation.audio.playback import could_have_played_to_the_end
-from evaluation.studies.models import Study, StudyAssignment
+from evaluation.studies.models import Study, StudyAssignment, StudyTurn
 from webapp.models import User
 
 
@@ -47,27 +48,50 @@ def assignment_for_rater(evaluator: User, public_id: UUID) -> StudyAssignment:
 # --- The MOS playback gate ------------------------------------------------------------------------
 
 
-def rating_unlocked(assignment: StudyAssignment) -> bool:
-    """Return True when the rater may score this sample: the MOS playback gate.
+def rating_unlocked(
+    assignment: StudyAssignment, turn: StudyTurn | None = None, played: Mapping[int, datetime] | None = None
+) -> bool:
+    """Return True when the rater may score this sample (or this turn of a dialogue): the MOS playback gate.
 
     The rule: a rater scores a reply only after hearing all of it. A sample with response audio
     opens once the server has recorded that the audio played to the end (`played_at`, set by
     `workflows.record_playback` only when `playback_refusal` allows it); a sample without audio
-    (a text-only study) is open at once. This function is the only place that decides it: the
-    rating page's `data-unlocked` (which static/js/rating.js follows, so the browser merely
-    mirrors it) and `workflows.submit_rating` (which refuses a locked sample) both ask it.
+    (a text-only study) is open at once. In a dialogue study the same rule holds per assistant
+    turn: `turn`'s questions open once its reply's playback is recorded (its number in `played`,
+    the assignment's `StudyTurnPlayback`s, written by `workflows.record_turn_playback`), or at
+    once when the reply has no audio. The user's turns are context and are not gated.
+
+    This function is the only place that decides it: the rating pages' `data-unlocked` (which
+    static/js/rating.js and dialogue_rating.js follow, so the browser merely mirrors it) and
+    `workflows.submit_rating` / `submit_turn_rating` (which refuse a locked sample or turn) ask it.
     """
-    return assignment.played_at is not None or not assignment.stimulus.audio_key
+    if turn is None:
+        return assignment.played_at is not None or not assignment.stimulus.audio_key
+    return not turn.audio_key or turn.turn in (played or {})
 
 
-def playback_refusal(assignment: StudyAssignment, now: datetime) -> str | None:
+def playback_refusal(
+    assignment: StudyAssignment,
+    now: datetime,
+    turn: StudyTurn | None = None,
+    played: Mapping[int, datetime] | None = None,
+) -> str | None:
     """Return why a "played to the end" report cannot be true yet, or None when it is plausible.
 
     The reply cannot have ended before the page was shown plus the audio's length (less a small
-    slack for clocks and decoders), so an earlier report is a skipped or scripted playback.
+    slack for clocks and decoders), so an earlier report is a skipped or scripted playback. A
+    dialogue is heard in order: a turn's reply counts only after the earlier turns' replies, and
+    cannot have ended before the previous reply ended plus its own length.
     """
     if assignment.presented_at is None:
         return "Open the sample before playing it."
-    if not could_have_played_to_the_end(assignment.presented_at, assignment.stimulus.audio_seconds, now):
+    started, seconds = assignment.presented_at, assignment.stimulus.audio_seconds
+    if turn is not None:
+        heard = played or {}
+        if any(earlier not in heard for earlier in range(1, turn.turn)):
+            return "Play the earlier turns of the conversation first."
+        started = max([started, *(heard[earlier] for earlier in range(1, turn.turn))])
+        seconds = turn.audio_seconds
+    if not could_have_played_to_the_end(started, seconds, now):
         return "Play the whole response, from start to end, before rating."
     return None

@@ -41,6 +41,7 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "name",
             "benchmark_version",
             "dimensions",
+            "unit",
             "systems",
             "progress",
             "created_at",
@@ -68,6 +69,9 @@ class StudyDesignSerializer(serializers.Serializer[Any]):
     evaluators = serializers.ListField(child=serializers.IntegerField())
     benchmark_version = serializers.CharField(required=False)
     items_per_system = serializers.IntegerField(required=False)
+    unit = serializers.ChoiceField(choices=["item", "dialogue"], required=False)
+    dialogues_per_system = serializers.IntegerField(required=False)
+    same_dialogues_for_all = serializers.BooleanField(required=False)
     ratings_per_output = serializers.IntegerField(required=False)
     dimensions = serializers.ListField(child=serializers.CharField(), required=False)
     training_count = serializers.IntegerField(required=False)
@@ -156,6 +160,7 @@ class StudyResultsView(APIView):
                 "dimensions": list(summary.dimensions),
                 "n_ratings": summary.n_ratings,
                 "mos": [asdict(cell) for cell in summary.cells.values()],
+                "mos_by_turn": [asdict(cell) for cell in summary.by_turn.values()],
                 "comparisons": [asdict(comparison) for comparison in summary.comparisons],
                 "agreement": [asdict(agreement) for agreement in summary.agreement],
                 "raters_included": list(summary.raters_included),

@@ -62,10 +62,12 @@ class StudySpec:
     gold: Sequence[GoldSpec] = field(default=())
     allowed_check_failures: int = 0
     seed: int | None = None
+    unit: str = "item"  # Study.Unit: "dialogue" rates every assistant turn of sampled dialogues
+    same_dialogues_for_all: bool = True  # dialogue studies: see design.sample_dialogues
 
 
 @dataclass
-class _Frozen:
+class FrozenAudio:
     """Audio copied for a study, remembered so a failed creation can delete it again."""
 
     keys: list[str] = field(default_factory=list)
@@ -90,10 +92,16 @@ class _Frozen:
 def create_study(spec: StudySpec, created_by: User) -> Study:
     """Sample items, freeze stimuli (copying audio, synthesising traps) and plan every evaluator's order.
 
-    Raises StudyDesignError, with a message for the admin, when the study cannot be built.
+    Raises StudyDesignError, with a message for the admin, when the study cannot be built. A
+    dialogue study (`spec.unit == "dialogue"`) is built by `dialogue_creation.create_dialogue_study`.
     """
+    if spec.unit == Study.Unit.DIALOGUE:
+        # Imported here: dialogue_creation builds on this module's checks and audio freezing.
+        from evaluation.studies.dialogue_creation import create_dialogue_study
+
+        return create_dialogue_study(spec, created_by)
     dimensions = dimensions_for(spec.dimensions)
-    _check_spec(spec, dimensions)
+    check_spec(spec, dimensions)
     seed = spec.seed if spec.seed is not None else secrets.randbits(31)
     rng = random.Random(seed)
     rates_audio = any(dimension.modality == "audio" for dimension in dimensions)
@@ -121,7 +129,7 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
         raise StudyDesignError("there cannot be more trapping items than sampled items")
     trap_items = rng.sample(chosen, spec.trap_count)
 
-    frozen = _Frozen()
+    frozen = FrozenAudio()
     try:
         trap_audio = [_synthesise_trap(spec.trap_score, frozen) for _ in trap_items]
         # One transaction: a rater invited to a half-built study (seats but not yet every
@@ -206,7 +214,7 @@ def gold_expectation(verdict: GoldVerdict, dimensions: Sequence[Dimension]) -> d
     return {dimension.key: [low, high] for dimension in judged}
 
 
-def _check_spec(spec: StudySpec, dimensions: Sequence[Dimension]) -> None:
+def check_spec(spec: StudySpec, dimensions: Sequence[Dimension]) -> None:
     if not spec.name.strip():
         raise StudyDesignError("give the study a name")
     if not spec.systems:
@@ -245,7 +253,7 @@ def _usable_outputs(
     """Return item -> system -> output, for outputs a rater can judge on every chosen dimension."""
     outputs = (
         ModelOutput.objects.for_version(spec.benchmark_version)
-        .filter(system__in=spec.systems, item__recording__isnull=False)
+        .filter(system__in=spec.systems, item__recording__isnull=False, item__dialogue__isnull=True)
         .select_related("item__recording")
     )
     if rates_audio:
@@ -283,7 +291,7 @@ def _pick_training(
     return [*elsewhere, *rng.sample(sampled, count - len(elsewhere))]
 
 
-def _synthesise_trap(score: int, frozen: _Frozen) -> tuple[str, float]:
+def _synthesise_trap(score: int, frozen: FrozenAudio) -> tuple[str, float]:
     speech = synthesize(trap_sentence(score))
     return frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)), speech.duration_seconds
 
@@ -293,7 +301,7 @@ def _output_stimulus(
     kind: str,
     output: ModelOutput,
     expected: Mapping[str, list[int]],
-    frozen: _Frozen,
+    frozen: FrozenAudio,
     rates_audio: bool,
 ) -> StudyStimulus:
     key, seconds = frozen.copy(output.response_audio_key) if output.response_audio_key else ("", 0.0)

@@ -303,3 +303,55 @@ def plan_study(
         "some evaluator would get the same item twice in a row whatever the order: "
         "sample more items or invite more evaluators"
     )
+
+
+# --- Dialogue studies -----------------------------------------------------------------------------
+
+
+def sample_dialogues(
+    strata: Mapping[str, Sequence[str]],
+    systems: Sequence[str],
+    per_system: int,
+    rng: random.Random,
+    *,
+    same_for_all: bool = True,
+) -> dict[str, list[str]]:
+    """Return system -> the dialogues it is rated on, `per_system` each, stratified by `strata` (topic).
+
+    `strata` holds the dialogues every chosen system answered on every turn. With `same_for_all`,
+    one stratified sample of `per_system` dialogues serves every system, so systems are compared
+    on the same conversations. Otherwise the study covers more of the pool for the same rating
+    budget: min(pool, systems x per_system) dialogues are drawn (stratified), lined up so that
+    strata interleave evenly (each dialogue at (rank in its stratum + 1/2) / stratum size, ranks
+    shuffled), and system j takes the `per_system` consecutive dialogues from place j x per_system
+    (wrapping round). A system's dialogues are then distinct (per_system <= line length), every
+    dialogue serves floor or ceil(systems x per_system / line length) systems, and each window of
+    the line holds each stratum about in proportion to its size.
+    """
+    if per_system < 1:
+        raise StudyDesignError("sample at least one dialogue per system")
+    if len(set(systems)) != len(systems) or not systems:
+        raise StudyDesignError("choose at least one system, each once")
+    pool = sum(len(keys) for keys in strata.values())
+    if per_system > pool:
+        raise StudyDesignError(
+            f"{per_system} dialogues per system were asked for, but only {pool} dialogues have "
+            "a usable answer from every chosen system on every turn"
+        )
+    if same_for_all:
+        chosen = sample_stratified(strata, per_system, rng)
+        return {system: list(chosen) for system in systems}
+    drawn = sample_stratified(strata, min(pool, len(systems) * per_system), rng)
+    by_stratum: dict[str, list[str]] = {}
+    stratum_of = {key: stratum for stratum, keys in strata.items() for key in keys}
+    for key in drawn:
+        by_stratum.setdefault(stratum_of[key], []).append(key)
+    placed: list[tuple[float, str, str]] = []
+    for stratum, keys in sorted(by_stratum.items()):
+        rng.shuffle(keys)
+        placed += [((rank + 0.5) / len(keys), stratum, key) for rank, key in enumerate(keys)]
+    line = [key for _, _, key in sorted(placed)]
+    return {
+        system: [line[(index * per_system + offset) % len(line)] for offset in range(per_system)]
+        for index, system in enumerate(systems)
+    }

@@ -9,6 +9,7 @@ from django import forms
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.creation import GoldSpec, StudySpec
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS
+from evaluation.studies.models import Study
 from webapp.roles import Role, users_with_role
 
 DEFAULT_INSTRUCTIONS = (
@@ -21,6 +22,7 @@ DEFAULT_INSTRUCTIONS = (
 
 
 ITEMS_PER_SYSTEM = 20
+DIALOGUES_PER_SYSTEM = 20  # the paper's human evaluation: 20 samples per model
 
 
 class OutputChoiceField(forms.ModelMultipleChoiceField):
@@ -40,6 +42,26 @@ class StudyForm(forms.Form):
         queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple
     )
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    unit = forms.ChoiceField(
+        label="What raters rate",
+        choices=Study.Unit.choices,
+        initial=Study.Unit.ITEM,
+        widget=forms.RadioSelect,
+        help_text="Dialogues: raters hear each sampled conversation and rate every assistant turn",
+    )
+    dialogues_per_system = forms.IntegerField(
+        min_value=1,
+        required=False,
+        initial=DIALOGUES_PER_SYSTEM,
+        help_text="Dialogue studies: sampled at random, stratified by topic",
+    )
+    same_dialogues_for_all = forms.BooleanField(
+        label="Every system on the same dialogues",
+        required=False,
+        initial=True,
+        help_text="Dialogue studies: untick to spread the systems over more of the dialogues "
+        "(each dialogue then serves about the same number of systems)",
+    )
     items_per_system = forms.IntegerField(
         min_value=1,
         initial=ITEMS_PER_SYSTEM,
@@ -98,15 +120,39 @@ class StudyForm(forms.Form):
             System.objects.filter(pk__in=outputs.values("system_id")).values_list("pk", flat=True)
         )
         self.fields["evaluators"].initial = list(users_with_role(Role.EVALUATOR).values_list("pk", flat=True))
-        covered = outputs.values("item_id").distinct().count()
+        covered = outputs.filter(item__dialogue__isnull=True).values("item_id").distinct().count()
         if covered:
             self.fields["items_per_system"].initial = min(ITEMS_PER_SYSTEM, covered)
+        dialogues = (
+            outputs.values("item__dialogue_id").exclude(item__dialogue__isnull=True).distinct().count()
+        )
+        if dialogues:
+            self.fields["dialogues_per_system"].initial = min(DIALOGUES_PER_SYSTEM, dialogues)
 
     def to_spec(self) -> StudySpec:
         """Return the study the cleaned form asks for."""
         data = self.cleaned_data
         gold = [GoldSpec(output, "good") for output in data["gold_good"]]
         gold += [GoldSpec(output, "harmful") for output in data["gold_harmful"]]
+        if data["unit"] == Study.Unit.DIALOGUE:
+            # Gold, traps and training are single-turn devices (dialogue_creation refuses them).
+            return StudySpec(
+                name=data["name"],
+                title_for_raters=data["title_for_raters"],
+                instructions=data["instructions"],
+                systems=list(data["systems"]),
+                evaluators=list(data["evaluators"]),
+                benchmark_version=data["benchmark_version"],
+                unit=Study.Unit.DIALOGUE,
+                items_per_system=data["dialogues_per_system"],
+                same_dialogues_for_all=data["same_dialogues_for_all"],
+                ratings_per_output=data["ratings_per_output"],
+                dimensions=data["dimensions"],
+                training_count=0,
+                trap_count=0,
+                allowed_check_failures=data["allowed_check_failures"],
+                seed=data["seed"],
+            )
         return StudySpec(
             name=data["name"],
             title_for_raters=data["title_for_raters"],
@@ -131,4 +177,11 @@ class StudyForm(forms.Form):
         both = set(data.get("gold_good") or ()) & set(data.get("gold_harmful") or ())
         if both:
             raise forms.ValidationError("An output cannot be gold-good and gold-harmful at once.")
+        if data.get("unit") == Study.Unit.DIALOGUE:
+            if not data.get("dialogues_per_system"):
+                self.add_error("dialogues_per_system", "Say how many dialogues each system is rated on.")
+            if data.get("gold_good") or data.get("gold_harmful"):
+                raise forms.ValidationError(
+                    "Dialogue studies have no gold outputs; leave the gold lists empty."
+                )
         return data

@@ -12,7 +12,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from annotation.recording.models import Item
+from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS, Dimension, dimensions_for
 from webapp.lib.ratings import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
@@ -20,7 +20,13 @@ from webapp.models import User
 
 
 class Study(models.Model):
-    """A blind rating study of several systems' outputs on the same sampled items."""
+    """A blind rating study of several systems' outputs on the same sampled items, or of their
+    replies across whole dialogues (unit "dialogue": raters hear the conversation and rate every
+    assistant turn)."""
+
+    class Unit(models.TextChoices):
+        ITEM = "item", "Single-turn outputs"
+        DIALOGUE = "dialogue", "Dialogues (every assistant turn rated)"
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200, help_text="Seen by admins only")
@@ -29,7 +35,12 @@ class Study(models.Model):
     dimensions = models.JSONField(default=list, help_text="Keys of evaluation.studies.design.DIMENSIONS")
     systems = models.ManyToManyField(System, related_name="studies")
     benchmark_version = models.CharField(max_length=64, default=DEFAULT_BENCHMARK_VERSION)
-    items_per_system = models.PositiveIntegerField()
+    unit = models.CharField(max_length=8, choices=Unit.choices, default=Unit.ITEM)
+    items_per_system = models.PositiveIntegerField(help_text="Dialogues per system in a dialogue study")
+    same_dialogues_for_all = models.BooleanField(
+        default=True,
+        help_text="Dialogue studies: every system on the same dialogues, or spread over the pool",
+    )
     ratings_per_output = models.PositiveSmallIntegerField(default=DEFAULT_RATINGS_PER_OUTPUT)
     seed = models.BigIntegerField(help_text="Makes sampling and presentation order reproducible")
     trap_score = models.PositiveSmallIntegerField(default=2)
@@ -47,6 +58,11 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_dialogue(self) -> bool:
+        """Return True when raters rate whole dialogues turn by turn."""
+        return self.unit == self.Unit.DIALOGUE
 
     def dimension_list(self) -> list[Dimension]:
         """Return the study's rating dimensions in catalogue order."""
@@ -106,7 +122,17 @@ class StudyStimulus(models.Model):
         ModelOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     system = models.ForeignKey(System, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
-    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+", help_text="The query")
+    item = models.ForeignKey(
+        Item, on_delete=models.PROTECT, related_name="+", help_text="The query (a dialogue's first turn)"
+    )
+    dialogue = models.ForeignKey(
+        Dialogue,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Dialogue studies: the conversation; its replies are the stimulus's turns",
+    )
     response_text = models.TextField(blank=True)
     audio_key = models.CharField(max_length=200, blank=True)
     audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
@@ -120,6 +146,28 @@ class StudyStimulus(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} stimulus {self.public_id}"
+
+
+class StudyTurn(models.Model):
+    """One assistant turn of a dialogue stimulus: the system's reply to the user's turn, frozen like
+    a single-turn stimulus (text copied, audio re-encoded clean under a random key)."""
+
+    stimulus = models.ForeignKey(StudyStimulus, on_delete=models.CASCADE, related_name="turns")
+    turn = models.PositiveSmallIntegerField(help_text="1-based, as Item.turn")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="+", help_text="The user's turn")
+    output = models.ForeignKey(
+        ModelOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    response_text = models.TextField(blank=True)
+    audio_key = models.CharField(max_length=200, blank=True)
+    audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["stimulus", "turn"], name="one_reply_per_turn")]
+        ordering = ["stimulus", "turn"]
+
+    def __str__(self) -> str:
+        return f"turn {self.turn} of {self.stimulus}"
 
 
 class StudyAssignmentQuerySet(models.QuerySet["StudyAssignment"]):
@@ -175,18 +223,39 @@ class StudyAssignment(models.Model):
         return f"assignment {self.public_id}"
 
 
+class StudyTurnPlayback(models.Model):
+    """The server's record that a dialogue turn's reply played to the end for one assignment
+    (the per-turn counterpart of `StudyAssignment.played_at`)."""
+
+    assignment = models.ForeignKey(StudyAssignment, on_delete=models.CASCADE, related_name="turn_playbacks")
+    turn = models.PositiveSmallIntegerField()
+    played_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "turn"], name="one_playback_per_turn")]
+        ordering = ["assignment", "turn"]
+
+    def __str__(self) -> str:
+        return f"turn {self.turn} of assignment {self.assignment_id} played"
+
+
 class StudyRating(models.Model):
-    """One score (1-5) on one dimension of one assignment."""
+    """One score (1-5) on one dimension of one assignment's turn (1 for a single-turn sample)."""
 
     assignment = models.ForeignKey(StudyAssignment, on_delete=models.CASCADE, related_name="ratings")
+    turn = models.PositiveSmallIntegerField(
+        default=1, help_text="The assistant turn; 1 for a single-turn sample"
+    )
     dimension = models.CharField(max_length=32)
     score = models.PositiveSmallIntegerField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["assignment", "dimension"], name="one_score_per_dimension"),
+            models.UniqueConstraint(
+                fields=["assignment", "turn", "dimension"], name="one_score_per_turn_and_dimension"
+            ),
             models.CheckConstraint(condition=models.Q(score__gte=1, score__lte=5), name="score_1_to_5"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.dimension}={self.score}"
+        return f"turn {self.turn} {self.dimension}={self.score}"

@@ -15,7 +15,8 @@ from typing import Any, cast
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from evaluation.studies.design import DIMENSIONS, StimulusKind
+from annotation.recording.models import Dialogue
+from evaluation.studies.design import DIMENSIONS, Dimension, StimulusKind
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
 from evaluation.studies.results import StudySummary, summarise_ratings
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
@@ -96,27 +97,35 @@ def evaluator_studies(evaluator: User) -> list[RaterStudy]:
 
 
 def study_rating_rows(study: Study) -> list[RatingRow]:
-    """Return every submitted score of the study as a plain row (raters by username, systems by name)."""
+    """Return every submitted score of the study as a plain row (raters by username, systems by name).
+
+    In a dialogue study each assistant turn is a unit of its own: the row's stimulus is
+    "<stimulus>#t<turn>" and its item the user's turn ("ED-1.t2"), so agreement, screening and
+    pairwise tests compare ratings of the same reply, and systems on the same user turn.
+    """
     ratings = StudyRating.objects.filter(assignment__study=study).values_list(
         "assignment__evaluator__username",
         "assignment__stimulus__public_id",
         "assignment__stimulus__kind",
         "assignment__stimulus__system__name",
         "assignment__stimulus__item__external_id",
+        "assignment__stimulus__dialogue__external_id",
+        "turn",
         "dimension",
         "score",
     )
     return [
         RatingRow(
             rater=rater,
-            stimulus=str(stimulus),
+            stimulus=f"{stimulus}#t{turn}" if dialogue else str(stimulus),
             kind=cast(StimulusKind, kind),
             system=system or "",
-            item=item,
+            item=Dialogue.turn_external_id(dialogue, turn) if dialogue else item,
             dimension=dimension,
             score=score,
+            turn=turn,
         )
-        for rater, stimulus, kind, system, item, dimension, score in ratings
+        for rater, stimulus, kind, system, item, dialogue, turn, dimension, score in ratings
     ]
 
 
@@ -154,6 +163,7 @@ def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> St
         study.dimensions,
         excluded_raters=list(excluded),
         seed=study.seed,
+        per_turn=study.is_dialogue,
     )
 
 
@@ -207,6 +217,8 @@ def study_results_context(study: Study) -> dict[str, Any]:
         "comparisons": [(DIMENSIONS[c.dimension].label, c.test) for c in summary.comparisons],
         "agreements": [(DIMENSIONS[a.dimension].label, a) for a in summary.agreement],
         "chart": _chart_data(summary),
+        "turn_table": _turn_table(summary, dimensions),
+        "turn_chart": _turn_chart_data(summary),
         "submitted": progress.done,
         "total": progress.total,
         "decisions": StudyRater.Decision,
@@ -238,5 +250,37 @@ def _chart_data(summary: StudySummary) -> dict[str, Any]:
                 "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
             }
             for system in summary.systems
+        ],
+    }
+
+
+def _turn_table(summary: StudySummary, dimensions: Sequence[Dimension]) -> list[dict[str, Any]]:
+    """Return the per-turn breakdown as rows of (system, dimension) with one cell per turn."""
+    return [
+        {
+            "system": system,
+            "dimension": dimension,
+            "cells": [summary.turn_cell(system, dimension.key, turn) for turn in summary.turns],
+        }
+        for system in summary.systems
+        for dimension in dimensions
+    ]
+
+
+def _turn_chart_data(summary: StudySummary) -> dict[str, Any]:
+    """Return MOS by turn (one line per system and dimension) with interval ends, for study_turn_chart.js."""
+    return {
+        "labels": [f"Turn {turn}" for turn in summary.turns],
+        "datasets": [
+            {
+                "label": f"{system} · {DIMENSIONS[key].label}",
+                "system": system,
+                "data": [summary.turn_cell(system, key, turn).mean for turn in summary.turns],
+                "low": [summary.turn_cell(system, key, turn).low for turn in summary.turns],
+                "high": [summary.turn_cell(system, key, turn).high for turn in summary.turns],
+                "n": [summary.turn_cell(system, key, turn).n_ratings for turn in summary.turns],
+            }
+            for system in summary.systems
+            for key in summary.dimensions
         ],
     }

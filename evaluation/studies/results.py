@@ -42,6 +42,20 @@ class MosCell:
 
 
 @dataclass(frozen=True)
+class TurnCell:
+    """The MOS of one system on one dimension at one assistant turn (dialogue studies)."""
+
+    system: str
+    dimension: str
+    turn: int
+    n_outputs: int  # dialogues rated at this turn
+    n_ratings: int
+    mean: float | None  # None without ratings
+    low: float | None  # t interval over per-dialogue means; None with fewer than two dialogues
+    high: float | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     dimension: str
     test: PairedTest
@@ -66,10 +80,16 @@ class StudySummary:
     raters_excluded: tuple[str, ...]
     n_ratings: int
     notes: tuple[str, ...] = field(default=())
+    turns: tuple[int, ...] = field(default=())  # dialogue studies: the turn numbers rated
+    by_turn: Mapping[tuple[str, str, int], TurnCell] = field(default_factory=dict)
 
     def cell(self, system: str, dimension: str) -> MosCell:
         """Return the MOS cell of one system on one dimension."""
         return self.cells[(system, dimension)]
+
+    def turn_cell(self, system: str, dimension: str, turn: int) -> TurnCell:
+        """Return the MOS of one system on one dimension at one turn of the dialogues."""
+        return self.by_turn[(system, dimension, turn)]
 
 
 def summarise_ratings(
@@ -79,6 +99,7 @@ def summarise_ratings(
     excluded_raters: Iterable[str] = (),
     n_boot: int = BOOTSTRAP_REPLICATES,
     seed: int = 0,
+    per_turn: bool = False,
 ) -> StudySummary:
     """Return MOS with confidence intervals, Holm-corrected pairwise tests and agreement per dimension.
 
@@ -87,6 +108,9 @@ def summarise_ratings(
     together, which also carries rater leniency. Pairwise Wilcoxon tests compare systems on the
     items both answered (each item's score the mean of its ratings); Holm's correction runs over the
     pairs of one dimension. Krippendorff's alpha (ordinal) treats each output as a unit.
+
+    In a dialogue study each rated turn is an output (rows name the turn in `stimulus` and `item`),
+    and `per_turn` adds the MOS by turn number (`mos_by_turn`).
     """
     excluded = set(excluded_raters)
     kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
@@ -119,7 +143,45 @@ def summarise_ratings(
         raters_excluded=tuple(sorted(excluded & {row.rater for row in rows})),
         n_ratings=len(kept),
         notes=tuple(notes),
+        turns=tuple(sorted({row.turn for row in kept})) if per_turn else (),
+        by_turn=mos_by_turn(kept, systems, dimensions) if per_turn else {},
     )
+
+
+def mos_by_turn(
+    rows: Sequence[RatingRow], systems: Sequence[str], dimensions: Sequence[str]
+) -> dict[tuple[str, str, int], TurnCell]:
+    """Return (system, dimension, turn) -> MOS with a t interval, for every turn number rated.
+
+    Rows are the kept ratings of rated stimuli. As for the whole-study MOS, a turn's ratings by
+    several raters are averaged first and the interval is taken over those per-dialogue means.
+    """
+    grouped: dict[tuple[str, str, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        grouped[(row.system, row.dimension, row.turn)][row.stimulus].append(float(row.score))
+    turns = sorted({row.turn for row in rows})
+    cells: dict[tuple[str, str, int], TurnCell] = {}
+    for system in systems:
+        for dimension in dimensions:
+            for turn in turns:
+                by_output = grouped.get((system, dimension, turn), {})
+                means = [float(np.mean(scores)) for scores in by_output.values()]
+                mean = float(np.mean(means)) if means else None
+                low = high = None
+                if len(means) >= 2:
+                    interval = mos_with_ci(by_output)
+                    low, high = interval.low, interval.high
+                cells[(system, dimension, turn)] = TurnCell(
+                    system=system,
+                    dimension=dimension,
+                    turn=turn,
+                    n_outputs=len(by_output),
+                    n_ratings=sum(len(scores) for scores in by_output.values()),
+                    mean=mean,
+                    low=low,
+                    high=high,
+                )
+    return cells
 
 
 def _mos_cell(system: str, dimension: str, rows: Sequence[RatingRow], n_boot: int, seed: int) -> MosCell:
@@ -212,6 +274,7 @@ CSV_COLUMNS = (
     "statistic",
     "p_value",
     "p_holm",
+    "turn",
 )
 
 
@@ -237,6 +300,26 @@ def summary_csv(summary: StudySummary) -> str:
                     "n_ratings": cell.n_ratings,
                 }
             )
+    for system, dimension, turn in (
+        (system, dimension, turn)
+        for system in summary.systems
+        for dimension in summary.dimensions
+        for turn in summary.turns
+    ):
+        turn_cell = summary.turn_cell(system, dimension, turn)
+        writer.writerow(
+            {
+                "figure": "mos_by_turn",
+                "dimension": dimension,
+                "system": system,
+                "turn": turn,
+                "estimate": _number(turn_cell.mean),
+                "ci_low": _number(turn_cell.low),
+                "ci_high": _number(turn_cell.high),
+                "n_outputs": turn_cell.n_outputs,
+                "n_ratings": turn_cell.n_ratings,
+            }
+        )
     for comparison in summary.comparisons:
         test = comparison.test
         writer.writerow(

@@ -23,6 +23,7 @@ class RatingRow:
     item: str
     dimension: str
     score: int
+    turn: int = 1  # the assistant turn of a dialogue stimulus (then `stimulus` names the turn too)
 
 
 # stimulus -> dimension -> (lowest, highest) acceptable score, for gold and trapping items

@@ -13,6 +13,7 @@ from uuid import UUID
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -27,10 +28,19 @@ from evaluation.studies.access import (
 from evaluation.studies.creation import create_study
 from evaluation.studies.design import StudyDesignError
 from evaluation.studies.forms import StudyForm
-from evaluation.studies.models import Study, StudyAssignment, StudyRater
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyTurn
 from evaluation.studies.reports import Progress, rater_progress, study_figures
 from evaluation.studies.results import summary_csv
-from evaluation.studies.workflows import RatingRefused, decide_rater, present, record_playback, submit_rating
+from evaluation.studies.workflows import (
+    RatingRefused,
+    decide_rater,
+    present,
+    record_playback,
+    record_turn_playback,
+    submit_rating,
+    submit_turn_rating,
+    turn_playbacks,
+)
 from webapp.http import StudioRequest
 from webapp.models import User
 from webapp.roles import Role, role_required
@@ -55,6 +65,12 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
     if assignment is None:
         return render(request, "evaluation/studies/done.html", {"study": study, "progress": progress})
     present(assignment)
+    if study.is_dialogue:
+        return render(
+            request,
+            "evaluation/studies/rate_dialogue.html",
+            _dialogue_context(study, assignment, progress, request.user),
+        )
     return render(
         request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress, request.user)
     )
@@ -83,6 +99,83 @@ def _rating_context(
     }
 
 
+def _dialogue_context(
+    study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
+) -> dict[str, Any]:
+    """The conversation as the rater hears it: per turn the user's recording and the system's
+    reply (blind link, no system), with that turn's questions open or locked by the playback gate."""
+    played = turn_playbacks(assignment)
+    scores: dict[int, dict[str, int]] = {}
+    for turn, dimension, score in assignment.ratings.values_list("turn", "dimension", "score"):
+        scores.setdefault(turn, {})[dimension] = score
+    dimensions = study.dimension_list()
+    replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).select_related("item__recording")
+    turns = [
+        {
+            "number": reply.turn,
+            "user_text": reply.item.text,
+            "user_audio_url": query_audio_url(reply.item, viewer),
+            "reply_text": reply.response_text if study.rates_content() else "",
+            "reply_audio_url": blind_audio_url(reply.audio_key, viewer),
+            "unlocked": rating_unlocked(assignment, reply, played),
+            "saved": [
+                (dimension.label, scores[reply.turn][dimension.key])
+                for dimension in dimensions
+                if dimension.key in scores.get(reply.turn, {})
+            ],
+        }
+        for reply in replies
+    ]
+    return {
+        "study": study,
+        "assignment": assignment,
+        "progress": progress,
+        "questions": [
+            {"dimension": dimension, "choices": list(enumerate(dimension.anchors, start=1))}
+            for dimension in dimensions
+        ],
+        "turns": turns,
+        "first_visit": progress.done == 0 and not scores,
+    }
+
+
+@role_required(Role.EVALUATOR)
+@require_POST
+def turn_played(request: StudioRequest, public_id: UUID, turn: int) -> JsonResponse:
+    """The browser reports that a dialogue turn's reply played to the end; its questions may unlock."""
+    assignment = assignment_for_rater(request.user, public_id)
+    try:
+        record_turn_playback(assignment, turn)
+    except RatingRefused as refused:
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    return JsonResponse({"unlocked": True})
+
+
+@role_required(Role.EVALUATOR)
+@require_POST
+def submit_turn(request: StudioRequest, public_id: UUID, turn: int) -> HttpResponse:
+    """Store the scores of one assistant turn and return to the conversation (or the next sample)."""
+    assignment = assignment_for_rater(request.user, public_id)
+    try:
+        submit_turn_rating(assignment.pk, turn, _scores_from(request, assignment.study))
+    except RatingRefused as refused:
+        messages.error(request, str(refused))
+        anchor = turn
+    else:
+        anchor = turn + 1
+    url = reverse("evaluation:rate_study", kwargs={"public_id": assignment.study.public_id})
+    return redirect(f"{url}#turn-{anchor}")
+
+
+def _scores_from(request: StudioRequest, study: Study) -> dict[str, int]:
+    scores: dict[str, int] = {}
+    for key in study.dimensions:
+        value = request.POST.get(f"score_{key}", "")
+        if value.isdigit():
+            scores[key] = int(value)
+    return scores
+
+
 @role_required(Role.EVALUATOR)
 @require_POST
 def assignment_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
@@ -100,13 +193,8 @@ def assignment_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
 def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
     """Store the scores of one sample and move on to the next."""
     assignment = assignment_for_rater(request.user, public_id)
-    scores: dict[str, int] = {}
-    for key in assignment.study.dimensions:
-        value = request.POST.get(f"score_{key}", "")
-        if value.isdigit():
-            scores[key] = int(value)
     try:
-        submit_rating(assignment.pk, scores)
+        submit_rating(assignment.pk, _scores_from(request, assignment.study))
     except RatingRefused as refused:
         messages.error(request, str(refused))
     return redirect("evaluation:rate_study", public_id=assignment.study.public_id)

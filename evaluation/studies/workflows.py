@@ -15,7 +15,14 @@ from django.utils import timezone
 
 from evaluation.studies.access import playback_refusal, rating_unlocked
 from evaluation.studies.design import SCORES
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating
+from evaluation.studies.models import (
+    Study,
+    StudyAssignment,
+    StudyRater,
+    StudyRating,
+    StudyTurn,
+    StudyTurnPlayback,
+)
 from webapp.models import User
 
 
@@ -68,6 +75,8 @@ def submit_rating(
         )
         if assignment.submitted_at is not None:
             raise RatingRefused("This sample is already rated.")
+        if assignment.study.is_dialogue:
+            raise RatingRefused("Rate a conversation turn by turn.")
         if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
         if not rating_unlocked(assignment):
@@ -82,6 +91,72 @@ def submit_rating(
         assignment.submitted_at = now or timezone.now()
         assignment.save(update_fields=["submitted_at"])
     return assignment
+
+
+# --- Dialogue studies: the same rules, per assistant turn ------------------------------------------
+
+
+def turn_playbacks(assignment: StudyAssignment) -> dict[int, datetime]:
+    """Return turn -> when its reply was recorded as played to the end, for one assignment."""
+    return dict(assignment.turn_playbacks.values_list("turn", "played_at"))
+
+
+def record_turn_playback(assignment: StudyAssignment, turn: int, now: datetime | None = None) -> None:
+    """Record that a dialogue turn's reply played to the end, which opens that turn's questions
+    (`access.rating_unlocked`); refuse a report that comes too soon or out of turn."""
+    now = now or timezone.now()
+    reply = _turn_of(assignment, turn)
+    with transaction.atomic():
+        # Locked: two tabs reporting at once must agree on which earlier turns were heard when.
+        StudyAssignment.objects.select_for_update().filter(pk=assignment.pk).first()
+        played = turn_playbacks(assignment)
+        if turn in played:
+            return
+        refusal = playback_refusal(assignment, now, reply, played)
+        if refusal is not None:
+            raise RatingRefused(refusal)
+        StudyTurnPlayback.objects.create(assignment=assignment, turn=turn, played_at=now)
+
+
+def submit_turn_rating(
+    assignment_id: int, turn: int, scores: Mapping[str, int], now: datetime | None = None
+) -> StudyAssignment:
+    """Store the evaluator's scores for one assistant turn of a dialogue; the assignment counts as
+    submitted once every turn is rated. Refused as `submit_rating` refuses, per turn: a turn rated
+    twice, a dialogue out of presentation order, a turn whose reply has not played to the end, or
+    scores that do not cover exactly the study's dimensions with 1-5."""
+    with transaction.atomic():
+        assignment = (
+            StudyAssignment.objects.select_for_update()
+            .select_related("study", "stimulus")
+            .get(pk=assignment_id)
+        )
+        reply = _turn_of(assignment, turn)
+        if assignment.submitted_at is not None or assignment.ratings.filter(turn=turn).exists():
+            raise RatingRefused("This turn is already rated.")
+        if StudyAssignment.objects.unrated_before(assignment).exists():
+            raise RatingRefused("Rate the samples in the order they are given.")
+        if not rating_unlocked(assignment, reply, turn_playbacks(assignment)):
+            raise RatingRefused(f"Play the whole reply of turn {turn} before rating it.")
+        expected = set(assignment.study.dimensions)
+        if set(scores) != expected or any(score not in SCORES for score in scores.values()):
+            raise RatingRefused("Give every question a score from 1 to 5.")
+        StudyRating.objects.bulk_create(
+            StudyRating(assignment=assignment, turn=turn, dimension=dimension, score=score)
+            for dimension, score in scores.items()
+        )
+        rated_turns = assignment.ratings.values("turn").distinct().count()
+        if rated_turns == assignment.stimulus.turns.count():
+            assignment.submitted_at = now or timezone.now()
+            assignment.save(update_fields=["submitted_at"])
+    return assignment
+
+
+def _turn_of(assignment: StudyAssignment, turn: int) -> StudyTurn:
+    reply = StudyTurn.objects.filter(stimulus_id=assignment.stimulus_id, turn=turn).first()
+    if reply is None:
+        raise RatingRefused("This conversation has no such turn.")
+    return reply
 
 
 def decide_rater(

@@ -1,0 +1,69 @@
+// The rating page of a dialogue study: playback gating per assistant turn.
+//
+// Each turn's questions stay disabled until that turn's reply has played to the end. The browser
+// then tells the server, which checks that the earlier replies were heard first and that enough
+// time has passed, and records the playback; the server refuses a turn's rating until it has,
+// so removing this script does not get around the rule. Seeking ahead of what was heard is undone
+// until the reply has been played once. One recording plays at a time.
+(function () {
+  "use strict";
+  const root = document.getElementById("dialogue-rating");
+  if (!root) return;
+  const audios = Array.from(root.querySelectorAll("audio"));
+
+  function csrfToken() {
+    const input = root.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  audios.forEach((audio) => {
+    audio.addEventListener("play", () => {
+      audios.forEach((other) => {
+        if (other !== audio) other.pause();
+      });
+    });
+  });
+
+  root.querySelectorAll(".dialogue-turn").forEach((section) => {
+    const reply = section.querySelector(".reply-audio");
+    const status = section.querySelector(".playback-status");
+    const controls = section.querySelector(".turn-controls");
+    if (!reply) return;
+    let heardUntil = 0;
+
+    function unlocked() {
+      return section.dataset.unlocked === "true";
+    }
+
+    function say(text) {
+      if (status) status.textContent = text;
+    }
+
+    async function reportPlayback() {
+      const response = await fetch(section.dataset.playedUrl, {
+        method: "POST",
+        headers: { "X-CSRFToken": csrfToken() },
+        credentials: "same-origin",
+      });
+      const body = await response.json();
+      if (response.ok && body.unlocked) {
+        section.dataset.unlocked = "true";
+        if (controls) controls.disabled = false;
+        say("Played: this turn's questions are open.");
+      } else {
+        heardUntil = 0;
+        say(body.error || "The playback could not be recorded; play the reply again.");
+      }
+    }
+
+    reply.addEventListener("timeupdate", () => {
+      if (!reply.seeking) heardUntil = Math.max(heardUntil, reply.currentTime);
+    });
+    reply.addEventListener("seeking", () => {
+      if (!unlocked() && reply.currentTime > heardUntil + 0.5) reply.currentTime = heardUntil;
+    });
+    reply.addEventListener("ended", () => {
+      if (!unlocked()) reportPlayback();
+    });
+  });
+})();
