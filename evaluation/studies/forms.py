@@ -46,6 +46,7 @@ class StudyForm(forms.Form):
         label="What raters rate",
         choices=Study.Unit.choices,
         initial=Study.Unit.ITEM,
+        required=False,  # left out (older clients): single-turn outputs
         widget=forms.RadioSelect,
         help_text="Dialogues: raters hear each sampled conversation and rate every assistant turn",
     )

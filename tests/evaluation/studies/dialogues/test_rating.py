@@ -1,0 +1,139 @@
+"""Rating a dialogue turn by turn: each turn's questions open only after its reply played to the end,
+enforced by the server (the shared playback rule), and ratings are stored per turn and dimension."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+from django.urls import reverse
+
+from annotation.audio.playback import PLAYBACK_SLACK_SECONDS
+from evaluation.studies.access import playback_refusal, rating_unlocked
+from evaluation.studies.models import StudyAssignment, StudyRating, StudyStimulus, StudyTurn
+from evaluation.studies.workflows import (
+    RatingRefused,
+    record_turn_playback,
+    submit_rating,
+    submit_turn_rating,
+    turn_playbacks,
+)
+from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study, show_long_ago
+from tests.evaluation.studies.support import current
+
+SHOWN = datetime(2025, 1, 1, 12, 0, 0)
+ALL_THREES = {"content_helpfulness": 3, "naturalness": 3, "prosody": 3, "emotional_alignment": 3}
+
+
+def _reply(turn: int, seconds: float = 2.0, audio_key: str = "audio/stimulus/r.wav") -> StudyTurn:
+    return StudyTurn(turn=turn, audio_key=audio_key, audio_seconds=seconds)
+
+
+def _shown() -> StudyAssignment:
+    return StudyAssignment(stimulus=StudyStimulus(), presented_at=SHOWN)
+
+
+def test_a_turn_opens_when_its_own_reply_played_not_an_earlier_one():
+    assignment = _shown()
+    played = {1: SHOWN + timedelta(seconds=2)}
+
+    assert rating_unlocked(assignment, _reply(1), played)
+    assert not rating_unlocked(assignment, _reply(2), played)
+    assert rating_unlocked(assignment, _reply(2, audio_key=""), {})  # a text-only reply is open at once
+
+
+def test_a_turn_counts_only_after_the_earlier_replies_and_their_length():
+    assignment = _shown()
+    first_ended = SHOWN + timedelta(seconds=10)
+
+    assert playback_refusal(assignment, first_ended, _reply(2), {}) == (
+        "Play the earlier turns of the conversation first."
+    )
+    too_soon = first_ended + timedelta(seconds=2.0 - PLAYBACK_SLACK_SECONDS - 0.01)
+    assert playback_refusal(assignment, too_soon, _reply(2), {1: first_ended}) is not None
+    on_time = first_ended + timedelta(seconds=2.0 - PLAYBACK_SLACK_SECONDS)
+    assert playback_refusal(assignment, on_time, _reply(2), {1: first_ended}) is None
+
+
+@pytest.fixture
+def rated(make_user, users):
+    world = build_dialogue_world(make_user, n_systems=2, n_dialogues=2, turns=3)
+    study = make_dialogue_study(world, [users["evaluator"]], users["admin"], items_per_system=2)
+    assignment = current(study, users["evaluator"])
+    show_long_ago(assignment)
+    return study, assignment
+
+
+def test_the_server_refuses_turn_two_before_its_reply_played_to_the_end(rated):
+    study, assignment = rated
+    record_turn_playback(assignment, 1, now=assignment.presented_at + timedelta(seconds=30))
+
+    with pytest.raises(RatingRefused, match="Play the whole reply of turn 2"):
+        submit_turn_rating(assignment.pk, 2, ALL_THREES)
+    assert not StudyRating.objects.filter(assignment=assignment).exists()
+
+    record_turn_playback(assignment, 2, now=assignment.presented_at + timedelta(seconds=60))
+    submit_turn_rating(assignment.pk, 2, ALL_THREES)
+    assert set(StudyRating.objects.filter(assignment=assignment).values_list("turn", flat=True)) == {2}
+
+
+def test_a_playback_report_out_of_turn_or_too_soon_is_refused(rated):
+    _, assignment = rated
+    with pytest.raises(RatingRefused, match="earlier turns"):
+        record_turn_playback(assignment, 2)
+    record_turn_playback(assignment, 1)
+    with pytest.raises(RatingRefused, match="Play the whole response"):
+        record_turn_playback(assignment, 2)  # turn 1 ended just now: turn 2 cannot have ended yet
+    assert set(turn_playbacks(assignment)) == {1}
+
+
+def test_the_dialogue_is_submitted_when_every_turn_is_rated_and_turns_are_final(rated):
+    study, assignment = rated
+    ended = assignment.presented_at
+    for turn in (1, 2, 3):
+        ended += timedelta(seconds=30)
+        record_turn_playback(assignment, turn, now=ended)
+    submit_turn_rating(assignment.pk, 1, ALL_THREES)
+    submit_turn_rating(assignment.pk, 3, {**ALL_THREES, "prosody": 5})
+    assignment.refresh_from_db()
+    assert assignment.submitted_at is None
+
+    with pytest.raises(RatingRefused, match="already rated"):
+        submit_turn_rating(assignment.pk, 1, ALL_THREES)
+    with pytest.raises(RatingRefused, match="every question"):
+        submit_turn_rating(assignment.pk, 2, {"prosody": 3})
+    with pytest.raises(RatingRefused, match="no such turn"):
+        submit_turn_rating(assignment.pk, 4, ALL_THREES)
+    submit_turn_rating(assignment.pk, 2, ALL_THREES)
+
+    assignment.refresh_from_db()
+    assert assignment.submitted_at is not None
+    stored = StudyRating.objects.filter(assignment=assignment)
+    assert stored.count() == 12  # 3 turns x 4 dimensions
+    assert stored.get(turn=3, dimension="prosody").score == 5
+
+
+def test_the_single_turn_submission_refuses_a_dialogue(rated):
+    _, assignment = rated
+    with pytest.raises(RatingRefused, match="turn by turn"):
+        submit_rating(assignment.pk, ALL_THREES)
+
+
+def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_for):
+    study, assignment = rated
+    client = client_for("evaluator")
+    page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
+    assert 'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2" disabled' in page
+
+    assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 2])).status_code == 409
+    assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1])).status_code == 200
+    scores = {f"score_{key}": "4" for key in ALL_THREES}
+    refused = client.post(reverse("evaluation:submit_turn", args=[assignment.public_id, 2]), scores)
+    assert refused.status_code == 302 and refused["Location"].endswith("#turn-2")
+    assert not StudyRating.objects.filter(assignment=assignment, turn=2).exists()
+
+    saved = client.post(reverse("evaluation:submit_turn", args=[assignment.public_id, 1]), scores, follow=True)
+    page = saved.content.decode()
+    assert 'data-testid="turn-saved-1"' in page and "Helpfulness 4" in page
+    assert 'data-testid="turn-controls-2" disabled' in page
+    assert set(StudyRating.objects.filter(assignment=assignment).values_list("turn", flat=True)) == {1}
