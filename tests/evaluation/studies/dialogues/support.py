@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
@@ -83,18 +83,20 @@ def make_dialogue_study(
     return create_study(StudySpec(**spec), created_by=admin)  # type: ignore[arg-type]
 
 
-def show_long_ago(assignment: StudyAssignment, seconds: float = 600.0) -> None:
-    """Mark the assignment as shown `seconds` ago (so playback reports are plausible at once)."""
-    assignment.presented_at = timezone.now() - timedelta(seconds=seconds)
-    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=assignment.presented_at)
+def show_long_ago(assignment: StudyAssignment, seconds: float = 600.0) -> datetime:
+    """Mark the assignment as shown `seconds` ago (so playback reports are plausible at once); return when."""
+    shown = timezone.now() - timedelta(seconds=seconds)
+    assignment.presented_at = shown
+    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=shown)
+    return shown
 
 
 def play_and_rate_dialogue(assignment: StudyAssignment, score_for: Callable[[int, str], int]) -> None:
     """Play every turn's reply (plausibly late) and rate it, scores from score_for(turn, dimension)."""
-    show_long_ago(assignment)
+    shown = show_long_ago(assignment)
     replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn")
     for number, reply in enumerate(replies):
-        played = assignment.presented_at + timedelta(seconds=(number + 1) * (reply.audio_seconds + 1))  # type: ignore[operator]
+        played = shown + timedelta(seconds=(number + 1) * (reply.audio_seconds + 1))
         record_turn_playback(assignment, reply.turn, now=played)
     for reply in replies:
         scores = {key: score_for(reply.turn, key) for key in assignment.study.dimensions}

@@ -9,7 +9,11 @@ from django.urls import reverse
 
 from evaluation.studies.models import StudyAssignment, StudyTurn
 from evaluation.studies.workflows import record_turn_playback
-from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study, show_long_ago
+from tests.evaluation.studies.dialogues.support import (
+    build_dialogue_world,
+    make_dialogue_study,
+    show_long_ago,
+)
 from tests.support.tagged_audio import wav_with_riff_info
 from webapp.models import User
 from webapp.roles import Role
@@ -35,7 +39,9 @@ def test_a_dialogue_rater_never_receives_anything_that_names_a_system(make_user,
     # the imported replies carry their system's name in their tags; what raters get must not
     assert world.systems[0].name.encode() in read_media(world.outputs[0].response_audio_key)
     rater = users["evaluator"]
-    study = make_dialogue_study(world, [rater, make_user(Role.EVALUATOR)], users["admin"], ratings_per_output=1)
+    study = make_dialogue_study(
+        world, [rater, make_user(Role.EVALUATOR)], users["admin"], ratings_per_output=1
+    )
     client = client_for("evaluator")
     received: list[str] = [client.get(reverse("evaluation:evaluator_queue")).content.decode()]
     audio_urls: list[str] = []
@@ -43,21 +49,25 @@ def test_a_dialogue_rater_never_receives_anything_that_names_a_system(make_user,
         page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
         received.append(page)
         audio_urls += AUDIO_SRC.findall(page)
-        show_long_ago(assignment)
+        shown = show_long_ago(assignment)
         for turn in StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn"):
-            record_turn_playback(assignment, turn.turn, now=assignment.presented_at + timedelta(minutes=turn.turn))
+            record_turn_playback(assignment, turn.turn, now=shown + timedelta(minutes=turn.turn))
             played = client.post(reverse("evaluation:turn_played", args=[assignment.public_id, turn.turn]))
             assert played.status_code == 200
             received.append(played.content.decode())
         received.append(client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode())
         for turn in StudyTurn.objects.filter(stimulus=assignment.stimulus):
             scores = {f"score_{key}": "3" for key in study.dimensions}
-            saved = client.post(reverse("evaluation:submit_turn", args=[assignment.public_id, turn.turn]), scores)
+            saved = client.post(
+                reverse("evaluation:submit_turn", args=[assignment.public_id, turn.turn]), scores
+            )
             received.append(saved["Location"])
     received.append(client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode())
     everything = "\n".join(received)
 
-    forbidden = [system.name for system in world.systems] + [system.anonymous_code for system in world.systems]
+    forbidden = [system.name for system in world.systems] + [
+        system.anonymous_code for system in world.systems
+    ]
     forbidden += [str(output.public_id) for output in world.outputs]
     forbidden += [output.response_audio_key for output in world.outputs]
     forbidden += [study.name]

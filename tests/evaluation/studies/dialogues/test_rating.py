@@ -18,7 +18,11 @@ from evaluation.studies.workflows import (
     submit_turn_rating,
     turn_playbacks,
 )
-from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study, show_long_ago
+from tests.evaluation.studies.dialogues.support import (
+    build_dialogue_world,
+    make_dialogue_study,
+    show_long_ago,
+)
 from tests.evaluation.studies.support import current
 
 SHOWN = datetime(2025, 1, 1, 12, 0, 0)
@@ -65,7 +69,7 @@ def rated(make_user, users):
 
 
 def test_the_server_refuses_turn_two_before_its_reply_played_to_the_end(rated):
-    study, assignment = rated
+    _, assignment = rated
     record_turn_playback(assignment, 1, now=assignment.presented_at + timedelta(seconds=30))
 
     with pytest.raises(RatingRefused, match="Play the whole reply of turn 2"):
@@ -88,7 +92,7 @@ def test_a_playback_report_out_of_turn_or_too_soon_is_refused(rated):
 
 
 def test_the_dialogue_is_submitted_when_every_turn_is_rated_and_turns_are_final(rated):
-    study, assignment = rated
+    _, assignment = rated
     ended = assignment.presented_at
     for turn in (1, 2, 3):
         ended += timedelta(seconds=30)
@@ -123,7 +127,9 @@ def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_fo
     study, assignment = rated
     client = client_for("evaluator")
     page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
-    assert 'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2" disabled' in page
+    assert (
+        'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2" disabled' in page
+    )
 
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 2])).status_code == 409
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1])).status_code == 200
@@ -132,7 +138,9 @@ def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_fo
     assert refused.status_code == 302 and refused["Location"].endswith("#turn-2")
     assert not StudyRating.objects.filter(assignment=assignment, turn=2).exists()
 
-    saved = client.post(reverse("evaluation:submit_turn", args=[assignment.public_id, 1]), scores, follow=True)
+    saved = client.post(
+        reverse("evaluation:submit_turn", args=[assignment.public_id, 1]), scores, follow=True
+    )
     page = saved.content.decode()
     assert 'data-testid="turn-saved-1"' in page and "Helpfulness 4" in page
     assert 'data-testid="turn-controls-2" disabled' in page
