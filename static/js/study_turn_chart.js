@@ -25,9 +25,11 @@
           const low = dataset.low[index];
           const high = dataset.high[index];
           if (low === null || high === null || low === undefined || high === undefined) return;
+          // Few dialogues give wide t intervals: clip them to the 1-5 scale rather than the page.
+          const clip = (value) => Math.min(scales.y.max, Math.max(scales.y.min, value));
           ctx.beginPath();
-          ctx.moveTo(point.x, scales.y.getPixelForValue(high));
-          ctx.lineTo(point.x, scales.y.getPixelForValue(low));
+          ctx.moveTo(point.x, scales.y.getPixelForValue(clip(high)));
+          ctx.lineTo(point.x, scales.y.getPixelForValue(clip(low)));
           ctx.stroke();
           drawn += 1;
         });
@@ -57,6 +59,7 @@
       maintainAspectRatio: false,
       animation: false,
       scales: {
+        x: { offset: true },
         y: { min: 1, max: 5, ticks: { stepSize: 1 }, title: { display: true, text: "MOS (1-5), 95% interval" } },
       },
       plugins: {
