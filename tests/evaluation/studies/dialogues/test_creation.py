@@ -6,6 +6,7 @@ import itertools
 from collections import Counter
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from annotation.recording.models import Item
@@ -13,6 +14,7 @@ from evaluation.studies.design import StudyDesignError
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus, StudyTurn
 from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study
 from tests.evaluation.studies.support import REPLY_SPEECH, spoken, wav_seconds
+from webapp.api.tokens import create_token
 from webapp.roles import Role
 from webapp.storage import read_media
 
@@ -142,3 +144,22 @@ def test_the_form_refuses_gold_in_a_dialogue_study(world, panel, client_for):
     response = client_for("admin").post(reverse("evaluation:study_create"), form)
     assert response.status_code == 200 and "no gold outputs" in response.content.decode()
     assert not Study.objects.exists()
+
+
+def test_a_dialogue_study_is_created_through_the_api(world, panel, users):
+    api = Client(HTTP_AUTHORIZATION=f"Token {create_token(users['admin'], 'tests').secret}")
+    design = {
+        "name": "API dialogues",
+        "systems": [system.pk for system in world.systems],
+        "evaluators": [user.pk for user in panel],
+        "unit": "dialogue",
+        "dialogues_per_system": 2,
+        "ratings_per_output": 1,
+        "seed": 2,
+    }
+    created = api.post("/api/studies/", design, content_type="application/json")
+
+    assert created.status_code == 201, created.content
+    assert created.json()["unit"] == "dialogue"
+    study = Study.objects.get(name="API dialogues")
+    assert study.is_dialogue and study.stimuli.count() == 4
