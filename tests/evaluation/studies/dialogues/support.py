@@ -33,20 +33,22 @@ def build_dialogue_world(
     turns: int = 3,
     topics: tuple[str, ...] = ("losing a job",),
     reply_audio: Callable[[System, Item], bytes] | None = None,
+    prefix: str = "DLG",
+    system_prefix: str = "SecretSystem",
 ) -> DialogueWorld:
     """Create dialogues whose user turns are all recorded (one actor), and systems whose replies to
-    every turn are short real speech. Topics go round `topics`; systems are SecretSystemA, B, ..."""
+    every turn are short real speech. Topics go round `topics`; dialogues are <prefix>-000, ..., systems <system_prefix>A, B, ..."""
     actor = make_user(Role.VOICE_ACTOR)
     query = spoken(QUERY_SPEECH)
     dialogues = []
     for n in range(n_dialogues):
         dialogue = DialogueFactory.create(
-            external_id=f"DLG-{n:03d}", topic=topics[n % len(topics)], turns=turns, turns__actor=actor
+            external_id=f"{prefix}-{n:03d}", topic=topics[n % len(topics)], turns=turns, turns__actor=actor
         )
         for item in dialogue.turns.all():
             RecordingFactory.create(item=item, actor=actor, wav=query)
         dialogues.append(dialogue)
-    systems = [SystemFactory.create(name=f"SecretSystem{chr(65 + n)}") for n in range(n_systems)]
+    systems = [SystemFactory.create(name=f"{system_prefix}{chr(65 + n)}") for n in range(n_systems)]
     outputs = [
         ModelOutputFactory.create(
             system=system,
