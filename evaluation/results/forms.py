@@ -25,8 +25,10 @@ class ResultsFilterForm(forms.Form):
 
 
 def item_set_of(form: ResultsFilterForm) -> str:
-    """Return the item set a results form asks for (single-turn EchoEval unless it says otherwise)."""
-    return (form.cleaned_data.get("set") if form.is_valid() else None) or SINGLE
+    """Return the item set a results form asks for (single-turn EchoEval unless it names another);
+    a bad value in another field does not send the reader to the other set."""
+    chosen = form.data.get("set") if form.is_bound else None
+    return chosen if chosen in ITEM_SETS else SINGLE
 
 
 class LeaderboardForm(ResultsFilterForm):

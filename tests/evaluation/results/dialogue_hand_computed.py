@@ -4,8 +4,12 @@ expected values."""
 
 from __future__ import annotations
 
+from annotation.recording.models import Dialogue
+from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.models import System
 from evaluation.results.dialogue_scores import TurnRecord
 from evaluation.results.leaderboard import StageRecord
+from tests.factories import DialogueFactory, JudgementFactory, ModelOutputFactory
 
 # dialogue -> turn -> scenario
 TURN_SCENARIOS = {
@@ -94,3 +98,30 @@ def turn_records() -> list[TurnRecord]:
         TurnRecord(StageRecord(system, turn_item_id(dialogue, turn), scenario, stage, score), dialogue, turn)
         for system, dialogue, turn, scenario, stage, score in stage_scores()
     ]
+
+
+def store_dialogues(config: JudgeConfig) -> dict[str, Dialogue]:
+    """Store the dialogues, both systems' outputs for every turn and the judge's scores; return the dialogues."""
+    dialogues = {}
+    for name, scenarios in TURN_SCENARIOS.items():
+        dialogue = DialogueFactory.create(external_id=name, turns=len(scenarios))
+        for item in dialogue.turns.all():
+            item.scenario = scenarios[item.turn or 0]
+            item.save(update_fields=["scenario"])
+        dialogues[name] = dialogue
+    for system_name, by_dialogue in SCORES.items():
+        system, _ = System.objects.get_or_create(name=system_name, defaults={"text_only": system_name == "B"})
+        for dialogue_name, turns in by_dialogue.items():
+            for turn, scores in turns.items():
+                output = ModelOutputFactory.create(
+                    system=system,
+                    item=dialogues[dialogue_name].turns.get(turn=turn),
+                    response_audio_key="",
+                    response_text=f"{system_name} answers {dialogue_name} turn {turn}.",
+                )
+                scenario = TURN_SCENARIOS[dialogue_name][turn]
+                for stage, score in zip(STAGE_ORDER, scores, strict=False):
+                    JudgementFactory.create(
+                        output=output, stage=judged_stage(stage, scenario), judge_config=config, score=score
+                    )
+    return dialogues
