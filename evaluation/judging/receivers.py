@@ -22,8 +22,8 @@ def drop_stale_judgements(sender: type[ModelOutput], outputs: list[ModelOutput],
     other text. Runs inside the import's transaction, so the two commit or fail together."""
     Judgement.objects.filter(output__in=outputs).delete()
     HumanJudgement.objects.filter(output__in=outputs).delete()
-    # A changed reply is history for the same system's later turns of its dialogue: their judges
-    # read the old reply, so their judgements go too and the next run judges them afresh.
+    # A changed reply is history for the same system's later turns of its dialogue: their judges and
+    # evaluators read the old reply, so their scores go too and the next run judges them afresh.
     turns = ModelOutput.objects.filter(
         pk__in=[output.pk for output in outputs], item__dialogue__isnull=False
     ).values_list("system_id", "benchmark_version", "item__dialogue_id", "item__turn")
@@ -38,4 +38,5 @@ def drop_stale_judgements(sender: type[ModelOutput], outputs: list[ModelOutput],
     ]
     if later_turns:
         Judgement.objects.filter(reduce(or_, later_turns)).delete()
+        HumanJudgement.objects.filter(reduce(or_, later_turns)).delete()
     transaction.on_commit(lambda: refresh_planner_statistics(Judgement))
