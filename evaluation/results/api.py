@@ -20,7 +20,13 @@ from evaluation.outputs.access import SYSTEM_ADMINS
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
 from evaluation.results.dialogue_reports import dialogue_leaderboard
-from evaluation.results.forms import ErrorPropagationForm, LeaderboardForm, ResultsFilterForm, item_set_of
+from evaluation.results.forms import (
+    ErrorPropagationForm,
+    LeaderboardForm,
+    ResultsFilterForm,
+    fall_threshold_of,
+    item_set_of,
+)
 from evaluation.results.leaderboard import COLUMNS, Cell, LeaderboardRow
 from evaluation.results.views import leaderboard_text, results_filter
 from webapp.api.errors import ProblemSerializer, form_problems
@@ -112,9 +118,8 @@ class LeaderboardView(APIView):
         head = {"benchmark_version": version, "judge": judge.name, "set": item_set_of(form)}
         columns = [asdict(column) for column in COLUMNS]
         if item_set_of(form) == reports.DIALOGUES:
-            assert isinstance(form, LeaderboardForm)
             return Response(
-                {**head, "columns": columns, **_dialogue_figures(version, judge, form.threshold())}
+                {**head, "columns": columns, **_dialogue_figures(version, judge, fall_threshold_of(form))}
             )
         board = reports.leaderboard(version, judge)
         excluded = reports.excluded_by_system(board)
@@ -136,11 +141,7 @@ def _dialogue_figures(version: str, judge: JudgeConfig, threshold: float) -> dic
     turns = []
     for turn in board.board.turns:
         rows = []
-        for system, row in board.turn_rows(turn):
-            excluded = sum(
-                row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg")
-            )
-            rows.append(_row(system, row, excluded))
+        rows = [_row(system, row, reports.excluded_of(row)) for system, row in board.turn_rows(turn)]
         turns.append({"turn": turn, "rows": rows})
     dialogues = [
         {

@@ -41,11 +41,10 @@ class LeaderboardForm(ResultsFilterForm):
         help_text="Dialogues: a turn falls when its overall score (Table 2's All, out of 10) is below this",
     )
 
-    def threshold(self) -> float:
-        """Return the fall threshold asked for, or the default."""
-        return (
-            self.cleaned_data.get("fall_threshold") if self.is_valid() else None
-        ) or DEFAULT_FALL_THRESHOLD
+
+def fall_threshold_of(form: ResultsFilterForm) -> float:
+    """Return the dialogue fall threshold a leaderboard form asks for, or the default."""
+    return (form.cleaned_data.get("fall_threshold") if form.is_valid() else None) or DEFAULT_FALL_THRESHOLD
 
 
 class ErrorPropagationForm(ResultsFilterForm):

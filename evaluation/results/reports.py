@@ -170,12 +170,12 @@ def _cells(groups: dict[tuple[str, str], _Tally]) -> dict[str, Cell]:
 
 def excluded_by_system(board: ResultsLeaderboard) -> dict[str, int]:
     """Return each system's number of judge errors left out of its averages (every stage)."""
-    return {
-        row.system: sum(
-            row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg")
-        )
-        for row in board.table.rows
-    }
+    return {row.system: excluded_of(row) for row in board.table.rows}
+
+
+def excluded_of(row: LeaderboardRow) -> int:
+    """Return the judge errors left out of one leaderboard row's averages (every stage)."""
+    return sum(row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg"))
 
 
 # --- Table 8 --------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from evaluation.results.forms import (
     ErrorPropagationForm,
     LeaderboardForm,
     ResultsFilterForm,
+    fall_threshold_of,
     item_set_of,
 )
 from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
@@ -54,7 +55,6 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
     """Table 2 over valid judgements, excluded counts shown, top two marked, with a chart; for the
     dialogue set, Table 2 per turn and the dialogue-level scores."""
     form, version, judge = results_filter(request, LeaderboardForm)
-    assert isinstance(form, LeaderboardForm)
     if item_set_of(form) == reports.DIALOGUES:
         return _dialogue_leaderboard(request, form, version, judge)
     del form.fields["fall_threshold"]  # a dialogue figure: nothing to set on single items
@@ -92,9 +92,9 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
 
 
 def _dialogue_leaderboard(
-    request: StudioRequest, form: LeaderboardForm, version: str, judge: JudgeConfig | None
+    request: StudioRequest, form: ResultsFilterForm, version: str, judge: JudgeConfig | None
 ) -> HttpResponse:
-    threshold = form.threshold()
+    threshold = fall_threshold_of(form)
     form.initial["fall_threshold"] = threshold
     board = dialogue_leaderboard(version, judge, threshold) if judge else None
     return render(
@@ -127,11 +127,7 @@ def _turn_tables(board: ResultsDialogueBoard) -> list[tuple[int, str, list[tuple
     for turn in board.board.turns:
         rows = []
         for system, row in board.turn_rows(turn):
-            cells = [row.cells[column.key] for column in COLUMNS]
-            excluded = sum(
-                row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg")
-            )
-            rows.append((system, cells, excluded))
+            rows.append((system, [row.cells[column.key] for column in COLUMNS], reports.excluded_of(row)))
         tables.append((turn, f"leaderboard-turn-{turn}", rows))
     return tables
 

@@ -145,6 +145,17 @@ def test_the_api_serves_both_sets(config: JudgeConfig, client_for) -> None:
         "fell_at": {"1": 1, "2": 1},
     }
     assert client.get("/api/leaderboard/", {"set": "everything"}).status_code == 400
+    bad_threshold = client.get("/api/leaderboard/", {"set": "dialogues", "fall_threshold": "0"})
+    assert bad_threshold.status_code == 400 and bad_threshold.json()["problems"][0].startswith(
+        "fall_threshold: "
+    )
+    stricter = client.get(
+        "/api/leaderboard/", {"judge": config.pk, "set": "dialogues", "fall_threshold": "8.5"}
+    )
+    assert {row["system"]: row["fell_at"] for row in stricter.json()["dialogues"]} == {
+        "A": {"1": 1, "3": 1},
+        "B": {"1": 2},
+    }
 
 
 def test_exports_of_the_dialogue_set_carry_the_turn(config: JudgeConfig, client_for) -> None:
