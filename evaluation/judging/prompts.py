@@ -9,6 +9,10 @@ miscount them.
 Bump a stage's entry in PROMPT_VERSIONS whenever its wording changes: stored judgements record
 the version they were made with, and the judge cache is keyed by the exact messages, so a new
 wording is judged afresh.
+
+A dialogue turn's prompt also carries the conversation before it
+(`evaluation.judging.dialogues.history`), and its judgements record the history block's version
+beside the stage's. A single item's prompt is exactly what it was before dialogues existed.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from evaluation.judging.dialogues.history import HISTORY_VERSION, DialogueHistory, history_lines
 from evaluation.judging.rubrics import (
     MODALITY_CONFLICT_FLAG,
     PERCEPTION,
@@ -112,19 +117,27 @@ _TASKS: dict[str, str] = {
 }
 
 
-def prompt_version(stage: str) -> str:
-    """Return the version tag of a stage's prompt, stored with every judgement."""
-    return PROMPT_VERSIONS[_known(stage)]
+def prompt_version(stage: str, *, with_history: bool = False) -> str:
+    """Return the version tag of a stage's prompt, stored with every judgement (a dialogue turn's
+    prompt also names the version of its history block)."""
+    version = PROMPT_VERSIONS[_known(stage)]
+    return f"{version}+{HISTORY_VERSION}" if with_history else version
 
 
 def build_messages(
-    stage: str, output: str | Mapping[str, Any], gold: Mapping[str, Any], scenario: str | None
+    stage: str,
+    output: str | Mapping[str, Any],
+    gold: Mapping[str, Any],
+    scenario: str | None,
+    history: DialogueHistory | None = None,
 ) -> list[dict[str, Any]]:
     """Return the chat messages asking the judge to score `output` against `gold` for one stage.
 
     `output` is the model's text for the stage, or a mapping of fields (rendered as JSON). For
     response_audio, a mapping may carry `audio_base64` and `audio_format` ("wav", "mp3"): the
-    audio is then attached as an OpenAI `input_audio` part, for judges that listen.
+    audio is then attached as an OpenAI `input_audio` part, for judges that listen. `history` is
+    the conversation before a dialogue turn (None for a single item); the judge cache keys on
+    the messages, so a changed earlier reply is a new prompt.
     """
     _known(stage)
     system = "\n".join(
@@ -157,6 +170,7 @@ def build_messages(
         [
             f"Scenario: {scenario or 'unspecified'}",
             "",
+            *(history_lines(stage, history) if history is not None else []),
             "Reference annotation:",
             _as_json(gold),
             "",

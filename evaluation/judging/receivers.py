@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.dispatch import receiver
 
 from evaluation.judging.models import HumanJudgement, Judgement
@@ -19,4 +22,21 @@ def drop_stale_judgements(sender: type[ModelOutput], outputs: list[ModelOutput],
     other text. Runs inside the import's transaction, so the two commit or fail together."""
     Judgement.objects.filter(output__in=outputs).delete()
     HumanJudgement.objects.filter(output__in=outputs).delete()
+    # A changed reply is history for the same system's later turns of its dialogue: their judges and
+    # evaluators read the old reply, so their scores go too and the next run judges them afresh.
+    turns = ModelOutput.objects.filter(
+        pk__in=[output.pk for output in outputs], item__dialogue__isnull=False
+    ).values_list("system_id", "benchmark_version", "item__dialogue_id", "item__turn")
+    later_turns = [
+        Q(
+            output__system_id=system_id,
+            output__benchmark_version=version,
+            output__item__dialogue_id=dialogue_id,
+            output__item__turn__gt=turn,
+        )
+        for system_id, version, dialogue_id, turn in turns
+    ]
+    if later_turns:
+        Judgement.objects.filter(reduce(or_, later_turns)).delete()
+        HumanJudgement.objects.filter(reduce(or_, later_turns)).delete()
     transaction.on_commit(lambda: refresh_planner_statistics(Judgement))

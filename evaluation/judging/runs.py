@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 
 from annotation.gold.models import GoldReference
 from evaluation.judging.cache import DatabaseJudgeCache
+from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.heuristic import heuristic_answer
 from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
@@ -101,6 +102,7 @@ class StageTask:
     messages: list[dict[str, Any]]
     prompt_key: str
     offline_answer: dict[str, Any] | None = None  # the offline heuristic's answer, computed here
+    with_history: bool = False  # a dialogue turn: the prompt carries the conversation before it
 
 
 @dataclass
@@ -247,6 +249,7 @@ def _build_tasks(
     """Return the prompts of a chunk; outputs removed or without gold since the run began are left out."""
     outputs = ModelOutput.objects.select_related("item").in_bulk({output_id for output_id, _ in chunk})
     golds = GoldReference.objects.current_by_item({output.item_id for output in outputs.values()})
+    histories = histories_for(outputs.values())
     tasks: list[StageTask] = []
     for output_id, stage in chunk:
         output = outputs.get(output_id)
@@ -261,7 +264,8 @@ def _build_tasks(
             )
         inputs = stage_input(output, gold, stage, audio)
         scenario = output.item.scenario
-        messages = build_messages(stage, inputs.shown, inputs.gold, scenario)
+        history = histories.get(output_id)
+        messages = build_messages(stage, inputs.shown, inputs.gold, scenario, history)
         tasks.append(
             StageTask(
                 output_id=output_id,
@@ -273,6 +277,7 @@ def _build_tasks(
                 offline_answer=(
                     heuristic_answer(stage, inputs.shown, inputs.gold) if config.offline_heuristic else None
                 ),
+                with_history=history is not None,
             )
         )
     return tasks
@@ -293,7 +298,7 @@ def _record(
         judge_config=config,
         run=run,
         judge_model=config.effective_model,
-        prompt_version=prompt_version(task.stage),
+        prompt_version=prompt_version(task.stage, with_history=task.with_history),
         prompt_key=task.prompt_key,
         auto_flags=sorted(task.auto_flags),
         raw_text=reply.raw_text,

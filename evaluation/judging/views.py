@@ -24,6 +24,7 @@ from evaluation.judging.access import (
     sample_for_admin,
     sample_for_evaluator,
 )
+from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.forms import HandRubricForm, JudgeConfigForm, JudgeRunForm, RubricSampleForm
 from evaluation.judging.human_scoring import SampleError, draw_rubric_sample, output_stages, save_hand_scores
 from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage
@@ -227,6 +228,8 @@ def rubric_score(request: StudioRequest, sample_id: int, public_id: UUID) -> Htt
         "stage_labels": STAGE_LABELS,
         "response_audio_url": blind_audio_url(output.response_audio_key, request.user),
         "recording_url": query_audio_url(output.item, request.user),
+        # A dialogue turn: the conversation its judge read (the same system's earlier replies, never its name).
+        "history": histories_for([output]).get(output.pk),
         "position": entry.position + 1,
         "n_entries": sample.entries.count(),
         "n_done": sample.n_scored_by(request.user),

@@ -17,11 +17,18 @@ from rest_framework.views import APIView
 
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.access import SYSTEM_ADMINS
-from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
-from evaluation.results.forms import ErrorPropagationForm, ResultsFilterForm
-from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
-from evaluation.results.views import results_filter
+from evaluation.results.dialogue_reports import dialogue_leaderboard
+from evaluation.results.forms import (
+    ErrorPropagationForm,
+    LeaderboardForm,
+    ResultsFilterForm,
+    fall_threshold_of,
+    item_set_of,
+)
+from evaluation.results.leaderboard import COLUMNS, Cell, LeaderboardRow
+from evaluation.results.views import leaderboard_text, results_filter
 from webapp.api.errors import ProblemSerializer, form_problems
 from webapp.http import StudioRequest
 from webapp.roles import HasRole
@@ -29,7 +36,16 @@ from webapp.roles import HasRole
 FILTER_PARAMETERS = [
     OpenApiParameter("version", str, description="Benchmark version; default: the newest with outputs"),
     OpenApiParameter("judge", int, description="Judge configuration id; default: the most used judge"),
+    OpenApiParameter(
+        "set",
+        str,
+        enum=list(reports.ITEM_SETS),
+        description="Items: single-turn EchoEval (default) or the turns of dialogues",
+    ),
 ]
+FALL_THRESHOLD = OpenApiParameter(
+    "fall_threshold", float, description="Dialogues: a turn falls below this overall score (out of 10)"
+)
 
 
 class CellSerializer(serializers.Serializer[Any]):
@@ -56,8 +72,18 @@ class ColumnSerializer(serializers.Serializer[Any]):
 class LeaderboardSerializer(serializers.Serializer[Any]):
     benchmark_version = serializers.CharField()
     judge = serializers.CharField(allow_null=True)
+    set = serializers.CharField()
     columns = ColumnSerializer(many=True)
-    rows = LeaderboardRowSerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True, required=False, help_text="Single-turn set only")
+    turns = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="Dialogues: {turn, rows} per turn index"
+    )
+    dialogues = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Dialogues: each system's dialogue-level scores",
+    )
+    fall_threshold = serializers.FloatField(required=False, help_text="Dialogues only")
 
 
 def _filtered(
@@ -83,25 +109,53 @@ class LeaderboardView(APIView):
     required_roles = SYSTEM_ADMINS
 
     @extend_schema(
-        summary="The leaderboard (Table 2)",
-        parameters=FILTER_PARAMETERS,
+        summary="The leaderboard (Table 2); for dialogues, Table 2 per turn and dialogue-level scores",
+        parameters=[*FILTER_PARAMETERS, FALL_THRESHOLD],
         responses={200: LeaderboardSerializer, 400: ProblemSerializer, 404: ProblemSerializer},
     )
     def get(self, request: Request) -> Response:
-        _, version, judge = _filtered(request, ResultsFilterForm)
+        form, version, judge = _filtered(request, LeaderboardForm)
+        head = {"benchmark_version": version, "judge": judge.name, "set": item_set_of(form)}
+        columns = [asdict(column) for column in COLUMNS]
+        if item_set_of(form) == reports.DIALOGUES:
+            return Response(
+                {**head, "columns": columns, **_dialogue_figures(version, judge, fall_threshold_of(form))}
+            )
         board = reports.leaderboard(version, judge)
         excluded = reports.excluded_by_system(board)
-        rows = [
-            {
-                "system": row.system,
-                "category": system.category,
-                "cells": {column.key: _cell(row.cells[column.key]) for column in COLUMNS},
-                "excluded": excluded[row.system],
-            }
-            for system, row in board.rows_with_systems()
-        ]
-        columns = [asdict(column) for column in COLUMNS]
-        return Response({"benchmark_version": version, "judge": judge.name, "columns": columns, "rows": rows})
+        rows = [_row(system, row, excluded[row.system]) for system, row in board.rows_with_systems()]
+        return Response({**head, "columns": columns, "rows": rows})
+
+
+def _row(system: System, row: LeaderboardRow, excluded: int) -> dict[str, Any]:
+    return {
+        "system": row.system,
+        "category": system.category,
+        "cells": {column.key: _cell(row.cells[column.key]) for column in COLUMNS},
+        "excluded": excluded,
+    }
+
+
+def _dialogue_figures(version: str, judge: JudgeConfig, threshold: float) -> dict[str, Any]:
+    board = dialogue_leaderboard(version, judge, threshold)
+    turns = []
+    for turn in board.board.turns:
+        rows = []
+        rows = [_row(system, row, reports.excluded_of(row)) for system, row in board.turn_rows(turn)]
+        turns.append({"turn": turn, "rows": rows})
+    dialogues = [
+        {
+            "system": system.name,
+            "category": system.category,
+            "n_dialogues": summary.n_dialogues,
+            "mean": summary.mean,
+            "n_fell": summary.n_fell,
+            "share_fell": summary.share_fell,
+            "fell_at": {str(turn): count for turn, count in summary.fell_at.items()},
+        }
+        for system, summary in board.summaries_with_systems()
+    ]
+    return {"fall_threshold": threshold, "turns": turns, "dialogues": dialogues}
 
 
 class LeaderboardExportView(APIView):
@@ -115,11 +169,10 @@ class LeaderboardExportView(APIView):
         responses={(200, "text/plain"): OpenApiResponse(OpenApiTypes.STR), 404: ProblemSerializer},
     )
     def get(self, request: Request) -> HttpResponse:
-        _, version, judge = _filtered(request, ResultsFilterForm)
-        table = reports.leaderboard(version, judge).table
-        if self.fmt == "csv":
-            return HttpResponse(to_csv(table), content_type="text/csv; charset=utf-8")
-        return HttpResponse(to_latex(table), content_type="text/x-tex; charset=utf-8")
+        form, version, judge = _filtered(request, ResultsFilterForm)
+        text = leaderboard_text(version, judge, item_set_of(form), self.fmt)
+        content_type = "text/csv" if self.fmt == "csv" else "text/x-tex"
+        return HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
 
 
 class PropagationSerializer(serializers.Serializer[Any]):
@@ -146,5 +199,5 @@ class ErrorPropagationView(APIView):
         threshold = reports.DEFAULT_CORRECT_THRESHOLD
         if form.is_valid() and form.cleaned_data.get("threshold"):
             threshold = form.cleaned_data["threshold"]
-        rows = reports.error_propagation_table(version, judge, threshold)
+        rows = reports.error_propagation_table(version, judge, threshold, item_set_of(form))
         return Response([asdict(figures) for _, figures in rows])

@@ -18,6 +18,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
 )
 from evaluation.outputs.models import ModelOutput
+from evaluation.results.reports import SINGLE, in_item_set
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ def item_drilldown(item: Item, benchmark_version: str) -> tuple[GoldReference | 
     outputs = (
         ModelOutput.objects.for_version(benchmark_version)
         .filter(item=item)
-        .select_related("system")
+        .select_related("system", "item")
         .order_by("system__name")
     )
     judgements: dict[int, list[Judgement]] = defaultdict(list)
@@ -57,15 +58,17 @@ def item_drilldown(item: Item, benchmark_version: str) -> tuple[GoldReference | 
     return gold, result
 
 
-def items_with_outputs(benchmark_version: str, judge_config: JudgeConfig | None) -> QuerySet[Item]:
-    """Return the items that have outputs for a version, with output and judge-error counts."""
+def items_with_outputs(
+    benchmark_version: str, judge_config: JudgeConfig | None, item_set: str = SINGLE
+) -> QuerySet[Item]:
+    """Return the items of a set that have outputs for a version, with output and judge-error counts."""
     error_filter = Q(model_outputs__benchmark_version=benchmark_version) & ~Q(
         model_outputs__judgements__error_kind=""
     )
     if judge_config is not None:
         error_filter &= Q(model_outputs__judgements__judge_config=judge_config)
     return (
-        Item.objects.filter(model_outputs__benchmark_version=benchmark_version)
+        Item.objects.filter(in_item_set(item_set, ""), model_outputs__benchmark_version=benchmark_version)
         .annotate(
             n_outputs=Count(
                 "model_outputs", filter=Q(model_outputs__benchmark_version=benchmark_version), distinct=True

@@ -7,18 +7,44 @@ from typing import Any
 from django import forms
 
 from evaluation.judging.models import JudgeConfig, RubricSample
-from evaluation.results.reports import DEFAULT_CORRECT_THRESHOLD
+from evaluation.results.dialogue_reports import MAX_FALL_THRESHOLD
+from evaluation.results.dialogue_scores import DEFAULT_FALL_THRESHOLD
+from evaluation.results.reports import DEFAULT_CORRECT_THRESHOLD, ITEM_SETS, SINGLE
 
 
 class ResultsFilterForm(forms.Form):
-    """The version and judge whose results a page shows (GET parameters)."""
+    """The version, judge and item set whose results a page shows (GET parameters)."""
 
     version = forms.ChoiceField(label="Benchmark version", required=False)
     judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), required=False, label="Judge")
+    set = forms.ChoiceField(label="Set", choices=list(ITEM_SETS.items()), required=False, initial=SINGLE)
 
     def __init__(self, *args: Any, versions: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["version"].choices = [(version, version) for version in versions]  # type: ignore[attr-defined]
+
+
+def item_set_of(form: ResultsFilterForm) -> str:
+    """Return the item set a results form asks for (single-turn EchoEval unless it names another);
+    a bad value in another field does not send the reader to the other set."""
+    chosen = form.data.get("set") if form.is_bound else None
+    return chosen if chosen in ITEM_SETS else SINGLE
+
+
+class LeaderboardForm(ResultsFilterForm):
+    fall_threshold = forms.FloatField(
+        min_value=0.1,
+        max_value=MAX_FALL_THRESHOLD,
+        required=False,
+        initial=DEFAULT_FALL_THRESHOLD,
+        label="Fall threshold",
+        help_text="Dialogues: a turn falls when its overall score (Table 2's All, out of 10) is below this",
+    )
+
+
+def fall_threshold_of(form: ResultsFilterForm) -> float:
+    """Return the dialogue fall threshold a leaderboard form asks for, or the default."""
+    return (form.cleaned_data.get("fall_threshold") if form.is_valid() else None) or DEFAULT_FALL_THRESHOLD
 
 
 class ErrorPropagationForm(ResultsFilterForm):

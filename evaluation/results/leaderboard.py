@@ -177,23 +177,33 @@ def _system_cells(entries: Sequence[tuple[str, str, float | None]]) -> dict[str,
         cells[column] = _mean_cell([score for _, s, score in entries if s == stage])
 
     content, audio = cells["response_content"], cells["response_audio"]
-    response_value = None
-    if content.value is not None:
-        response_value = content.value if audio.value is None else content.value + audio.value
     cells["response_avg"] = Cell(
-        value=response_value,
+        value=response_average(content.value, audio.value),
         n_valid=content.n_valid + audio.n_valid,
         n_excluded=content.n_excluded + audio.n_excluded,
     )
     stage_cells = (cells["perception_avg"], cells["reasoning_avg"], cells["response_avg"])
-    stage_values = [cell.value for cell in stage_cells if cell.value is not None]
     cells["all_avg"] = Cell(
-        # A system missing a whole stage has no comparable overall score.
-        value=sum(stage_values) / 3 if len(stage_values) == 3 else None,
+        value=all_average(*(cell.value for cell in stage_cells)),
         n_valid=sum(cell.n_valid for cell in stage_cells),
         n_excluded=sum(cell.n_excluded for cell in stage_cells),
     )
     return cells
+
+
+def response_average(content: float | None, audio: float | None) -> float | None:
+    """Return Table 2's Response Avg.: Content + Audio (10-point), Content alone without audio scores."""
+    if content is None:
+        return None
+    return content if audio is None else content + audio
+
+
+def all_average(perception: float | None, reasoning: float | None, response: float | None) -> float | None:
+    """Return Table 2's All Avg.: the mean of the three stage averages; None when one is missing
+    (a system missing a whole stage has no comparable overall score)."""
+    if perception is None or reasoning is None or response is None:
+        return None
+    return (perception + reasoning + response) / 3
 
 
 def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:

@@ -33,13 +33,27 @@ from evaluation.results.leaderboard import (
     Cell,
     Leaderboard,
     LeaderboardRow,
+    all_average,
     mark_top_two,
+    response_average,
 )
 from evaluation.results.propagation import ErrorPropagation, propagation
 
 DEFAULT_CORRECT_THRESHOLD = 0.6
 PERCEPTION_STAGES = (PERCEPTION, SHIFT_PERCEPTION)
 CATEGORY_ORDER = [value for value, _ in System.Category.choices]
+
+# The item sets results are shown for: single-turn EchoEval (items in no dialogue, the paper's
+# benchmark and the default) or the user turns of dialogues.
+SINGLE, DIALOGUES = "single", "dialogues"
+ITEM_SETS = {SINGLE: "Single-turn EchoEval", DIALOGUES: "Dialogues (per turn)"}
+
+
+def in_item_set(item_set: str, item: str = "output__item") -> Q:
+    """Return the filter keeping the rows whose item (reached by `item`; "" on items) belongs to the set."""
+    if item_set not in ITEM_SETS:
+        raise ValueError(f"unknown item set {item_set!r}; expected one of {', '.join(ITEM_SETS)}")
+    return Q(**{f"{item}__dialogue__isnull" if item else "dialogue__isnull": item_set == SINGLE})
 
 
 def default_judge_config() -> JudgeConfig | None:
@@ -50,17 +64,24 @@ def default_judge_config() -> JudgeConfig | None:
     return JudgeConfig.objects.order_by("-created_at").first()
 
 
-def systems_for(benchmark_version: str) -> list[System]:
-    """Return the systems with outputs for a version, in the paper's order: category, then name."""
-    systems = System.objects.filter(
-        pk__in=ModelOutput.objects.for_version(benchmark_version).values("system_id")
-    )
+def systems_for(benchmark_version: str, item_set: str | None = None) -> list[System]:
+    """Return the systems with outputs for a version (in the item set, when one is given), in the
+    paper's order: category, then name."""
+    outputs = ModelOutput.objects.for_version(benchmark_version)
+    if item_set is not None:
+        outputs = outputs.filter(in_item_set(item_set, "item"))
+    systems = System.objects.filter(pk__in=outputs.values("system_id"))
     return sorted(systems, key=lambda system: (CATEGORY_ORDER.index(system.category), system.name.lower()))
 
 
-def _judgements(benchmark_version: str, judge_config: JudgeConfig) -> QuerySet[Judgement]:
+def judgements_in_set(
+    benchmark_version: str, judge_config: JudgeConfig, item_set: str
+) -> QuerySet[Judgement]:
+    """Return one judge's judgements of a version's outputs for the items of one set."""
     # order_by(): the model's default ordering would otherwise join the GROUP BY.
-    return Judgement.objects.by_judge(judge_config, benchmark_version).order_by()
+    return (
+        Judgement.objects.by_judge(judge_config, benchmark_version).filter(in_item_set(item_set)).order_by()
+    )
 
 
 # --- Table 2 --------------------------------------------------------------------------------------
@@ -91,11 +112,14 @@ class ResultsLeaderboard:
         return list(zip(self.systems, self.table.rows, strict=True))
 
 
-def leaderboard(benchmark_version: str, judge_config: JudgeConfig) -> ResultsLeaderboard:
-    """Return Table 2 for a benchmark version as judged by one judge configuration (one grouped query)."""
-    systems = systems_for(benchmark_version)
+def leaderboard(
+    benchmark_version: str, judge_config: JudgeConfig, item_set: str = SINGLE
+) -> ResultsLeaderboard:
+    """Return Table 2 for a benchmark version as judged by one judge configuration (one grouped query),
+    over single-turn EchoEval unless another item set is asked for."""
+    systems = systems_for(benchmark_version, item_set)
     groups = (
-        _judgements(benchmark_version, judge_config)
+        judgements_in_set(benchmark_version, judge_config, item_set)
         .values_list("output__system_id", "output__item__scenario", "stage")
         .annotate(n_valid=Count("score"), n_all=Count("pk"), total=Sum("score"))
     )
@@ -130,16 +154,14 @@ def _cells(groups: dict[tuple[str, str], _Tally]) -> dict[str, Cell]:
     ):
         cells[column] = pooled(key for key in groups if key[1] == stage).cell()
     content, audio = cells["response_content"], cells["response_audio"]
-    response_value = None
-    if content.value is not None:
-        response_value = content.value if audio.value is None else content.value + audio.value
     cells["response_avg"] = Cell(
-        response_value, content.n_valid + audio.n_valid, content.n_excluded + audio.n_excluded
+        response_average(content.value, audio.value),
+        content.n_valid + audio.n_valid,
+        content.n_excluded + audio.n_excluded,
     )
     stage_cells = (cells["perception_avg"], cells["reasoning_avg"], cells["response_avg"])
-    values = [cell.value for cell in stage_cells if cell.value is not None]
     cells["all_avg"] = Cell(
-        sum(values) / 3 if len(values) == 3 else None,
+        all_average(*(cell.value for cell in stage_cells)),
         sum(cell.n_valid for cell in stage_cells),
         sum(cell.n_excluded for cell in stage_cells),
     )
@@ -148,25 +170,29 @@ def _cells(groups: dict[tuple[str, str], _Tally]) -> dict[str, Cell]:
 
 def excluded_by_system(board: ResultsLeaderboard) -> dict[str, int]:
     """Return each system's number of judge errors left out of its averages (every stage)."""
-    return {
-        row.system: sum(
-            row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg")
-        )
-        for row in board.table.rows
-    }
+    return {row.system: excluded_of(row) for row in board.table.rows}
+
+
+def excluded_of(row: LeaderboardRow) -> int:
+    """Return the judge errors left out of one leaderboard row's averages (every stage)."""
+    return sum(row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg"))
 
 
 # --- Table 8 --------------------------------------------------------------------------------------
 
 
 def error_propagation_table(
-    benchmark_version: str, judge_config: JudgeConfig, threshold: float = DEFAULT_CORRECT_THRESHOLD
+    benchmark_version: str,
+    judge_config: JudgeConfig,
+    threshold: float = DEFAULT_CORRECT_THRESHOLD,
+    item_set: str = SINGLE,
 ) -> list[tuple[System, ErrorPropagation]]:
-    """Return Table 8 per system: stage scores pivoted per output in SQL, then counted."""
+    """Return Table 8 per system (single-turn EchoEval unless another item set is asked for): stage
+    scores pivoted per output in SQL, then counted."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError("threshold is a share of the stage maximum, in (0, 1]")
     per_output = (
-        _judgements(benchmark_version, judge_config)
+        judgements_in_set(benchmark_version, judge_config, item_set)
         .filter(stage__in=[*PERCEPTION_STAGES, REASONING, RESPONSE_CONTENT])
         .values("output_id", "output__system_id")
         .annotate(
@@ -191,6 +217,6 @@ def error_propagation_table(
         complete[system_id].append((perception_ok, reasoning_ok, response_ok))
     return [
         (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk]))
-        for system in systems_for(benchmark_version)
+        for system in systems_for(benchmark_version, item_set)
         if system.pk in complete or system.pk in excluded
     ]

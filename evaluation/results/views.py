@@ -10,6 +10,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from annotation.recording.models import Item
+from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.models import JudgeConfig
 from evaluation.judging.rubrics import PERCEPTION, REASONING, RESPONSE_CONTENT, stage_max
 from evaluation.outputs.access import blind_audio_url, query_audio_url
@@ -17,8 +19,17 @@ from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, Sy
 from evaluation.results import reports
 from evaluation.results.access import item_for_admin
 from evaluation.results.agreement import judge_human_agreement
+from evaluation.results.dialogue_reports import ResultsDialogueBoard, dialogue_leaderboard
+from evaluation.results.dialogue_scores import to_turn_csv, to_turn_latex
 from evaluation.results.drilldown import item_drilldown, items_with_outputs
-from evaluation.results.forms import AgreementForm, ErrorPropagationForm, ResultsFilterForm
+from evaluation.results.forms import (
+    AgreementForm,
+    ErrorPropagationForm,
+    LeaderboardForm,
+    ResultsFilterForm,
+    fall_threshold_of,
+    item_set_of,
+)
 from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
 from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
@@ -34,15 +45,19 @@ def results_filter(
         version = form.cleaned_data["version"] or version
         judge = form.cleaned_data["judge"]
     judge = judge or reports.default_judge_config()
-    form.initial.update({"version": version, "judge": judge.pk if judge else None})
+    form.initial.update({"version": version, "judge": judge.pk if judge else None, "set": item_set_of(form)})
     return form, version, judge
 
 
 @role_required(Role.ADMIN)
 @require_GET
 def leaderboard(request: StudioRequest) -> HttpResponse:
-    """Table 2 over valid judgements, excluded counts shown, top two marked, with a chart."""
-    form, version, judge = results_filter(request)
+    """Table 2 over valid judgements, excluded counts shown, top two marked, with a chart; for the
+    dialogue set, Table 2 per turn and the dialogue-level scores."""
+    form, version, judge = results_filter(request, LeaderboardForm)
+    if item_set_of(form) == reports.DIALOGUES:
+        return _dialogue_leaderboard(request, form, version, judge)
+    del form.fields["fall_threshold"]  # a dialogue figure: nothing to set on single items
     board = reports.leaderboard(version, judge) if judge else None
     chart: dict[str, Any] = {}
     if board is not None:
@@ -76,6 +91,62 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
     )
 
 
+def _dialogue_leaderboard(
+    request: StudioRequest, form: ResultsFilterForm, version: str, judge: JudgeConfig | None
+) -> HttpResponse:
+    threshold = fall_threshold_of(form)
+    form.initial["fall_threshold"] = threshold
+    board = dialogue_leaderboard(version, judge, threshold) if judge else None
+    return render(
+        request,
+        "evaluation/results/leaderboard_dialogues.html",
+        {
+            "form": form,
+            "version": version,
+            "judge": judge,
+            "board": board,
+            "threshold": threshold,
+            "columns": COLUMNS,
+            "groups": _column_groups(),
+            "turn_tables": _turn_tables(board) if board else [],
+            "summary_rows": [
+                (system, summary, [summary.fell_at.get(turn, 0) for turn in board.board.turns])
+                for system, summary in board.summaries_with_systems()
+            ]
+            if board
+            else [],
+            "chart": _turn_chart(board) if board else {},
+        },
+    )
+
+
+def _turn_tables(board: ResultsDialogueBoard) -> list[tuple[int, str, list[tuple[System, list[Cell], int]]]]:
+    """Return per turn index its table id and Table-2 rows: (system, cells in column order, judge
+    errors excluded)."""
+    tables = []
+    for turn in board.board.turns:
+        rows = []
+        for system, row in board.turn_rows(turn):
+            rows.append((system, [row.cells[column.key] for column in COLUMNS], reports.excluded_of(row)))
+        tables.append((turn, f"leaderboard-turn-{turn}", rows))
+    return tables
+
+
+def _turn_chart(board: ResultsDialogueBoard) -> dict[str, Any]:
+    """Return the data of the score-by-turn chart: each system's All per turn index."""
+    turns = board.board.turns
+    return {
+        "labels": [f"Turn {turn}" for turn in turns],
+        "series": [
+            {
+                "label": system.name,
+                "data": [board.board.per_turn[turn].rows[index].cells["all_avg"].value for turn in turns],
+            }
+            for index, system in enumerate(board.systems)
+        ],
+    }
+
+
 def _table_rows(board: reports.ResultsLeaderboard) -> list[tuple[System, list[Cell], int]]:
     """Return (system, cells in column order, judge errors excluded) per leaderboard row."""
     excluded = reports.excluded_by_system(board)
@@ -99,16 +170,25 @@ def _column_groups() -> list[tuple[str, int]]:
 @require_GET
 def leaderboard_export(request: StudioRequest, fmt: str) -> HttpResponse:
     """The leaderboard as CSV or as a LaTeX tabular (Table 2 layout)."""
-    _, version, judge = results_filter(request)
+    form, version, judge = results_filter(request)
     if judge is None:
         raise Http404("No judge has judged anything yet.")
-    table = reports.leaderboard(version, judge).table
-    if fmt == "csv":
-        response = HttpResponse(to_csv(table), content_type="text/csv; charset=utf-8")
-    else:
-        response = HttpResponse(to_latex(table), content_type="text/x-tex; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="leaderboard-{_safe(version)}.{fmt}"'
+    item_set = item_set_of(form)
+    text = leaderboard_text(version, judge, item_set, fmt)
+    content_type = "text/csv" if fmt == "csv" else "text/x-tex"
+    response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+    suffix = "" if item_set == reports.SINGLE else f"-{item_set}"
+    response["Content-Disposition"] = f'attachment; filename="leaderboard-{_safe(version)}{suffix}.{fmt}"'
     return response
+
+
+def leaderboard_text(version: str, judge: JudgeConfig, item_set: str, fmt: str) -> str:
+    """Return the leaderboard of an item set as CSV or LaTeX (per turn for dialogues)."""
+    if item_set == reports.DIALOGUES:
+        board = dialogue_leaderboard(version, judge).board
+        return to_turn_csv(board) if fmt == "csv" else to_turn_latex(board)
+    table = reports.leaderboard(version, judge).table
+    return to_csv(table) if fmt == "csv" else to_latex(table)
 
 
 def _safe(text: str) -> str:
@@ -124,7 +204,7 @@ def error_propagation(request: StudioRequest) -> HttpResponse:
     if form.is_valid() and form.cleaned_data.get("threshold"):
         threshold = form.cleaned_data["threshold"]
     form.initial["threshold"] = threshold
-    rows = reports.error_propagation_table(version, judge, threshold) if judge else []
+    rows = reports.error_propagation_table(version, judge, threshold, item_set_of(form)) if judge else []
     return render(
         request,
         "evaluation/results/error_propagation.html",
@@ -151,7 +231,8 @@ def error_propagation(request: StudioRequest) -> HttpResponse:
 def item_list(request: StudioRequest) -> HttpResponse:
     """Items with outputs for the version, each linking to its drill-down."""
     form, version, judge = results_filter(request)
-    page = Paginator(items_with_outputs(version, judge), 100).get_page(request.GET.get("page"))
+    items = items_with_outputs(version, judge, item_set_of(form))
+    page = Paginator(items, 100).get_page(request.GET.get("page"))
     return render(
         request,
         "evaluation/results/items.html",
@@ -166,7 +247,16 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     item = item_for_admin(item_id)
     _, version, _judge = results_filter(request)
     gold, outputs = item_drilldown(item, version)
-    rows = [(entry, blind_audio_url(entry.output.response_audio_key, request.user)) for entry in outputs]
+    # A dialogue turn: each output beside the conversation its judge read before it.
+    histories = histories_for(entry.output for entry in outputs)
+    rows = [
+        (
+            entry,
+            blind_audio_url(entry.output.response_audio_key, request.user),
+            histories.get(entry.output.pk),
+        )
+        for entry in outputs
+    ]
     return render(
         request,
         "evaluation/results/item.html",
@@ -176,6 +266,7 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
             "gold": gold,
             "rows": rows,
             "recording_url": query_audio_url(item, request.user),
+            "earlier_turns": Item.objects.earlier_turns(item),
         },
     )
 
