@@ -71,7 +71,8 @@ def earlier_turns_unrecorded(item: Item) -> list[int]:
     that is not rejected, there is no conversation so far to perform it in.
     """
     standing = Take.objects.filter(item=OuterRef("pk")).exclude(status=Take.Status.REJECTED)
-    return list(Item.objects.earlier_turns(item).exclude(Exists(standing)).values_list("turn", flat=True))
+    unrecorded = Item.objects.earlier_turns(item).exclude(Exists(standing))
+    return [turn for turn in unrecorded.values_list("turn", flat=True) if turn is not None]
 
 
 def recordable_refusal(item: Item, actor: User) -> str | None:
