@@ -27,7 +27,7 @@ class HistoryTurn:
     scenario: str
     emotion: str  # readable target emotion and intensity
     audio_url: str  # the user's take; "" when the turn has none to play
-    take_status: str  # readable ("Accepted", "In review"); "" without a take
+    take_status: str  # readable ("Accepted", "In review") for the actor; "" without a take or for a reviewer
     reply: str  # the reference assistant reply that followed
     reply_audio_url: str
 
@@ -61,7 +61,8 @@ def conversation_so_far(item: Item, viewer: User, *, own_takes_only: bool) -> li
                 scenario=earlier.get_scenario_display(),
                 emotion=f"{earlier.get_target_emotion_display()}, {earlier.get_target_intensity_display().lower()}",
                 audio_url=audio_url(take.audio_key, viewer) if take else "",
-                take_status=take.get_status_display() if take else "",
+                # A reviewer is not told how other reviewers decided earlier turns' takes.
+                take_status=take.get_status_display() if take and own_takes_only else "",
                 reply=earlier.reference_reply,
                 reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
             )

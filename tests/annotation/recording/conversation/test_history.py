@@ -97,6 +97,7 @@ def test_the_reviewer_hears_earlier_turns_without_learning_who_recorded(
     for earlier in turns[:2]:
         assert str(earlier.takes.get().public_id) not in page
     assert str(take.public_id) not in page
+    assert "In review</span>" not in page  # no outcome of other reviewers' verdicts either
 
 
 def test_the_playback_gate_stays_on_the_take_under_review(
