@@ -23,7 +23,7 @@ def audio_sources(page: str, testid: str) -> list[str]:
 def fetched(client: Client, url: str) -> bytes:
     response = client.get(url)
     assert response.status_code == 200
-    return b"".join(response.streaming_content) if response.streaming else response.content
+    return response.getvalue()
 
 
 def three_turns(actor: User, take_wav: bytes) -> list[Item]:
