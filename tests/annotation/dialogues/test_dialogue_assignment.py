@@ -120,3 +120,26 @@ def test_the_assignment_api_keeps_dialogues_whole(actors: list[User], client_for
     assert response.status_code == 200, response.content
     assert response.json()["assigned"] == {actors[1].username: 3, actors[2].username: 0}
     assert set(dialogue.turns.values_list("actor_id", flat=True)) == {actors[1].pk}
+
+
+def test_the_assignment_api_takes_dialogues_by_id(actors: list[User], client_for) -> None:
+    first = DialogueFactory.create(turns=2, external_id="ED-A")
+    DialogueFactory.create(turns=2, external_id="ED-B")
+
+    response = client_for("admin").post(
+        reverse("annotation:api_assignments"),
+        {"dialogues": ["ED-A"], "actors": [actors[0].username]},
+        content_type="application/json",
+    )
+    nothing = client_for("admin").post(
+        reverse("annotation:api_assignments"),
+        {"actors": [actors[0].username]},
+        content_type="application/json",
+    )
+
+    assert response.status_code == 200 and response.json()["assigned"] == {actors[0].username: 2}
+    assert set(first.turns.values_list("actor_id", flat=True)) == {actors[0].pk}
+    assert not Item.objects.filter(dialogue__external_id="ED-B", actor__isnull=False).exists()
+    assert nothing.status_code == 400 and "Name the items or the dialogues" in nothing.json()["detail"] + str(
+        nothing.json()["problems"]
+    )
