@@ -107,3 +107,24 @@ def test_a_reviewer_hears_the_earlier_turns_before_judging_turn_three(
     page.click("#play-toggle")
     page.wait_for_selector("#review[data-unlocked=true]")
     assert page.locator("#accept").is_enabled()
+
+
+def test_an_admin_follows_the_trajectory_and_builds_the_joined_preview(
+    browser_page, live_server, transactional_db, users, media_root
+) -> None:
+    page = browser_page
+    dialogue_with_two_turns_recorded(users["actor"])
+
+    log_in(page, live_server, "admin", start="/accounts/login/?next=/dialogues/")
+    page.wait_for_url(f"{live_server.url}/dialogues/")
+    page.get_by_role("link", name="ED-B").click()
+    page.wait_for_url(f"{live_server.url}/dialogues/ED-B/")
+    states = page.locator("[data-testid=turn-state]").all_inner_texts()
+    assert states == ["Recorded", "In review", "Recording"]
+    assert page.locator("[data-testid=dialogue-actor]").inner_text() == "actor"
+
+    page.get_by_role("button", name="Build the preview").click()
+    page.wait_for_selector("[data-testid=preview-audio]")
+    # two takes of 1.5 s with their replies, three gaps: far longer than any one part
+    page.wait_for_function("document.querySelector('[data-testid=preview-audio]').duration > 5")
+    page.screenshot(path="/tmp/h16rec-dialogue-detail.png", full_page=True)
