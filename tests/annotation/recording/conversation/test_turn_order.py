@@ -24,7 +24,9 @@ def test_turn_two_waits_for_turn_one(users: dict[str, User], media_root, take_wa
     assert refused.status_code == 409
     assert refused.json()["detail"].startswith("Record turn 1 of this dialogue first")
     assert not second.takes.exists()
-    assert (recordable_refusal(third, users["actor"]) or "").startswith("Record turns 1, 2 of this dialogue first")
+    assert (recordable_refusal(third, users["actor"]) or "").startswith(
+        "Record turns 1, 2 of this dialogue first"
+    )
     assert recordable_refusal(first, users["actor"]) is None
 
 
@@ -46,7 +48,9 @@ def test_a_rejected_take_does_not_count(
     take = record(users["actor"], first, take_wav)
     decide(take, "reject", "reject", "reject")
 
-    assert (recordable_refusal(second, users["actor"]) or "").startswith("Record turn 1 of this dialogue first")
+    assert (recordable_refusal(second, users["actor"]) or "").startswith(
+        "Record turn 1 of this dialogue first"
+    )
 
 
 def test_the_recorder_page_says_why_and_offers_no_recorder(users: dict[str, User], client_for) -> None:
