@@ -2,6 +2,7 @@
 
 from django.urls import URLPattern, path
 
+from annotation.dialogues.urls import urlpatterns as dialogue_urlpatterns
 from annotation.gold.urls import urlpatterns as gold_urlpatterns
 from annotation.labelling.urls import urlpatterns as labelling_urlpatterns
 from annotation.recording import overview
@@ -12,6 +13,7 @@ app_name = "annotation"
 urlpatterns: list[URLPattern] = [
     path("manage/", overview.admin_dashboard, name="admin_dashboard"),
     *recording_urlpatterns,
+    *dialogue_urlpatterns,
     *labelling_urlpatterns,
     *gold_urlpatterns,
 ]

@@ -6,7 +6,7 @@ import json
 import uuid
 from typing import Any, cast
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -369,9 +369,9 @@ class AssignmentView(ListCreateAPIView[Item]):
         unknown = sorted(set(names) - {actor.username for actor in actors})
         if unknown:
             raise ValidationError({"actors": f"no such users: {', '.join(unknown)}"})
-        ids = list(
-            Item.objects.filter(external_id__in=given.validated_data["items"]).values_list("pk", flat=True)
-        )
+        chosen = Q(external_id__in=given.validated_data.get("items", []))
+        chosen |= Q(dialogue__external_id__in=given.validated_data.get("dialogues", []))
+        ids = list(Item.objects.filter(chosen).values_list("pk", flat=True))
         try:
             report = assign_items(ids, actors)
         except ValueError as exc:

@@ -63,6 +63,29 @@ def balanced_assignment(
     return plan
 
 
+def dialogue_assignment(
+    dialogues: Sequence[tuple[int, int]],
+    actor_ids: Sequence[int],
+    current_load: Mapping[int, int] | None = None,
+) -> dict[int, int]:
+    """Return {dialogue_id: actor_id} for (dialogue_id, turns) pairs: each dialogue whole to one actor.
+
+    A dialogue is never split (one user voice records every turn, paper B.5), so dialogues are
+    dealt as units, each to the actor holding the fewest scripts so far (then the first chosen),
+    largest dialogues first; the load grows by the dialogue's turns as it is dealt.
+    """
+    actors = list(dict.fromkeys(actor_ids))
+    if not actors:
+        raise ValueError("choose at least one actor")
+    load = {actor: (current_load or {}).get(actor, 0) for actor in actors}
+    plan: dict[int, int] = {}
+    for dialogue_id, turns in sorted(dialogues, key=lambda pair: (-pair[1], pair[0])):
+        actor = min(actors, key=lambda candidate: (load[candidate], actors.index(candidate)))
+        plan[dialogue_id] = actor
+        load[actor] += turns
+    return plan
+
+
 def pick_least_loaded(candidates: Sequence[Workload], *, exclude: Collection[int], count: int) -> list[int]:
     """Return the ids of up to `count` people with the least work, never one in `exclude`."""
     eligible = [candidate for candidate in candidates if candidate.user_id not in exclude]

@@ -46,6 +46,7 @@ class AssignmentForm(forms.Form):
     WHICH_CHOICES = [
         ("unassigned", "Scripts nobody has yet"),
         ("from_actor", "Scripts of one actor (reassign)"),
+        ("dialogues", "Dialogues nobody has yet (each dialogue whole, to one actor)"),
     ]
 
     which = forms.ChoiceField(choices=WHICH_CHOICES, initial="unassigned", widget=forms.RadioSelect)
@@ -82,6 +83,8 @@ class AssignmentForm(forms.Form):
         items = Item.objects.filter(state__in=ASSIGNABLE_STATES)
         if data["which"] == "unassigned":
             items = items.filter(actor__isnull=True)
+        elif data["which"] == "dialogues":
+            items = items.filter(actor__isnull=True, dialogue__isnull=False)
         else:
             items = items.filter(actor=data["from_actor"])
         if data["scenarios"]:

@@ -15,10 +15,10 @@ from typing import Any, BinaryIO
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from annotation.recording.assignment import ScriptToAssign, balanced_assignment
+from annotation.recording.assignment import ScriptToAssign, balanced_assignment, dialogue_assignment
 from annotation.recording.item_import import (
     EXTERNAL_ID_PATTERN,
     ITEM_FIELDS,
@@ -324,7 +324,9 @@ def assign_items(items: QuerySet[Item] | Iterable[int], actors: Sequence[User]) 
     """Give the items to the actors in balanced shares that respect the scenario mix.
 
     Items already assigned move to the actors chosen now (a reassignment); items with a take in
-    review or an accepted recording keep their actor and are counted as skipped.
+    review or an accepted recording keep their actor and are counted as skipped. A dialogue moves
+    whole (speaker consistency): choosing any of its turns chooses them all, they all go to one
+    actor, and while any turn is past recording every turn keeps its actor.
     """
     not_actors = [str(actor) for actor in actors if not has_role(actor, Role.VOICE_ACTOR)]
     if not_actors:
@@ -337,10 +339,21 @@ def assign_items(items: QuerySet[Item] | Iterable[int], actors: Sequence[User]) 
         if isinstance(items, QuerySet)
         else Item.objects.filter(pk__in=list(items))
     )
+    chosen_dialogues = chosen.filter(dialogue__isnull=False).values("dialogue_id")
+    with_turns = Item.objects.filter(Q(pk__in=chosen.values("pk")) | Q(dialogue_id__in=chosen_dialogues))
     with transaction.atomic():
         # Locked: an upload that arrives now re-checks the item's actor under the same lock.
-        locked = list(chosen.select_for_update().order_by("pk").only("pk", "scenario", "state", "actor"))
-        assignable = [item for item in locked if item.state in ASSIGNABLE_STATES]
+        locked = list(
+            with_turns.select_for_update().order_by("pk").only("pk", "scenario", "state", "actor", "dialogue")
+        )
+        held_dialogues = {
+            item.dialogue_id for item in locked if item.dialogue_id and item.state not in ASSIGNABLE_STATES
+        }
+        assignable = [
+            item
+            for item in locked
+            if item.state in ASSIGNABLE_STATES and item.dialogue_id not in held_dialogues
+        ]
         # What each actor holds besides this batch, so the odd scripts go to those with fewest.
         load = Counter(
             Item.objects.filter(actor__in=actors, state__in=ASSIGNABLE_STATES).values_list(
@@ -348,10 +361,17 @@ def assign_items(items: QuerySet[Item] | Iterable[int], actors: Sequence[User]) 
             )
         )
         load.subtract(item.actor_id for item in assignable if item.actor_id is not None)
+        actor_ids = [actor.pk for actor in actors]
+        turns = Counter(item.dialogue_id for item in assignable if item.dialogue_id is not None)
+        dialogue_plan = dialogue_assignment(list(turns.items()), actor_ids, load) if turns else {}
+        load.update(Counter(dialogue_plan[dialogue] for dialogue in turns.elements()))
         plan = balanced_assignment(
-            [ScriptToAssign(item.pk, item.scenario) for item in assignable],
-            [actor.pk for actor in actors],
+            [ScriptToAssign(item.pk, item.scenario) for item in assignable if item.dialogue_id is None],
+            actor_ids,
             load,
+        )
+        plan.update(
+            {item.pk: dialogue_plan[item.dialogue_id] for item in assignable if item.dialogue_id is not None}
         )
         now = timezone.now()
         for item in assignable:

@@ -201,11 +201,25 @@ class ItemImportReportSerializer(serializers.Serializer[Any]):
 
 class AssignSerializer(serializers.Serializer[Any]):
     items = serializers.ListField(
-        child=serializers.CharField(), allow_empty=False, max_length=100_000, help_text="Item external ids"
+        child=serializers.CharField(),
+        required=False,
+        max_length=100_000,
+        help_text="Item external ids (a dialogue turn brings its whole dialogue)",
+    )
+    dialogues = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        max_length=20_000,
+        help_text="Dialogue external ids: every turn of each goes to one actor",
     )
     actors = serializers.ListField(
         child=serializers.CharField(), allow_empty=False, help_text="User names of voice actors"
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("items") and not attrs.get("dialogues"):
+            raise serializers.ValidationError("Name the items or the dialogues to assign.")
+        return attrs
 
 
 class AssignmentReportSerializer(serializers.Serializer[Any]):

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
@@ -63,14 +64,44 @@ def upload_limits() -> UploadLimits:
     return UploadLimits(max_bytes=max_bytes)
 
 
-def check_recordable(item: Item, actor: User) -> None:
-    """Raise TakeNotAllowed unless the actor may record the item now."""
+def earlier_turns_unrecorded(item: Item) -> list[int]:
+    """Return the turns before a dialogue turn that have no take standing (none, or all rejected).
+
+    A turn is performed in context, after the ones before it: until each earlier turn has a take
+    that is not rejected, there is no conversation so far to perform it in.
+    """
+    standing = Take.objects.filter(item=OuterRef("pk")).exclude(status=Take.Status.REJECTED)
+    unrecorded = Item.objects.earlier_turns(item).exclude(Exists(standing))
+    return [turn for turn in unrecorded.values_list("turn", flat=True) if turn is not None]
+
+
+def recordable_refusal(item: Item, actor: User) -> str | None:
+    """Return why the actor may not record the item now (for the actor to read), or None when they may.
+
+    The one rule for "may this script (or dialogue turn) be recorded now": the upload API, the
+    recorder page and `record_take` (under the item lock) all ask it.
+    """
     if not may_record(item, actor):
-        raise TakeNotAllowed("This script is not assigned to you.")
+        return "This script is not assigned to you."
     if item.state not in RECORDABLE_STATES:
         if item.state == Item.State.SCRIPTED:
-            raise TakeNotAllowed("This script is not open for recording yet.")
-        raise TakeNotAllowed("This script already has an accepted recording.")
+            return "This script is not open for recording yet."
+        return "This script already has an accepted recording."
+    missing = earlier_turns_unrecorded(item)
+    if missing:
+        turns = ", ".join(str(turn) for turn in missing)
+        return (
+            f"Record turn{'s' if len(missing) > 1 else ''} {turns} of this dialogue first: "
+            f"turn {item.turn} is performed after the turns before it (a rejected take does not count)."
+        )
+    return None
+
+
+def check_recordable(item: Item, actor: User) -> None:
+    """Raise TakeNotAllowed unless the actor may record the item now (see `recordable_refusal`)."""
+    refusal = recordable_refusal(item, actor)
+    if refusal is not None:
+        raise TakeNotAllowed(refusal)
 
 
 def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:

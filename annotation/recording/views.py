@@ -8,7 +8,7 @@ from typing import Any, BinaryIO, cast
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
+from django.db.models import F, Prefetch
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -26,6 +26,7 @@ from annotation.recording.access import (
     take_for_viewer,
     verdict_unlocked,
 )
+from annotation.recording.conversation.history import conversation_so_far
 from annotation.recording.forms import AssignmentForm, ItemImportForm, ReviewerChoiceForm, VerdictForm
 from annotation.recording.items import AssignmentReport, assign_items, import_items, start_item_import
 from annotation.recording.models import Item, Review, Take
@@ -44,8 +45,10 @@ from annotation.recording.reviews import (
     verdict_changeable,
 )
 from annotation.recording.takes import (
+    RECORDABLE_STATES,
     AnalysisNotRestartable,
     analysis_restartable,
+    recordable_refusal,
     restart_analysis,
     upload_limits,
 )
@@ -110,9 +113,11 @@ def actor_queue(request: StudioRequest) -> HttpResponse:
     tabs = [
         (key, label, sum(counts[state] for state in states)) for key, (label, states) in ACTOR_TABS.items()
     ]
-    page = Paginator(
-        mine.filter(state__in=ACTOR_TABS[tab][1]).order_by("external_id"), SCRIPTS_PER_PAGE
-    ).get_page(request.GET.get("page"))
+    # Single scripts first, then each dialogue's turns together and in conversation order.
+    in_order = mine.filter(state__in=ACTOR_TABS[tab][1]).order_by(
+        F("dialogue__external_id").asc(nulls_first=True), "turn", "external_id"
+    )
+    page = Paginator(in_order.select_related("dialogue"), SCRIPTS_PER_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         "annotation/actor_queue.html",
@@ -130,8 +135,12 @@ def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
     """One script: what to perform, the recorder, and the takes so far (htmx refreshes the history)."""
     item = item_for_actor(request.user, external_id)
     takes = list(own_takes(request.user, item).prefetch_related("reviews"))
+    refusal = recordable_refusal(item, request.user)
     context = {
         "item": item,
+        # Only a dialogue turn waiting for earlier turns says so; other states keep their own look.
+        "recordable": refusal is None,
+        "turn_refusal": refusal if item.state in RECORDABLE_STATES else None,
         "takes": _take_rows(takes, request.user),
         "analysing": any(take.status == Take.Status.ANALYSING for take in takes),
         "upload_url": reverse("annotation:api_item_takes", args=[item.external_id]),
@@ -143,6 +152,9 @@ def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
         if request.htmx
         else "annotation/recording/record.html"
     )
+    if not request.htmx:
+        context["history"] = conversation_so_far(item, request.user, own_takes_only=True)
+        context["history_note"] = "Your takes of the earlier turns, and the replies you heard."
     return render(request, template, context)
 
 
@@ -293,6 +305,9 @@ def review_take(request: StudioRequest, review_id: uuid.UUID) -> HttpResponse:
             "review": review,
             "item": review.take.item,
             "audio_url": audio_url(review.take.audio_key, request.user),
+            # Context only: the playback gate is about the take under review, not these.
+            "history": conversation_so_far(review.take.item, request.user, own_takes_only=False),
+            "history_note": "The earlier turns of this dialogue and the replies to them, for context.",
             "form": form,
             "is_open": is_open,
             "given": given,

@@ -47,8 +47,9 @@ def test_seed_demo_twice_creates_everything_once(db: None) -> None:
         Review.objects.count(),
     ) == counts
 
-    assert Item.objects.count() == 25
-    assert Counter(Item.objects.values_list("scenario", flat=True)) == {
+    assert Item.objects.single_turn().count() == 25
+    assert Item.objects.dialogue_turns().count() == 15  # three five-turn demo dialogues
+    assert Counter(Item.objects.single_turn().values_list("scenario", flat=True)) == {
         "implicit": 5,
         "audio-dominant": 5,
         "high-arousal": 5,

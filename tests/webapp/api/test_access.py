@@ -43,6 +43,10 @@ ENDPOINTS = [
     ("post", "/api/jobs/", ADMIN),
     ("get", "/api/jobs/999/", ADMIN),
     ("post", "/api/jobs/999/cancel/", ADMIN),
+    ("get", "/api/dialogues/", {"admin", "actor"}),
+    ("post", "/api/dialogues/", ADMIN),
+    ("get", "/api/dialogues/ED-none/", {"admin", "actor"}),
+    ("get", "/api/dialogues/export/", ADMIN),
 ]
 
 
