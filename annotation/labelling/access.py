@@ -59,7 +59,7 @@ def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = Fa
     gold, is the workflows' business). `with_tab_counts`: with the user's tab counts in the same
     read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
     """
-    rows = own_annotations(user).select_related("item__recording", "machine_draft")
+    rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
     annotation = rows.filter(pk=annotation_id).first()
