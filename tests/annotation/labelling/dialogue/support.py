@@ -16,7 +16,7 @@ def recorded_dialogue(turns: int = 3, external_id: str = "ED-0001") -> tuple[Dia
     dialogue = DialogueFactory.create(turns=turns, external_id=external_id)
     items = list(Item.objects.filter(dialogue=dialogue).order_by("turn"))
     for item in items:
-        RecordingFactory.create(item=item)
+        RecordingFactory.create(item=item, duration_seconds=1.5)  # speech_like_wav's length
         Item.objects.filter(pk=item.pk).update(state=Item.State.RECORDED)
         item.refresh_from_db()
     return dialogue, items

@@ -128,6 +128,7 @@ def test_the_workbench_of_turn_three_shows_the_history_with_audio_and_replies(us
     for turn, item in zip(history, turns, strict=False):
         # Signed for this annotator only, naming the accepted take.
         token = turn.audio_url.rstrip("/").rsplit("/", 1)[-1]
+        assert item.recording is not None
         assert key_for_viewer(token, users["annotator"]) == item.recording.audio_key
         assert key_for_viewer(token, users["lead"]) is None
     page = response.content.decode()
