@@ -94,9 +94,9 @@ def previous_gold(item: Item) -> PreviousGold | None:
         return None
     previous = Item.objects.filter(dialogue_id=item.dialogue_id, turn=item.turn - 1)
     found = _current_gold(previous)
-    if not found:
-        return None
-    perception = next(iter(found.values()))["perception"]
+    perception = next(iter(found.values()))["perception"] if found else {}
+    if not perception.get("emotion"):
+        return None  # no gold, or gold without a perception (imported replies only): nothing to anchor
     return PreviousGold(
         turn=item.turn - 1,
         emotion=str(perception.get("emotion", "")),
