@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Prefetch, QuerySet
 
-from annotation.gold.dialogue.rows import dialogue_fields
+from annotation.gold.dialogue.rows import dialogue_fields, exported_cross_turn
 from annotation.gold.models import GoldReference
 from annotation.labelling.dialogue.cross_turn import empty_cross_turn
 from annotation.labelling.models import Annotation
@@ -108,7 +108,13 @@ def gold_features() -> datasets.Features:
             "fast_tracked": datasets.Value("bool"),
             "adjudication_note": text,
             "annotations": datasets.List(
-                {"annotator": text, "perception": perception, "tom": tom, "submitted_at": text}
+                {
+                    "annotator": text,
+                    "perception": perception,
+                    "tom": tom,
+                    "submitted_at": text,
+                    "cross_turn": cross_turn,
+                }
             ),
             "dialogue_id": text,
             "turn": datasets.Value("int32"),
@@ -186,6 +192,7 @@ def export_rows(
                     "perception": normalise_perception(annotation.perception),
                     "tom": normalise_tom(annotation.tom),
                     "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else "",
+                    "cross_turn": exported_cross_turn(annotation.cross_turn, item.turn),
                 }
                 for annotation in item.submitted  # type: ignore[attr-defined]
             ],

@@ -7,6 +7,7 @@ and no history:
     "dialogue_id": "ED-0001", "turn": 3,
     "expected_strategy": ..., "reference_reply": ...,       (the item's scripted plan and reply)
     "cross_turn": {...} | null,                              (annotation.labelling.dialogue.cross_turn)
+    "annotations": [{..., "cross_turn": {...} | null}, ...]  (each annotator's, beside perception and tom)
     "history": [{"turn": 1, "text": ..., "audio": <as the row's "audio">, "reply": ...}, ...]
 
 `history` holds the turns before this one, first first; `reply` is that turn's current gold
@@ -44,10 +45,7 @@ def dialogue_fields(
         "turn": item.turn,
         "expected_strategy": item.expected_strategy,
         "reference_reply": item.reference_reply,
-        # null, not {}, where there are none: parquet reads an empty struct back as nulls.
-        "cross_turn": normalise_cross_turn(gold_cross_turn, needed=True)
-        if needs_cross_turn(item.turn)
-        else None,
+        "cross_turn": exported_cross_turn(gold_cross_turn, item.turn),
         "history": [],
     }
     if not needs_cross_turn(item.turn):
@@ -118,6 +116,17 @@ def dialogue_problems(row: Mapping[str, Any], strategy_slugs: Collection[str]) -
             cross_turn, needed=needs_cross_turn(turn), strategy_slugs=strategy_slugs, complete=True
         )
     ]
+    for index, annotation in enumerate(row.get("annotations") or [], start=1):
+        labelled = annotation.get("cross_turn") if isinstance(annotation, Mapping) else None
+        if labelled is not None and not isinstance(labelled, Mapping):
+            problems.append((f"annotations[{index}].cross_turn", "must be an object"))
+            continue
+        problems += [
+            (f"annotations[{index}].{problem.field}", problem.message)
+            for problem in check_cross_turn(
+                labelled, needed=needs_cross_turn(turn), strategy_slugs=strategy_slugs, complete=True
+            )
+        ]
     history = row.get("history") or []
     if not isinstance(history, list):
         return [*problems, ("history", "must be a list")]
@@ -146,6 +155,12 @@ def attach_to_dialogue(item: Item, row: Mapping[str, Any]) -> None:
     item.save(update_fields=["dialogue", "turn", "expected_strategy", "reference_reply", "updated_at"])
 
 
-def gold_cross_turn(row: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the cross-turn gold of an imported row ({} for a single item or a first turn)."""
-    return normalise_cross_turn(row.get("cross_turn"), needed=needs_cross_turn(row.get("turn")))
+def cross_turn_of(labels: Mapping[str, Any], turn: int | None) -> dict[str, Any]:
+    """Return the cross-turn document of an imported row or annotation ({} unless a later turn)."""
+    return normalise_cross_turn(labels.get("cross_turn"), needed=needs_cross_turn(turn))
+
+
+def exported_cross_turn(document: Mapping[str, Any], turn: int | None) -> dict[str, Any] | None:
+    """Return a cross-turn document as an export row holds it: null, not {}, where there is none
+    (parquet reads an empty struct back as a struct of nulls)."""
+    return normalise_cross_turn(document, needed=True) if needs_cross_turn(turn) else None

@@ -153,6 +153,8 @@ def test_the_export_carries_dialogue_turn_cross_turn_and_history(dialogue_gold, 
     third = rows["ED-0001.t3"]
     assert (third["dialogue_id"], third["turn"]) == ("ED-0001", 3)
     assert third["cross_turn"] == cross_turn()
+    assert [entry["cross_turn"] for entry in third["annotations"]] == [cross_turn()] * 3
+    assert rows["ED-0001.t1"]["annotations"][0]["cross_turn"] is None
     assert third["history"] == [
         {
             "turn": 1,
@@ -185,6 +187,9 @@ def test_export_then_import_into_an_empty_studio_round_trips_history(
     assert (summary.items_created, summary.gold_created) == (3, 3)
     dialogue = Dialogue.objects.get(external_id="ED-0001")
     assert list(dialogue.turns.order_by("turn").values_list("turn", flat=True)) == [1, 2, 3]
+    imported = Annotation.objects.filter(item__turn=3)
+    assert [annotation.cross_turn for annotation in imported] == [cross_turn()] * 3
+    assert all(annotation.revisions.get().cross_turn == cross_turn() for annotation in imported)
     export_gold(tmp_path / "second")
     after = comparable(read_rows(tmp_path / "second" / "gold.jsonl"))
     assert after == before
@@ -210,6 +215,11 @@ def rewritten(tmp_path, item_id: str, **changes: Any):
             "cross_turn.last_strategy_helped",
         ),
         ("ED-0001.t1", {"cross_turn": cross_turn()}, "cross_turn"),
+        (
+            "ED-0001.t3",
+            {"annotations": [{"annotator": "ana", "perception": turn_perception(), "tom": turn_tom()}]},
+            "annotations[1].cross_turn.emotion_change",
+        ),
         ("ED-0001.t3", {"turn": 2}, "id"),
         ("ED-0001.t3", {"dialogue_id": ""}, "dialogue_id"),
         ("ED-0001.t3", {"history": [{"turn": 4, "text": "later", "audio": None, "reply": ""}]}, "history[1]"),
