@@ -29,6 +29,8 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
     annotator's labels anywhere. And nobody, lead or admin, sees peers' labels of an item while
     their own annotation of it is still open (not yet submitted, or reopened): they would no
     longer label it independently. `annotations_visible_to` applies the same rule to a query.
+    A dialogue turn's pages show the earlier turns' audio, words and replies but no one's labels of
+    any turn; of the turn before, only its gold, once adjudicated (`labelling.dialogue.history`).
     """
     if not has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN):
         return False

@@ -223,3 +223,23 @@ def test_another_annotators_dialogue_turn_is_not_found(users, client_for, make_u
     )
     assert Item.objects.get(pk=turns[1].pk).turn == 2
     assert submitted is not None  # the single-item helper stays importable beside the dialogue one
+
+
+def test_autosave_keeps_unfinished_cross_turn_labels(users, client_for) -> None:
+    _, turns = recorded_dialogue(2)
+    (annotation,) = assign(turns[1], users["annotator"])
+    client = client_for("annotator")
+    client.get(reverse("annotation:workbench", args=[annotation.pk]))
+    version = Annotation.objects.get(pk=annotation.pk).version
+    data = turn_form_data(
+        version, cross_turn={"emotion_change": "shifted", "adaptation_strategies": ["questioning"]}
+    )
+    saved = client.post(reverse("annotation:autosave", args=[annotation.pk]), data)
+    assert saved.status_code == 200
+    stored = Annotation.objects.get(pk=annotation.pk)
+    assert stored.status == Annotation.Status.DRAFT
+    assert (stored.cross_turn["emotion_change"], stored.cross_turn["adaptation_strategies"]) == (
+        "shifted",
+        ["questioning"],
+    )
+    assert "Draft saved" in saved.content.decode()
