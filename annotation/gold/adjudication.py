@@ -17,6 +17,7 @@ from django.db.models import Prefetch, QuerySet
 
 from annotation.gold.access import adjudication_refusal
 from annotation.gold.models import GoldReference
+from annotation.labelling.checking import LabellingError, checked_documents
 from annotation.labelling.comparison import (
     FieldComparison,
     Labels,
@@ -26,7 +27,6 @@ from annotation.labelling.comparison import (
 )
 from annotation.labelling.models import Annotation, is_ready_for_gold
 from annotation.labelling.schema import script_words
-from annotation.labelling.workflows import LabellingError, checked_labels
 from annotation.recording.models import Item
 from webapp.models import User
 
@@ -76,7 +76,7 @@ def fast_trackable(annotations: list[Annotation]) -> bool:
     categorical field (`comparison.FAST_TRACK_FIELDS`).
     """
     return labels_agree_on_categories(
-        [Labels(annotation.perception, annotation.tom) for annotation in annotations]
+        [Labels(annotation.perception, annotation.tom, annotation.cross_turn) for annotation in annotations]
     )
 
 
@@ -85,7 +85,8 @@ def compare_item(item: Item, annotations: list[Annotation]) -> ItemComparison:
     if not annotations:
         raise NotReady("No annotation of this item has been submitted yet.")
     fields = compare_labels(
-        [Labels(annotation.perception, annotation.tom) for annotation in annotations], script_words(item.text)
+        [Labels(annotation.perception, annotation.tom, annotation.cross_turn) for annotation in annotations],
+        script_words(item.text),
     )
     return ItemComparison(
         item=item,
@@ -106,26 +107,29 @@ def adjudicate_item(
     reference_response: str = "",
     note: str = "",
     override_reason: str = "",
+    cross_turn: Mapping[str, Any] | None = None,
 ) -> GoldReference:
     """Save the lead's choices as the item's new current gold reference; the item becomes gold.
 
     `override_reason`: an admin saving gold where no lead may (the leads labelled the item) says why.
+    `cross_turn`: a later dialogue turn's cross-turn gold, required there as on the workbench.
     """
     with transaction.atomic():
         # The race: two leads save gold for one item at once. Unlocked, both would read the same
         # current version and both add a "current" gold on top of it. With the item locked the
         # second waits, then finds the version moved on and is refused (StaleGold in _save_gold).
         item = Item.objects.lock(item_id)
-        perception_doc, tom_doc = checked_labels(item, perception, tom, complete=True)
+        documents = checked_documents(item, perception, tom, cross_turn, complete=True)
         return _save_gold(
             item,
             lead,
-            perception_doc,
-            tom_doc,
+            documents.perception,
+            documents.tom,
             expected_gold_version,
             reference_response,
             note,
             override_reason=override_reason.strip(),
+            cross_turn=documents.cross_turn,
         )
 
 
@@ -150,6 +154,7 @@ def fast_track_item(item_id: int, *, lead: User, expected_gold_version: int) -> 
             reference_response="",
             note="",
             fast_tracked=True,
+            cross_turn=dict(proposal.cross_turn),
         )
 
 
@@ -164,6 +169,7 @@ def _save_gold(
     *,
     fast_tracked: bool = False,
     override_reason: str = "",
+    cross_turn: dict[str, Any] | None = None,
 ) -> GoldReference:
     """Add a gold version to a locked item; the caller holds the transaction."""
     if (refusal := adjudication_refusal(lead, item, override_reason=override_reason)) is not None:
@@ -182,6 +188,7 @@ def _save_gold(
         item,
         perception=perception,
         tom=tom,
+        cross_turn=cross_turn or {},
         reference_response=reference_response,
         note=note,
         adjudicated_by=lead,

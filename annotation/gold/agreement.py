@@ -4,7 +4,9 @@ A thin layer over webapp.lib.stats: it turns label documents into the units x ra
 label sets those functions take. Levels follow the fields: nominal alpha for names (polarity,
 emotion, intonation, the conflict flag), ordinal alpha for ordered scales (intensity and the
 low/normal/high prosody levels, mapped to their rank), MASI and Jaccard for label sets (stressed
-words, recommended and not-recommended strategies). The pure functions take plain records;
+words, recommended and not-recommended strategies). A dialogue's later turns add nominal alpha
+for their cross-turn categories (emotion change, whether the last strategy helped), and dialogue
+items get a breakdown per turn number. The pure functions take plain records;
 `load_agreement_report` reads them from the database.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from itertools import combinations
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from annotation.labelling.comparison import Labels
+from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CATEGORICAL_FIELDS
 from annotation.labelling.schema import NOMINAL_FIELDS, ORDINAL_SCALES
 from webapp.lib.stats import (
     SetSimilarity,
@@ -34,6 +37,11 @@ CATEGORICAL_FIELDS: tuple[tuple[str, str, str], ...] = (
     *((name, "nominal", name.replace("_", " ").capitalize()) for name in NOMINAL_FIELDS),
     ("modality_conflict", "nominal", "Text-voice conflict"),
     *((name, "ordinal", name.capitalize()) for name in ORDINAL_SCALES),
+)
+# A later dialogue turn's cross-turn categories: names, so nominal alpha.
+_CROSS_TURN_LABELS = {"emotion_change": "Emotion change", "last_strategy_helped": "Last strategy helped"}
+CROSS_TURN_FIELDS: tuple[tuple[str, str, str], ...] = tuple(
+    (name, "nominal", _CROSS_TURN_LABELS[name]) for name in CROSS_TURN_CATEGORICAL_FIELDS
 )
 SET_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("perception", "stressed_words", "Stressed words"),
@@ -51,6 +59,8 @@ class AnnotatorLabels:
     perception: Mapping[str, Any]
     tom: Mapping[str, Any]
     submitted_at: datetime | None = None
+    cross_turn: Mapping[str, Any] = field(default_factory=dict)  # a later dialogue turn's
+    turn: int | None = None  # the item's dialogue turn (None: a single item)
 
 
 @dataclass(frozen=True)
@@ -83,13 +93,23 @@ class DriftPoint:
 
 
 @dataclass(frozen=True)
+class TurnAgreement:
+    """Agreement over the dialogue items of one turn number (turn 1 of every dialogue, turn 2 ...)."""
+
+    turn: int
+    n_items: int
+    fields: list[FieldAgreement]  # the categorical fields, and the cross-turn ones from turn 2
+
+
+@dataclass(frozen=True)
 class AgreementReport:
     n_items: int
     n_annotations: int
     n_gold: int
-    fields: list[FieldAgreement]
+    fields: list[FieldAgreement]  # cross-turn categories included, after the perception ones
     annotators: list[AnnotatorAgreement]
     drift: list[DriftPoint]
+    turns: list[TurnAgreement] = field(default_factory=list)
 
 
 def categorical_value(labels: AnnotatorLabels | Labels, field: str) -> Hashable | None:
@@ -103,6 +123,12 @@ def categorical_value(labels: AnnotatorLabels | Labels, field: str) -> Hashable 
     return value
 
 
+def cross_turn_value(labels: AnnotatorLabels | Labels, field_name: str) -> Hashable | None:
+    """Return a cross-turn category as alpha needs it: None when empty (or the item has none)."""
+    value = labels.cross_turn.get(field_name)
+    return value if isinstance(value, str) and value else None
+
+
 def _units(records: Sequence[AnnotatorLabels]) -> dict[str, list[AnnotatorLabels]]:
     by_item: dict[str, list[AnnotatorLabels]] = defaultdict(list)
     for record in records:
@@ -113,20 +139,7 @@ def _units(records: Sequence[AnnotatorLabels]) -> dict[str, list[AnnotatorLabels
 def field_agreements(records: Sequence[AnnotatorLabels]) -> list[FieldAgreement]:
     """Return alpha for every categorical field and MASI and Jaccard for every set field."""
     units = list(_units(records).values())
-    results = []
-    for name, level, label in CATEGORICAL_FIELDS:
-        table = [[categorical_value(record, name) for record in unit] for unit in units]
-        rated_twice = sum(1 for row in table if sum(value is not None for value in row) >= 2)
-        value: float | None = None
-        note = ""
-        if rated_twice == 0:
-            note = "no item has two annotations yet"
-        else:
-            try:
-                value = krippendorff_alpha(table, "ordinal" if level == "ordinal" else "nominal")
-            except ValueError:
-                note = "every annotation gives the same value: alpha is undefined"
-        results.append(FieldAgreement(name, label, f"alpha ({level})", value, rated_twice, note))
+    results = categorical_agreements(units)
     for section, name, label in SET_FIELDS:
         sets = [[_label_set(record, section, name) for record in unit] for unit in units]
         rated_twice = sum(1 for unit in sets if len(unit) >= 2)
@@ -143,6 +156,50 @@ def field_agreements(records: Sequence[AnnotatorLabels]) -> list[FieldAgreement]
                 )
             )
     return results
+
+
+def categorical_agreements(units: Sequence[Sequence[AnnotatorLabels]]) -> list[FieldAgreement]:
+    """Return alpha for every categorical field and, where any unit has them, the cross-turn ones."""
+    results = [
+        _alpha(name, level, label, [[categorical_value(record, name) for record in unit] for unit in units])
+        for name, level, label in CATEGORICAL_FIELDS
+    ]
+    crossing = [unit for unit in units if any(record.cross_turn for record in unit)]
+    if crossing:
+        results += [
+            _alpha(
+                name, level, label, [[cross_turn_value(record, name) for record in unit] for unit in crossing]
+            )
+            for name, level, label in CROSS_TURN_FIELDS
+        ]
+    return results
+
+
+def _alpha(name: str, level: str, label: str, table: list[list[Hashable | None]]) -> FieldAgreement:
+    rated_twice = sum(1 for row in table if sum(value is not None for value in row) >= 2)
+    value: float | None = None
+    note = ""
+    if rated_twice == 0:
+        note = "no item has two annotations yet"
+    else:
+        try:
+            value = krippendorff_alpha(table, "ordinal" if level == "ordinal" else "nominal")
+        except ValueError:
+            note = "every annotation gives the same value: alpha is undefined"
+    return FieldAgreement(name, label, f"alpha ({level})", value, rated_twice, note)
+
+
+def turn_agreements(records: Sequence[AnnotatorLabels]) -> list[TurnAgreement]:
+    """Return the categorical (and cross-turn) agreement of dialogue items, one row per turn number."""
+    by_turn: dict[int, list[AnnotatorLabels]] = defaultdict(list)
+    for record in records:
+        if record.turn is not None:
+            by_turn[record.turn].append(record)
+    rows = []
+    for turn, turn_records in sorted(by_turn.items()):
+        units = list(_units(turn_records).values())
+        rows.append(TurnAgreement(turn, len(units), categorical_agreements(units)))
+    return rows
 
 
 def _label_set(labels: AnnotatorLabels | Labels, section: str, field: str) -> frozenset[str]:
@@ -251,6 +308,7 @@ def agreement_report(records: Sequence[AnnotatorLabels], gold: Mapping[str, Labe
         fields=field_agreements(records),
         annotators=annotator_agreements(records, gold),
         drift=drift_by_week(records, gold),
+        turns=turn_agreements(records),
     )
 
 
@@ -273,11 +331,15 @@ def load_agreement_report(scenario: str | None = None) -> AgreementReport:
             perception=row["perception"],
             tom=row["tom"],
             submitted_at=row["submitted_at"],
+            cross_turn=row["cross_turn"] or {},
+            turn=row["item__turn"],
         )
-        for row in annotations.values("item_id", "annotator__username", "perception", "tom", "submitted_at")
+        for row in annotations.values(
+            "item_id", "annotator__username", "perception", "tom", "submitted_at", "cross_turn", "item__turn"
+        )
     ]
     gold = {
-        str(row["item_id"]): Labels(row["perception"], row["tom"])
-        for row in golds.values("item_id", "perception", "tom")
+        str(row["item_id"]): Labels(row["perception"], row["tom"], row["cross_turn"] or {})
+        for row in golds.values("item_id", "perception", "tom", "cross_turn")
     }
     return agreement_report(records, gold)

@@ -6,7 +6,8 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from annotation.gold.access import GOLD_KEEPERS, may_adjudicate
-from annotation.gold.agreement import load_agreement_report
+from annotation.gold.agreement import AgreementReport, load_agreement_report
+from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CATEGORICAL_FIELDS
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest
 from webapp.roles import role_required
@@ -41,9 +42,10 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
             for point in report.drift
         ],
     }
-    per_field_names = [row.field for row in alpha_fields] + [
-        row.field for row in set_fields if row.measure == "MASI"
-    ]
+    chart_data["turns"] = turn_chart(report)
+    per_field_names = [
+        row.field for row in alpha_fields if row.field not in CROSS_TURN_CATEGORICAL_FIELDS
+    ] + [row.field for row in set_fields if row.measure == "MASI"]
     labels = {row.field: row.label for row in report.fields}
     return render(
         request,
@@ -53,6 +55,12 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
             "scenario": scenario,
             "is_lead": may_adjudicate(request.user),
             "scenarios": Scenario.choices,
+            "turn_headers": [label for _, label in TURN_CHART_FIELDS],
+            "turn_rows": [
+                (row, [by_field.get(name) for name, _ in TURN_CHART_FIELDS])
+                for row in report.turns
+                for by_field in [{entry.field: entry for entry in row.fields}]
+            ],
             "chart_data": chart_data,
             "per_field_headers": [labels[name] for name in per_field_names],
             "annotator_rows": [
@@ -60,3 +68,25 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
             ],
         },
     )
+
+
+# The fields the per-turn breakdown shows (alpha per dialogue turn number).
+TURN_CHART_FIELDS = (
+    ("polarity", "Polarity"),
+    ("emotion", "Emotion"),
+    ("intensity", "Intensity"),
+    ("emotion_change", "Emotion change"),
+    ("last_strategy_helped", "Last strategy helped"),
+)
+
+
+def turn_chart(report: AgreementReport) -> dict[str, object]:
+    """Return the per-turn chart's data: one line per field, alpha at each dialogue turn number."""
+    values = {row.turn: {entry.field: entry.value for entry in row.fields} for row in report.turns}
+    return {
+        "labels": [f"turn {row.turn}" for row in report.turns],
+        "series": [
+            {"label": label, "values": [values[row.turn].get(name) for row in report.turns]}
+            for name, label in TURN_CHART_FIELDS
+        ],
+    }

@@ -40,15 +40,22 @@ class GoldSerializer(serializers.ModelSerializer[GoldReference]):
     adjudicated_by = serializers.CharField(
         source="adjudicated_by.username", read_only=True, default=None, allow_null=True
     )
+    dialogue = serializers.CharField(
+        source="item.dialogue.external_id", read_only=True, default=None, allow_null=True
+    )
+    turn = serializers.IntegerField(source="item.turn", read_only=True, allow_null=True)
 
     class Meta:
         model = GoldReference
         fields = [
             "id",
             "item",
+            "dialogue",
+            "turn",
             "version",
             "perception",
             "tom",
+            "cross_turn",
             "reference_response",
             "adjudicated_by",
             "fast_tracked",
@@ -111,7 +118,7 @@ class GoldListView(ListAPIView[GoldReference]):
     serializer_class = GoldSerializer
 
     def get_queryset(self) -> QuerySet[GoldReference]:
-        gold = GoldReference.objects.current().select_related("item", "adjudicated_by")
+        gold = GoldReference.objects.current().select_related("item__dialogue", "adjudicated_by")
         return gold.filter(**{f"item__{name}": value for name, value in _filters(self.request).items()})
 
     @extend_schema(summary="List current gold", parameters=FILTER_PARAMETERS)
@@ -171,6 +178,6 @@ def _jsonl_lines(chosen: dict[str, str], viewer: User) -> Iterator[str]:
     from annotation.gold.export import export_rows, gold_items
 
     for item in gold_items(chosen.get("scenario"), chosen.get("split")).iterator(chunk_size=200):
-        row = next(export_rows([item], audio_bytes=False))
+        row = next(export_rows([item], audio_bytes=False, audio_link=lambda key: audio_url(key, viewer)))
         key = item.recording.audio_key if item.recording is not None else ""
         yield json.dumps({**row, "audio": audio_url(key, viewer) if key else None}, ensure_ascii=False) + "\n"

@@ -8,7 +8,11 @@ One row per item with a current gold reference:
      "perception": {...}, "tom": {...}            (annotation.labelling.schema documents)
      "reference_response": ..., "gold_version": 2, "adjudicated_by": "lead", "adjudicated_at": ISO,
      "fast_tracked": false, "adjudication_note": ...,
-     "annotations": [{"annotator": "ann1", "perception": {...}, "tom": {...}, "submitted_at": ISO}, ...]}
+     "annotations": [{"annotator": "ann1", "perception": {...}, "tom": {...}, "submitted_at": ISO}, ...],
+     "dialogue_id": "ED-1" | "", "turn": 3 | null, "expected_strategy": ..., "reference_reply": ...,
+     "cross_turn": {...} | null, "history": [{"turn", "text", "audio", "reply"}, ...]}
+
+(The dialogue fields and their rules: `annotation.gold.dialogue.rows`.)
 
 An export folder holds both formats:
 - `gold.jsonl`, with "audio" the path of a WAV file under `audio/` (relative to the JSONL file);
@@ -29,7 +33,9 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.gold.dialogue.rows import dialogue_fields, exported_cross_turn
 from annotation.gold.models import GoldReference
+from annotation.labelling.dialogue.cross_turn import empty_cross_turn
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
 from annotation.recording.models import Item
@@ -76,6 +82,11 @@ def gold_features() -> datasets.Features:
         name: datasets.List(text) if isinstance(default, list) else text
         for name, default in empty_tom().items()
     }
+    cross_turn = {
+        name: datasets.List(text) if isinstance(default, list) else text
+        for name, default in empty_cross_turn().items()
+    }
+    audio = datasets.Audio(sampling_rate=SAMPLE_RATE, decode=False)
     return datasets.Features(
         {
             "id": text,
@@ -86,7 +97,7 @@ def gold_features() -> datasets.Features:
             "target_intensity": text,
             "split": text,
             "instructions": text,
-            "audio": datasets.Audio(sampling_rate=SAMPLE_RATE, decode=False),
+            "audio": audio,
             "duration_seconds": datasets.Value("float64"),
             "perception": perception,
             "tom": tom,
@@ -97,7 +108,21 @@ def gold_features() -> datasets.Features:
             "fast_tracked": datasets.Value("bool"),
             "adjudication_note": text,
             "annotations": datasets.List(
-                {"annotator": text, "perception": perception, "tom": tom, "submitted_at": text}
+                {
+                    "annotator": text,
+                    "perception": perception,
+                    "tom": tom,
+                    "submitted_at": text,
+                    "cross_turn": cross_turn,
+                }
+            ),
+            "dialogue_id": text,
+            "turn": datasets.Value("int32"),
+            "expected_strategy": text,
+            "reference_reply": text,
+            "cross_turn": cross_turn,  # null for a single item or a first turn
+            "history": datasets.List(
+                {"turn": datasets.Value("int32"), "text": text, "audio": audio, "reply": text}
             ),
         }
     )
@@ -113,7 +138,7 @@ def gold_items(scenario: str | None = None, split: str | None = None) -> QuerySe
         items = items.filter(scenario=scenario)
     if split:
         items = items.filter(split=split)
-    return items.select_related("recording").prefetch_related(
+    return items.select_related("recording", "dialogue").prefetch_related(
         Prefetch(
             "gold_references",
             queryset=GoldReference.objects.current().select_related("adjudicated_by"),
@@ -127,10 +152,13 @@ def gold_items(scenario: str | None = None, split: str | None = None) -> QuerySe
     )
 
 
-def export_rows(items: Iterable[Item], *, audio_bytes: bool = True) -> Iterator[dict[str, Any]]:
+def export_rows(
+    items: Iterable[Item], *, audio_bytes: bool = True, audio_link: Callable[[str], str] | None = None
+) -> Iterator[dict[str, Any]]:
     """Yield one export row per item, with "audio" as {"bytes", "path"} (or None without a recording).
 
-    Without `audio_bytes` (the API's JSONL, which links the audio) "bytes" is None: no file is read.
+    Without `audio_bytes` (the API's JSONL, which links the audio) "bytes" is None: no file is read;
+    `audio_link(key)` then gives the history's audio as links, as the API gives the row's own.
     """
     for item in items:
         gold: GoldReference = item.current_gold[0]  # type: ignore[attr-defined]
@@ -164,9 +192,17 @@ def export_rows(items: Iterable[Item], *, audio_bytes: bool = True) -> Iterator[
                     "perception": normalise_perception(annotation.perception),
                     "tom": normalise_tom(annotation.tom),
                     "submitted_at": annotation.submitted_at.isoformat() if annotation.submitted_at else "",
+                    "cross_turn": exported_cross_turn(annotation.cross_turn, item.turn),
                 }
                 for annotation in item.submitted  # type: ignore[attr-defined]
             ],
+            **dialogue_fields(
+                item,
+                gold.cross_turn,
+                audio_bytes=audio_bytes,
+                audio_name=audio_file_name,
+                audio_link=audio_link,
+            ),
         }
 
 
@@ -225,7 +261,14 @@ class JsonlWriter:
         if audio is not None:
             relative = f"{AUDIO_FOLDER}/{audio['path']}"
             (self.folder / relative).write_bytes(audio["bytes"])
-        self._handle.write(json.dumps({**row, "audio": relative}, ensure_ascii=False) + "\n")
+        history = []
+        for turn in row.get("history") or []:
+            turn_audio = turn["audio"]
+            if turn_audio is not None:
+                (self.folder / AUDIO_FOLDER / turn_audio["path"]).write_bytes(turn_audio["bytes"])
+            history.append({**turn, "audio": f"{AUDIO_FOLDER}/{turn_audio['path']}" if turn_audio else None})
+        line = {**row, "audio": relative, "history": history}
+        self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
 
     def close(self) -> Path:
         self._handle.close()

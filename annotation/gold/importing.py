@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from annotation.audio.upload import AudioRejected, normalise_upload
+from annotation.gold.dialogue import rows as dialogue_rows
 from annotation.gold.export import JSONL_NAME, PARQUET_FOLDER, SAMPLE_RATE
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation, AnnotationRevision, Strategy
@@ -126,6 +127,8 @@ def _jsonl_row(path: Path, number: int, line: str, rows_before: int) -> dict[str
         row["audio"] = {"bytes": audio_path.read_bytes(), "path": audio_path.name}
     elif audio not in (None, ""):
         raise GoldImportError([RowProblem(number, "audio", "must name an audio file beside the JSONL")])
+    if (refusal := dialogue_rows.read_history_audio(path.parent, row)) is not None:
+        raise GoldImportError([RowProblem(number, "history", refusal)])
     return row
 
 
@@ -177,6 +180,10 @@ def check_rows(rows: Sequence[dict[str, Any]], strategy_slugs: set[str]) -> list
         if shape or not isinstance(text, str) or not text.strip():
             continue
         problems += _label_problems(number, "", row, text, scenario, strategy_slugs)
+        problems += [
+            RowProblem(number, name, text)
+            for name, text in dialogue_rows.dialogue_problems(row, strategy_slugs)
+        ]
         for index, annotation in enumerate(row.get("annotations") or [], start=1):
             problems += _label_problems(
                 number, f"annotations[{index}].", annotation, text, scenario, strategy_slugs
@@ -259,6 +266,8 @@ def import_gold(path: Path, *, imported_by: User) -> ImportSummary:
         item = existing.get(row["id"])
         if item is not None and item.text != row["text"]:
             problems.append(RowProblem(number, "text", f"differs from the studio's item {item.external_id}"))
+        if item is not None and item.turn != row.get("turn"):
+            problems.append(RowProblem(number, "turn", f"differs from the studio's item {item.external_id}"))
         if row.get("audio") and (item is None or item.recording_id is None):
             try:
                 prepared_audio[row["id"]] = _importable_wav(
@@ -317,6 +326,7 @@ def _import_row(
             instructions=row.get("instructions") or "",
             state=Item.State.GOLD,
         )
+        dialogue_rows.attach_to_dialogue(item, row)
         summary.items_created += 1
     if audio is not None and item.recording_id is None:
         key = save_media(new_media_key("take", "wav"), audio[0])
@@ -348,6 +358,7 @@ def _import_row(
         at_least=int(row.get("gold_version") or 0),
         perception=normalise_perception(row["perception"]),
         tom=normalise_tom(row["tom"]),
+        cross_turn=dialogue_rows.cross_turn_of(row, row.get("turn")),
         reference_response=row.get("reference_response") or "",
         adjudicated_by=users.get(row.get("adjudicated_by") or ""),
         fast_tracked=bool(row.get("fast_tracked")),
@@ -364,17 +375,20 @@ def _import_row(
 
 
 def _import_annotation(item: Item, annotator: User, entry: Mapping[str, Any]) -> Annotation:
-    perception, tom = normalise_perception(entry["perception"]), normalise_tom(entry["tom"])
+    labels = {
+        "perception": normalise_perception(entry["perception"]),
+        "tom": normalise_tom(entry["tom"]),
+        "cross_turn": dialogue_rows.cross_turn_of(entry, item.turn),
+    }
     submitted_at = _parse_time(entry.get("submitted_at")) or timezone.now()
     annotation, _ = Annotation.objects.get_or_create(item=item, annotator=annotator)
-    annotation.perception, annotation.tom = perception, tom
+    for name, value in labels.items():
+        setattr(annotation, name, value)
     annotation.status = Annotation.Status.SUBMITTED
     annotation.submitted_at = submitted_at
     annotation.version += 1
     annotation.save()
-    AnnotationRevision.objects.create(
-        annotation=annotation, version=annotation.version, perception=perception, tom=tom
-    )
+    AnnotationRevision.objects.create(annotation=annotation, version=annotation.version, **labels)
     return annotation
 
 

@@ -52,6 +52,8 @@ class GoldReference(models.Model):
     version = models.PositiveIntegerField()
     perception = models.JSONField(default=dict)
     tom = models.JSONField(default=dict)
+    # A later dialogue turn's cross-turn gold ({} otherwise): annotation.labelling.dialogue.cross_turn.
+    cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     reference_response = models.TextField(blank=True, help_text="An empathetic reference reply, if any")
     adjudicated_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

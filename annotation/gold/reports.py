@@ -19,6 +19,8 @@ from annotation.gold.models import GoldReference
 from annotation.labelling import drafts
 from annotation.labelling.access import annotations_visible_to
 from annotation.labelling.comparison import FieldComparison
+from annotation.labelling.dialogue.context import dialogue_context
+from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CHOICES
 from annotation.labelling.forms import strategy_choices
 from annotation.labelling.models import (
     Annotation,
@@ -80,19 +82,26 @@ def adjudication_context(
     perception: dict[str, Any] | None = None,
     tom: dict[str, Any] | None = None,
     problems: list[LabelProblem] | None = None,
+    cross_turn: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Return the adjudication page's context: comparison rows and the gold form's values.
 
-    The annotations compared are the submitted ones `viewer` may see (`labelling.access`).
+    The annotations compared are the submitted ones `viewer` may see (`labelling.access`); a
+    dialogue turn adds the dialogue so far and its cross-turn rows (`labelling.dialogue.context`).
     """
     annotations = list(annotations_visible_to(viewer).submitted().filter(item=item))
     current = GoldReference.objects.current_of(item)
     comparison = adjudication.compare_item(item, annotations) if annotations else None
     if perception is None or tom is None:
         if current is not None:
-            perception, tom = current.perception, current.tom
+            perception, tom, cross_turn = current.perception, current.tom, current.cross_turn
         elif comparison is not None:
-            perception, tom = dict(comparison.proposal.perception), dict(comparison.proposal.tom)
+            proposal = comparison.proposal
+            perception, tom, cross_turn = (
+                dict(proposal.perception),
+                dict(proposal.tom),
+                dict(proposal.cross_turn),
+            )
         else:
             perception, tom = {}, {}
     strategies = list(Strategy.objects.all())
@@ -103,7 +112,9 @@ def adjudication_context(
         "item": item,
         "annotations": annotations,
         "comparison": comparison,
-        "rows": [_row(field, names, perception, tom) for field in comparison.fields] if comparison else [],
+        "rows": [_row(field, names, perception, tom, cross_turn or {}) for field in comparison.fields]
+        if comparison
+        else [],
         "current_gold": current,
         "gold_history": list(GoldReference.objects.history_of(item)[:GOLD_HISTORY_SHOWN]),
         "gold_version": current.version if current else 0,
@@ -119,6 +130,7 @@ def adjudication_context(
         "contours": contours_for_waveform(recording.contours) if recording else {},
         "problems": problems or [],
         "ready": is_ready_for_gold(list(item.annotations.all())),
+        **dialogue_context(item, viewer, cross_turn, strategies, problems or []),
     }
 
 
@@ -127,16 +139,18 @@ def _row(
     strategy_names: dict[str, str],
     perception: dict[str, Any],
     tom: dict[str, Any],
+    cross_turn: dict[str, Any],
 ) -> dict[str, Any]:
     spec = comparison.spec
-    gold = (perception if spec.section == "perception" else tom).get(spec.name)
+    gold = {"perception": perception, "tom": tom, "cross_turn": cross_turn}[spec.section].get(spec.name)
     return {
         "spec": spec,
         "agreed": comparison.agreed,
         "values": [_display(spec.kind, spec.name, value, strategy_names) for value in comparison.values],
         "raw_values": list(comparison.values),
         "gold": gold,
-        "options": [option for option in CHOICES.get(spec.name, ()) if option],
+        "options": [option for option in {**CHOICES, **CROSS_TURN_CHOICES}.get(spec.name, ()) if option],
+        "prefix": {"perception": "p", "tom": "t", "cross_turn": "x"}[spec.section],
     }
 
 
@@ -150,7 +164,7 @@ def _display(kind: str, name: str, value: Any, strategy_names: dict[str, str]) -
             for segment in value
         )
     if kind == "set":
-        labels = [strategy_names.get(entry, entry) for entry in value] if "strategies" in name else value
+        labels = [strategy_names.get(entry, entry) for entry in value] if "strateg" in name else value
         return ", ".join(labels)
     return str(value)
 

@@ -22,7 +22,7 @@ from annotation.gold.access import (
 )
 from annotation.labelling import drafts, workflows
 from annotation.labelling.assignment import assign_waiting_items
-from annotation.labelling.forms import FormError, labels_from_form, version_from_form
+from annotation.labelling.forms import FormError, cross_turn_from_form, labels_from_form, version_from_form
 from annotation.labelling.models import items_ready_for_gold
 from webapp.http import StudioRequest
 from webapp.roles import role_required
@@ -55,6 +55,7 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
         )
     try:
         perception, tom = labels_from_form(request.POST)
+        cross_turn = cross_turn_from_form(request.POST)
         expected = version_from_form(request.POST)
         gold = adjudication.adjudicate_item(
             item.pk,
@@ -65,17 +66,25 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
             reference_response=request.POST.get("reference_response", "").strip(),
             note=request.POST.get("note", "").strip(),
             override_reason=request.POST.get("override_reason", ""),
+            cross_turn=cross_turn,
         )
     except FormError as error:
         messages.error(request, str(error))
         return redirect("annotation:adjudicate", item_id=item.pk)
     except workflows.InvalidLabels as invalid:
         context = reports.adjudication_context(
-            item, request.user, perception=perception, tom=tom, problems=invalid.problems
+            item,
+            request.user,
+            perception=perception,
+            tom=tom,
+            problems=invalid.problems,
+            cross_turn=cross_turn,
         )
         return render(request, "annotation/labelling/adjudicate.html", context, status=422)
     except workflows.LabellingError as error:
-        context = reports.adjudication_context(item, request.user, perception=perception, tom=tom)
+        context = reports.adjudication_context(
+            item, request.user, perception=perception, tom=tom, cross_turn=cross_turn
+        )
         context["save_error"] = str(error)
         return render(request, "annotation/labelling/adjudicate.html", context, status=409)
     messages.success(request, f"Saved gold v{gold.version} of {item.external_id}.")

@@ -29,6 +29,8 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
     annotator's labels anywhere. And nobody, lead or admin, sees peers' labels of an item while
     their own annotation of it is still open (not yet submitted, or reopened): they would no
     longer label it independently. `annotations_visible_to` applies the same rule to a query.
+    A dialogue turn's pages show the earlier turns' audio, words and replies but no one's labels of
+    any turn; of the turn before, only its gold, once adjudicated (`labelling.dialogue.history`).
     """
     if not has_role(user, Role.LEAD_ANNOTATOR, Role.ADMIN):
         return False
@@ -59,7 +61,7 @@ def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = Fa
     gold, is the workflows' business). `with_tab_counts`: with the user's tab counts in the same
     read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
     """
-    rows = own_annotations(user).select_related("item__recording", "machine_draft")
+    rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
     annotation = rows.filter(pk=annotation_id).first()

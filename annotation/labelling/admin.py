@@ -96,7 +96,7 @@ class RevisionInline(RoleAdminAccess, admin.TabularInline):
     extra = 0
     can_delete = False
     max_num = 0  # revisions are written by submitting, never by hand
-    readonly_fields = ("version", "perception", "tom", "saved_at")
+    readonly_fields = ("version", "perception", "tom", "cross_turn", "saved_at")
 
 
 @admin.register(Annotation)

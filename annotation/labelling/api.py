@@ -29,6 +29,8 @@ class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
     item = serializers.CharField(source="item.external_id", read_only=True)
     text = serializers.CharField(source="item.text", read_only=True)
     scenario = serializers.CharField(source="item.scenario", read_only=True)
+    dialogue = serializers.CharField(source="item.dialogue.external_id", read_only=True, default=None)
+    turn = serializers.IntegerField(source="item.turn", read_only=True, default=None)
 
     class Meta:
         model = Annotation
@@ -37,10 +39,13 @@ class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
             "item",
             "text",
             "scenario",
+            "dialogue",
+            "turn",
             "status",
             "version",
             "perception",
             "tom",
+            "cross_turn",
             "changed_from_draft",
             "updated_at",
             "submitted_at",
@@ -55,12 +60,15 @@ LISTED_COLUMNS = (
     "version",
     "perception",
     "tom",
+    "cross_turn",
     "changed_from_draft",
     "updated_at",
     "submitted_at",
     "item__external_id",
     "item__text",
     "item__scenario",
+    "item__turn",
+    "item__dialogue__external_id",
 )
 
 
@@ -68,6 +76,12 @@ class LabelsSerializer(serializers.Serializer[Any]):
     version = serializers.IntegerField(min_value=0, help_text="The version these labels were edited from")
     perception = serializers.DictField(help_text="A perception document (annotation.labelling.schema)")
     tom = serializers.DictField(help_text="A Theory-of-Mind document (annotation.labelling.schema)")
+    cross_turn = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="Cross-turn labels, required on a dialogue's later turns only "
+        "(annotation.labelling.dialogue.cross_turn)",
+    )
 
 
 class LabelErrorSerializer(serializers.Serializer[Any]):
@@ -121,6 +135,7 @@ def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Resp
             perception=labels.validated_data["perception"],
             tom=labels.validated_data["tom"],
             expected_version=labels.validated_data["version"],
+            cross_turn=labels.validated_data["cross_turn"],
         )
     except workflows.LabellingError as error:
         return _refusal(error)
@@ -137,7 +152,7 @@ class AnnotationList(ListAPIView[Annotation]):
 
     def get_queryset(self) -> Any:
         # Only the item columns the serializer shows: never the item's instructions and so on.
-        return own_annotations(_user(self.request)).select_related("item").only(*LISTED_COLUMNS)
+        return own_annotations(_user(self.request)).select_related("item__dialogue").only(*LISTED_COLUMNS)
 
 
 class AnnotationDetail(APIView):

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CATEGORICAL_FIELDS, normalise_cross_turn
 from annotation.labelling.schema import (
     PERCEPTION_CATEGORICAL_FIELDS,
     field_label,
@@ -27,7 +28,7 @@ from annotation.labelling.schema import (
 )
 from webapp.lib.stats import masi
 
-Section = Literal["perception", "tom"]
+Section = Literal["perception", "tom", "cross_turn"]
 FieldKind = Literal["categorical", "flag", "text", "set", "segments"]
 
 
@@ -35,6 +36,8 @@ FieldKind = Literal["categorical", "flag", "text", "set", "segments"]
 class Labels:
     perception: Mapping[str, Any]
     tom: Mapping[str, Any]
+    # A later dialogue turn's cross-turn labels; {} for every other item.
+    cross_turn: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,14 @@ FIELD_SPECS: tuple[FieldSpec, ...] = (
     FieldSpec("tom", "not_recommended_strategies", "set"),
     FieldSpec("tom", "constraints", "set"),
 )
+# A later dialogue turn's cross-turn fields (annotation.labelling.dialogue.cross_turn), shown after ToM.
+CROSS_TURN_SPECS: tuple[FieldSpec, ...] = (
+    FieldSpec("cross_turn", "emotion_change", "categorical"),
+    FieldSpec("cross_turn", "emotion_change_cause", "text"),
+    FieldSpec("cross_turn", "last_strategy_helped", "categorical"),
+    FieldSpec("cross_turn", "strategy_adaptation", "text"),
+    FieldSpec("cross_turn", "adaptation_strategies", "set"),
+)
 # "All categorical fields agree" (fast-track) covers the labelled categories and the conflict flag.
 FAST_TRACK_FIELDS = (*PERCEPTION_CATEGORICAL_FIELDS, "modality_conflict", "conflict_kind")
 
@@ -98,13 +109,18 @@ def compare_labels(labels: Sequence[Labels], script_words: Sequence[str] = ()) -
     """
     if not labels:
         raise ValueError("nothing to compare: no annotations")
+    specs = _specs(labels)
     documents = [
-        {"perception": normalise_perception(entry.perception), "tom": normalise_tom(entry.tom)}
+        {
+            "perception": normalise_perception(entry.perception),
+            "tom": normalise_tom(entry.tom),
+            "cross_turn": normalise_cross_turn(entry.cross_turn, needed=True),
+        }
         for entry in labels
     ]
-    medoid = documents[_medoid_index(documents)]
+    medoid = documents[_medoid_index(documents, specs)]
     comparisons = []
-    for spec in FIELD_SPECS:
+    for spec in specs:
         values = tuple(document[spec.section][spec.name] for document in documents)
         comparisons.append(
             FieldComparison(
@@ -115,6 +131,11 @@ def compare_labels(labels: Sequence[Labels], script_words: Sequence[str] = ()) -
             )
         )
     return comparisons
+
+
+def _specs(labels: Sequence[Labels]) -> tuple[FieldSpec, ...]:
+    """Every field of the documents: the cross-turn ones when the annotations hold them (a later turn)."""
+    return (*FIELD_SPECS, *CROSS_TURN_SPECS) if any(entry.cross_turn for entry in labels) else FIELD_SPECS
 
 
 def readable_fields(
@@ -148,7 +169,8 @@ def readable_fields(
 def categorical_fields_agree(comparisons: Sequence[FieldComparison]) -> bool:
     """Return True when every fast-track field agrees (the item may be fast-tracked)."""
     by_name = {comparison.spec.name: comparison for comparison in comparisons}
-    return all(by_name[name].agreed for name in FAST_TRACK_FIELDS)
+    crossing = [name for name in CROSS_TURN_CATEGORICAL_FIELDS if name in by_name]
+    return all(by_name[name].agreed for name in (*FAST_TRACK_FIELDS, *crossing))
 
 
 def labels_agree_on_categories(labels: Sequence[Labels]) -> bool:
@@ -156,14 +178,25 @@ def labels_agree_on_categories(labels: Sequence[Labels]) -> bool:
     if len(labels) < 2:
         return False
     documents = [normalise_perception(entry.perception) for entry in labels]
-    return all(len({document[name] for document in documents}) == 1 for name in FAST_TRACK_FIELDS)
+    if not all(len({document[name] for document in documents}) == 1 for name in FAST_TRACK_FIELDS):
+        return False
+    # A later dialogue turn fast-tracks only when its cross-turn categories agree too.
+    crossing = [normalise_cross_turn(entry.cross_turn, needed=True) for entry in labels if entry.cross_turn]
+    return not crossing or all(
+        len({document[name] for document in crossing}) == 1 for name in CROSS_TURN_CATEGORICAL_FIELDS
+    )
 
 
 def proposed_labels(comparisons: Sequence[FieldComparison]) -> Labels:
     """Return the proposed gold reference: every field's proposal, as complete documents."""
     perception = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "perception"}
     tom = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "tom"}
-    return Labels(perception=normalise_perception(perception), tom=normalise_tom(tom))
+    cross_turn = {c.spec.name: c.proposal for c in comparisons if c.spec.section == "cross_turn"}
+    return Labels(
+        perception=normalise_perception(perception),
+        tom=normalise_tom(tom),
+        cross_turn=normalise_cross_turn(cross_turn, needed=bool(cross_turn)),
+    )
 
 
 def _comparable(kind: FieldKind, value: Any) -> Hashable:
@@ -203,12 +236,12 @@ def _majority_set(values: Sequence[Sequence[str]], order: Sequence[str]) -> list
     return sorted(chosen, key=lambda label: (position.get(label.casefold(), len(order)), first_seen[label]))
 
 
-def _medoid_index(documents: Sequence[Mapping[str, Mapping[str, Any]]]) -> int:
+def _medoid_index(documents: Sequence[Mapping[str, Mapping[str, Any]]], specs: Sequence[FieldSpec]) -> int:
     """Return the index of the document most similar to all the others (the first on ties)."""
 
     def similarity(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]) -> float:
         total = 0.0
-        for spec in FIELD_SPECS:
+        for spec in specs:
             left, right = a[spec.section][spec.name], b[spec.section][spec.name]
             if spec.kind == "set":
                 total += masi(left, right)

@@ -6,6 +6,8 @@ Both pages post the same field names, so one parser serves annotators and leads:
 - `p_stressed_words` and `p_emotion_segments` as JSON (the browser keeps them in hidden inputs),
 - `t_context`, `t_latent_need`, `t_core_demand` as text, `t_constraints` one per line,
 - `s_<strategy slug>` = "recommended" | "not_recommended" | "" for each strategy of the taxonomy,
+- `x_emotion_change`, `x_last_strategy_helped`, `x_emotion_change_cause`, `x_strategy_adaptation`
+  and `x_adaptation_strategies` (checkboxes) for the cross-turn labels of a later dialogue turn,
 - `version`: the version of the annotation (or gold reference) the page was showing.
 
 Nothing here touches the database; checking values against vocabularies is label_schema's job.
@@ -17,6 +19,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CHOICES, CROSS_TURN_TEXT_FIELDS
 from annotation.labelling.schema import (
     CHOICES,
     PERCEPTION_TEXT_FIELDS,
@@ -77,6 +80,20 @@ def labels_from_form(data: FormData) -> tuple[dict[str, Any], dict[str, Any]]:
     tom["recommended_strategies"] = recommended
     tom["not_recommended_strategies"] = not_recommended
     return normalise_perception(perception), normalise_tom(tom)
+
+
+CROSS_TURN_PREFIX = "x_"
+
+
+def cross_turn_from_form(data: FormData) -> dict[str, Any]:
+    """Return the cross-turn document posted (every value empty when the page showed no such fields)."""
+    document: dict[str, Any] = {
+        name: str(data.get(f"{CROSS_TURN_PREFIX}{name}", "") or "").strip()
+        for name in (*CROSS_TURN_CHOICES, *CROSS_TURN_TEXT_FIELDS)
+    }
+    chosen = data.getlist(f"{CROSS_TURN_PREFIX}adaptation_strategies") or []
+    document["adaptation_strategies"] = list(dict.fromkeys(str(slug) for slug in chosen if slug))
+    return document
 
 
 def version_from_form(data: FormData) -> int:

@@ -153,6 +153,8 @@ class Annotation(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ASSIGNED, db_index=True)
     perception = models.JSONField(default=dict, blank=True)
     tom = models.JSONField(default=dict, blank=True)
+    # Later dialogue turns only ({} otherwise): annotation.labelling.dialogue.cross_turn.
+    cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     version = models.PositiveIntegerField(default=0, help_text="Bumped on every save; guards stale saves")
     changed_from_draft = models.JSONField(
         default=list, blank=True, help_text="Fields the annotator changed from the machine draft"
@@ -207,6 +209,7 @@ class AnnotationRevision(models.Model):
     version = models.PositiveIntegerField()
     perception = models.JSONField(default=dict)
     tom = models.JSONField(default=dict)
+    cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     saved_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -100,6 +100,13 @@ FIELD_LABELS: dict[str, str] = {
     "tom.recommended_strategies": "Recommended strategies",
     "tom.not_recommended_strategies": "Not-recommended strategies",
     "tom.constraints": "Constraints (styles to avoid)",
+    # Later dialogue turns only (annotation.labelling.dialogue.cross_turn).
+    "cross_turn": "Cross-turn labels",
+    "cross_turn.emotion_change": "Emotion change since the last turn",
+    "cross_turn.emotion_change_cause": "Cause of the change",
+    "cross_turn.last_strategy_helped": "Did the last reply's strategy help?",
+    "cross_turn.strategy_adaptation": "Strategy adaptation needed now",
+    "cross_turn.adaptation_strategies": "Strategies for the adaptation",
 }
 
 

@@ -21,7 +21,14 @@ from django.views.decorators.http import require_POST
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
-from annotation.labelling.forms import FormError, labels_from_form, strategy_choices, version_from_form
+from annotation.labelling.dialogue.context import dialogue_context
+from annotation.labelling.forms import (
+    FormError,
+    cross_turn_from_form,
+    labels_from_form,
+    strategy_choices,
+    version_from_form,
+)
 from annotation.labelling.models import Annotation, Strategy, counted_tabs, tab_counts
 from annotation.labelling.schema import (
     CHOICES,
@@ -123,10 +130,12 @@ def workbench_context(
     *,
     perception: dict[str, Any] | None = None,
     tom: dict[str, Any] | None = None,
+    cross_turn: dict[str, Any] | None = None,
     problems: list[LabelProblem] | None = None,
     progress: QueueProgress,
 ) -> dict[str, Any]:
-    """Return the template context of the workbench (posted values win over saved ones)."""
+    """Return the template context of the workbench (posted values win over saved ones); a
+    dialogue turn adds its history and cross-turn fields (`dialogue.context`)."""
     item = annotation.item
     perception = perception if perception is not None else annotation.perception
     tom = tom if tom is not None else annotation.tom
@@ -168,6 +177,13 @@ def workbench_context(
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
         "stressed_json": json.dumps(perception.get("stressed_words", [])),
         "segments_json": json.dumps(perception.get("emotion_segments", [])),
+        **dialogue_context(
+            item,
+            annotation.annotator,
+            cross_turn if cross_turn is not None else annotation.cross_turn,
+            strategies,
+            problems or [],
+        ),
     }
 
 
@@ -198,7 +214,12 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
         posted_version = version_from_form(request.POST)
         perception, tom = labels_from_form(request.POST)
         saved = workflows.save_draft(
-            annotation_id, user=request.user, perception=perception, tom=tom, expected_version=posted_version
+            annotation_id,
+            user=request.user,
+            perception=perception,
+            tom=tom,
+            expected_version=posted_version,
+            cross_turn=cross_turn_from_form(request.POST),
         )
     except workflows.StaleAnnotation as stale:
         annotation = own_annotation(request.user, annotation_id)
@@ -241,6 +262,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
     draft is kept). One path: one lock, one validation, the next item found by the same read."""
     try:
         perception, tom = labels_from_form(request.POST)
+        cross_turn = cross_turn_from_form(request.POST)
         version = version_from_form(request.POST)
     except FormError as error:
         annotation = own_annotation(request.user, annotation_id)
@@ -254,6 +276,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             tom=tom,
             expected_version=version,
             keep_incomplete_draft=True,
+            cross_turn=cross_turn,
         )
     except workflows.InvalidLabels as invalid:
         annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
@@ -261,6 +284,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             annotation,
             perception=perception,
             tom=tom,
+            cross_turn=cross_turn,
             problems=invalid.problems,
             progress=annotator_progress(annotation),
         )
@@ -268,7 +292,11 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
     except workflows.StaleAnnotation as stale:
         annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
         context = workbench_context(
-            annotation, perception=perception, tom=tom, progress=annotator_progress(annotation)
+            annotation,
+            perception=perception,
+            tom=tom,
+            cross_turn=cross_turn,
+            progress=annotator_progress(annotation),
         )
         context["stale_error"] = str(stale)
         return render(request, "annotation/labelling/workbench.html", context, status=409)

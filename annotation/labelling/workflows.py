@@ -24,9 +24,10 @@ from annotation.labelling.checking import (
     InvalidLabels,
     LabellingError,
     changed_fields,
-    checked_labels,
+    checked_documents,
     draft_problems,
 )
+from annotation.labelling.dialogue.cross_turn import named_strategies, needs_cross_turn, normalise_cross_turn
 from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
 from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
 from annotation.recording.models import Item
@@ -82,6 +83,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
         draft = latest_usable_draft(locked.item)
         locked.perception = {**normalise_perception(locked.perception), **suggestions}
         locked.tom = normalise_tom(draft.tom if draft else locked.tom)
+        locked.cross_turn = normalise_cross_turn(locked.cross_turn, needed=needs_cross_turn(locked.item.turn))
         locked.suggestions = suggestions
         locked.machine_draft = draft
         locked.status = Annotation.Status.DRAFT
@@ -90,6 +92,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
             update_fields=[
                 "perception",
                 "tom",
+                "cross_turn",
                 "suggestions",
                 "machine_draft",
                 "status",
@@ -107,6 +110,7 @@ def save_draft(
     perception: Mapping[str, Any],
     tom: Mapping[str, Any],
     expected_version: int,
+    cross_turn: Mapping[str, Any] | None = None,
 ) -> Annotation:
     """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists.
 
@@ -114,10 +118,10 @@ def save_draft(
     conditional UPDATE that is the version check: no lock is held between them, since the UPDATE
     writes only over `expected_version` (compare-and-set) and a refusal is explained afterwards.
     """
-    labels = _Labels.of(perception, tom)
+    labels = _Labels.of(perception, tom, cross_turn)
     annotation = _read_for_change(annotation_id, user, expected_version, labels)
     _refuse_if_submitted(annotation, complete=False)
-    annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+    annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(annotation, complete=False)
     _write_draft(annotation, expected_version)
     return annotation
 
@@ -130,6 +134,7 @@ def submit_annotation(
     tom: Mapping[str, Any],
     expected_version: int,
     keep_incomplete_draft: bool = False,
+    cross_turn: Mapping[str, Any] | None = None,
 ) -> Annotation:
     """Submit complete labels, keep a revision, and record which drafted fields the annotator changed.
 
@@ -137,17 +142,22 @@ def submit_annotation(
     annotation, `next_open_id`), one validation, and one write: on PostgreSQL a single statement
     updates the annotation over `expected_version` and inserts its revision (see `_write_submit`).
     With `keep_incomplete_draft` (the workbench form), labels that are only incomplete are saved as
-    a draft before InvalidLabels is raised, so the annotator's work is never lost.
+    a draft before InvalidLabels is raised, so the annotator's work is never lost. `cross_turn`:
+    the cross-turn labels a later dialogue turn requires (`annotation.labelling.dialogue.cross_turn`).
     """
-    labels = _Labels.of(perception, tom)
+    labels = _Labels.of(perception, tom, cross_turn)
     annotation = _read_for_change(annotation_id, user, expected_version, labels, with_next=True)
     _refuse_if_submitted(annotation, complete=True)
     try:
-        annotation.perception, annotation.tom = labels.checked(annotation, complete=True)
+        annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(
+            annotation, complete=True
+        )
     except InvalidLabels:
         if keep_incomplete_draft:
             # A draft save refuses what no draft may hold (then that is what the annotator is told).
-            annotation.perception, annotation.tom = labels.checked(annotation, complete=False)
+            annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(
+                annotation, complete=False
+            )
             _write_draft(annotation, expected_version)
         raise
     annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
@@ -158,7 +168,9 @@ def submit_annotation(
 def saved_draft_problems(saved: Annotation) -> list[LabelProblem]:
     """Return the unfinished parts of a draft `save_draft` has just written, reading nothing: that
     save refused every strategy it did not find, so each strategy the draft names exists."""
-    return draft_problems(saved, strategy_slugs=_Labels(saved.perception, saved.tom).strategies)
+    return draft_problems(
+        saved, strategy_slugs=_Labels(saved.perception, saved.tom, saved.cross_turn).strategies
+    )
 
 
 def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) -> Annotation:
@@ -176,19 +188,34 @@ def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) 
 class _Labels:
     """Posted label documents, normalised before the read so that read can check their strategies."""
 
-    def __init__(self, perception: dict[str, Any], tom: dict[str, Any]) -> None:
-        self.perception, self.tom = perception, tom
-        named = [*tom.get("recommended_strategies", []), *tom.get("not_recommended_strategies", [])]
+    def __init__(
+        self, perception: dict[str, Any], tom: dict[str, Any], cross_turn: Mapping[str, Any] | None
+    ) -> None:
+        self.perception, self.tom, self.cross_turn = perception, tom, cross_turn
+        named = [
+            *tom.get("recommended_strategies", []),
+            *tom.get("not_recommended_strategies", []),
+            *named_strategies(cross_turn),
+        ]
         self.strategies = sorted({str(slug) for slug in named})
 
     @classmethod
-    def of(cls, perception: Mapping[str, Any], tom: Mapping[str, Any]) -> _Labels:
-        return cls(normalise_perception(perception), normalise_tom(tom))
+    def of(
+        cls, perception: Mapping[str, Any], tom: Mapping[str, Any], cross_turn: Mapping[str, Any] | None
+    ) -> _Labels:
+        return cls(normalise_perception(perception), normalise_tom(tom), cross_turn)
 
-    def checked(self, annotation: Annotation, *, complete: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    def checked(
+        self, annotation: Annotation, *, complete: bool
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
         known = {slug for index, slug in enumerate(self.strategies) if getattr(annotation, f"_known_{index}")}
-        return checked_labels(
-            annotation.item, self.perception, self.tom, complete=complete, strategy_slugs=known
+        return checked_documents(
+            annotation.item,
+            self.perception,
+            self.tom,
+            self.cross_turn,
+            complete=complete,
+            strategy_slugs=known,
         )
 
 
@@ -236,6 +263,7 @@ def _write_draft(annotation: Annotation, expected_version: int) -> None:
     written = _still_open(annotation, expected_version).update(
         perception=annotation.perception,
         tom=annotation.tom,
+        cross_turn=annotation.cross_turn,
         status=Annotation.Status.DRAFT,
         version=expected_version + 1,
         updated_at=now,
@@ -255,6 +283,7 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
     values = {
         "perception": annotation.perception,
         "tom": annotation.tom,
+        "cross_turn": annotation.cross_turn,
         "changed_from_draft": annotation.changed_from_draft,
         "status": Annotation.Status.SUBMITTED,
         "version": expected_version + 1,
@@ -272,6 +301,7 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
                     version=expected_version + 1,
                     perception=annotation.perception,
                     tom=annotation.tom,
+                    cross_turn=annotation.cross_turn,
                 )
     if not written:
         _explain_lost_race(annotation, expected_version)
@@ -290,14 +320,16 @@ def _submit_in_one_statement(annotation: Annotation, expected_version: int, valu
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH changed AS (UPDATE {table} SET perception = %s::jsonb, tom = %s::jsonb, "
+            "cross_turn = %s::jsonb, "
             "changed_from_draft = %s::jsonb, status = %s, version = %s, submitted_at = %s, updated_at = %s "
             f"WHERE id = %s AND version = %s AND status <> %s AND NOT EXISTS (SELECT 1 FROM {items} i "
-            f"WHERE i.id = {table}.item_id AND i.state = %s) RETURNING id, version, perception, tom) "
-            f"INSERT INTO {revisions} (annotation_id, version, perception, tom, saved_at) "
-            "SELECT id, version, perception, tom, %s FROM changed RETURNING annotation_id",
+            f"WHERE i.id = {table}.item_id AND i.state = %s) RETURNING id, version, perception, tom, cross_turn) "
+            f"INSERT INTO {revisions} (annotation_id, version, perception, tom, cross_turn, saved_at) "
+            "SELECT id, version, perception, tom, cross_turn, %s FROM changed RETURNING annotation_id",
             [
                 json.dumps(values["perception"]),
                 json.dumps(values["tom"]),
+                json.dumps(values["cross_turn"]),
                 json.dumps(values["changed_from_draft"]),
                 str(values["status"]),
                 values["version"],

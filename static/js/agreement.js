@@ -26,6 +26,25 @@
     { label: "categorical vs peers", data: data.annotators.with_peers, backgroundColor: palette[2] },
   ], unitScale);
 
+  // Dialogue turns: one line per field, alpha at each turn number (null where undefined).
+  const turns = document.getElementById("turns-chart");
+  if (turns && data.turns && data.turns.labels.length) {
+    new Chart(turns, {
+      type: "line",
+      data: {
+        labels: data.turns.labels,
+        datasets: data.turns.series.map((series, i) => ({
+          label: series.label,
+          data: series.values,
+          borderColor: palette[i % palette.length],
+          backgroundColor: palette[i % palette.length],
+          spanGaps: false,
+        })),
+      },
+      options: { scales: { y: { suggestedMin: 0, max: 1 } }, animation: false },
+    });
+  }
+
   const weeks = Array.from(new Set(data.drift.map((p) => p.week))).sort();
   const annotators = Array.from(new Set(data.drift.map((p) => p.annotator))).sort();
   const drift = document.getElementById("drift-chart");

@@ -39,7 +39,8 @@
       if (!name || name === "csrfmiddlewaretoken" || name === "version" || element.tagName === "BUTTON") return;
       const given = values.get(name) || [];
       if (element.type === "radio") element.checked = given.includes(element.value);
-      else if (element.type === "checkbox") element.checked = given.length > 0;
+      // A checkbox group (the cross-turn strategies) shares a name: each box has its own value.
+      else if (element.type === "checkbox") element.checked = element.value === "on" ? given.length > 0 : given.includes(element.value);
       else element.value = given.length ? given[0] : "";
     });
     bench.refresh();

@@ -48,6 +48,15 @@ INTONATIONS: tuple[str, ...] = ("rising", "falling", "rising-falling", "falling-
 # "" means the item has no modality conflict.
 CONFLICT_KINDS: tuple[str, ...] = ("", "sarcasm", "self-mockery", "other")
 
+# Cross-turn labels of a dialogue's later turns (annotation.labelling.dialogue.cross_turn): how
+# the user's emotion moved since their previous turn, and whether the assistant's last strategy helped.
+INTENSIFIED = "intensified"
+EASED = "eased"
+UNCHANGED = "unchanged"
+SHIFTED = "shifted"  # to another emotion
+EMOTION_CHANGES: tuple[str, ...] = (INTENSIFIED, EASED, UNCHANGED, SHIFTED)
+STRATEGY_OUTCOMES: tuple[str, ...] = ("yes", "partly", "no")
+
 # The strategy taxonomy (slug, name) a fresh database is seeded with; admins may rename or retire
 # strategies afterwards, so code that needs the current names reads the Strategy table instead.
 DEFAULT_STRATEGIES: tuple[tuple[str, str], ...] = (
