@@ -35,6 +35,7 @@ class AnnotationConfig(AppConfig):
 
     def seed_demo(self, progress: Callable[[float, str], None]) -> dict[str, Any]:
         """Seed demo users, items with takes, annotations and gold (called by `manage.py seed_demo`)."""
+        from annotation.demo.dialogue_labels import seed_dialogue_labels
         from annotation.demo.dialogues import seed_dialogues
         from annotation.demo.labels import seed_demo_labels
         from annotation.demo.recording import seed_items, seed_users
@@ -43,4 +44,10 @@ class AnnotationConfig(AppConfig):
         items = seed_items(progress)
         dialogues = seed_dialogues()
         progress(1.0, f"{dialogues} demo dialogues ready")
-        return {"logins": logins, "items": items, "dialogues": dialogues, "gold": seed_demo_labels()}
+        return {
+            "logins": logins,
+            "items": items,
+            "dialogues": dialogues,
+            "gold": seed_demo_labels(),
+            "dialogue_gold": seed_dialogue_labels(),
+        }

@@ -56,3 +56,29 @@ def test_seeding_again_changes_nothing(db: None, media_root) -> None:
 
     assert set(Take.objects.values_list("pk", flat=True)) == takes
     assert Item.objects.filter(dialogue__isnull=False).count() == 15
+
+
+def test_the_first_dialogue_is_labelled_turn_by_turn_with_gold_on_its_first_turns(
+    db: None, media_root
+) -> None:
+    from annotation.demo.dialogue_labels import ANNOTATED_TURNS, GOLD_TURNS, seed_dialogue_labels
+    from annotation.gold.models import GoldReference
+    from annotation.labelling.models import Annotation
+
+    seed_users()
+    seed_dialogues()
+
+    assert seed_dialogue_labels() == GOLD_TURNS
+    assert seed_dialogue_labels() == GOLD_TURNS  # idempotent
+
+    turns = list(Item.objects.filter(dialogue__external_id=RECORDED_DIALOGUES[0]).order_by("turn"))
+    gold = [GoldReference.objects.current_of(turn) for turn in turns]
+    assert [reference is not None for reference in gold] == [True] * GOLD_TURNS + [False] * (5 - GOLD_TURNS)
+    assert gold[0] is not None and not gold[0].cross_turn  # a first turn has nothing to compare with
+    assert gold[1] is not None and gold[1].cross_turn["emotion_change"] == "shifted"  # sad -> fear
+    assert gold[1].reference_response == DEMO_DIALOGUES[0].turns[1].reply
+    submitted = Annotation.objects.filter(item__in=turns, status=Annotation.Status.SUBMITTED)
+    assert {annotation.item.turn for annotation in submitted} == set(range(1, ANNOTATED_TURNS + 1))
+    # The second recorded dialogue is assigned and waits for the demo annotators.
+    waiting = Annotation.objects.filter(item__dialogue__external_id=RECORDED_DIALOGUES[1])
+    assert waiting.exists() and not waiting.filter(status=Annotation.Status.SUBMITTED).exists()

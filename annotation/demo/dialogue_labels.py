@@ -1,0 +1,101 @@
+"""Demo labels of dialogue turns: the first recorded dialogue annotated turn by turn (with the
+cross-turn labels), gold on its first turns, the rest left for the demo annotators and lead.
+
+Built with the same workflows people use, like `annotation.demo.labels`, so the workbench shows a
+turn's history with earlier gold, and the judges and training jobs find multi-turn gold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotation.demo.dialogues import DEMO_DIALOGUES, RECORDED_DIALOGUES, DemoDialogue, DemoTurn
+from annotation.demo.items import DemoItem
+from annotation.demo.labels import demo_perception, demo_tom
+from annotation.gold.adjudication import adjudicate_item
+from annotation.gold.models import GoldReference
+from annotation.labelling.assignment import assign_annotators
+from annotation.labelling.models import Annotation
+from annotation.labelling.workflows import open_annotation, submit_annotation
+from annotation.recording.models import Dialogue, Item
+from webapp.lib.vocabulary import INTENSITIES
+from webapp.models import User
+
+# In the first recorded dialogue: turns annotated by everyone, and of those the turns given gold.
+ANNOTATED_TURNS, GOLD_TURNS = 4, 3
+
+
+def cross_turn_labels(previous: DemoTurn, current: DemoTurn) -> dict[str, Any]:
+    """Return plausible cross-turn labels of `current` against the turn before it."""
+    if previous.emotion != current.emotion:
+        change = "shifted"
+    else:
+        step = INTENSITIES.index(current.intensity) - INTENSITIES.index(previous.intensity)
+        change = "intensified" if step > 0 else "eased" if step < 0 else "unchanged"
+    helped = "yes" if change == "eased" or current.emotion in ("happy", "neutral") else "partly"
+    return {
+        "emotion_change": change,
+        "emotion_change_cause": f"After the reply to turn {previous.text!r}, the user turns to what comes next.",
+        "last_strategy_helped": helped,
+        "strategy_adaptation": f"Move to {current.strategy.replace('-', ' ')}.",
+        "adaptation_strategies": [current.strategy],
+    }
+
+
+def _as_demo_item(dialogue: DemoDialogue, number: int, turn: DemoTurn) -> DemoItem:
+    return DemoItem(
+        Dialogue.turn_external_id(dialogue.external_id, number),
+        turn.scenario,
+        turn.emotion,
+        "",
+        turn.intensity,
+        turn.text,
+        f"{turn.intensity} {turn.emotion} delivery",  # the prosody caption the demo labels give
+        turn.pitch,
+        turn.rate_wpm,
+    )
+
+
+def seed_dialogue_labels() -> int:
+    """Annotate and adjudicate demo dialogue turns; return how many dialogue turns have gold."""
+    lead = User.objects.get(username="lead")
+    for dialogue in DEMO_DIALOGUES:
+        if dialogue.external_id not in RECORDED_DIALOGUES:
+            continue
+        labelled = dialogue.external_id == RECORDED_DIALOGUES[0]
+        for number, turn in enumerate(dialogue.turns, start=1):
+            item = Item.objects.select_related("recording").get(
+                external_id=Dialogue.turn_external_id(dialogue.external_id, number)
+            )
+            if item.state not in (Item.State.RECORDED, Item.State.ANNOTATING, Item.State.GOLD):
+                continue
+            assign_annotators(item)
+            if not labelled or number > ANNOTATED_TURNS:
+                continue  # left for the demo annotators, turn by turn
+            demo = _as_demo_item(dialogue, number, turn)
+            cross_turn = cross_turn_labels(dialogue.turns[number - 2], turn) if number > 1 else None
+            annotations = Annotation.objects.filter(item=item).order_by("annotator__username")
+            for index, annotation in enumerate(annotations.select_related("annotator")):
+                if annotation.status == Annotation.Status.SUBMITTED:
+                    continue
+                opened = open_annotation(annotation)
+                submit_annotation(
+                    opened.pk,
+                    user=annotation.annotator,
+                    perception=demo_perception(demo, item, annotator_index=index),
+                    tom=demo_tom(demo),
+                    expected_version=opened.version,
+                    cross_turn=cross_turn,
+                )
+            if number <= GOLD_TURNS and GoldReference.objects.current_of(item) is None:
+                adjudicate_item(
+                    item.pk,
+                    lead=lead,
+                    perception=demo_perception(demo, item, annotator_index=0),
+                    tom=demo_tom(demo),
+                    expected_gold_version=0,
+                    reference_response=turn.reply,
+                    note="Demo gold",
+                    cross_turn=cross_turn,
+                )
+    return Item.objects.dialogue_turns().filter(state=Item.State.GOLD).count()
