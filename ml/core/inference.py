@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ml.core.config import INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
+from ml.core.config import HISTORY_GOLD, HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
 from ml.core.loop import CancelCheck, ProgressCallback
 from ml.core.speech.inputs import PriorTurn, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
@@ -35,11 +35,6 @@ class InferenceItem:
     def speech_example(self, target: str | None = None) -> SpeechExample:
         """Return what the model reads for this item (audio at 16 kHz, history included)."""
         return SpeechExample(resample(self.audio, self.sample_rate), self.prompt, target, self.history)
-
-
-HISTORY_GOLD = "gold"
-HISTORY_OWN = "own"
-HISTORY_MODES = (HISTORY_GOLD, HISTORY_OWN)
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,17 @@ from typing import Any
 
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item, Take
+from ml.core.config import HISTORY_GOLD, HISTORY_OWN
 from ml.core.training_records import HistoryTurn, RecordAudio, TrainingRecord, read_wav
 from webapp.storage import read_media
 
 EXCLUDED_EARLIER_TURN_UNRECORDED = "an earlier dialogue turn without an accepted recording"
+# What the inference job answers: single items, or dialogues turn by turn with one history mode.
+INFERENCE_TURN_CHOICES = (
+    ("", "Single items (EchoEval): every recorded item outside a dialogue"),
+    (HISTORY_GOLD, "Dialogues turn by turn, hearing the gold replies after earlier turns"),
+    (HISTORY_OWN, "Dialogues turn by turn, hearing the model's own earlier replies"),
+)
 
 
 def history_reply(item: Item, gold: GoldReference | None) -> str:
