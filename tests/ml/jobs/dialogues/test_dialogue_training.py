@@ -116,3 +116,36 @@ def test_dialogue_inference_stores_one_voiced_output_per_turn(
     assert rate > 0 and len(samples) > 0
     assert ModelOutput.objects.get(system=system, item=single).response_text == "kept"
     assert not Item.objects.get(external_id="EE-unrecorded").model_outputs.exists()
+
+
+def test_a_single_item_run_leaves_dialogue_turns_and_their_outputs_alone(
+    db: None, make_user: Callable[..., User]
+) -> None:
+    recorded_dialogue("DL-1", turns=2, split="test")
+    TrainingItemFactory.create(external_id="EE-1", split="test")
+    system = System.objects.create(name="EchoChat single", category=System.Category.OURS)
+    turn = Item.objects.get(external_id="DL-1.t1")
+    ModelOutput.objects.create(system=system, item=turn, response_text="from a dialogue run")
+
+    job = finished(
+        start_ml_job(
+            INFERENCE_JOB,
+            started_by=make_user(Role.ADMIN),
+            parameters={
+                "start_from": "tiny",
+                "system_name": system.name,
+                "benchmark_version": "echoeval-v1",
+                "max_new_tokens": 4,
+                "batch_size": 1,
+                "device": "cpu",
+                "dtype": "float32",
+            },
+            splits=["test"],
+        )
+    )
+
+    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.result is not None and (job.result["outputs"], job.result["dialogue_history"]) == (1, "")
+    answered = ModelOutput.objects.filter(system=system).values_list("item__external_id", "response_text")
+    assert sorted(answered)[0] == ("DL-1.t1", "from a dialogue run")
+    assert [item for item, _ in sorted(answered)] == ["DL-1.t1", "EE-1"]
