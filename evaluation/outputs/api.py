@@ -14,11 +14,16 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from annotation.recording.models import Dialogue
 from evaluation.outputs.access import SYSTEM_ADMINS, system_for_admin
 from evaluation.outputs.audio_sources import AudioSource, S3AudioSource, ZipAudioSource
 from evaluation.outputs.forms import OutputImportForm
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
+from evaluation.outputs.reports import (
+    dialogue_outputs,
+    dialogues_answered_by,
+)
 from evaluation.outputs.url_audio import UrlAudioSource, audio_urls
 from webapp.api.errors import ProblemSerializer, form_problems, problem
 from webapp.roles import HasRole
@@ -35,6 +40,8 @@ class OutputStatusSerializer(serializers.ModelSerializer[ModelOutput]):
     """Where one output stands: parsed or not (and why), audio present, stages judged so far."""
 
     item = serializers.CharField(source="item.external_id", read_only=True)
+    dialogue = serializers.SerializerMethodField()
+    turn = serializers.IntegerField(source="item.turn", read_only=True, allow_null=True)
     has_audio = serializers.SerializerMethodField()
     judgements = serializers.IntegerField(source="n_judgements", read_only=True)
 
@@ -44,6 +51,8 @@ class OutputStatusSerializer(serializers.ModelSerializer[ModelOutput]):
             "id",
             "public_id",
             "item",
+            "dialogue",
+            "turn",
             "benchmark_version",
             "structured",
             "parse_problems",
@@ -55,6 +64,25 @@ class OutputStatusSerializer(serializers.ModelSerializer[ModelOutput]):
 
     def get_has_audio(self, output: ModelOutput) -> bool:
         return bool(output.response_audio_key)
+
+    def get_dialogue(self, output: ModelOutput) -> str | None:
+        """Return the dialogue's id when the output answers a dialogue turn (null for a single item)."""
+        dialogue = output.item.dialogue
+        return dialogue.external_id if dialogue is not None else None
+
+
+class DialogueTurnSerializer(serializers.Serializer[Any]):
+    turn = serializers.IntegerField(source="item.turn")
+    item = serializers.CharField(source="item.external_id")
+    output = OutputStatusSerializer(allow_null=True)
+
+
+class DialogueOutputsSerializer(serializers.Serializer[Any]):
+    """A dialogue with the system's output to each of its turns, in turn order (null: not answered)."""
+
+    dialogue = serializers.CharField(source="dialogue.external_id")
+    topic = serializers.CharField(source="dialogue.topic")
+    turns = DialogueTurnSerializer(many=True)
 
 
 class OutputUploadSerializer(serializers.Serializer[Any]):
@@ -127,7 +155,7 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
 
     def get_queryset(self) -> QuerySet[ModelOutput]:
         system = system_for_admin(self.kwargs["pk"])
-        outputs = ModelOutput.objects.filter(system=system).select_related("item")
+        outputs = ModelOutput.objects.filter(system=system).select_related("item__dialogue")
         if version := self.request.query_params.get("benchmark_version"):
             outputs = outputs.filter(benchmark_version=version)
         # "judgements" is judging's reverse relation; naming it needs no import from the layer above.
@@ -197,3 +225,28 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
             "warnings": [str(warning) for warning in report.warnings],
         }
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class SystemDialogueOutputsView(ListAPIView[Dialogue]):
+    """A system's outputs to dialogue turns, grouped by dialogue in turn order."""
+
+    permission_classes = [HasRole]
+    required_roles = SYSTEM_ADMINS
+    serializer_class = DialogueOutputsSerializer
+
+    def get_queryset(self) -> QuerySet[Dialogue]:
+        return dialogues_answered_by(system_for_admin(self.kwargs["pk"]), self._version())
+
+    def _version(self) -> str:
+        return self.request.query_params.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
+
+    @extend_schema(
+        summary="A system's dialogue outputs, by dialogue",
+        parameters=[OpenApiParameter("benchmark_version", str)],
+        responses={200: DialogueOutputsSerializer(many=True), 404: ProblemSerializer},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        system = system_for_admin(self.kwargs["pk"])
+        page = self.paginate_queryset(self.get_queryset())
+        groups = dialogue_outputs(system, self._version(), page or [])
+        return self.get_paginated_response(DialogueOutputsSerializer(groups, many=True).data)

@@ -1,11 +1,12 @@
-"""Demo systems with spoken replies for the recorded test-split demo items, ready for judging and
-listening studies.
+"""Demo systems with spoken replies for the recorded test-split demo items and for every turn of
+every dialogue in the database, ready for judging and listening studies.
 
 Each reply is spoken by eSpeak NG (`annotation.audio.synthesis`, the project's one synthesiser):
 the EchoChat demo in a calm, slower voice, the generic system in a bright, hurried one, so a MOS
 study's audio dimensions have a difference to hear. eSpeak's output varies slightly from run to
 run, so a reply whose text is unchanged keeps the audio already stored: a second seed changes no
-output and so drops no judgement.
+output and so drops no judgement. Dialogue turns are answered in rows named by dialogue and turn,
+the shape a lab's multi-turn outputs come in.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.demo.recording import DEMO_ITEMS, RECORDED_IDS
+from annotation.recording.models import Item
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
@@ -68,6 +70,26 @@ def _structured(external_id: str) -> str:
     )
 
 
+def _dialogue_reply(turn: Item) -> str:
+    feeling = turn.emotion_variant or turn.target_emotion
+    return f"It sounds like you are feeling {feeling} now. I'm still with you; what happened after that?"
+
+
+def _dialogue_structured(turn: Item) -> str:
+    feeling = turn.emotion_variant or turn.target_emotion
+    return render_output(
+        f"Turn {turn.turn}: the voice sounds {feeling}, {turn.target_intensity} intensity.",
+        render_reasoning(
+            f"The conversation so far has left the speaker feeling {feeling}.",
+            "To feel accompanied as things change.",
+            "Acknowledge the change before anything else.",
+            "Avoid repeating the last reply.",
+        ),
+        render_strategy([turn.expected_strategy or "Emotional validation"], "calm"),
+        _dialogue_reply(turn),
+    )
+
+
 GENERIC_REPLY = "Here are five tips to feel better: sleep, exercise…"
 DEMO_SYSTEMS: tuple[tuple[str, str, DemoVoice], ...] = (
     ("EchoChat (demo)", System.Category.OURS, DemoVoice(pitch=42, rate_wpm=150)),
@@ -100,12 +122,11 @@ def _spoken(system: System, replies: dict[str, str], voice: DemoVoice) -> Spoken
 
 def seed_demo_outputs() -> int:
     """Create the two demo systems and import their spoken outputs; return how many outputs exist."""
-    from annotation.recording.models import Item
-
     test_ids = set(
         Item.objects.filter(external_id__in=RECORDED_IDS, split=TEST).values_list("external_id", flat=True)
     )
     recorded = sorted(test_ids)
+    turns = list(Item.objects.dialogue_turns().select_related("dialogue"))
     total = 0
     for name, category, voice in DEMO_SYSTEMS:
         system, _ = System.objects.get_or_create(
@@ -118,9 +139,18 @@ def seed_demo_outputs() -> int:
         replies = {
             external_id: _echochat_reply(external_id) if ours else GENERIC_REPLY for external_id in recorded
         }
-        rows = [
+        replies.update({turn.external_id: _dialogue_reply(turn) if ours else GENERIC_REPLY for turn in turns})
+        rows: list[dict[str, object]] = [
             {"item_id": external_id, "output": _structured(external_id) if ours else GENERIC_REPLY}
             for external_id in recorded
+        ]
+        rows += [
+            {
+                "dialogue_id": turn.dialogue.external_id,  # type: ignore[union-attr]
+                "turn": turn.turn,
+                "output": _dialogue_structured(turn) if ours else GENERIC_REPLY,
+            }
+            for turn in turns
         ]
         jsonl = "\n".join(json.dumps(row) for row in rows).encode()
         report = import_outputs(system, DEMO_VERSION, jsonl, _spoken(system, replies, voice))

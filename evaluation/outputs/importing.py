@@ -7,7 +7,9 @@ One row per item, a JSON object on its own line, in one of two shapes::
      "strategy": "…" or ["…"], "response": "…", "audio": "clips/EE-0002.mp3"}
 
 `output` is a whole answer (parsed in `evaluation.outputs.parsing`); the separate fields suit
-systems prompted stage by stage. Response audio comes from a zip upload, a folder or an S3 prefix
+systems prompted stage by stage. A dialogue's user turn may be named instead of its item, as
+``{"dialogue_id": "ED-0001", "turn": 3, "output": …}``; its audio is then found as the turn's
+item id (``ED-0001.t3.wav``) unless the row names a file. Response audio comes from a zip upload, a folder or an S3 prefix
 (`evaluation.outputs.audio_sources`), named by the row's `audio` or found as <item_id>.<extension>.
 
 Response audio is never stored as sent: each file is rebuilt from its decoded samples
@@ -18,15 +20,16 @@ Validation is all-or-nothing unless the admin asks to skip bad rows: every probl
 unknown item, duplicate item, missing or unreadable audio) is reported with its line and nothing is
 imported. Importing again replaces the system's outputs for that version: changed outputs are
 updated in place and lose their judgements (they judged other text), identical ones keep them,
-and outputs absent from the new file are removed.
+and outputs absent from the new file are removed (within the import's ``scope``: the inference
+job's dialogue run replaces dialogue turns' outputs only, its single-item run the others).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
 from django.db import transaction
 from django.utils import timezone
@@ -40,6 +43,9 @@ from evaluation.outputs.parsing import CONTENT_FIELDS, OutputRow, Problem, parse
 from evaluation.outputs.signals import outputs_changed
 from webapp.db import refresh_planner_statistics
 from webapp.storage import delete_media, new_media_key, save_media
+
+# Which of the system's outputs an import replaces: all, single items' only, or dialogue turns' only.
+ImportScope = Literal["all", "single", "dialogue"]
 
 
 @dataclass
@@ -71,6 +77,7 @@ def import_outputs(
     audio: AudioSource | None,
     *,
     skip_invalid_rows: bool = False,
+    scope: ImportScope = "all",
 ) -> ImportReport:
     """Validate an upload and, when it is clean (or bad rows may be skipped), replace the system's
     outputs for the benchmark version with it; return what was found and done."""
@@ -87,7 +94,7 @@ def import_outputs(
             delete_media(*stored)
             report.errors.append(Problem(0, "", "no valid row to import"))
             return report
-        _replace_outputs(system, benchmark_version, ready, report)
+        _replace_outputs(system, benchmark_version, ready, report, scope)
     except BaseException:
         delete_media(*stored)
         raise
@@ -104,6 +111,7 @@ def _validate(
     stored: list[str],
 ) -> list[_ReadyRow]:
     """Check every row; re-encode and store the audio of the valid ones (keys appended to `stored`)."""
+    rows = _resolved_turns(rows, report)
     items = dict(
         Item.objects.filter(external_id__in=[row.item_id for row in rows]).values_list("external_id", "pk")
     )
@@ -143,6 +151,45 @@ def _validate(
     return ready
 
 
+def _resolved_turns(rows: list[OutputRow], report: ImportReport) -> list[OutputRow]:
+    """Return the rows with each dialogue turn's item id found; unknown turns and rows naming one
+    item twice (once by id, once by dialogue and turn) are reported and left out."""
+    dialogue_ids = {row.dialogue_id for row in rows if row.dialogue_id}
+    turns = {
+        (dialogue, turn): external_id
+        for dialogue, turn, external_id in Item.objects.filter(
+            dialogue__external_id__in=dialogue_ids
+        ).values_list("dialogue__external_id", "turn", "external_id")
+    }
+    first_line: dict[str, int] = {}
+    resolved: list[OutputRow] = []
+    for row in rows:
+        if row.dialogue_id:
+            external_id = turns.get((row.dialogue_id, row.turn))
+            if external_id is None:
+                report.errors.append(
+                    Problem(
+                        row.line,
+                        row.label,
+                        f"unknown dialogue turn: {row.dialogue_id} has no turn {row.turn}",
+                    )
+                )
+                continue
+            row = replace(row, item_id=external_id)
+        if row.item_id in first_line:
+            report.errors.append(
+                Problem(
+                    row.line,
+                    row.label,
+                    f"duplicate item: {row.item_id} already on line {first_line[row.item_id]}",
+                )
+            )
+            continue
+        first_line[row.item_id] = row.line
+        resolved.append(row)
+    return resolved
+
+
 def _check_audio(
     row: OutputRow, index: AudioIndex, audio: AudioSource | None, current_sha256: str
 ) -> tuple[str, str, str] | Problem:
@@ -176,15 +223,16 @@ def _replace_outputs(
     benchmark_version: str,
     ready: list[_ReadyRow],
     report: ImportReport,
+    scope: ImportScope,
 ) -> None:
     unused_keys: list[str] = []
+    replaced = ModelOutput.objects.for_version(benchmark_version).filter(system=system)
+    if scope != "all":
+        replaced = replaced.filter(item__dialogue__isnull=scope == "single")
     with transaction.atomic():
         # Two imports of the same system would interleave their replace: one at a time.
         System.objects.select_for_update().get(pk=system.pk)
-        existing = {
-            output.item_id: output
-            for output in ModelOutput.objects.for_version(benchmark_version).filter(system=system)
-        }
+        existing = {output.item_id: output for output in replaced}
         new_outputs: list[ModelOutput] = []
         changed: list[ModelOutput] = []
         stale_keys: list[str] = []

@@ -3,6 +3,10 @@
 `output` is a whole answer: EchoChat's <think> format is split into its spans by
 `webapp.lib.output_format.parse_output`; any other text is stored as given, as the response. The
 separate fields suit systems prompted stage by stage.
+
+A row names its item by `item_id`, or a dialogue's user turn by `dialogue_id` and `turn` (from 1):
+the row then knows its turn, and the import finds the turn's item (`OutputRow.item_id` stays ""
+until it does).
 """
 
 from __future__ import annotations
@@ -10,14 +14,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_names
 
 AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
 STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
-KNOWN_FIELDS = frozenset({"item_id", "output", "audio", *STAGE_FIELDS})
+KNOWN_FIELDS = frozenset({"item_id", "dialogue_id", "turn", "output", "audio", *STAGE_FIELDS})
+# No dialogue is this long; a larger number is a mistake, not a turn to look up.
+MAX_TURN = 99
+MAX_DIALOGUE_ID_LENGTH = 60
 REASONING_LABELS = {"context": "Context", "latent_need": "Latent need", "core_demand": "Core demand"}
 # Deeper JSON than this is no output of any system; refusing it keeps every later walk shallow.
 MAX_JSON_DEPTH = 16
@@ -59,6 +66,14 @@ class OutputRow:
     structured: bool
     parse_problems: list[str]
     audio_name: str  # "" when the row names no file
+    # A row addressed to a dialogue turn: its dialogue's external id and the turn (1-based).
+    dialogue_id: str = ""
+    turn: int = 0
+
+    @property
+    def label(self) -> str:
+        """Return how problems name the row: its item id, or its dialogue and turn."""
+        return self.item_id or f"{self.dialogue_id} turn {self.turn}"
 
     def content(self) -> dict[str, Any]:
         """Return the ModelOutput fields this row sets."""
@@ -131,12 +146,12 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
             problems.append(row_or_problem)
             continue
         row = row_or_problem
-        if row.item_id in first_line:
+        if row.label in first_line:
             problems.append(
-                Problem(number, row.item_id, f"duplicate item: already on line {first_line[row.item_id]}")
+                Problem(number, row.label, f"duplicate item: already on line {first_line[row.label]}")
             )
             continue
-        first_line[row.item_id] = number
+        first_line[row.label] = number
         rows.append(row)
     if not rows and not problems:
         problems.append(Problem(0, "", "the file holds no rows"))
@@ -146,10 +161,40 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
 def _row_from_json(line: int, value: object) -> OutputRow | Problem:
     if not isinstance(value, dict):
         return Problem(line, "", "a row must be a JSON object")
-    item_id = value.get("item_id")
-    if not isinstance(item_id, str) or not item_id.strip():
-        return Problem(line, "", 'missing "item_id"')
-    item_id = item_id.strip()
+    address = _address(line, value)
+    if isinstance(address, Problem):
+        return address
+    item_id, dialogue_id, turn = address
+    row = _row_at(line, item_id or f"{dialogue_id} turn {turn}", value)
+    if isinstance(row, Problem) or not dialogue_id:
+        return row
+    return replace(row, item_id="", dialogue_id=dialogue_id, turn=turn)
+
+
+def _address(line: int, value: Mapping[str, Any]) -> tuple[str, str, int] | Problem:
+    """Return (item id, "", 0) or ("", dialogue id, turn): what the row answers."""
+    item_id, dialogue_id, turn = value.get("item_id"), value.get("dialogue_id"), value.get("turn")
+    if item_id is not None and (dialogue_id is not None or turn is not None):
+        return Problem(line, "", 'give either "item_id" or "dialogue_id" and "turn", not both')
+    if dialogue_id is None and turn is None:
+        if not isinstance(item_id, str) or not item_id.strip():
+            return Problem(line, "", 'missing "item_id" (or "dialogue_id" and "turn")')
+        return item_id.strip(), "", 0
+    if not isinstance(dialogue_id, str) or not dialogue_id.strip():
+        return Problem(line, "", '"dialogue_id" must be a dialogue\'s id (text) beside "turn"')
+    dialogue_id = dialogue_id.strip()
+    if len(dialogue_id) > MAX_DIALOGUE_ID_LENGTH or any(ord(char) < 32 for char in dialogue_id):
+        return Problem(
+            line, "", f'"dialogue_id" must be at most {MAX_DIALOGUE_ID_LENGTH} printable characters'
+        )
+    # bool is an int in Python; "turn": true is no turn number.
+    if isinstance(turn, bool) or not isinstance(turn, int) or not 1 <= turn <= MAX_TURN:
+        return Problem(line, dialogue_id, f'"turn" must be a whole number from 1 to {MAX_TURN}')
+    return "", dialogue_id, turn
+
+
+def _row_at(line: int, item_id: str, value: Mapping[str, Any]) -> OutputRow | Problem:
+    """Return the row's content (problems name it by ``item_id``, its label)."""
     unknown = sorted(set(value) - KNOWN_FIELDS)
     if unknown:
         return Problem(line, item_id, f"unknown field(s): {', '.join(unknown)}")

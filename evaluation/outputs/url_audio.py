@@ -21,7 +21,7 @@ FETCH_TIMEOUT_S = 30.0
 def audio_urls(jsonl: bytes) -> list[tuple[int, str, str]]:
     """Return (line, item id, URL) of every row whose audio is an http(s) URL."""
     rows, _ = parse_rows(jsonl)
-    return [(row.line, row.item_id, row.audio_name) for row in rows if row.audio_name.startswith(URL_SCHEMES)]
+    return [(row.line, row.label, row.audio_name) for row in rows if row.audio_name.startswith(URL_SCHEMES)]
 
 
 class UrlAudioSource:

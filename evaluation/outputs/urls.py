@@ -13,4 +13,10 @@ urlpatterns = [
     path("api/systems/", api.SystemListView.as_view(), name="api_systems"),
     path("api/systems/<int:pk>/", api.SystemDetailView.as_view(), name="api_system"),
     path("api/systems/<int:pk>/outputs/", api.SystemOutputsView.as_view(), name="api_system_outputs"),
+    path(
+        "api/systems/<int:pk>/dialogues/",
+        api.SystemDialogueOutputsView.as_view(),
+        name="api_system_dialogues",
+    ),
+    path("manage/systems/<int:system_id>/dialogues/", views.dialogue_outputs, name="system_dialogues"),
 ]

@@ -7,13 +7,18 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from evaluation.outputs.access import system_for_admin
+from evaluation.outputs import reports
+from evaluation.outputs.access import query_audio_url, system_for_admin
 from evaluation.outputs.audio_sources import AudioSource, AudioSourceRefused, S3AudioSource, ZipAudioSource
 from evaluation.outputs.forms import OutputImportForm, SystemForm
 from evaluation.outputs.importing import import_outputs
-from evaluation.outputs.reports import deletion_counts, system_rows
+from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION
+from evaluation.outputs.reports import deletion_counts, dialogues_answered_by, system_rows
 from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
+from webapp.storage import audio_url
+
+DIALOGUES_PER_PAGE = 25
 
 
 @role_required(Role.ADMIN)
@@ -100,3 +105,41 @@ def output_import(request: StudioRequest, system_id: int) -> HttpResponse:
     return render(
         request, "evaluation/results/output_import.html", {"system": system, "form": form, "report": report}
     )
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def dialogue_outputs(request: StudioRequest, system_id: int) -> HttpResponse:
+    """A system's answers to dialogue turns, each dialogue's turns in order, a page of dialogues at a time."""
+    system = system_for_admin(system_id)
+    version = request.GET.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
+    dialogues = list(
+        dialogues_answered_by(system, version).filter(pk__gt=_cursor(request))[: DIALOGUES_PER_PAGE + 1]
+    )
+    groups = [
+        (
+            group.dialogue,
+            [
+                (
+                    turn.item,
+                    turn.output,
+                    query_audio_url(turn.item, request.user),
+                    audio_url(turn.output.response_audio_key, request.user) if turn.output else "",
+                )
+                for turn in group.turns
+            ],
+        )
+        for group in reports.dialogue_outputs(system, version, dialogues[:DIALOGUES_PER_PAGE])
+    ]
+    following = dialogues[DIALOGUES_PER_PAGE - 1].pk if len(dialogues) > DIALOGUES_PER_PAGE else None
+    return render(
+        request,
+        "evaluation/outputs/dialogue_outputs.html",
+        {"system": system, "version": version, "groups": groups, "next_after": following},
+    )
+
+
+def _cursor(request: StudioRequest) -> int:
+    """Return the id after which the page starts (0: the first page; unreadable: the first page)."""
+    value = request.GET.get("after", "")
+    return int(value) if value.isdigit() else 0

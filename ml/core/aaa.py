@@ -1,6 +1,7 @@
 """Acoustic-Anchored Attention (paper section 3.1).
 
-rho is the attention mass that perception-span query tokens put on audio-token positions,
+rho is the attention mass that perception-span query tokens put on audio-token positions (the
+current turn's audio only: in a dialogue, earlier turns' audio is context, not the anchor),
 averaged over those query tokens and over the chosen decoder layers and heads:
 
     rho = 1/|P| sum_{i in P} sum_{j in A} alpha_ij,    L_SFT = L_CE + lambda_AAA * L_AAA
@@ -243,7 +244,7 @@ def measure_rho(
     try:
         batch = batch.to(speech_lm.device)
         query_mask = perception_query_mask(speech_lm, batch)
-        audio_mask = speech_lm.audio_token_mask(batch.input_ids)
+        audio_mask = speech_lm.current_audio_mask(batch.input_ids)
         with collect_audio_attention(speech_lm, layers, query_mask, audio_mask, heads) as collector:
             speech_lm.forward(batch)
         return collector.per_example_rho()

@@ -23,6 +23,11 @@ ADVANTAGE_MODES: tuple[AdvantageMode, ...] = get_args(AdvantageMode)
 # Inference (``ml.core.inference.run_inference``): room for all four spans, one item at a time.
 INFERENCE_MAX_NEW_TOKENS = 1024
 INFERENCE_BATCH_SIZE = 1
+# What a dialogue turn hears after each earlier user turn: the gold (or reference) reply, or the
+# model's own answer to that turn (``ml.core.inference.run_dialogue_inference``).
+HISTORY_GOLD = "gold"
+HISTORY_OWN = "own"
+HISTORY_MODES = (HISTORY_GOLD, HISTORY_OWN)
 # Keeps L_AAA = -log(rho + eps) finite (and bounded by -log(eps)) when rho reaches 0.
 DEFAULT_AAA_EPSILON = 1e-6
 _WEIGHT_TOLERANCE = 1e-6

@@ -20,7 +20,7 @@ from ml.core.aaa import collect_audio_attention, perception_query_mask
 from ml.core.config import SftConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.runtime import prepare_for_training, seed_everything
-from ml.core.speech.inputs import SpeechBatch, SpeechExample, resample
+from ml.core.speech.inputs import PriorTurn, SpeechBatch, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
 
 
@@ -30,6 +30,8 @@ class SftExample:
     sample_rate: int
     prompt: str
     target_text: str
+    # A dialogue's earlier exchanges (oldest first): conditioning only, never in the loss.
+    history: tuple[PriorTurn, ...] = ()
 
 
 def to_speech_examples(examples: Sequence[SftExample]) -> list[SpeechExample]:
@@ -39,6 +41,7 @@ def to_speech_examples(examples: Sequence[SftExample]) -> list[SpeechExample]:
             audio=resample(example.audio, example.sample_rate),
             prompt=example.prompt,
             target=example.target_text,
+            history=example.history,
         )
         for example in examples
     ]
@@ -60,7 +63,7 @@ def sft_loss(
         return {"loss": ce, "ce": ce, "aaa": math.nan, "rho": math.nan}
 
     query_mask = perception_query_mask(speech_lm, batch)
-    audio_mask = speech_lm.audio_token_mask(batch.input_ids)
+    audio_mask = speech_lm.current_audio_mask(batch.input_ids)
     with collect_audio_attention(
         speech_lm, config.aaa_layers, query_mask, audio_mask, config.aaa_heads
     ) as collector:

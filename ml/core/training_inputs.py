@@ -21,24 +21,53 @@ from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer
 from ml.core.rl.rollouts import RolloutScorer, StageJudge, combined_scorer
 from ml.core.rl.training import train_rl
 from ml.core.sft import SftExample
+from ml.core.speech.inputs import PriorTurn
 from ml.core.speech.model import SpeechLM
 from ml.core.training_records import RecordAudio
 from webapp.lib.output_format import ParsedOutput
 
 
+def prior_turns(row: RecordAudio) -> tuple[PriorTurn, ...]:
+    """Return a dialogue record's earlier exchanges as the model reads them (none for one item)."""
+    return tuple(
+        PriorTurn(audio, turn.reply, sample_rate)
+        for turn, (audio, sample_rate) in zip(row.record.history, row.history_audio, strict=True)
+    )
+
+
 def sft_examples(rows: Sequence[RecordAudio]) -> list[SftExample]:
-    """Return one SFT example per record that has a target (a reference response)."""
+    """Return one SFT example per record that has a target (a reference response); a dialogue
+    turn's history conditions its example, the loss stays on its own target."""
     examples: list[SftExample] = []
     for row in rows:
         target = row.record.target
         if target is not None:
-            examples.append(SftExample(row.audio, row.sample_rate, row.record.prompt, target))
+            examples.append(
+                SftExample(row.audio, row.sample_rate, row.record.prompt, target, prior_turns(row))
+            )
     return examples
 
 
 def inference_items(rows: Sequence[RecordAudio]) -> list[InferenceItem]:
-    """Return what inference (and RL, as prompts) answers: each record's audio and instruction."""
-    return [InferenceItem(row.record.item_id, row.audio, row.sample_rate, row.record.prompt) for row in rows]
+    """Return what inference (and RL, as prompts) answers: each record's audio, instruction and
+    dialogue history."""
+    return [
+        InferenceItem(row.record.item_id, row.audio, row.sample_rate, row.record.prompt, prior_turns(row))
+        for row in rows
+    ]
+
+
+def dialogue_inference_items(rows: Sequence[RecordAudio]) -> list[list[InferenceItem]]:
+    """Return the dialogue turns among the records as dialogues (each its turns in order), for
+    ``ml.core.inference.run_dialogue_inference``; single items are left out."""
+    by_dialogue: dict[str, list[RecordAudio]] = {}
+    for row in rows:
+        if row.record.dialogue_id:
+            by_dialogue.setdefault(row.record.dialogue_id, []).append(row)
+    return [
+        inference_items(sorted(turns, key=lambda row: row.record.turn))
+        for _, turns in sorted(by_dialogue.items())
+    ]
 
 
 def heuristic_references(rows: Sequence[RecordAudio]) -> dict[str, HeuristicReference]:

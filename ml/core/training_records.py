@@ -111,11 +111,16 @@ class TrainingRecord:
 
 @dataclass(frozen=True)
 class RecordAudio:
-    """A record with the user's audio (mono float32 in [-1, 1])."""
+    """A record with the user's audio (mono float32 in [-1, 1]).
+
+    ``history_audio`` holds the user audio of each of ``record.history``'s turns, in the same
+    order, as (samples, sample rate).
+    """
 
     record: TrainingRecord
     audio: npt.NDArray[np.float32]
     sample_rate: int
+    history_audio: tuple[tuple[npt.NDArray[np.float32], int], ...] = ()
 
 
 def render_gold_perception(perception: Mapping[str, Any]) -> str:
@@ -245,9 +250,17 @@ def export_records(rows: Sequence[RecordAudio], folder: Path) -> Path:
     (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for row in rows:
+        if len(row.history_audio) != len(row.record.history):
+            raise ValueError(f"{row.record.item_id}: history audio does not match its history turns")
         relative = f"{AUDIO_FOLDER}/{row.record.item_id}.wav"
         (folder / relative).write_bytes(wav_bytes(row.audio, row.sample_rate))
-        lines.append(replace(row.record, audio_path=relative).to_json())
+        history: list[HistoryTurn] = []
+        for turn, (samples, rate) in zip(row.record.history, row.history_audio, strict=True):
+            # Each record keeps its own copy: a record file stays readable whatever else is dropped.
+            turn_path = f"{AUDIO_FOLDER}/{row.record.item_id}.history-t{turn.turn}.wav"
+            (folder / turn_path).write_bytes(wav_bytes(samples, rate))
+            history.append(replace(turn, audio_path=turn_path))
+        lines.append(replace(row.record, audio_path=relative, history=tuple(history)).to_json())
     records_file = folder / RECORDS_FILE
     records_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return records_file
@@ -265,5 +278,11 @@ def read_records(records_file: Path) -> list[RecordAudio]:
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{records_file}:{number}: {exc}") from exc
         audio, sample_rate = read_wav((records_file.parent / record.audio_path).read_bytes())
-        rows.append(RecordAudio(record=record, audio=audio, sample_rate=sample_rate))
+        missing = [turn.turn for turn in record.history if not turn.audio_path]
+        if missing:
+            raise ValueError(f"{records_file}:{number}: history turn(s) {missing} have no audio")
+        history_audio = tuple(
+            read_wav((records_file.parent / turn.audio_path).read_bytes()) for turn in record.history
+        )
+        rows.append(RecordAudio(record, audio, sample_rate, history_audio))
     return rows

@@ -2,7 +2,9 @@
 
 An item is ready for training when its accepted recording exists and it has a current gold
 reference; SFT and reward-model training also need the gold's reference response (the response
-span, and the top rung of the reward ladder). Inference needs only the accepted recording.
+span, and the top rung of the reward ladder). Inference needs only the accepted recording. A
+dialogue turn also needs every earlier turn recorded: its entry names them, and its record
+carries them as history (``ml.jobs.dialogues.history``).
 
 A snapshot freezes the choice when a job starts: the item, the accepted take and the gold
 reference row of each entry. Gold references are versioned rows (a new adjudication adds a row
@@ -28,6 +30,13 @@ from ml.core.training_records import (
     read_wav,
     record_from_gold,
 )
+from ml.jobs.dialogues.history import (
+    EXCLUDED_EARLIER_TURN_UNRECORDED,
+    history_entries,
+    history_rows,
+    missing_history,
+    with_history,
+)
 from ml.jobs.models import DatasetSnapshot
 from webapp.storage import read_media
 
@@ -49,9 +58,9 @@ class SnapshotUnreadable(RuntimeError):
 
 def _recorded_items(splits: list[str]) -> list[Item]:
     return list(
-        Item.objects.filter(
-            split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED
-        ).order_by("external_id")
+        Item.objects.filter(split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED)
+        .select_related("dialogue")
+        .order_by("external_id")
     )
 
 
@@ -59,24 +68,29 @@ def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]]
     """Return the snapshot entries of the items ready for ``purpose``, and why others were left out."""
     items = _recorded_items(splits)
     golds = GoldReference.objects.only("id", "item_id", "reference_response").current_by_item(items)
+    histories = history_entries(items)
     entries: list[dict[str, Any]] = []
     excluded: Counter[str] = Counter()
     for item in items:
         gold = golds.get(item.pk)
+        if item.pk in histories and histories[item.pk] is None:
+            excluded[EXCLUDED_EARLIER_TURN_UNRECORDED] += 1
+            continue
         if purpose in NEEDS_GOLD and gold is None:
             excluded[EXCLUDED_NO_GOLD] += 1
             continue
         if purpose in NEEDS_REFERENCE_RESPONSE and gold is not None and not gold.reference_response.strip():
             excluded[EXCLUDED_NO_RESPONSE] += 1
             continue
-        entries.append(
-            {
-                "item": item.pk,
-                "external_id": item.external_id,
-                "take": item.recording_id,
-                "gold": gold.pk if gold is not None and purpose in NEEDS_GOLD else None,
-            }
-        )
+        entry: dict[str, Any] = {
+            "item": item.pk,
+            "external_id": item.external_id,
+            "take": item.recording_id,
+            "gold": gold.pk if gold is not None and purpose in NEEDS_GOLD else None,
+        }
+        if item.dialogue is not None:
+            entry.update(dialogue=item.dialogue.external_id, turn=item.turn, history=histories[item.pk])
+        entries.append(entry)
     return entries, dict(excluded)
 
 
@@ -86,9 +100,14 @@ def ready_counts(purpose: str) -> dict[str, int]:
 
 
 def entries_hash(entries: list[dict[str, Any]]) -> str:
-    """Return the sha256 identifying a snapshot's rows (item, take and gold of every entry)."""
+    """Return the sha256 identifying a snapshot's rows (item, take and gold of every entry, and
+    of a dialogue turn's earlier turns)."""
     canonical = json.dumps(
-        sorted([entry["item"], entry["take"], entry["gold"]] for entry in entries), separators=(",", ":")
+        sorted(
+            [entry["item"], entry["take"], entry["gold"], *(list(row) for row in history_rows(entry))]
+            for entry in entries
+        ),
+        separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -122,12 +141,14 @@ def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
     items = Item.objects.in_bulk([entry["item"] for entry in entries])
     takes = Take.objects.in_bulk([entry["take"] for entry in entries])
     golds = GoldReference.objects.in_bulk([entry["gold"] for entry in entries if entry["gold"] is not None])
+    broken_history, history_items, history_takes, history_golds = missing_history(entries)
     missing = [
         entry["external_id"]
         for entry in entries
         if entry["item"] not in items
         or entry["take"] not in takes
         or (entry["gold"] is not None and entry["gold"] not in golds)
+        or entry["item"] in broken_history
     ]
     if missing:
         raise SnapshotUnreadable(
@@ -163,7 +184,8 @@ def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
                 gold.reference_response,
                 names_by_slug,
             )
-        rows.append(RecordAudio(record=record, audio=audio, sample_rate=sample_rate))
+        row = RecordAudio(record=record, audio=audio, sample_rate=sample_rate)
+        rows.append(with_history(row, entry, history_items, history_takes, history_golds))
     return rows
 
 

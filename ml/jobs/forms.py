@@ -30,6 +30,7 @@ from ml.core.config import (
 )
 from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice_value
 from ml.jobs.datasets import ready_counts
+from ml.jobs.dialogues.history import INFERENCE_TURN_CHOICES
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 
 DEVICE_CHOICES = (
@@ -340,6 +341,7 @@ class InferenceJobForm(_JobForm):
     )
     max_new_tokens = forms.IntegerField(min_value=1, initial=INFERENCE_MAX_NEW_TOKENS)
     batch_size = forms.IntegerField(min_value=1, initial=INFERENCE_BATCH_SIZE)
+    dialogue_history = forms.ChoiceField(choices=INFERENCE_TURN_CHOICES, required=False, label="Answer")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -365,6 +367,7 @@ class InferenceJobForm(_JobForm):
             "benchmark_version": data["benchmark_version"],
             "max_new_tokens": data["max_new_tokens"],
             "batch_size": data["batch_size"],
+            "dialogue_history": data.get("dialogue_history") or "",
             "device": data["device"],
             "dtype": "auto",
         }

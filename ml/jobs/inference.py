@@ -3,6 +3,11 @@ System's outputs, which the judges and listening studies then use. Each response
 configured TTS backend (``ml.jobs.voicing``) in the speech style its strategy span declares, so the
 system has response audio for MOS studies and the response-audio judge.
 
+With ``dialogue_history`` set ("gold" or "own", ``ml.core.config.HISTORY_MODES``) the job answers
+the snapshot's dialogue turns instead, dialogue by dialogue and turn by turn, each turn hearing the
+earlier turns' user audio and the gold replies or the model's own; the outputs replace the
+system's dialogue-turn outputs only, and a single-item run replaces the single items' only.
+
 This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
 """
 
@@ -12,10 +17,10 @@ import json
 
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
-from ml.core.config import INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
-from ml.core.inference import run_inference
+from ml.core.config import HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
+from ml.core.inference import run_dialogue_inference, run_inference
 from ml.core.runtime import load_start_model, resolve_device_and_dtype
-from ml.core.training_inputs import inference_items
+from ml.core.training_inputs import dialogue_inference_items, inference_items
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_cancelled
@@ -34,15 +39,32 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     if existing is not None and existing.category != System.Category.OURS:
         # Another system's outputs are not ours to replace.
         raise ValueError(f"system {system_name!r} is not an EchoChat system; choose another name")
+    history_mode = str(parameters.get("dialogue_history") or "")
+    if history_mode and history_mode not in HISTORY_MODES:
+        raise ValueError(f"unknown dialogue history mode {history_mode!r}")
     reporter.progress(0.0, "Reading the dataset snapshot", force=True)
-    items = inference_items(snapshot_records(snapshot))
+    rows = snapshot_records(snapshot)
+    dialogues = dialogue_inference_items(rows) if history_mode else []
+    items = (
+        [item for dialogue in dialogues for item in dialogue]
+        if history_mode
+        else inference_items([row for row in rows if not row.record.dialogue_id])
+    )
+    if not items:
+        wanted = "dialogue turn" if history_mode else "single item (dialogue turns need a dialogue run)"
+        raise ValueError(f"snapshot #{snapshot.pk} holds no {wanted} to answer")
     device, dtype = resolve_device_and_dtype(
         parameters.get("device") or "auto", parameters.get("dtype") or "auto"
     )
     uri, checkpoint = resolve_start(parameters["start_from"])
     reporter.progress(0.02, f"Loading {uri}", force=True)
     start = load_start_model(uri, device, dtype)
-    reporter.log(f"Inference with {uri} on {len(items)} items of snapshot #{snapshot.pk}, {device}/{dtype}")
+    shape = (
+        f"{len(items)} turns of {len(dialogues)} dialogues ({history_mode} history)"
+        if history_mode
+        else f"{len(items)} items"
+    )
+    reporter.log(f"Inference with {uri} on {shape} of snapshot #{snapshot.pk}, {device}/{dtype}")
 
     def on_progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
         reporter.metric(
@@ -50,14 +72,22 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         )
         reporter.progress(0.05 + 0.85 * fraction, message)
 
-    outputs = run_inference(
-        start.speech_lm,
-        items,
-        max_new_tokens=int(parameters.get("max_new_tokens") or INFERENCE_MAX_NEW_TOKENS),
-        on_progress=on_progress,
-        should_cancel=reporter.should_cancel,
-        batch_size=int(parameters.get("batch_size") or INFERENCE_BATCH_SIZE),
-    )
+    max_new_tokens = int(parameters.get("max_new_tokens") or INFERENCE_MAX_NEW_TOKENS)
+    batch_size = int(parameters.get("batch_size") or INFERENCE_BATCH_SIZE)
+    if history_mode:
+        outputs = run_dialogue_inference(
+            start.speech_lm,
+            dialogues,
+            history_mode,
+            max_new_tokens,
+            on_progress,
+            reporter.should_cancel,
+            batch_size,
+        )
+    else:
+        outputs = run_inference(
+            start.speech_lm, items, max_new_tokens, on_progress, reporter.should_cancel, batch_size
+        )
     # A cancelled run returns fewer outputs: importing them would remove the missing items' outputs.
     stop_if_cancelled(len(outputs) < len(items), reporter)
     tts = configured_tts()
@@ -74,11 +104,13 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     system.version = checkpoint.name if checkpoint is not None else uri
     system.text_only = False
     system.save(update_fields=["version", "text_only"])
-    rows = "\n".join(
+    lines = "\n".join(
         json.dumps({"item_id": output.item_id, "output": output.raw_text, "audio": f"{output.item_id}.wav"})
         for output in outputs
     )
-    report = import_outputs(system, version, rows.encode(), voiced)
+    report = import_outputs(
+        system, version, lines.encode(), voiced, scope="dialogue" if history_mode else "single"
+    )
     if not report.imported:
         raise RuntimeError(
             "; ".join(str(problem) for problem in report.errors) or "the outputs were not stored"
@@ -97,4 +129,6 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         "well_formed": well_formed,
         "voiced_by": describe_tts(tts),
         "checkpoint": checkpoint.pk if checkpoint is not None else None,
+        "dialogue_history": history_mode,
+        "dialogues": len(dialogues),
     }

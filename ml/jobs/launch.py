@@ -11,7 +11,7 @@ decided by the worker that runs the job):
 - ``reward_training``: checkpoint_name, config, model_config;
 - ``reward_scoring``: reward_checkpoint, system, benchmark_version;
 - ``echochat_inference``: start_from, system_name, benchmark_version, max_new_tokens, batch_size,
-  device, dtype.
+  device, dtype, dialogue_history ("" single items; "gold" or "own": dialogues turn by turn).
 
 ``start_from`` is "tiny" (the demo's random model), "checkpoint:<id>", or a base model path or
 ``s3://`` URI. Every kind but reward scoring also gets splits and dataset_snapshot, set here.

@@ -51,7 +51,7 @@ from ml.core.rl.rollouts import (
     score_rollouts,
 )
 from ml.core.sdca import RolloutScores, span_advantages, token_advantages, total_advantages
-from ml.core.speech.inputs import SpeechBatch, SpeechExample, completion_logprobs, resample
+from ml.core.speech.inputs import SpeechBatch, completion_logprobs
 from ml.core.speech.model import SpeechLM
 from webapp.lib.output_format import SPAN_NAMES
 
@@ -216,10 +216,7 @@ def _rl_update(
         if len(group.completions) < 2:
             raise ValueError("each group needs at least two completions to normalise over")
         scores = score_rollouts(group.prompt.item_id, group.completions, scorer)
-        audio = resample(group.prompt.audio, group.prompt.sample_rate)
-        batch = policy.collate(
-            [SpeechExample(audio, group.prompt.prompt, target=text) for text in group.completions]
-        )
+        batch = policy.collate([group.prompt.speech_example(target=text) for text in group.completions])
         spans: list[dict[str, tuple[int, int]]] = [
             {name: bounds for name, bounds in row.items()} for row in policy.target_span_token_ranges(batch)
         ]

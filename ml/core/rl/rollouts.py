@@ -15,11 +15,11 @@ from ml.core.config import RlConfig, SdcaConfig
 from ml.core.inference import InferenceItem
 from ml.core.reward.scoring import RewardScore
 from ml.core.sdca import RolloutScores, reasoning_reward, response_reward, total_reward
-from ml.core.speech.inputs import resample
 from ml.core.speech.model import SpeechLM
 from webapp.lib.output_format import ParsedOutput, format_reward, parse_output
 
-# A prompt for RL is what inference answers: an item id, its audio and the instruction.
+# A prompt for RL is what inference answers: an item id, its audio, the instruction and, for a
+# dialogue turn, the earlier exchanges.
 RlPrompt = InferenceItem
 
 
@@ -65,7 +65,7 @@ class RolloutGroup:
 def generate_rollouts(policy: SpeechLM, prompts: Sequence[RlPrompt], config: RlConfig) -> list[RolloutGroup]:
     """Return ``group_size`` sampled completions per prompt."""
     texts = policy.generate_batch(
-        [(resample(prompt.audio, prompt.sample_rate), prompt.prompt) for prompt in prompts],
+        [prompt.speech_example() for prompt in prompts],
         max_new_tokens=config.max_new_tokens,
         do_sample=True,
         temperature=config.temperature,

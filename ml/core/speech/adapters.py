@@ -15,6 +15,7 @@ decorating it with ``@register_speech_lm("kimi_audio")``; nothing else changes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 
@@ -41,18 +42,30 @@ class Qwen2AudioSpeechLM(SpeechLM):
     default_system_prompt = "You are a helpful assistant."
     projector_module = "multi_modal_projector"
 
-    def render_prompt(self, prompt: str) -> str:
-        """Return Qwen2-Audio's chat template for one audio turn."""
+    def render_prompt(self, prompt: str, replies: Sequence[str] = ()) -> str:
+        """Return Qwen2-Audio's chat template: earlier audio turns with their replies, then the
+        current audio turn with the instruction (audio numbered across the conversation)."""
+
+        def audio_line(number: int) -> str:
+            return f"Audio {number}: {AUDIO_BOS}{AUDIO_PLACEHOLDER}{AUDIO_EOS}\n"
+
+        earlier = "".join(
+            f"{IM_START}user\n{audio_line(number)}{IM_END}\n{IM_START}assistant\n{reply}{IM_END}\n"
+            for number, reply in enumerate(replies, start=1)
+        )
         return (
-            f"{IM_START}system\n{self.system_prompt}{IM_END}\n"
-            f"{IM_START}user\nAudio 1: {AUDIO_BOS}{AUDIO_PLACEHOLDER}{AUDIO_EOS}\n{prompt}{IM_END}\n"
+            f"{IM_START}system\n{self.system_prompt}{IM_END}\n{earlier}"
+            f"{IM_START}user\n{audio_line(len(replies) + 1)}{prompt}{IM_END}\n"
             f"{IM_START}assistant\n"
         )
 
-    def encode_prompt(self, audio: np.ndarray, rendered_prompt: str) -> EncodedPrompt:
-        """Return the real processor's encoding of the prompt and audio."""
+    def encode_prompt(self, audios: Sequence[np.ndarray], rendered_prompt: str) -> EncodedPrompt:
+        """Return the real processor's encoding of the prompt and its audio (in order)."""
         encoded = self.processor(
-            text=rendered_prompt, audio=checked_audio(audio), sampling_rate=SAMPLE_RATE, return_tensors="pt"
+            text=rendered_prompt,
+            audio=[checked_audio(audio) for audio in audios],
+            sampling_rate=SAMPLE_RATE,
+            return_tensors="pt",
         )
         return EncodedPrompt(
             input_ids=encoded["input_ids"][0].tolist(),
@@ -89,20 +102,41 @@ class Qwen25OmniThinkerSpeechLM(SpeechLM):
     )
     projector_module = "audio_tower.proj"
 
-    def render_prompt(self, prompt: str) -> str:
-        """Return Qwen2.5-Omni's chat template for one audio turn."""
+    def render_prompt(self, prompt: str, replies: Sequence[str] = ()) -> str:
+        """Return Qwen2.5-Omni's chat template: earlier audio turns with their replies, then the
+        current audio turn with the instruction."""
+        audio = f"{AUDIO_BOS}{AUDIO_PLACEHOLDER}{AUDIO_EOS}"
+        earlier = "".join(
+            f"{IM_START}user\n{audio}{IM_END}\n{IM_START}assistant\n{reply}{IM_END}\n" for reply in replies
+        )
         return (
-            f"{IM_START}system\n{self.system_prompt}{IM_END}\n"
-            f"{IM_START}user\n{AUDIO_BOS}{AUDIO_PLACEHOLDER}{AUDIO_EOS}{prompt}{IM_END}\n"
+            f"{IM_START}system\n{self.system_prompt}{IM_END}\n{earlier}"
+            f"{IM_START}user\n{audio}{prompt}{IM_END}\n"
             f"{IM_START}assistant\n"
         )
 
-    def encode_prompt(self, audio: np.ndarray, rendered_prompt: str) -> EncodedPrompt:
-        """Expand the placeholder as ``Qwen2_5OmniProcessor`` does, then tokenize."""
-        features, mask, num_tokens = self.audio_features(audio)
-        expanded = rendered_prompt.replace(AUDIO_PLACEHOLDER, AUDIO_PLACEHOLDER * num_tokens, 1)
+    def encode_prompt(self, audios: Sequence[np.ndarray], rendered_prompt: str) -> EncodedPrompt:
+        """Expand each placeholder in turn as ``Qwen2_5OmniProcessor`` does, then tokenize.
+
+        Expanded placeholders are swapped for a marker first, so the next ``replace`` finds the
+        next unexpanded one.
+        """
+        marker = "\x00"
+        expanded = rendered_prompt
+        features: list[torch.Tensor] = []
+        masks: list[torch.Tensor] = []
+        for audio in audios:
+            audio_features, mask, num_tokens = self.audio_features(audio)
+            features.append(audio_features)
+            masks.append(mask)
+            expanded = expanded.replace(AUDIO_PLACEHOLDER, marker * num_tokens, 1)
+        expanded = expanded.replace(marker, AUDIO_PLACEHOLDER)
         input_ids = self.tokenizer(expanded, add_special_tokens=False)["input_ids"]
-        return EncodedPrompt(input_ids=list(input_ids), input_features=features, feature_attention_mask=mask)
+        return EncodedPrompt(
+            input_ids=list(input_ids),
+            input_features=torch.cat(features),
+            feature_attention_mask=torch.cat(masks),
+        )
 
     def save_preprocessing(self, directory: Path) -> None:
         self.tokenizer.save_pretrained(directory)

@@ -30,12 +30,29 @@ END_OF_TEXT = "<|endoftext|>"
 
 
 @dataclass(frozen=True)
+class PriorTurn:
+    """An earlier exchange of a dialogue: the user's audio (mono float32 at ``sample_rate``;
+    resampled to 16 kHz when batched) and the reply the assistant gave (gold, reference or the
+    model's own; text only)."""
+
+    audio: np.ndarray
+    reply: str
+    sample_rate: int = SAMPLE_RATE
+
+
+@dataclass(frozen=True)
 class SpeechExample:
-    """One conversation turn: user audio (16 kHz mono float32), instruction, optional target."""
+    """One conversation turn: user audio (16 kHz mono float32), instruction, optional target.
+
+    ``history`` holds a dialogue's earlier exchanges, oldest first: they are rendered before the
+    current turn (each user audio encoded like the current one), but labels and AAA's audio
+    anchor stay on the current turn (``SpeechLM.current_audio_mask``).
+    """
 
     audio: np.ndarray
     prompt: str
     target: str | None = None
+    history: tuple[PriorTurn, ...] = ()
 
 
 @dataclass

@@ -34,6 +34,7 @@ from ml.core.speech.inputs import (
     SpeechLMOutput,
     causal_lm_loss,
     checked_audio,
+    resample,
 )
 from webapp.lib.output_format import SpanName, parse_output, token_spans
 
@@ -59,13 +60,19 @@ class SpeechLM(ABC):
     # --- adapter hooks -------------------------------------------------------------------
 
     @abstractmethod
-    def render_prompt(self, prompt: str) -> str:
-        """Return the chat-formatted user turn with one audio placeholder, ending where the
-        assistant's answer begins."""
+    def render_prompt(self, prompt: str, replies: Sequence[str] = ()) -> str:
+        """Return the chat-formatted conversation ending where the assistant's answer begins.
+
+        Each of ``replies`` is one earlier exchange: a user turn with one audio placeholder, then
+        that reply as the assistant's turn; the current user turn (one audio placeholder and the
+        instruction) comes last, so placeholders appear in the order of the audio passed to
+        ``encode_prompt``.
+        """
 
     @abstractmethod
-    def encode_prompt(self, audio: np.ndarray, rendered_prompt: str) -> EncodedPrompt:
-        """Return the prompt's token ids (audio placeholder expanded) and its audio features."""
+    def encode_prompt(self, audios: Sequence[np.ndarray], rendered_prompt: str) -> EncodedPrompt:
+        """Return the prompt's token ids (each audio placeholder expanded, in order) and the
+        features of every audio (one row each)."""
 
     @abstractmethod
     def save_preprocessing(self, directory: Path) -> None:
@@ -156,7 +163,9 @@ class SpeechLM(ABC):
         features: list[torch.Tensor] = []
         feature_masks: list[torch.Tensor] = []
         for example in examples:
-            encoded = self.encode_prompt(example.audio, self.render_prompt(example.prompt))
+            rendered = self.render_prompt(example.prompt, [turn.reply for turn in example.history])
+            audios = [*(resample(turn.audio, turn.sample_rate) for turn in example.history), example.audio]
+            encoded = self.encode_prompt(audios, rendered)
             features.append(encoded.input_features)
             feature_masks.append(encoded.feature_attention_mask)
             ids = list(encoded.input_ids)
@@ -215,8 +224,24 @@ class SpeechLM(ABC):
         )
 
     def audio_token_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Return a bool mask of the positions holding audio embeddings."""
+        """Return a bool mask of the positions holding audio embeddings (every turn's)."""
         return input_ids == self.audio_token_id
+
+    def current_audio_mask(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Return a bool mask of the current turn's audio positions: each row's last run of audio
+        tokens (a history turn's audio ends at its own audio-end token, so runs never merge).
+        Single-turn rows have one run, so this equals ``audio_token_mask``."""
+        audio = self.audio_token_mask(input_ids)
+        mask = torch.zeros_like(audio)
+        for row in range(audio.shape[0]):
+            positions = audio[row].nonzero().flatten().tolist()
+            if not positions:
+                continue
+            end = begin = positions[-1]
+            while begin > 0 and bool(audio[row, begin - 1]):
+                begin -= 1
+            mask[row, begin : end + 1] = True
+        return mask
 
     def target_span_token_ranges(self, batch: SpeechBatch) -> list[dict[SpanName, tuple[int, int]]]:
         """Return, per row, each output-format span's ``[start, end)`` positions in ``input_ids``."""
@@ -243,15 +268,22 @@ class SpeechLM(ABC):
     @torch.no_grad()
     def generate_batch(
         self,
-        items: Sequence[tuple[np.ndarray, str]],
+        items: Sequence[tuple[np.ndarray, str] | SpeechExample],
         max_new_tokens: int = 512,
         do_sample: bool = False,
         temperature: float = 1.0,
         top_p: float = 1.0,
         num_return_sequences: int = 1,
     ) -> list[list[str]]:
-        """Return ``num_return_sequences`` decoded completions for each (audio, prompt) item."""
-        batch = self.collate([SpeechExample(audio, prompt) for audio, prompt in items], padding_side="left")
+        """Return ``num_return_sequences`` decoded completions for each (audio, prompt) item, or
+        each example (with its dialogue history; targets are ignored)."""
+        examples = [
+            SpeechExample(item.audio, item.prompt, history=item.history)
+            if isinstance(item, SpeechExample)
+            else SpeechExample(*item)
+            for item in items
+        ]
+        batch = self.collate(examples, padding_side="left")
         batch = batch.to(self.device)
         sampling: dict[str, Any] = {"do_sample": do_sample}
         if do_sample:

@@ -80,8 +80,9 @@ def system(db: None) -> System:
     return System.objects.create(name="Omni-X", category=System.Category.OMNI)
 
 
-def _upload(system: System, rows: bytes, files: dict[str, bytes], **options: bool):
-    return import_outputs(system, "echoeval-v1", rows, ZipAudioSource(io.BytesIO(zip_of(files))), **options)
+def _upload(system: System, rows: bytes, files: dict[str, bytes], skip_invalid_rows: bool = False):
+    audio = ZipAudioSource(io.BytesIO(zip_of(files)))
+    return import_outputs(system, "echoeval-v1", rows, audio, skip_invalid_rows=skip_invalid_rows)
 
 
 def test_unknown_items_duplicates_and_missing_audio_block_the_import(system: System) -> None:
