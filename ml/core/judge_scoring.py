@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from evaluation.judging.dialogues.history import DialogueHistory
 from evaluation.judging.prompts import build_messages, parse_judgement
 from evaluation.judging.rubrics import (
     MENTAL_STATE_SUBSCORES,
@@ -65,6 +66,9 @@ class JudgeGold:
     scenario: str
     perception: dict[str, Any]
     tom: dict[str, Any]
+    # A dialogue turn's conversation before it (the record's history); the judge reads it as it
+    # does when judging a system's outputs. None for a single item.
+    history: DialogueHistory | None = None
 
 
 @dataclass
@@ -99,12 +103,20 @@ class JudgeStageScorer:
         prompts: dict[str, tuple[list[dict[str, Any]], set[str]]] = {}
         if perception_text:
             prompts[perception_stage] = (
-                build_messages(perception_stage, perception_text, {**said, **gold.perception}, gold.scenario),
+                build_messages(
+                    perception_stage,
+                    perception_text,
+                    {**said, **gold.perception},
+                    gold.scenario,
+                    history=gold.history,
+                ),
                 automatic_flags(perception_stage, perception_text, gold.tom),
             )
         if shown_reasoning:
             prompts[REASONING] = (
-                build_messages(REASONING, shown_reasoning, {**said, **gold.tom}, gold.scenario),
+                build_messages(
+                    REASONING, shown_reasoning, {**said, **gold.tom}, gold.scenario, history=gold.history
+                ),
                 automatic_flags(REASONING, fields or shown_reasoning, gold.tom),
             )
         self.counts.skipped_empty += 2 - len(prompts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from annotation.audio.tts import speak_in_style
+from evaluation.judging.dialogues.history import DialogueHistory, EarlierTurn, choose_reply
 from ml.core.config import RlConfig
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
@@ -23,7 +24,7 @@ from ml.core.rl.training import train_rl
 from ml.core.sft import SftExample
 from ml.core.speech.inputs import PriorTurn
 from ml.core.speech.model import SpeechLM
-from ml.core.training_records import RecordAudio
+from ml.core.training_records import RecordAudio, TrainingRecord
 from webapp.lib.output_format import ParsedOutput
 
 
@@ -92,9 +93,24 @@ def judge_golds(rows: Sequence[RecordAudio]) -> dict[str, JudgeGold]:
             scenario=row.record.scenario,
             perception=row.record.gold_perception,
             tom=row.record.gold_tom,
+            history=judged_history(row.record),
         )
         for row in rows
     }
+
+
+def judged_history(record: TrainingRecord) -> DialogueHistory | None:
+    """Return a multi-turn record's history as the rubric judge reads it (None for a single item).
+
+    The record's earlier replies are gold or reference replies, so the judge is told so; it holds
+    no earlier gold perception, so none is shown.
+    """
+    if not record.turn:
+        return None
+    earlier = tuple(
+        EarlierTurn(turn.turn, turn.text, None, *choose_reply(None, turn.reply)) for turn in record.history
+    )
+    return DialogueHistory(turn=record.turn, earlier=earlier)
 
 
 def reward_sources(rows: Sequence[RecordAudio]) -> list[RewardSourceItem]:

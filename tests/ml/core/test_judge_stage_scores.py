@@ -84,3 +84,37 @@ def test_an_unusable_answer_scores_zero_and_is_counted() -> None:
 def test_a_judge_that_does_not_answer_stops_the_run() -> None:
     with running_chat_server(lambda request: status_reply(503)) as server, pytest.raises(JudgeUnavailable):
         scorer_for(server)("EE-1", parse_output(rollout()))
+
+
+def test_a_dialogue_turn_is_judged_with_its_history(judge: FakeChatServer) -> None:
+    from ml.core.training_inputs import judged_history
+    from ml.core.training_records import HistoryTurn, TrainingRecord
+
+    record = TrainingRecord(
+        item_id="ED-1.t2",
+        audio_path="",
+        scenario="implicit",
+        emotion="sad",
+        perception="",
+        reasoning="",
+        strategies=(),
+        speech_style="comforting",
+        response="",
+        text="And nobody called me back.",
+        dialogue_id="ED-1",
+        turn=2,
+        history=(HistoryTurn(1, "They let me go this morning.", reply="That is a real shock."),),
+    )
+    history = judged_history(record)
+    client = JudgeClient(ChatJudgeConfig(base_url=judge.base_url, model="judge", max_retries=0))
+    gold = JudgeGold(record.text, "implicit", GOLD_PERCEPTION, GOLD_TOM, history=history)
+
+    JudgeStageScorer(client, {"ED-1.t2": gold})("ED-1.t2", parse_output(rollout()))
+
+    prompts = [str(request) for request in judge.chat_requests]
+    assert len(prompts) == 2
+    assert all("turn 2 of a spoken dialogue" in prompt for prompt in prompts)
+    assert all(
+        "They let me go this morning." in prompt and "That is a real shock." in prompt for prompt in prompts
+    )
+    assert judged_history(record.__class__(**{**record.__dict__, "turn": 0, "history": ()})) is None
