@@ -282,8 +282,11 @@ def _replace_outputs(
         )
         # The judgements of a changed output scored other text: the judging side drops them
         # (a receiver of this signal), inside this transaction, so none survives a commit.
-        outputs_changed.send(sender=ModelOutput, outputs=changed)
         removed = list(existing.values())
+        answered_differently = [
+            (system.pk, benchmark_version, output.item_id) for output in [*new_outputs, *removed]
+        ]
+        outputs_changed.send(sender=ModelOutput, outputs=changed, answered_differently=answered_differently)
         stale_keys += [output.response_audio_key for output in removed if output.response_audio_key]
         ModelOutput.objects.filter(pk__in=[output.pk for output in removed]).delete()
         transaction.on_commit(lambda: delete_media(*stale_keys, *unused_keys))

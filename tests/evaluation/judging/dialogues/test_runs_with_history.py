@@ -138,3 +138,34 @@ def test_another_systems_changed_reply_leaves_this_systems_turns_alone(
     _import(other, {1: "Theirs, changed."})
     assert Judgement.objects.filter(output__system=system).count() == 6
     assert Judgement.objects.filter(output__system=other).count() == 0
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # turn 1 newly answered: turns 2-3 were judged after the reference reply
+        (
+            {2: "Fear is natural.", 3: "One step at a time."},
+            {1: "New.", 2: "Fear is natural.", 3: "One step at a time."},
+        ),
+        # turn 1's answer withdrawn: turns 2-3 were judged after the system's own reply
+        (
+            {1: "Mine.", 2: "Fear is natural.", 3: "One step at a time."},
+            {2: "Fear is natural.", 3: "One step at a time."},
+        ),
+    ],
+)
+def test_a_new_or_withdrawn_earlier_reply_also_judges_the_later_turns_again(
+    dialogue: Dialogue, system: System, before: dict[int, str], after: dict[int, str]
+) -> None:
+    _import(system, before)
+    config = JudgeConfig.objects.create(name="judge", base_url="http://placeholder", model="judge-model")
+    with running_chat_server(rubric_judge()) as server:
+        config.base_url = server.base_url
+        config.save()
+        _judge(system, config)
+    assert set(Judgement.objects.values_list("output__item__turn", flat=True)) >= {2, 3}
+
+    _import(system, after)
+
+    assert not Judgement.objects.filter(output__item__turn__in=[2, 3]).exists()
