@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db.models import Prefetch, QuerySet
 
+from annotation.audio.joining import SegmentOutOfRange, cut_segments
 from annotation.gold.dialogue.rows import dialogue_fields, exported_cross_turn
 from annotation.gold.models import GoldReference
 from annotation.labelling.dialogue.cross_turn import empty_cross_turn
@@ -267,8 +268,37 @@ class JsonlWriter:
             if turn_audio is not None:
                 (self.folder / AUDIO_FOLDER / turn_audio["path"]).write_bytes(turn_audio["bytes"])
             history.append({**turn, "audio": f"{AUDIO_FOLDER}/{turn_audio['path']}" if turn_audio else None})
-        line = {**row, "audio": relative, "history": history}
+        line = {**row, "audio": relative, "history": history, "segment_audio": self._segment_clips(row)}
         self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+    def _segment_clips(self, row: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Write each gold emotion-shift segment of the take as its own WAV; return where they are.
+
+        Segment-level clips are what a shift-perception model trains on; the gold's own segment
+        list stays as it was, so the row imports back unchanged.
+        """
+        segments = row["perception"].get("emotion_segments") or []
+        if not segments or row["audio"] is None:
+            return []
+        spans = [(float(segment["start"]), float(segment["end"])) for segment in segments]
+        try:
+            clips = cut_segments(row["audio"]["bytes"], spans)
+        except SegmentOutOfRange:
+            return []  # gold from an older take whose length differs: no clip beats a wrong one
+        stem = row["audio"]["path"].removesuffix(".wav")
+        written = []
+        for number, (segment, clip) in enumerate(zip(segments, clips, strict=True), start=1):
+            relative = f"{AUDIO_FOLDER}/{stem}.segment{number}.wav"
+            (self.folder / relative).write_bytes(clip)
+            written.append(
+                {
+                    "start": segment["start"],
+                    "end": segment["end"],
+                    "emotion": segment.get("emotion"),
+                    "audio": relative,
+                }
+            )
+        return written
 
     def close(self) -> Path:
         self._handle.close()

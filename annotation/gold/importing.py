@@ -1,9 +1,8 @@
 """Import gold references exported by `annotation.gold.export` (or written to its format elsewhere).
 
-Import takes a JSONL file, a parquet file, or an export folder, checks every row first and
-imports nothing when any row is wrong, naming the row and field. Items missing from the studio
-are created with their audio as an accepted take; each row adds a gold version; individual
-annotations are imported for annotators who have accounts here and counted as skipped otherwise.
+From a JSONL file, a parquet file or an export folder; with any wrong row (named with its field)
+nothing is imported. Missing items are created with their audio as an accepted take; each row adds
+a gold version; annotations come in for annotators with accounts here, the rest are counted.
 """
 
 from __future__ import annotations
@@ -119,6 +118,7 @@ def _jsonl_row(path: Path, number: int, line: str, rows_before: int) -> dict[str
         raise GoldImportError([RowProblem(number, "line", f"not JSON ({error})")]) from None
     if not isinstance(row, dict):
         raise GoldImportError([RowProblem(number, "line", "not a JSON object")])
+    row.pop("segment_audio", None)  # clips cut from the take on export: derived, never read back
     audio = row.get("audio")
     if isinstance(audio, str) and audio:
         audio_path = (path.parent / audio).resolve()

@@ -151,3 +151,21 @@ def test_assign_annotators_command(db: None, make_user, capsys) -> None:
     LabellingItemFactory.create(recording=None)
     call_command("assign_annotators")
     assert "Assigned 3 annotations over 1 items." in capsys.readouterr().out
+
+
+def test_emotion_shift_segments_are_exported_as_their_own_clips(gold_items, tmp_path) -> None:
+    from annotation.audio.joining import wav_duration
+
+    export_gold(tmp_path, parquet=False)
+
+    rows = {row["id"]: row for row in map(json.loads, (tmp_path / "gold.jsonl").read_text().splitlines())}
+    assert rows["EE-0001"]["segment_audio"] == []
+    clips = rows["EE-0002"]["segment_audio"]
+    assert [(clip["start"], clip["end"], clip["emotion"]) for clip in clips] == [
+        (0.0, 0.7, "happy"),
+        (0.7, 1.5, "sad"),
+    ]
+    assert [clip["audio"] for clip in clips] == ["audio/EE-0002.segment1.wav", "audio/EE-0002.segment2.wav"]
+    durations = [wav_duration((tmp_path / clip["audio"]).read_bytes()) for clip in clips]
+    assert durations == [pytest.approx(0.7, abs=0.01), pytest.approx(0.8, abs=0.01)]
+    assert rows["EE-0002"]["perception"]["emotion_segments"] == SEGMENTS  # the gold itself unchanged
