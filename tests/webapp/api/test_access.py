@@ -45,7 +45,7 @@ ENDPOINTS = [
     ("post", "/api/jobs/999/cancel/", ADMIN),
     ("get", "/api/dialogues/", {"admin", "actor"}),
     ("post", "/api/dialogues/", ADMIN),
-    ("get", "/api/dialogues/ED-none/", {"admin", "actor"}),
+    ("get", "/api/dialogues/EE-none/", {"admin", "actor"}),
     ("get", "/api/dialogues/export/", ADMIN),
 ]
 
