@@ -1,0 +1,46 @@
+"""A small build run stage by stage in this process: every stage counts, drops and keeps what it should."""
+
+from __future__ import annotations
+
+import pytest
+
+from ml.builder.models import BuildSample, SampleStage, SampleStatus
+from ml.builder.runner import start_build
+from ml.builder.stages import SAMPLE_STAGES
+from tests.ml.builder.support import make_build, make_taxonomy, run_queued_jobs
+from tests.support.builder_llm import builder_responder, calls_by_stage, repeated_prompts
+from tests.support.fake_chat_server import running_chat_server
+from webapp.models import JobStatus
+
+
+@pytest.fixture
+def queued_here(monkeypatch):
+    """Jobs stay queued for `run_queued_jobs` instead of going to the broker."""
+    monkeypatch.setattr("webapp.jobs.enqueue", lambda job: None)
+
+
+def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_root, queued_here) -> None:
+    # given a taxonomy and a build of 12 samples and 2 dialogues against the test LLM
+    make_taxonomy()
+    with running_chat_server(builder_responder()) as server:
+        build = make_build(server.base_url, single=12, dialogues=2)
+
+        # when the build runs to its end
+        start_build(build)
+        jobs = run_queued_jobs()
+
+    # then every job succeeded, each stage ran once per surviving sample, no prompt was paid twice
+    assert [job.status for job in jobs] == [JobStatus.SUCCEEDED] * len(jobs), [job.error for job in jobs]
+    assert repeated_prompts(server) == []
+    assert calls_by_stage(server)["trajectories"] == 2
+    assert SampleStage.objects.filter(build=build).exclude(status="done").count() == 0
+    assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()
+    for stage in SAMPLE_STAGES:
+        row = build.stage(stage)
+        assert row.status == "done", stage
+        assert row.counts["made"] == row.counts["kept"] + row.counts["dropped"]
+    kept = BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE)
+    assert kept.exists()
+    assert all(sample.response_audio_key and sample.output.startswith("<think>") for sample in kept)
+    build.refresh_from_db()
+    assert build.status == "succeeded" and build.export_path
