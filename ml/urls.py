@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from ml.jobs import api, views
 
@@ -12,4 +12,5 @@ urlpatterns = [
     path("api/jobs/<int:pk>/", api.JobDetailView.as_view(), name="api_job"),
     path("api/jobs/<int:pk>/cancel/", api.JobCancelView.as_view(), name="api_job_cancel"),
     path("manage/training/checkpoints/<int:checkpoint_id>/", views.checkpoint_page, name="checkpoint"),
+    path("", include("ml.builder.pages.urls")),
 ]

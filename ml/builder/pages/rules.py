@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from ml.builder.stages import (
     CONSISTENCY,
     PERCEPTION,
-    QUERIES,
     QUERY_FILTER,
     RESPONSE_AUDIO,
     RESPONSE_FILTER,
@@ -148,6 +147,7 @@ THRESHOLD_TITLES: dict[str, str] = {
     "consistency_min_confidence": "Emotion consistency: lowest confidence kept (0-1)",
     "response_min_score": "Reasoning and response filter: lowest score kept on every criterion (1-5)",
 }
+WHOLE_NUMBER_THRESHOLDS = frozenset({"query_min_score", "response_min_score"})
 THRESHOLD_RANGES: dict[str, tuple[float, float]] = {
     "query_min_score": (1, 5),
     "consistency_min_confidence": (0.0, 1.0),
@@ -166,6 +166,8 @@ def tightening_problem(setting: str, current: float, proposed: float) -> str | N
     low, high = THRESHOLD_RANGES[setting]
     if not low <= proposed <= high:
         return f"the value must lie between {low:g} and {high:g}"
+    if setting in WHOLE_NUMBER_THRESHOLDS and proposed != int(proposed):
+        return "filter scores are whole numbers"
     if proposed <= current:
         return f"a tighter value is above the current {current:g}"
     return None
