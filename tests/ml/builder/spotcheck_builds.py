@@ -35,7 +35,7 @@ def perception(emotion: str = "sad") -> dict[str, Any]:
         "intensity": "medium",
         "pitch": "low",
         "energy": "low",
-        "rate": "slow",
+        "rate": "low",
         "stressed_words": [],
         "intonation": "falling",
         "prosody_caption": "low, slow and quiet",
