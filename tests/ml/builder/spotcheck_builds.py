@@ -95,7 +95,9 @@ def add_sample(
     )
     if audio:
         speech = synthesize(text)
-        sample.user_audio_key = save_media(f"builder/{sample.pk}.wav", to_wav_bytes(speech.samples, speech.sample_rate))
+        sample.user_audio_key = save_media(
+            f"builder/{sample.pk}.wav", to_wav_bytes(speech.samples, speech.sample_rate)
+        )
     if not dropped_at:
         sample.response_audio_key = sample.user_audio_key or f"builder/response-{sample.pk}.wav"
     sample.save()

@@ -45,7 +45,11 @@ def test_per_stage_counts_and_top_drop_reasons(build, client_for) -> None:
     queries = stage_row(html, "queries")
     assert (cell(queries, "made"), cell(queries, "kept"), cell(queries, "dropped")) == ("16", "16", "0")
     query_filter = stage_row(html, "query_filter")
-    assert (cell(query_filter, "made"), cell(query_filter, "kept"), cell(query_filter, "dropped")) == ("16", "13", "3")
+    assert (cell(query_filter, "made"), cell(query_filter, "kept"), cell(query_filter, "dropped")) == (
+        "16",
+        "13",
+        "3",
+    )
     assert cell(query_filter, "reasons") == "non_triviality: 2 self_harm_intent: 1"
     consistency = stage_row(html, "consistency")
     assert (cell(consistency, "made"), cell(consistency, "dropped")) == ("13", "3")
@@ -84,9 +88,15 @@ def test_acceptance_per_stage_and_chart_after_spot_checks(build, client_for, mak
     chart = response.context["chart"]
     labels = chart["labels"]
     consistency = labels.index("Emotion consistency")
-    assert (chart["rate"][consistency], chart["low"][consistency], chart["high"][consistency]) == (80.0, 37.6, 96.4)
+    assert (chart["rate"][consistency], chart["low"][consistency], chart["high"][consistency]) == (
+        80.0,
+        37.6,
+        96.4,
+    )
     assert "Dialogue trajectories" not in labels
-    assert json.loads(re.search(r'id="acceptance-chart-data"[^>]*>(.*?)</script>', html, re.S).group(1)) == chart
+    assert (
+        json.loads(re.search(r'id="acceptance-chart-data"[^>]*>(.*?)</script>', html, re.S).group(1)) == chart
+    )
 
 
 def test_a_running_stage_shows_its_job_progress(build, client_for, monkeypatch) -> None:
@@ -108,7 +118,9 @@ def test_the_build_list_links_each_build_with_its_spot_check_progress(build, cli
 
 
 def test_drawing_from_the_page(build, client_for) -> None:
-    response = client_for("admin").post(reverse("ml:builder:draw", args=[build.pk]), {"percent": "50"}, follow=True)
+    response = client_for("admin").post(
+        reverse("ml:builder:draw", args=[build.pk]), {"percent": "50"}, follow=True
+    )
     assert SpotCheck.objects.filter(build=build).count() == 5
     assert "Sent 5 samples to the spot-check queue." in response.content.decode()
 

@@ -28,7 +28,11 @@ def admin_pages(build) -> list[tuple[str, str, dict]]:
         ("get", reverse("ml:builder:builds"), {}),
         ("get", reverse("ml:builder:build", args=[build.pk]), {}),
         ("post", reverse("ml:builder:draw", args=[build.pk]), {"count": "1"}),
-        ("post", reverse("ml:builder:tighten", args=[build.pk]), {"setting": "query_min_score", "value": "2"}),
+        (
+            "post",
+            reverse("ml:builder:tighten", args=[build.pk]),
+            {"setting": "query_min_score", "value": "2"},
+        ),
     ]
 
 
@@ -47,7 +51,10 @@ def test_build_pages_are_for_admins_only(build, client_for, who) -> None:
 def test_anonymous_visitors_log_in_first(build) -> None:
     anonymous = Client()
     urls = [(m, u, d) for m, u, d in admin_pages(build)]
-    urls += [("get", reverse("ml:builder:spot_checks"), {}), ("post", reverse("ml:builder:spot_check_next"), {})]
+    urls += [
+        ("get", reverse("ml:builder:spot_checks"), {}),
+        ("post", reverse("ml:builder:spot_check_next"), {}),
+    ]
     urls += [("get", reverse("ml:builder:spot_check", args=[SpotCheck.objects.first().pk]), {})]
     for method, url, data in urls:
         response = getattr(anonymous, method)(url, data)

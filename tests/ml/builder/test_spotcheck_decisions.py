@@ -48,7 +48,11 @@ def test_drop_stores_reasons_and_blamed_stage_and_leaves_the_export(build, make_
         "sounds cheerful",
     )
     check.sample.refresh_from_db()
-    assert (check.sample.status, check.sample.drop_reason, check.sample.dropped_at) == ("dropped", HUMAN_DROP, "")
+    assert (check.sample.status, check.sample.drop_reason, check.sample.dropped_at) == (
+        "dropped",
+        HUMAN_DROP,
+        "",
+    )
     assert check.sample not in finished_samples(build)
 
 
@@ -80,7 +84,11 @@ def test_fix_keeps_the_corrected_labels_and_response(build, make_user) -> None:
     assert check.perception["emotion"] == "angry" and check.perception["situation"] == "missed a promotion"
     assert check.tom["recommended_strategies"] == ["reassurance"]
     assert corrections(build) == {
-        check.sample_id: {"perception": check.perception, "tom": check.tom, "response": "That must feel unfair."}
+        check.sample_id: {
+            "perception": check.perception,
+            "tom": check.tom,
+            "response": "That must feel unfair.",
+        }
     }
     check.sample.refresh_from_db()
     assert check.sample.perception["emotion"] == "sad"  # the machine's labels stay as made
@@ -92,14 +100,20 @@ def test_fix_with_labels_outside_the_vocabulary_is_refused_and_nothing_stored(bu
     with pytest.raises(DecisionProblem, match="Primary emotion: .melancholy. is not one of"):
         decide(check, annotator, Decision("fix", ("perception_wrong",), perception={"emotion": "melancholy"}))
     with pytest.raises(DecisionProblem, match="Unknown strategies"):
-        decide(check, annotator, Decision("fix", ("strategy_wrong",), tom={"recommended_strategies": ["hugs"]}))
+        decide(
+            check, annotator, Decision("fix", ("strategy_wrong",), tom={"recommended_strategies": ["hugs"]})
+        )
     assert not SpotCheck.objects.get(pk=check.pk).is_submitted
 
 
 def test_a_fix_that_changes_nothing_is_refused(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
     with pytest.raises(DecisionProblem, match="nothing was changed"):
-        decide(take_next(annotator), annotator, Decision("fix", ("perception_wrong",), perception={"emotion": "sad"}))
+        decide(
+            take_next(annotator),
+            annotator,
+            Decision("fix", ("perception_wrong",), perception={"emotion": "sad"}),
+        )
 
 
 def test_nobody_decides_someone_elses_check(build, make_user) -> None:
