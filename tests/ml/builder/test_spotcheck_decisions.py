@@ -97,7 +97,7 @@ def test_fix_keeps_the_corrected_labels_and_response(build, make_user) -> None:
 def test_fix_with_labels_outside_the_vocabulary_is_refused_and_nothing_stored(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
     check = take_next(annotator)
-    with pytest.raises(DecisionProblem, match="Primary emotion: .melancholy. is not one of"):
+    with pytest.raises(DecisionProblem, match=r"Primary emotion: 'melancholy' is not one of"):
         decide(check, annotator, Decision("fix", ("perception_wrong",), perception={"emotion": "melancholy"}))
     with pytest.raises(DecisionProblem, match="Unknown strategies"):
         decide(
