@@ -76,9 +76,9 @@ class DecisionForm(forms.Form):
             )
 
     def label_fields(self) -> list[forms.BoundField]:
-        """Return the perception and ToM fields a fix edits, in workbench order."""
+        """Return the perception and ToM fields a fix edits, in workbench order (strategies apart)."""
         names = [f"perception_{n}" for n in (*PERCEPTION_CHOICE_FIELDS, *PERCEPTION_TEXT_FIELDS)]
-        names += [f"tom_{n}" for n in TOM_TEXT_FIELDS] + ["recommended_strategies"]
+        names += [f"tom_{n}" for n in TOM_TEXT_FIELDS]
         return [self[name] for name in names]
 
     def decision(self) -> Decision:
