@@ -70,8 +70,14 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         page.wait_for_selector("#acceptance-chart[data-whiskers]")
         consistency = page.locator("tr[data-stage=consistency] [data-testid=acceptance]").inner_text()
         assert consistency.startswith("2 of 3 · 67%")
-        assert page.locator("tr[data-stage=perception] [data-testid=acceptance]").inner_text().startswith("2 of 3")
-        assert page.locator("tr[data-stage=queries] [data-testid=acceptance]").inner_text().startswith("3 of 3")
+        assert (
+            page.locator("tr[data-stage=perception] [data-testid=acceptance]")
+            .inner_text()
+            .startswith("2 of 3")
+        )
+        assert (
+            page.locator("tr[data-stage=queries] [data-testid=acceptance]").inner_text().startswith("3 of 3")
+        )
         assert page.locator("[data-testid=overall-acceptance]").inner_text() == "33%"
         # one bar per stage the checked samples went through: all but dialogue trajectories
         assert page.locator("#acceptance-chart").get_attribute("data-rendered") == "8"

@@ -42,7 +42,9 @@ def build_list(request: StudioRequest) -> HttpResponse:
 @role_required(*BUILD_ROLES)
 @never_cache
 def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
-    """A build's stages (counts, drop reasons, cost, progress) and its spot-check acceptance."""
+    """A build's stages (counts, drop reasons, cost, progress) and its spot-check acceptance.
+
+    While the build runs, htmx fetches the stages table again every few seconds (``#stages``)."""
     build = build_or_404(build_id)
     checks = checked_samples(build)
     acceptance = acceptance_by_stage(checks)
@@ -50,9 +52,10 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
         (setting, STAGE_TITLES[stage], current_threshold(build, setting))
         for setting, stage in THRESHOLD_STAGES.items()
     ]
+    template = "ml/builder/build.html#stages" if request.htmx else "ml/builder/build.html"
     return render(
         request,
-        "ml/builder/build.html",
+        template,
         {
             "build": build,
             "stages": stage_reports(build, acceptance),

@@ -131,3 +131,15 @@ def test_drawing_needs_one_size(build, client_for) -> None:
     )
     assert "not both" in response.content.decode()
     assert not SpotCheck.objects.exists()
+
+
+def test_a_running_build_refreshes_its_stages_table(build, client_for) -> None:
+    build.status = "running"
+    build.save()
+    admin = client_for("admin")
+    page = admin.get(reverse("ml:builder:build", args=[build.pk])).content.decode()
+    assert 'hx-trigger="every 5s"' in page
+    partial = admin.get(reverse("ml:builder:build", args=[build.pk]), HTTP_HX_REQUEST="true").content.decode()
+    assert partial.lstrip().startswith('<section class="card" id="stages"')
+    assert "Spot-checks" not in partial
+    assert 'data-stage="consistency"' in partial

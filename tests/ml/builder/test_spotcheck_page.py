@@ -1,0 +1,67 @@
+"""The spot-check page: what an annotator sees (a dialogue's earlier turns, signed audio, the
+machine's labels) and how the form's decisions and refusals come back."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from ml.builder.models import BuildSample, SpotCheck
+from ml.builder.pages.queue import take_next
+from tests.ml.builder.spotcheck_builds import finished_build
+
+
+def open_check_of(sample: BuildSample, user) -> SpotCheck:
+    check = SpotCheck.objects.create(build=sample.build, sample=sample)
+    assert take_next(user, sample.build) == check
+    return check
+
+
+def test_a_dialogue_turn_shows_the_turns_before_it_and_not_after(db, client_for, users) -> None:
+    build = finished_build(single=0, dialogues=1)
+    third = BuildSample.objects.get(build=build, turn=3)
+    BuildSample.objects.filter(build=build, turn=1).update(
+        text="First thing I said.", response="First reply."
+    )
+    BuildSample.objects.filter(build=build, turn=2).update(text="Second thing I said.")
+    check = open_check_of(third, users["annotator"])
+
+    html = client_for("annotator").get(reverse("ml:builder:spot_check", args=[check.pk])).content.decode()
+
+    assert "First thing I said." in html and "First reply." in html and "Second thing I said." in html
+    assert "Turn</dt><dd>3 of 3" in html
+
+
+def test_a_fix_posted_with_a_word_outside_the_vocabulary_is_shown_and_not_stored(
+    db, client_for, users
+) -> None:
+    build = finished_build(single=1)
+    check = open_check_of(BuildSample.objects.get(build=build), users["annotator"])
+    url = reverse("ml:builder:spot_check", args=[check.pk])
+
+    response = client_for("annotator").post(
+        url, {"verdict": "fix", "reasons": ["perception_wrong"], "perception_pitch": "very high"}
+    )
+
+    assert response.status_code == 200
+    assert "Pitch: &#x27;very high&#x27; is not one of" in response.content.decode()
+    check.refresh_from_db()
+    assert not check.is_submitted
+
+
+def test_a_fix_posted_from_the_form_keeps_every_label_it_did_not_touch(db, client_for, users) -> None:
+    build = finished_build(single=2)
+    sample = BuildSample.objects.filter(build=build).first()
+    check = open_check_of(sample, users["annotator"])
+    client = client_for("annotator")
+    form = client.get(reverse("ml:builder:spot_check", args=[check.pk])).context["form"]
+    data = {name: value for name, value in form.initial.items() if value not in (None, "")}
+    data.update({"verdict": "fix", "reasons": ["strategy_wrong"], "recommended_strategies": ["reassurance"]})
+
+    response = client.post(reverse("ml:builder:spot_check", args=[check.pk]), data)
+
+    assert response.status_code == 302  # on to the next check of the build
+    check.refresh_from_db()
+    assert (check.verdict, check.stage) == ("fix", "response_filter")
+    assert check.tom["recommended_strategies"] == ["reassurance"]
+    assert check.perception == {**sample.perception}
+    assert check.response == ""  # the response was not changed
