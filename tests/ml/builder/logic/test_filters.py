@@ -72,7 +72,7 @@ def test_a_reasoned_answer_renders_the_output_format_the_ml_code_parses() -> Non
     reasoned = read_reasoned(REASONED)
     assert isinstance(reasoned, Reasoned)
     parsed = parse_output(reasoned.output)
-    assert parsed.well_formed
+    assert parsed.well_formed and parsed.reasoning and parsed.strategy
     assert parse_reasoning_fields(parsed.reasoning.text)["latent_need"] == "Belonging."
     strategy = parse_strategy_fields(parsed.strategy.text)
     assert (strategy.strategies, strategy.speech_style) == (["validation", "questioning"], "comforting")
