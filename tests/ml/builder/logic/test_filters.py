@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ml.builder.logic.filters import (
+    Query,
     Reasoned,
     Verdict,
     query_verdict,
@@ -48,10 +49,8 @@ def test_a_tighter_threshold_drops_what_a_looser_one_kept() -> None:
 
 
 def test_a_query_answer_needs_text() -> None:
-    assert (
-        read_query({"query": "  I lost my job today.  ", "emotion_variant": "despair"}).text
-        == "I lost my job today."
-    )
+    query = read_query({"query": "  I lost my job today.  ", "emotion_variant": "despair"})
+    assert isinstance(query, Query) and query.text == "I lost my job today."
     assert isinstance(read_query({"query": ""}), Verdict)
 
 
