@@ -64,7 +64,9 @@ def ensure_rows(build_id: int, stage: str) -> int:
     (the unique constraint ignores rows that exist), so shards and re-runs may all call it.
     """
     made, last = 0, 0
-    samples = BuildSample.objects.filter(build_id=build_id, status=SampleStatus.ACTIVE)
+    samples = BuildSample.objects.filter(build_id=build_id, status=SampleStatus.ACTIVE).exclude(
+        stage_rows__stage=stage
+    )
     if stage == TRAJECTORIES:
         samples = samples.filter(dialogue__isnull=False)
     while True:
