@@ -15,7 +15,7 @@ The race each function prevents:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
@@ -31,7 +31,7 @@ from ml.builder.models import (
     SampleStageStatus,
     SampleStatus,
 )
-from ml.builder.stages import STAGE_VERSIONS, TRAJECTORIES
+from ml.builder.stages import DIALOGUE_BROKEN, STAGE_VERSIONS, TRAJECTORIES
 from webapp.models import FINISHED_STATUSES, Job
 
 ROW_BATCH = 2000
@@ -64,7 +64,9 @@ def ensure_rows(build_id: int, stage: str) -> int:
     (the unique constraint ignores rows that exist), so shards and re-runs may all call it.
     """
     made, last = 0, 0
-    samples = BuildSample.objects.filter(build_id=build_id, status=SampleStatus.ACTIVE)
+    samples = BuildSample.objects.filter(build_id=build_id, status=SampleStatus.ACTIVE).exclude(
+        stage_rows__stage=stage
+    )
     if stage == TRAJECTORIES:
         samples = samples.filter(dialogue__isnull=False)
     while True:
@@ -210,3 +212,30 @@ def refresh_summary(stage_row: BuildStage) -> BuildStage:
         stage_row.cost["samples_per_second"] = round(made / elapsed, 3) if elapsed > 0 else 0.0
     BuildStage.objects.filter(pk=stage_row.pk).update(counts=stage_row.counts, cost=stage_row.cost)
     return stage_row
+
+
+def drop_whole_dialogue(
+    sample_turns: Sequence[tuple[int, int]], results: Sequence[SampleResult]
+) -> list[SampleResult]:
+    """Return one result per (sample id, turn) of a unit, every turn dropped when one of them was.
+
+    A dialogue with a hole in it trains nothing useful, so the turns a step kept (or never reached,
+    having stopped at the dropped one) are dropped too, naming the turn that broke the dialogue.
+    """
+    done = {result.sample_id: result for result in results}
+    dropped = next((result for result in results if not result.kept), None)
+    if dropped is None:
+        return [done[sample_id] for sample_id, _ in sample_turns]
+    turn_of = dict(sample_turns)
+    detail = f"turn {turn_of[dropped.sample_id]} was dropped ({dropped.reason})"
+    return [
+        done[sample_id]
+        if sample_id in done and not done[sample_id].kept
+        else replace(
+            done.get(sample_id) or SampleResult(sample_id, False),
+            kept=False,
+            reason=DIALOGUE_BROKEN,
+            detail=detail,
+        )
+        for sample_id, _ in sample_turns
+    ]

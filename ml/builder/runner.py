@@ -137,7 +137,8 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
 
 def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[claims.SampleResult]:
     try:
-        return step(samples, context)
+        results = step(samples, context)
+        return claims.drop_whole_dialogue([(sample.pk, sample.turn) for sample in samples], results)
     except Exception as exc:
         # One sample the step cannot handle (a bug, strange audio) is dropped with the error,
         # counted on the build page, rather than failing a stage of thousands.

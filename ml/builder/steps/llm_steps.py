@@ -2,14 +2,13 @@
 
 Each step takes one unit (a single sample, or a dialogue's turns in order) and returns one
 ``SampleResult`` per sample; it runs on a stage worker thread and writes nothing but the LLM
-answer store. A dialogue is dropped whole when one of its turns is: a session with a hole in it
-trains nothing useful.
+answer store. A step stops at a dialogue's first dropped turn; the runner then drops the rest
+(``claims.drop_whole_dialogue``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from ml.builder.claims import SampleResult
 from ml.builder.llm import Answer, BuildLlm
@@ -25,7 +24,7 @@ from ml.builder.logic.filters import (
 from ml.builder.logic.perception import perception_text
 from ml.builder.logic.trajectory import TrajectoryProblem, planned_turn, read_trajectory
 from ml.builder.models import BuildSample
-from ml.builder.stages import DIALOGUE_BROKEN, LLM_ERROR
+from ml.builder.stages import LLM_ERROR
 
 
 class LlmStepContext:
@@ -64,27 +63,6 @@ def _failed(sample: BuildSample, answer: Answer) -> SampleResult:
     return _result(sample, answer, kept=False, reason=LLM_ERROR, detail=answer.error)
 
 
-def _with_broken_dialogue(unit: Sequence[BuildSample], results: list[SampleResult]) -> list[SampleResult]:
-    """Return the results with every turn dropped when one turn was (turns never seen included)."""
-    dropped = next((result for result in results if not result.kept), None)
-    if dropped is None or len(unit) == 1:
-        return results
-    done = {result.sample_id: result for result in results}
-    culprit = next(sample for sample in unit if sample.pk == dropped.sample_id)
-    detail = f"turn {culprit.turn} was dropped ({dropped.reason})"
-    return [
-        done[sample.pk]
-        if sample.pk == dropped.sample_id
-        else replace(
-            done.get(sample.pk) or SampleResult(sample.pk, False),
-            kept=False,
-            reason=DIALOGUE_BROKEN,
-            detail=detail,
-        )
-        for sample in unit
-    ]
-
-
 def trajectories(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
     """Plan the dialogue's turns; each turn takes its planned emotion and intensity."""
     head = unit[0]
@@ -95,11 +73,11 @@ def trajectories(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[Sampl
     )
     answer = ctx.llm.ask(messages, dialogue.external_id)
     if not answer.ok:
-        return _with_broken_dialogue(unit, [_failed(head, answer)])
+        return [_failed(head, answer)]
     planned = read_trajectory(answer.data, len(unit))
     if isinstance(planned, TrajectoryProblem):
         failed = _result(head, answer, kept=False, reason=planned.reason, detail=planned.detail)
-        return _with_broken_dialogue(unit, [failed])
+        return [failed]
     trajectory = {"trajectory": [turn.to_json() for turn in planned], "trajectory_model": answer.model}
     return [
         _result(
@@ -143,7 +121,7 @@ def queries(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResu
         sample.text, sample.models_used = query.text, models
         results.append(_result(sample, answer, fields=fields))
         history.append(prompts.Exchange(sample.turn, query.text, planned_strategy=strategy))
-    return _with_broken_dialogue(unit, results)
+    return results
 
 
 def query_filter(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
@@ -163,7 +141,7 @@ def query_filter(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[Sampl
         )
         if not verdict.kept:
             break
-    return _with_broken_dialogue(unit, results)
+    return results
 
 
 def responses(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
@@ -189,7 +167,7 @@ def responses(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleRe
             break
         results.append(_result(sample, answer, fields=_reasoned_fields(sample, reasoned, answer)))
         history.append(prompts.Exchange(sample.turn, sample.text, assistant=reasoned.response))
-    return _with_broken_dialogue(unit, results)
+    return results
 
 
 def _reasoned_fields(sample: BuildSample, reasoned: Reasoned, answer: Answer) -> dict[str, object]:
@@ -220,4 +198,4 @@ def response_filter(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[Sa
         )
         if not verdict.kept:
             break
-    return _with_broken_dialogue(unit, results)
+    return results

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from ml.builder.models import BuildSample, SampleStage, SampleStatus
 from ml.builder.runner import start_build
 from ml.builder.stages import SAMPLE_STAGES
@@ -11,12 +9,6 @@ from tests.ml.builder.support import make_build, make_taxonomy, run_queued_jobs
 from tests.support.builder_llm import builder_responder, calls_by_stage, repeated_prompts
 from tests.support.fake_chat_server import running_chat_server
 from webapp.models import JobStatus
-
-
-@pytest.fixture
-def queued_here(monkeypatch):
-    """Jobs stay queued for `run_queued_jobs` instead of going to the broker."""
-    monkeypatch.setattr("webapp.jobs.enqueue", lambda job: None)
 
 
 def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_root, queued_here) -> None:
@@ -42,5 +34,8 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
     kept = BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE)
     assert kept.exists()
     assert all(sample.response_audio_key and sample.output.startswith("<think>") for sample in kept)
+    # and a dialogue is kept or dropped whole, never with a hole
+    for dialogue in build.dialogues.all():
+        assert len({turn.status for turn in dialogue.turns.all()}) == 1
     build.refresh_from_db()
     assert build.status == "succeeded" and build.export_path
