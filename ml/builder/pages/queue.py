@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
 from django.utils import timezone
 
 from annotation.labelling.schema import (
@@ -31,7 +31,7 @@ from annotation.labelling.schema import (
 from ml.builder.export import finished_samples
 from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
-from ml.builder.pages.sampling import stratified_sample
+from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 from webapp.models import User
 
@@ -39,32 +39,44 @@ HUMAN_DROP = "spot_check_drop"  # BuildSample.drop_reason of a sample an annotat
 DEFAULT_SPOT_CHECK_RATE = 0.02
 
 
-def stratum_of(prompt_variant: str, dialogue_id: int | None) -> str:
-    """Return the spot-check stratum of a sample: its prompt variant, single or dialogue."""
-    return f"{prompt_variant}/{'dialogue' if dialogue_id else 'single'}"
+IN_DIALOGUE = ExpressionWrapper(Q(dialogue__isnull=False), output_field=BooleanField())
+
+
+def stratum_of(prompt_variant: str, in_dialogue: object) -> str:
+    """Return the spot-check stratum of a sample: its prompt variant, single or dialogue turn."""
+    return f"{prompt_variant}/{'dialogue' if in_dialogue else 'single'}"
 
 
 def draw_spot_checks(build: Build, *, fraction: float | None = None, count: int | None = None) -> int:
     """Open spot-checks for a seeded, stratified sample of the build's finished, unchecked samples.
 
     Without a size, the build's ``spot_check_rate`` (or 2%) of them. Return how many were opened.
+    The strata are counted in the database and their ids read one stratum at a time, so a draw
+    from a build of hundreds of thousands of samples never holds them all.
     """
     if fraction is None and count is None:
         fraction = float(build.config.get("spot_check_rate") or DEFAULT_SPOT_CHECK_RATE)
-    candidates = (
-        finished_samples(build)
-        .filter(spot_checks__isnull=True)
-        .values_list("id", "prompt_variant", "dialogue_id")
-        .order_by("id")
-    )
-    pairs = [(pk, stratum_of(variant, dialogue)) for pk, variant, dialogue in candidates.iterator()]
-    if not pairs:
+    candidates = finished_samples(build).filter(spot_checks__isnull=True)
+    sizes = {
+        (variant, in_dialogue): n
+        for variant, in_dialogue, n in candidates.annotate(in_dialogue=IN_DIALOGUE)
+        .values_list("prompt_variant", "in_dialogue")
+        .annotate(n=Count("id"))
+        .values_list("prompt_variant", "in_dialogue", "n")
+    }
+    if not sizes:
         return 0
-    drawn = SpotCheck.objects.filter(build=build).count()
+    total = sample_size(sum(sizes.values()), fraction=fraction, count=count)
+    shares = allocate({stratum_of(*key): n for key, n in sizes.items()}, total)
     # The seed names the draw, so a second draw of the same build picks afresh among the rest.
-    chosen = stratified_sample(pairs, f"{build.seed}:{drawn}", fraction=fraction, count=count)
+    seed = f"{build.seed}:{SpotCheck.objects.filter(build=build).count()}"
+    chosen: list[int] = []
+    for variant, in_dialogue in sizes:
+        stratum = stratum_of(variant, in_dialogue)
+        ids = candidates.filter(prompt_variant=variant, dialogue__isnull=not in_dialogue)
+        chosen += draw_from_stratum(list(ids.values_list("id", flat=True)), shares[stratum], seed, stratum)
     made = SpotCheck.objects.bulk_create(
-        [SpotCheck(build=build, sample_id=pk) for pk in chosen], ignore_conflicts=True
+        [SpotCheck(build=build, sample_id=pk) for pk in sorted(chosen)], ignore_conflicts=True
     )
     return len(made)
 

@@ -64,10 +64,11 @@ def stratified_sample(
     shares = allocate({stratum: len(ids) for stratum, ids in strata.items()}, total)
     chosen: list[int] = []
     for stratum, ids in strata.items():
-        chosen.extend(_draw(sorted(ids), shares[stratum], f"{seed}:{stratum}"))
+        chosen.extend(draw_from_stratum(ids, shares[stratum], seed, stratum))
     return sorted(chosen)
 
 
-def _draw(ids: Sequence[int], k: int, seed: str) -> list[int]:
+def draw_from_stratum(ids: Sequence[int], k: int, seed: int | str, stratum: Hashable) -> list[int]:
+    """Return `k` of one stratum's ids, the same ones for the same ids, seed and stratum."""
     # random.Random with a str seed hashes it with sha512: stable across processes and versions.
-    return random.Random(seed).sample(list(ids), k)
+    return random.Random(f"{seed}:{stratum}").sample(sorted(ids), k)

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from ml.builder.export import finished_samples
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import draw_spot_checks, stratum_of
 from ml.builder.pages.sampling import SamplingProblem, allocate, sample_size, stratified_sample
@@ -79,3 +80,18 @@ def test_without_a_size_the_builds_rate_applies(db) -> None:
     build.config = {**build.config, "spot_check_rate": 0.25}
     build.save()
     assert draw_spot_checks(build) == 3
+
+
+def test_the_database_draw_is_the_pure_draw(db) -> None:
+    # given the same candidates, strata and seed, the draw made stratum by stratum in the database
+    # picks exactly what the pure function picks from the whole list
+    build = finished_build(single=12, dialogues=2)
+    pairs = [
+        (sample.pk, stratum_of(sample.prompt_variant, sample.dialogue_id))
+        for sample in finished_samples(build)
+    ]
+    expected = stratified_sample(pairs, f"{build.seed}:0", fraction=1 / 3)
+
+    draw_spot_checks(build, fraction=1 / 3)
+
+    assert sorted(SpotCheck.objects.filter(build=build).values_list("sample_id", flat=True)) == expected
