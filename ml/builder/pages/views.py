@@ -136,7 +136,8 @@ def spot_check_queue(request: StudioRequest) -> HttpResponse:
 @require_POST
 def spot_check_next(request: StudioRequest) -> HttpResponse:
     """Open the annotator's next check (of one build, when the form names it)."""
-    build = build_or_404(int(request.POST["build"])) if request.POST.get("build") else None
+    chosen = request.POST.get("build", "")
+    build = build_or_404(int(chosen)) if chosen.isdigit() else None
     check = take_next(request.user, build)
     if check is None:
         messages.info(request, "No spot-check is waiting.")

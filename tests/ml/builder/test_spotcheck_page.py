@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from ml.builder.models import BuildSample, SpotCheck
-from ml.builder.pages.queue import take_next
+from ml.builder.pages.queue import draw_spot_checks, take_next
 from tests.ml.builder.spotcheck_builds import finished_build
 
 
@@ -65,3 +65,31 @@ def test_a_fix_posted_from_the_form_keeps_every_label_it_did_not_touch(db, clien
     assert check.tom["recommended_strategies"] == ["reassurance"]
     assert check.perception == {**sample.perception}
     assert check.response == ""  # the response was not changed
+
+
+def test_a_decision_can_be_changed_from_the_decided_list(db, client_for, users) -> None:
+    build = finished_build(single=1)
+    check = open_check_of(BuildSample.objects.get(build=build), users["annotator"])
+    client = client_for("annotator")
+    url = reverse("ml:builder:spot_check", args=[check.pk])
+    client.post(url, {"verdict": "drop", "reasons": ["query_unsafe"]})
+    assert BuildSample.objects.get(pk=check.sample_id).status == "dropped"
+    queue = client.get(reverse("ml:builder:spot_checks")).content.decode()
+    assert f'href="{url}"' in queue
+
+    client.post(url, {"verdict": "keep"})
+
+    check.refresh_from_db()
+    assert (check.verdict, check.reasons, check.stage) == ("keep", [], "")
+    assert BuildSample.objects.get(pk=check.sample_id).status == "active"
+
+
+def test_a_strange_build_number_means_any_build(db, client_for) -> None:
+    finished_build(single=1)
+    from ml.builder.models import Build
+    from ml.builder.pages.queue import draw_spot_checks
+
+    draw_spot_checks(Build.objects.get(), count=1)
+    response = client_for("annotator").post(reverse("ml:builder:spot_check_next"), {"build": "x1"})
+    assert response.status_code == 302
+    assert response.url == reverse("ml:builder:spot_check", args=[SpotCheck.objects.get().pk])
