@@ -85,11 +85,7 @@ def test_a_decision_can_be_changed_from_the_decided_list(db, client_for, users) 
 
 
 def test_a_strange_build_number_means_any_build(db, client_for) -> None:
-    finished_build(single=1)
-    from ml.builder.models import Build
-    from ml.builder.pages.queue import draw_spot_checks
-
-    draw_spot_checks(Build.objects.get(), count=1)
+    draw_spot_checks(finished_build(single=1), count=1)
     response = client_for("annotator").post(reverse("ml:builder:spot_check_next"), {"build": "x1"})
     assert response.status_code == 302
     assert response.url == reverse("ml:builder:spot_check", args=[SpotCheck.objects.get().pk])
