@@ -18,9 +18,12 @@ from ml.builder.models import (
     BuildStatus,
     SampleStage,
     SampleStatus,
+    SpotCheck,
     StageStatus,
 )
+from ml.builder.pages.queue import take_next
 from ml.builder.stages import SAMPLE_STAGES, STAGES, TRAJECTORIES
+from webapp.models import User
 from webapp.storage import save_media
 
 VARIANTS = ("standard", "role-play", "modality-conflict")
@@ -154,3 +157,10 @@ def finished_build(
     for row in BuildStage.objects.filter(build=build).exclude(stage="plan"):
         refresh_summary(row)
     return build
+
+
+def taken(user: User, build: Build | None = None) -> SpotCheck:
+    """Return the next spot-check the user takes from the queue (there must be one)."""
+    check = take_next(user, build)
+    assert check is not None, "the queue is empty"
+    return check

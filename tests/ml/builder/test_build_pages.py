@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 
 from ml.builder.models import BuildStage, SpotCheck, StageStatus
-from ml.builder.pages.queue import Decision, decide, draw_spot_checks, take_next
-from tests.ml.builder.spotcheck_builds import finished_build
+from ml.builder.pages.queue import Decision, decide, draw_spot_checks
+from tests.ml.builder.spotcheck_builds import finished_build, taken
 from webapp.jobs import start_job
 from webapp.roles import Role
 
@@ -72,7 +72,7 @@ def test_acceptance_per_stage_and_chart_after_spot_checks(build, client_for, mak
         Decision("fix", ("perception_wrong",), perception={"intensity": "high"}),
     ]
     for decision in decisions:
-        decide(take_next(annotator), annotator, decision)
+        decide(taken(annotator), annotator, decision)
 
     # when the admin opens the build page
     response = client_for("admin").get(reverse("ml:builder:build", args=[build.pk]))
@@ -94,9 +94,8 @@ def test_acceptance_per_stage_and_chart_after_spot_checks(build, client_for, mak
         96.4,
     )
     assert "Dialogue trajectories" not in labels
-    assert (
-        json.loads(re.search(r'id="acceptance-chart-data"[^>]*>(.*?)</script>', html, re.S).group(1)) == chart
-    )
+    embedded = re.search(r'id="acceptance-chart-data"[^>]*>(.*?)</script>', html, re.S)
+    assert embedded and json.loads(embedded.group(1)) == chart
 
 
 def test_a_running_stage_shows_its_job_progress(build, client_for, monkeypatch) -> None:
@@ -111,7 +110,7 @@ def test_a_running_stage_shows_its_job_progress(build, client_for, monkeypatch) 
 def test_the_build_list_links_each_build_with_its_spot_check_progress(build, client_for, make_user) -> None:
     draw_spot_checks(build, count=2)
     annotator = make_user(Role.ANNOTATOR)
-    decide(take_next(annotator), annotator, Decision("keep"))
+    decide(taken(annotator), annotator, Decision("keep"))
     html = client_for("admin").get(reverse("ml:builder:builds")).content.decode()
     assert reverse("ml:builder:build", args=[build.pk]) in html
     assert "1 of 2" in html

@@ -8,8 +8,8 @@ from django.test import Client
 from django.urls import reverse
 
 from ml.builder.models import SpotCheck
-from ml.builder.pages.queue import draw_spot_checks, take_next
-from tests.ml.builder.spotcheck_builds import finished_build
+from ml.builder.pages.queue import draw_spot_checks
+from tests.ml.builder.spotcheck_builds import finished_build, taken
 
 SPOT_CHECKERS = ("annotator", "lead", "admin")
 OTHERS = ("actor", "reviewer", "evaluator", "norole")
@@ -55,7 +55,7 @@ def test_anonymous_visitors_log_in_first(build) -> None:
         ("get", reverse("ml:builder:spot_checks"), {}),
         ("post", reverse("ml:builder:spot_check_next"), {}),
     ]
-    urls += [("get", reverse("ml:builder:spot_check", args=[SpotCheck.objects.first().pk]), {})]
+    urls += [("get", reverse("ml:builder:spot_check", args=[SpotCheck.objects.order_by("id")[0].pk]), {})]
     for method, url, data in urls:
         response = getattr(anonymous, method)(url, data)
         assert response.status_code == 302 and response.url.startswith(reverse("login")), url
@@ -85,7 +85,7 @@ def test_the_spot_check_queue_is_for_annotators_leads_and_admins(build, client_f
 
 
 def test_a_check_is_only_its_annotators(build, client_for, users) -> None:
-    check = take_next(users["annotator"])
+    check = taken(users["annotator"])
     url = reverse("ml:builder:spot_check", args=[check.pk])
     assert client_for("annotator").get(url).status_code == 200
     for other in ("lead", "admin"):

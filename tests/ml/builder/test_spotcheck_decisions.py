@@ -7,9 +7,9 @@ import pytest
 
 from ml.builder.export import finished_samples
 from ml.builder.models import SpotCheck
-from ml.builder.pages.queue import HUMAN_DROP, Decision, corrections, decide, draw_spot_checks, take_next
+from ml.builder.pages.queue import HUMAN_DROP, Decision, corrections, decide, draw_spot_checks
 from ml.builder.pages.rules import DecisionProblem
-from tests.ml.builder.spotcheck_builds import finished_build
+from tests.ml.builder.spotcheck_builds import finished_build, taken
 from webapp.roles import Role
 
 
@@ -22,15 +22,15 @@ def build(db):
 
 def test_two_annotators_get_different_checks_and_keep_their_own(build, make_user) -> None:
     first, second = make_user(Role.ANNOTATOR), make_user(Role.ANNOTATOR)
-    mine = take_next(first)
-    theirs = take_next(second)
+    mine = taken(first)
+    theirs = taken(second)
     assert mine is not None and theirs is not None and mine.pk != theirs.pk
-    assert take_next(first) == mine  # the open one comes back until it is decided
+    assert taken(first) == mine  # the open one comes back until it is decided
 
 
 def test_keep_is_stored_without_reasons(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
-    check = decide(take_next(annotator), annotator, Decision("keep"))
+    check = decide(taken(annotator), annotator, Decision("keep"))
     check.refresh_from_db()
     assert (check.verdict, check.reasons, check.stage) == ("keep", [], "")
     assert check.is_submitted
@@ -38,7 +38,7 @@ def test_keep_is_stored_without_reasons(build, make_user) -> None:
 
 def test_drop_stores_reasons_and_blamed_stage_and_leaves_the_export(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
-    check = take_next(annotator)
+    check = taken(annotator)
     decide(check, annotator, Decision("drop", ("audio_wrong_emotion",), note="sounds cheerful"))
     check.refresh_from_db()
     assert (check.verdict, check.reasons, check.stage, check.note) == (
@@ -58,7 +58,7 @@ def test_drop_stores_reasons_and_blamed_stage_and_leaves_the_export(build, make_
 
 def test_a_changed_mind_brings_a_dropped_sample_back(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
-    check = take_next(annotator)
+    check = taken(annotator)
     decide(check, annotator, Decision("drop", ("query_unnatural",)))
     decide(check, annotator, Decision("keep"))
     check.sample.refresh_from_db()
@@ -67,7 +67,7 @@ def test_a_changed_mind_brings_a_dropped_sample_back(build, make_user) -> None:
 
 def test_fix_keeps_the_corrected_labels_and_response(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
-    check = take_next(annotator)
+    check = taken(annotator)
     decide(
         check,
         annotator,
@@ -96,7 +96,7 @@ def test_fix_keeps_the_corrected_labels_and_response(build, make_user) -> None:
 
 def test_fix_with_labels_outside_the_vocabulary_is_refused_and_nothing_stored(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
-    check = take_next(annotator)
+    check = taken(annotator)
     with pytest.raises(DecisionProblem, match=r"Primary emotion: 'melancholy' is not one of"):
         decide(check, annotator, Decision("fix", ("perception_wrong",), perception={"emotion": "melancholy"}))
     with pytest.raises(DecisionProblem, match="Unknown strategies"):
@@ -110,7 +110,7 @@ def test_a_fix_that_changes_nothing_is_refused(build, make_user) -> None:
     annotator = make_user(Role.ANNOTATOR)
     with pytest.raises(DecisionProblem, match="nothing was changed"):
         decide(
-            take_next(annotator),
+            taken(annotator),
             annotator,
             Decision("fix", ("perception_wrong",), perception={"emotion": "sad"}),
         )
@@ -118,6 +118,6 @@ def test_a_fix_that_changes_nothing_is_refused(build, make_user) -> None:
 
 def test_nobody_decides_someone_elses_check(build, make_user) -> None:
     owner, other = make_user(Role.ANNOTATOR), make_user(Role.ANNOTATOR)
-    check = take_next(owner)
+    check = taken(owner)
     with pytest.raises(DecisionProblem, match="someone else"):
         decide(check, other, Decision("keep"))

@@ -6,13 +6,13 @@ from __future__ import annotations
 from django.urls import reverse
 
 from ml.builder.models import BuildSample, SpotCheck
-from ml.builder.pages.queue import draw_spot_checks, take_next
-from tests.ml.builder.spotcheck_builds import finished_build
+from ml.builder.pages.queue import draw_spot_checks
+from tests.ml.builder.spotcheck_builds import finished_build, taken
 
 
 def open_check_of(sample: BuildSample, user) -> SpotCheck:
     check = SpotCheck.objects.create(build=sample.build, sample=sample)
-    assert take_next(user, sample.build) == check
+    assert taken(user, sample.build) == check
     return check
 
 
@@ -50,7 +50,7 @@ def test_a_fix_posted_with_a_word_outside_the_vocabulary_is_shown_and_not_stored
 
 def test_a_fix_posted_from_the_form_keeps_every_label_it_did_not_touch(db, client_for, users) -> None:
     build = finished_build(single=2)
-    sample = BuildSample.objects.filter(build=build).first()
+    sample = BuildSample.objects.filter(build=build).order_by("id")[0]
     check = open_check_of(sample, users["annotator"])
     client = client_for("annotator")
     form = client.get(reverse("ml:builder:spot_check", args=[check.pk])).context["form"]

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 
 from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus
-from ml.builder.pages.queue import Decision, decide, draw_spot_checks, take_next
+from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, tighten
 from ml.builder.runner import start_build
+from tests.ml.builder.spotcheck_builds import finished_build, taken
 from tests.ml.builder.support import make_build, make_taxonomy, run_queued_jobs
 from tests.support.builder_llm import builder_responder, repeated_prompts
 from tests.support.fake_chat_server import running_chat_server
@@ -44,9 +45,7 @@ def test_tightening_the_consistency_check_reruns_only_what_it_kept(
         start_build(build)
         run_queued_jobs()
         draw_spot_checks(build, count=1)
-        human_drop = decide(
-            take_next(annotator), annotator, Decision("drop", ("response_inappropriate",))
-        ).sample
+        human_drop = decide(taken(annotator), annotator, Decision("drop", ("response_inappropriate",))).sample
         before = rows(build, EARLIER)
         consistency_before = rows(build, ["consistency"])
         kept = {sample for (sample, _), (_, outcome) in consistency_before.items() if outcome == "kept"}
@@ -97,16 +96,12 @@ def test_tightening_the_consistency_check_reruns_only_what_it_kept(
 
 
 def test_loosening_is_refused(db, make_user) -> None:
-    from tests.ml.builder.spotcheck_builds import finished_build
-
     build = finished_build(single=2)
     with pytest.raises(TighteningRefused, match="tighter value"):
         tighten(build, "consistency_min_confidence", 0.3, make_user(Role.ADMIN))
 
 
 def test_a_busy_build_is_not_rerun(db, make_user, queued_here) -> None:
-    from tests.ml.builder.spotcheck_builds import finished_build
-
     build = finished_build(single=2)
     job = start_job("builder_stage", parameters={"build": build.pk, "stage": "response_audio", "shard": 0})
     BuildStage.objects.filter(build=build, stage="response_audio").update(job=job)
@@ -116,8 +111,6 @@ def test_a_busy_build_is_not_rerun(db, make_user, queued_here) -> None:
 
 
 def test_the_page_reports_a_refused_tightening(db, client_for) -> None:
-    from tests.ml.builder.spotcheck_builds import finished_build
-
     build = finished_build(single=2)
     response = client_for("admin").post(
         reverse("ml:builder:tighten", args=[build.pk]),
