@@ -12,9 +12,9 @@ from typing import Any
 from django import forms
 
 from annotation.labelling.schema import CHOICES, PERCEPTION_TEXT_FIELDS, TOM_TEXT_FIELDS, field_label
-from ml.builder.models import BuildSample
+from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import Decision
-from ml.builder.pages.rules import REASON_TITLES, THRESHOLD_TITLES
+from ml.builder.pages.rules import REASON_TITLES, THRESHOLD_TITLES, DecisionProblem, blamed_stage
 from ml.builder.stages import SAMPLE_STAGES, SPOT_CHECK_REASONS, SPOT_CHECK_VERDICTS, STAGE_TITLES
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 
@@ -48,10 +48,23 @@ class DecisionForm(forms.Form):
         label=field_label("tom.recommended_strategies"),
     )
 
-    def __init__(self, *args: Any, sample: BuildSample, **kwargs: Any) -> None:
-        perception, tom = sample.perception or {}, sample.tom or {}
+    def __init__(
+        self, *args: Any, sample: BuildSample, earlier: SpotCheck | None = None, **kwargs: Any
+    ) -> None:
+        # A decided check opens with the decision given (and a fix with its corrections).
+        perception = {**(sample.perception or {}), **(earlier.perception if earlier else {})}
+        tom = {**(sample.tom or {}), **(earlier.tom if earlier else {})}
+        decided: dict[str, Any] = {}
+        if earlier is not None and earlier.is_submitted:
+            decided = {
+                "verdict": earlier.verdict,
+                "reasons": earlier.reasons,
+                "stage": "" if earlier.stage == _stage_the_reasons_name(earlier) else earlier.stage,
+                "note": earlier.note,
+            }
         initial = {
-            "response": sample.response,
+            **decided,
+            "response": (earlier.response if earlier else "") or sample.response,
             "recommended_strategies": tom.get("recommended_strategies", []),
             **{f"perception_{name}": perception.get(name, "") for name in PERCEPTION_CHOICE_FIELDS},
             **{f"perception_{name}": perception.get(name, "") for name in PERCEPTION_TEXT_FIELDS},
@@ -99,6 +112,13 @@ class DecisionForm(forms.Form):
             tom=tom if fix else {},
             response=data["response"] if fix else "",
         )
+
+
+def _stage_the_reasons_name(check: SpotCheck) -> str:
+    try:
+        return blamed_stage(check.verdict, check.reasons)
+    except DecisionProblem:  # "other" alone names no stage: the annotator chose one
+        return ""
 
 
 class DrawForm(forms.Form):

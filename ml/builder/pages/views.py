@@ -151,7 +151,7 @@ def spot_check_page(request: StudioRequest, check_id: int) -> HttpResponse:
     """One sample to keep, fix or drop, with the earlier turns of its dialogue."""
     check = own_spot_check_or_404(check_id, request.user)
     sample = check.sample
-    form = DecisionForm(request.POST or None, sample=sample)
+    form = DecisionForm(request.POST or None, sample=sample, earlier=check)
     if request.method == "POST" and form.is_valid():
         try:
             decide(check, request.user, form.decision())

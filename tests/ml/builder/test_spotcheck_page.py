@@ -89,3 +89,24 @@ def test_a_strange_build_number_means_any_build(db, client_for) -> None:
     response = client_for("annotator").post(reverse("ml:builder:spot_check_next"), {"build": "x1"})
     assert response.status_code == 302
     assert response.url == reverse("ml:builder:spot_check", args=[SpotCheck.objects.get().pk])
+
+
+def test_a_decided_check_opens_with_its_decision(db, client_for, users) -> None:
+    build = finished_build(single=1)
+    check = open_check_of(BuildSample.objects.get(build=build), users["annotator"])
+    client = client_for("annotator")
+    url = reverse("ml:builder:spot_check", args=[check.pk])
+    form = client.get(url).context["form"]
+    data = {name: value for name, value in form.initial.items() if value not in (None, "")}
+    data.update(
+        {"verdict": "fix", "reasons": ["perception_wrong"], "perception_intensity": "high", "note": "louder"}
+    )
+    client.post(url, data)
+
+    reopened = client.get(url).context["form"]
+
+    assert reopened.initial["verdict"] == "fix"
+    assert reopened.initial["reasons"] == ["perception_wrong"]
+    assert reopened.initial["note"] == "louder"
+    assert reopened.initial["perception_intensity"] == "high"
+    assert reopened.initial["stage"] == ""  # the reason names the stage; no explicit choice was made
