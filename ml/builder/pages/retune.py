@@ -5,7 +5,7 @@ config, the provenance's ``tightenings``; the stage row's ``settings`` when the 
 puts back the samples the filter had kept (``rules.affected_samples``) at that stage and every
 later one, and starts the filter stage through the pipeline's ``runner.start_stage``; the
 pipeline then runs the following stages as usual. Samples the filter dropped, samples dropped
-before it and samples an annotator dropped are left as they are.
+before it, samples an annotator dropped and the other turns of their dialogues are left as they are.
 
 The race it prevents: a stage job still claiming rows while its rows are deleted. The build row
 is locked and the re-run refused while any stage job is queued or running (``runner.BuildBusy``).
@@ -29,6 +29,7 @@ from ml.builder.models import (
     SampleStatus,
     StageStatus,
 )
+from ml.builder.pages.queue import HUMAN_DROP
 from ml.builder.pages.rules import (
     THRESHOLD_STAGES,
     WHOLE_NUMBER_THRESHOLDS,
@@ -44,6 +45,15 @@ __all__ = ["BuildBusy", "TighteningRefused", "current_threshold", "tighten"]
 
 class TighteningRefused(ValueError):
     """The tightening cannot be applied, with the reason in words."""
+
+
+def _dropped_by_people(build: Build) -> set[int]:
+    """Return the samples annotators dropped, with every turn of a dialogue one of them belongs to:
+    a re-run must not bring them back, and a dialogue is redone whole or not at all."""
+    dropped = BuildSample.objects.filter(build=build, status=SampleStatus.DROPPED, drop_reason=HUMAN_DROP)
+    dialogues = dropped.exclude(dialogue__isnull=True).values("dialogue_id")
+    turns = BuildSample.objects.filter(build=build, dialogue_id__in=dialogues)
+    return set(dropped.values_list("pk", flat=True)) | set(turns.values_list("pk", flat=True))
 
 
 def current_threshold(build: Build, setting: str) -> float:
@@ -71,10 +81,7 @@ def tighten(build: Build, setting: str, value: float, user: User | None) -> tupl
             raise BuildBusy("wait for the running stage to finish (or cancel it) before tightening")
         reached = SampleStage.objects.filter(build=build, stage=stage, status=SampleStageStatus.DONE)
         outcomes = dict(reached.values_list("sample_id", "outcome"))
-        human_drops = BuildSample.objects.filter(
-            build=build, pk__in=list(outcomes), status=SampleStatus.DROPPED, dropped_at=""
-        )
-        samples = affected_samples(outcomes) - set(human_drops.values_list("pk", flat=True))
+        samples = affected_samples(outcomes) - _dropped_by_people(build)
         SampleStage.objects.filter(build=build, stage__in=redone, sample_id__in=samples).delete()
         BuildSample.objects.filter(pk__in=samples, status=SampleStatus.DROPPED).update(
             status=SampleStatus.ACTIVE, dropped_at="", drop_reason=""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus
+from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus, SpotCheck
 from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, tighten
 from ml.builder.runner import start_build
@@ -118,3 +118,33 @@ def test_the_page_reports_a_refused_tightening(db, client_for) -> None:
         follow=True,
     )
     assert "Not re-run: a tighter value is above the current 3" in response.content.decode()
+
+
+def test_a_dialogue_with_a_turn_people_dropped_is_not_redone(db, make_user, queued_here) -> None:
+    # given a finished build of 4 samples and one three-turn dialogue whose second turn an annotator dropped
+    build = finished_build(single=4, dialogues=1)
+    annotator = make_user(Role.ANNOTATOR)
+    second = BuildSample.objects.get(build=build, turn=2)
+    check = SpotCheck.objects.create(build=build, sample=second)
+    decide(taken(annotator, build), annotator, Decision("drop", ("strategy_wrong",)))
+    dialogue_rows = rows(build, REDONE)
+    dialogue_rows = {
+        key: value
+        for key, value in dialogue_rows.items()
+        if key[0] in {sample.pk for sample in second.dialogue.turns.all()}
+    }
+
+    # when the response filter is tightened
+    jobs, redone = tighten(build, "response_min_score", 4, make_user(Role.ADMIN))
+
+    # then the four single-turn samples are redone from the filter on; the dialogue is left whole
+    assert redone == 4 and jobs
+    after = rows(build, REDONE)
+    assert all(after[key] == value for key, value in dialogue_rows.items())
+    assert not any(
+        key[1] in ("response_filter", "response_audio")
+        for key in after
+        if key[0] not in {sample_id for sample_id, _ in dialogue_rows}
+    )
+    check.refresh_from_db()
+    assert BuildSample.objects.get(pk=second.pk).status == SampleStatus.DROPPED
