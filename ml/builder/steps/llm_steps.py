@@ -69,7 +69,12 @@ def trajectories(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[Sampl
     dialogue = head.dialogue
     assert dialogue is not None
     messages = prompts.trajectory_messages(
-        dialogue.topic_path, head.emotion, head.intensity, dialogue.prompt_variant, len(unit)
+        dialogue.external_id,
+        dialogue.topic_path,
+        head.emotion,
+        head.intensity,
+        dialogue.prompt_variant,
+        len(unit),
     )
     answer = ctx.llm.ask(messages, dialogue.external_id)
     if not answer.ok:
@@ -100,6 +105,7 @@ def queries(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResu
             plan = planned_turn(sample.dialogue.trajectory, sample.turn)
             beat, strategy = plan.beat, plan.strategy
         messages = prompts.query_messages(
+            sample.external_id,
             sample.topic_path,
             sample.emotion,
             sample.intensity,
