@@ -24,6 +24,7 @@ from django.utils import timezone
 from ml.builder import claims
 from ml.builder.config import BuildConfig
 from ml.builder.llm import BuildLlm, close_thread_connection
+from ml.builder.logic.consistency import EndpointClassifier
 from ml.builder.logic.prompts import prompt_hashes
 from ml.builder.models import (
     Build,
@@ -35,6 +36,7 @@ from ml.builder.models import (
     StageStatus,
 )
 from ml.builder.stages import (
+    CONSISTENCY,
     LLM_STAGES,
     PLAN,
     STAGE_TITLES,
@@ -46,6 +48,7 @@ from ml.builder.stages import (
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
 from webapp.jobs import JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, api_key_from_environment
 from webapp.models import Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
@@ -132,7 +135,23 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
             llm.concurrency,
             llm,
         )
-    return audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY), config.audio_threads, None
+    classifier = None
+    if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
+        endpoint = config.consistency_endpoint
+        classifier = EndpointClassifier(
+            JudgeClient(
+                ChatJudgeConfig(
+                    base_url=endpoint.base_url,
+                    model=endpoint.model,
+                    api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
+                    timeout_s=endpoint.timeout_s,
+                    max_retries=endpoint.max_retries,
+                    max_concurrency=endpoint.max_concurrency,
+                )
+            )
+        )
+    context = audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY, classifier=classifier)
+    return context, config.audio_threads, None
 
 
 def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[claims.SampleResult]:

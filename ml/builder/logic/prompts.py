@@ -154,10 +154,15 @@ def query_filter_messages(text: str, emotion: str, intensity: str, variant: str)
 
 
 def response_messages(
-    text: str, perception: str, *, planned_strategy: str = "", history: Sequence[Exchange] = ()
+    request_id: str,
+    text: str,
+    perception: str,
+    *,
+    planned_strategy: str = "",
+    history: Sequence[Exchange] = (),
 ) -> Messages:
-    """Return the three-step reasoning and response prompt for one user turn."""
-    facts: dict[str, Any] = {"user_said": text, "acoustic_description": perception}
+    """Return the three-step reasoning and response prompt for one user turn (its own, like queries)."""
+    facts: dict[str, Any] = {"request": request_id, "user_said": text, "acoustic_description": perception}
     if history:
         facts["history"] = _history(history)
     if planned_strategy:

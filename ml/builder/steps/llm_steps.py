@@ -159,7 +159,11 @@ def responses(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleRe
         if sample.dialogue is not None and sample.dialogue.trajectory:
             strategy = planned_turn(sample.dialogue.trajectory, sample.turn).strategy
         messages = prompts.response_messages(
-            sample.text, perception_text(sample.perception), planned_strategy=strategy, history=history
+            sample.external_id,
+            sample.text,
+            perception_text(sample.perception),
+            planned_strategy=strategy,
+            history=history,
         )
         answer = ctx.llm.ask(messages, sample.external_id)
         if not answer.ok:

@@ -24,6 +24,13 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
     # then every job succeeded, each stage ran once per surviving sample, no prompt was paid twice
     assert [job.status for job in jobs] == [JobStatus.SUCCEEDED] * len(jobs), [job.error for job in jobs]
     assert repeated_prompts(server) == []
+    assert server.max_in_flight <= 4 + 2  # the two endpoints' max_concurrency
+    assert {
+        str(request.json.get("model")) for request in server.chat_requests if isinstance(request.json, dict)
+    } == {
+        "writer-a",
+        "writer-b",
+    }
     assert calls_by_stage(server)["trajectories"] == 2
     assert SampleStage.objects.filter(build=build).exclude(status="done").count() == 0
     assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()

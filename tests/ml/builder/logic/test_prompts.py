@@ -21,9 +21,9 @@ def test_each_variant_has_its_own_instruction_and_fingerprint() -> None:
 def test_a_dialogue_turn_sees_the_earlier_turns() -> None:
     history = [Exchange(1, "I failed.", assistant="That hurts.")]
     facts = json.loads(
-        response_messages("Still bad.", "Emotion: sad.", planned_strategy="reassurance", history=history)[1][
-            "content"
-        ]
+        response_messages(
+            "B1-D00001.t2", "Still bad.", "Emotion: sad.", planned_strategy="reassurance", history=history
+        )[1]["content"]
     )
     assert facts["history"] == [{"turn": 1, "user": "I failed.", "assistant": "That hurts."}]
     assert facts["planned_strategy"] == "reassurance"
