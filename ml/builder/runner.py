@@ -47,7 +47,7 @@ from ml.builder.stages import (
 )
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
-from webapp.jobs import JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
 from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, api_key_from_environment
 from webapp.models import Job, JobStatus, User
 
@@ -96,6 +96,8 @@ def start_build(build: Build, started_by: User | None = None) -> Build:
     """Check the configuration, make one row per stage and start planning."""
     config = BuildConfig.from_json(build.config)
     with transaction.atomic():
+        if Build.objects.select_for_update().get(pk=build.pk).status != BuildStatus.DRAFT:
+            raise BuildBusy("this build has been started already; resume or re-run it instead")
         for stage in STAGES:
             BuildStage.objects.get_or_create(build=build, stage=stage)
         build.status = BuildStatus.RUNNING
@@ -226,12 +228,29 @@ def builder_stage_job(job: Job, reporter: JobReporter) -> JobResult:
     if build is None:
         return {"skipped": "the build was deleted"}
     stage = str(job.parameters["stage"])
-    if stage == PLAN:
-        result: dict[str, Any] = plan_build(build, BuildConfig.from_json(build.config), reporter.progress)
-    else:
-        result = run_stage(job, reporter, build, stage)
+    try:
+        if stage == PLAN:
+            result: dict[str, Any] = plan_build(build, BuildConfig.from_json(build.config), reporter.progress)
+        else:
+            result = run_stage(job, reporter, build, stage)
+    except JobCancelled:
+        _mark_stopped(build, stage, BuildStatus.CANCELLED)
+        raise
+    except JobLost:
+        raise  # another attempt owns the stage now; it decides what the build becomes
+    except Exception:
+        _mark_stopped(build, stage, BuildStatus.FAILED)
+        raise
     advance(build, stage)
     return {"stage": stage, **result}
+
+
+def _mark_stopped(build: Build, stage: str, status: str) -> None:
+    """Record that a stage stopped short (cancelled or failed); ``resume_build`` picks it up again."""
+    BuildStage.objects.filter(build=build, stage=stage).update(
+        status=StageStatus.FAILED if status == BuildStatus.FAILED else StageStatus.PENDING
+    )
+    Build.objects.filter(pk=build.pk).update(status=status)
 
 
 def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
