@@ -198,7 +198,7 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
         raise JobLost(str(exc)) from exc
     finally:
         if llm is not None:
-            llm.__exit__(None, None, None)
+            llm.close()
     return claims.refresh_summary(stage_row).counts
 
 
