@@ -204,7 +204,9 @@ def test_a_reply_carries_the_token_usage_the_server_reported():
         "choices": [{"message": {"role": "assistant", "content": json.dumps(JUDGEMENT)}}],
         "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
     }
-    with running_chat_server([raw_reply(200, json.dumps(completion), content_type="application/json")]) as server:
+    with running_chat_server(
+        [raw_reply(200, json.dumps(completion), content_type="application/json")]
+    ) as server:
         reply = _client(server).complete_json(MESSAGES)
     assert (reply.ok, reply.prompt_tokens, reply.completion_tokens) == (True, 120, 30)
 
