@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from ml.builder.urls import urlpatterns as builder_urlpatterns
 from ml.jobs import api, views
 
 app_name = "ml"
@@ -13,4 +14,5 @@ urlpatterns = [
     path("api/jobs/<int:pk>/", api.JobDetailView.as_view(), name="api_job"),
     path("api/jobs/<int:pk>/cancel/", api.JobCancelView.as_view(), name="api_job_cancel"),
     path("manage/training/checkpoints/<int:checkpoint_id>/", views.checkpoint_page, name="checkpoint"),
+    *builder_urlpatterns,
 ]

@@ -1,12 +1,13 @@
 """Django admin for the builder: the taxonomy is edited here; builds, samples and spot-checks are read here.
 
-Who may use these pages is ``BUILDER_ROLES`` (admins), as for the training pages.
+Who may use these pages is ``ml.builder.access.BUILDER_ROLES`` (admins), as for the training pages.
 """
 
 from __future__ import annotations
 
 from django.contrib import admin
 
+from ml.builder.access import BUILDER_ROLES
 from ml.builder.models import (
     Build,
     BuildSample,
@@ -16,9 +17,7 @@ from ml.builder.models import (
     TaxonomySubcategory,
     TaxonomyTopic,
 )
-from webapp.roles import Role, RoleAdminAccess
-
-BUILDER_ROLES = (Role.ADMIN,)
+from webapp.roles import RoleAdminAccess
 
 
 class SubcategoryInline(admin.TabularInline):

@@ -79,6 +79,10 @@ class BuildLlm:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every endpoint's HTTP connections."""
         for client in self.clients:
             client.close()
 

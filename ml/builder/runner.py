@@ -24,6 +24,7 @@ from django.utils import timezone
 from ml.builder import claims
 from ml.builder.config import BuildConfig
 from ml.builder.llm import BuildLlm, close_thread_connection
+from ml.builder.logic.consistency import EndpointClassifier
 from ml.builder.logic.prompts import prompt_hashes
 from ml.builder.models import (
     Build,
@@ -35,6 +36,7 @@ from ml.builder.models import (
     StageStatus,
 )
 from ml.builder.stages import (
+    CONSISTENCY,
     LLM_STAGES,
     PLAN,
     STAGE_TITLES,
@@ -45,12 +47,13 @@ from ml.builder.stages import (
 )
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
-from webapp.jobs import JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, api_key_from_environment
 from webapp.models import Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
 STAGE_ERROR = "stage_error"
-SUMMARY_EVERY_SECONDS = 5.0
+SUMMARY_EVERY_SECONDS = 2.0
 
 Step = Callable[[Sequence[BuildSample], Any], list[claims.SampleResult]]
 STEPS: dict[str, Step] = {
@@ -93,6 +96,8 @@ def start_build(build: Build, started_by: User | None = None) -> Build:
     """Check the configuration, make one row per stage and start planning."""
     config = BuildConfig.from_json(build.config)
     with transaction.atomic():
+        if Build.objects.select_for_update().get(pk=build.pk).status != BuildStatus.DRAFT:
+            raise BuildBusy("this build has been started already; resume or re-run it instead")
         for stage in STAGES:
             BuildStage.objects.get_or_create(build=build, stage=stage)
         build.status = BuildStatus.RUNNING
@@ -132,7 +137,23 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
             llm.concurrency,
             llm,
         )
-    return audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY), config.audio_threads, None
+    classifier = None
+    if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
+        endpoint = config.consistency_endpoint
+        classifier = EndpointClassifier(
+            JudgeClient(
+                ChatJudgeConfig(
+                    base_url=endpoint.base_url,
+                    model=endpoint.model,
+                    api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
+                    timeout_s=endpoint.timeout_s,
+                    max_retries=endpoint.max_retries,
+                    max_concurrency=endpoint.max_concurrency,
+                )
+            )
+        )
+    context = audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY, classifier=classifier)
+    return context, config.audio_threads, None
 
 
 def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[claims.SampleResult]:
@@ -158,7 +179,7 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
         reporter.log(f"Took back {released} samples a stopped worker had claimed")
     context, threads, llm = _step_context(build, stage, config)
     stage_row = BuildStage.objects.get(build=build, stage=stage)
-    last_summary = time.monotonic()
+    last_summary = 0.0
     try:
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
             while units := claims.claim_batch(job, build.pk, stage, config.batch_size):
@@ -168,16 +189,20 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
                 }
                 for future in as_completed(futures):
                     claims.finish_unit(job, futures[future], future.result())
-                done, total = claims.stage_progress(build.pk, stage)
-                reporter.progress(done / max(total, 1), f"{STAGE_TITLES[stage]}: {done} of {total}")
+                # Counting a stage's rows costs a scan: done every few seconds, not every batch,
+                # so a 400K-sample stage does not spend its time counting itself.
                 if time.monotonic() - last_summary > SUMMARY_EVERY_SECONDS:
+                    done, total = claims.stage_progress(build.pk, stage)
+                    reporter.progress(done / max(total, 1), f"{STAGE_TITLES[stage]}: {done} of {total}")
                     claims.refresh_summary(stage_row)
                     last_summary = time.monotonic()
+                else:
+                    reporter.check_cancelled()
     except claims.ClaimLost as exc:
         raise JobLost(str(exc)) from exc
     finally:
         if llm is not None:
-            llm.__exit__(None, None, None)
+            llm.close()
     return claims.refresh_summary(stage_row).counts
 
 
@@ -207,12 +232,29 @@ def builder_stage_job(job: Job, reporter: JobReporter) -> JobResult:
     if build is None:
         return {"skipped": "the build was deleted"}
     stage = str(job.parameters["stage"])
-    if stage == PLAN:
-        result: dict[str, Any] = plan_build(build, BuildConfig.from_json(build.config), reporter.progress)
-    else:
-        result = run_stage(job, reporter, build, stage)
+    try:
+        if stage == PLAN:
+            result: dict[str, Any] = plan_build(build, BuildConfig.from_json(build.config), reporter.progress)
+        else:
+            result = run_stage(job, reporter, build, stage)
+    except JobCancelled:
+        _mark_stopped(build, stage, BuildStatus.CANCELLED)
+        raise
+    except JobLost:
+        raise  # another attempt owns the stage now; it decides what the build becomes
+    except Exception:
+        _mark_stopped(build, stage, BuildStatus.FAILED)
+        raise
     advance(build, stage)
     return {"stage": stage, **result}
+
+
+def _mark_stopped(build: Build, stage: str, status: str) -> None:
+    """Record that a stage stopped short (cancelled or failed); ``resume_build`` picks it up again."""
+    BuildStage.objects.filter(build=build, stage=stage).update(
+        status=StageStatus.FAILED if status == BuildStatus.FAILED else StageStatus.PENDING
+    )
+    Build.objects.filter(pk=build.pk).update(status=status)
 
 
 def resume_build(build: Build, started_by: User | None = None) -> list[Job]:

@@ -77,8 +77,10 @@ def _query(facts: dict[str, object]) -> dict[str, object]:
     }
     opening = lead.get(str(emotion), "I need to tell you about")
     follow = f" and, since we last spoke, it is still on my mind ({turn})" if turn else ""
+    moments = ("today", "tonight", "this week", "since Monday", "all morning")
+    when = moments[int(_fraction(str(facts.get("request"))) * len(moments)) % len(moments)]
     return {
-        "query": f"{opening} {topic}{follow}, and honestly it feels {intensity} today.",
+        "query": f"{opening} {topic}{follow}, and honestly it feels {intensity} {when}.",
         "emotion_variant": f"{intensity} {emotion}",
     }
 

@@ -108,14 +108,18 @@ def _history(history: Sequence[Exchange]) -> list[dict[str, Any]]:
     ]
 
 
-def trajectory_messages(topic_path: str, emotion: str, intensity: str, variant: str, turns: int) -> Messages:
-    """Return the prompt planning a dialogue's trajectory."""
-    facts = {"topic": topic_path, "opening_emotion": emotion, "opening_intensity": intensity, "turns": turns}
+def trajectory_messages(
+    request_id: str, topic_path: str, emotion: str, intensity: str, variant: str, turns: int
+) -> Messages:
+    """Return the prompt planning one dialogue's trajectory."""
+    facts: dict[str, Any] = {"request": request_id, "topic": topic_path, "opening_emotion": emotion}
+    facts.update(opening_intensity=intensity, turns=turns)
     facts["style"] = VARIANT_INSTRUCTIONS[variant]
     return [{"role": "system", "content": TRAJECTORY_SYSTEM}, {"role": "user", "content": _json(facts)}]
 
 
 def query_messages(
+    request_id: str,
     topic_path: str,
     emotion: str,
     intensity: str,
@@ -125,8 +129,13 @@ def query_messages(
     beat: str = "",
     history: Sequence[Exchange] = (),
 ) -> Messages:
-    """Return the prompt writing one user query (a dialogue turn continues its history)."""
+    """Return the prompt writing one user query (a dialogue turn continues its history).
+
+    The request id (the sample's external id) makes each sample's prompt its own: two samples
+    planned alike must still get two queries, not one stored answer twice.
+    """
     facts: dict[str, Any] = {
+        "request": request_id,
         "topic": topic_path,
         "emotion": emotion,
         "intensity": intensity,
@@ -145,10 +154,15 @@ def query_filter_messages(text: str, emotion: str, intensity: str, variant: str)
 
 
 def response_messages(
-    text: str, perception: str, *, planned_strategy: str = "", history: Sequence[Exchange] = ()
+    request_id: str,
+    text: str,
+    perception: str,
+    *,
+    planned_strategy: str = "",
+    history: Sequence[Exchange] = (),
 ) -> Messages:
-    """Return the three-step reasoning and response prompt for one user turn."""
-    facts: dict[str, Any] = {"user_said": text, "acoustic_description": perception}
+    """Return the three-step reasoning and response prompt for one user turn (its own, like queries)."""
+    facts: dict[str, Any] = {"request": request_id, "user_said": text, "acoustic_description": perception}
     if history:
         facts["history"] = _history(history)
     if planned_strategy:

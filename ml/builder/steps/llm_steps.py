@@ -69,7 +69,12 @@ def trajectories(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[Sampl
     dialogue = head.dialogue
     assert dialogue is not None
     messages = prompts.trajectory_messages(
-        dialogue.topic_path, head.emotion, head.intensity, dialogue.prompt_variant, len(unit)
+        dialogue.external_id,
+        dialogue.topic_path,
+        head.emotion,
+        head.intensity,
+        dialogue.prompt_variant,
+        len(unit),
     )
     answer = ctx.llm.ask(messages, dialogue.external_id)
     if not answer.ok:
@@ -100,6 +105,7 @@ def queries(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResu
             plan = planned_turn(sample.dialogue.trajectory, sample.turn)
             beat, strategy = plan.beat, plan.strategy
         messages = prompts.query_messages(
+            sample.external_id,
             sample.topic_path,
             sample.emotion,
             sample.intensity,
@@ -153,7 +159,11 @@ def responses(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleRe
         if sample.dialogue is not None and sample.dialogue.trajectory:
             strategy = planned_turn(sample.dialogue.trajectory, sample.turn).strategy
         messages = prompts.response_messages(
-            sample.text, perception_text(sample.perception), planned_strategy=strategy, history=history
+            sample.external_id,
+            sample.text,
+            perception_text(sample.perception),
+            planned_strategy=strategy,
+            history=history,
         )
         answer = ctx.llm.ask(messages, sample.external_id)
         if not answer.ok:

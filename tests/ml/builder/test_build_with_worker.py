@@ -48,7 +48,7 @@ def test_a_killed_worker_resumes_the_build_without_doing_a_sample_twice(
         start_build(build)
 
         # when the worker is SIGKILLed while the reasoning stage is half-way
-        wait_until(lambda: _done(RESPONSES) >= 40, 150, f"reasoning never got going:\n{first.log_text()}")
+        wait_until(lambda: _done(RESPONSES) >= 40, 300, f"reasoning never got going:\n{first.log_text()}")
         first.kill()
         done_before_kill = set(
             SampleStage.objects.filter(stage=RESPONSES, status="done").values_list("sample_id", flat=True)
@@ -59,7 +59,7 @@ def test_a_killed_worker_resumes_the_build_without_doing_a_sample_twice(
         second = worker_factory(**env)
         wait_until(
             lambda: Build.objects.get(pk=build.pk).export_path != "",
-            150,
+            300,
             f"not finished:\n{second.log_text()}",
         )
 

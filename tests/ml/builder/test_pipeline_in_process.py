@@ -24,6 +24,13 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
     # then every job succeeded, each stage ran once per surviving sample, no prompt was paid twice
     assert [job.status for job in jobs] == [JobStatus.SUCCEEDED] * len(jobs), [job.error for job in jobs]
     assert repeated_prompts(server) == []
+    assert server.max_in_flight <= 4 + 2  # the two endpoints' max_concurrency
+    assert {
+        str(request.json.get("model")) for request in server.chat_requests if isinstance(request.json, dict)
+    } == {
+        "writer-a",
+        "writer-b",
+    }
     assert calls_by_stage(server)["trajectories"] == 2
     assert SampleStage.objects.filter(build=build).exclude(status="done").count() == 0
     assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()
@@ -39,3 +46,22 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
         assert len({turn.status for turn in dialogue.turns.all()}) == 1
     build.refresh_from_db()
     assert build.status == "succeeded" and build.export_path
+
+
+def test_a_stage_split_into_shards_is_done_once_and_moves_on_once(
+    transactional_db, media_root, queued_here
+) -> None:
+    # given a build whose stages each run as three jobs
+    make_taxonomy()
+    with running_chat_server(builder_responder()) as server:
+        build = make_build(server.base_url, single=6, dialogues=1, shards=3, batch_size=2)
+        start_build(build)
+        jobs = run_queued_jobs()
+
+    # then each stage had three jobs, every one succeeded, and no sample or prompt was done twice
+    stage_jobs = [job for job in jobs if job.kind == "builder_stage" and job.parameters["stage"] != "plan"]
+    assert len(stage_jobs) == 3 * len(SAMPLE_STAGES)
+    assert {job.status for job in jobs} == {JobStatus.SUCCEEDED}
+    assert repeated_prompts(server) == []
+    assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()
+    assert [job.kind for job in jobs].count("builder_export") == 1

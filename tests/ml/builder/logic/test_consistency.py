@@ -42,3 +42,28 @@ def test_no_measurement_means_no_confidence() -> None:
     assert measured_arousal({}, {"words_per_second": 3.0}) is None
     verdict = acoustic_verdict({}, {}, "sad", "low")
     assert (verdict.consistent, verdict.confidence) == (False, 0.0)
+
+
+def test_an_endpoint_classifier_keeps_only_its_confident_agreement() -> None:
+    from annotation.audio.synthesis import to_wav_bytes
+    from ml.builder.logic.consistency import EndpointClassifier
+    from tests.support.fake_chat_server import json_reply, running_chat_server, status_reply
+    from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
+
+    speech = synthesize("I miss her.", rate_wpm=120, pitch=20)
+    wav = to_wav_bytes(speech.samples, speech.sample_rate)
+    replies = [
+        json_reply({"emotion": "Sad", "confidence": 0.9}),
+        json_reply({"emotion": "happy"}),
+        status_reply(400),
+    ]
+    with running_chat_server(replies) as server:
+        client = JudgeClient(ChatJudgeConfig(base_url=server.base_url, model="emotion-clf", max_retries=0))
+        classifier = EndpointClassifier(client)
+        agreed, disagreed, failed = (classifier.verdict(wav, "sad") for _ in range(3))
+        sent = server.chat_requests[0].json
+    assert isinstance(sent, dict)
+    assert (agreed.consistent, agreed.confidence, agreed.method) == (True, 0.9, "endpoint:emotion-clf")
+    assert (disagreed.consistent, disagreed.predicted, disagreed.confidence) == (False, "happy", 0.0)
+    assert not failed.consistent
+    assert sent["messages"][0]["content"][1]["type"] == "input_audio"
