@@ -7,7 +7,7 @@ import pytest
 
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import draw_spot_checks
-from tests.ml.builder.spotcheck_builds import finished_build
+from tests.ml.builder.pages.spotcheck_builds import finished_build
 from tests.support.browser import log_in
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import draw_spot_checks
-from tests.ml.builder.spotcheck_builds import finished_build, taken
+from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 
 
 def open_check_of(sample: BuildSample, user) -> SpotCheck:

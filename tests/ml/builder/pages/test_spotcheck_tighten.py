@@ -10,7 +10,7 @@ from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus
 from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, tighten
 from ml.builder.runner import start_build
-from tests.ml.builder.spotcheck_builds import finished_build, taken
+from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from tests.ml.builder.support import make_build, make_taxonomy, run_queued_jobs
 from tests.support.builder_llm import builder_responder, repeated_prompts
 from tests.support.fake_chat_server import running_chat_server
@@ -20,11 +20,6 @@ from webapp.roles import Role
 
 EARLIER = ("trajectories", "queries", "query_filter", "user_audio")
 REDONE = ("consistency", "perception", "responses", "response_filter", "response_audio")
-
-
-@pytest.fixture
-def queued_here(monkeypatch):
-    monkeypatch.setattr("webapp.jobs.enqueue", lambda job: None)
 
 
 def rows(build, stages):

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import draw_spot_checks
-from tests.ml.builder.spotcheck_builds import finished_build, taken
+from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 
 SPOT_CHECKERS = ("annotator", "lead", "admin")
 OTHERS = ("actor", "reviewer", "evaluator", "norole")

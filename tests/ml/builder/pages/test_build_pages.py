@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ml.builder.models import BuildStage, SpotCheck, StageStatus
 from ml.builder.pages.queue import Decision, decide, draw_spot_checks
-from tests.ml.builder.spotcheck_builds import finished_build, taken
+from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from webapp.jobs import start_job
 from webapp.roles import Role
 

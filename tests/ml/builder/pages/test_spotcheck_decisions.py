@@ -9,7 +9,7 @@ from ml.builder.export import finished_samples
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import HUMAN_DROP, Decision, corrections, decide, draw_spot_checks
 from ml.builder.pages.rules import DecisionProblem
-from tests.ml.builder.spotcheck_builds import finished_build, taken
+from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from webapp.roles import Role
 
 
