@@ -2,21 +2,22 @@
 
 Spot-checks are annotation work: annotators, lead annotators and admins take them. Builds spend
 LLM tokens and decide what EchoChat trains on: their pages, drawing a spot-check sample and
-tightening a filter are for admins. Role checks come first
-(``role_required``); the helpers below then fetch the object or answer 404.
+tightening a filter follow the builder's rule (``ml.builder.access.BUILDER_ROLES``: admins).
+Role checks come first (``role_required``); the helpers below then fetch the object or answer 404.
 """
 
 from __future__ import annotations
 
 from django.http import Http404
 
+from ml.builder.access import BUILDER_ROLES
 from ml.builder.models import Build, SpotCheck
 from webapp.models import User
 from webapp.roles import Role
 
 SPOT_CHECK_ROLES: tuple[Role, ...] = (Role.ANNOTATOR, Role.LEAD_ANNOTATOR, Role.ADMIN)
-# Admins only, like the training pages (``ml.jobs.access.ML_ROLES``, which this layer may not import).
-BUILD_ROLES: tuple[Role, ...] = (Role.ADMIN,)
+# The builder's own rule (admins): the build pages are the builder's pages.
+BUILD_ROLES: tuple[Role, ...] = BUILDER_ROLES
 
 
 def build_or_404(build_id: int) -> Build:
