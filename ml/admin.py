@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from ml.builder import admin as builder_admin  # noqa: F401  (registers the builder's admin pages)
 from ml.jobs.access import ML_ROLES
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from webapp.roles import RoleAdminAccess

@@ -8,4 +8,5 @@ class MlConfig(AppConfig):
     verbose_name = "EchoChat training and inference"
 
     def ready(self) -> None:
+        from ml.builder import export, runner  # noqa: F401  (registers the builder's job kinds)
         from ml.jobs import tasks  # noqa: F401  (registers the job kinds)

@@ -1,5 +1,31 @@
-"""The ml app's models, for Django's registry only; they live in `ml.jobs.models`."""
+"""The ml app's models, for Django's registry only; they live in `ml.jobs.models` and `ml.builder.models`."""
 
+from ml.builder.models import (
+    Build,
+    BuildDialogue,
+    BuildLlmCall,
+    BuildSample,
+    BuildStage,
+    SampleStage,
+    SpotCheck,
+    TaxonomyDomain,
+    TaxonomySubcategory,
+    TaxonomyTopic,
+)
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 
-__all__ = ["Checkpoint", "DatasetSnapshot", "OutputRewardScore"]
+__all__ = [
+    "Build",
+    "BuildDialogue",
+    "BuildLlmCall",
+    "BuildSample",
+    "BuildStage",
+    "Checkpoint",
+    "DatasetSnapshot",
+    "OutputRewardScore",
+    "SampleStage",
+    "SpotCheck",
+    "TaxonomyDomain",
+    "TaxonomySubcategory",
+    "TaxonomyTopic",
+]

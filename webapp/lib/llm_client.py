@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import httpx
@@ -90,6 +90,9 @@ class JudgeReply:
     error: str | None
     attempts: int  # HTTP requests sent for this answer; 0 when it came from the cache
     cached: bool = False
+    # The completion's "usage", when the server reports it (0 otherwise, and for cached answers).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,19 @@ def _reply_from_body(body: str, attempts: int) -> JudgeReply:
         )
     if not isinstance(content, str):
         return JudgeReply(False, None, body, "chat completion content is not text", attempts)
-    return _reply_from_text(content, attempts)
+    reply = _reply_from_text(content, attempts)
+    usage = completion.get("usage") if isinstance(completion, dict) else None
+    if isinstance(usage, dict):
+        reply = replace(
+            reply,
+            prompt_tokens=_token_count(usage.get("prompt_tokens")),
+            completion_tokens=_token_count(usage.get("completion_tokens")),
+        )
+    return reply
+
+
+def _token_count(value: object) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _reply_from_text(text: str, attempts: int, cached: bool = False) -> JudgeReply:

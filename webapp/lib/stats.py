@@ -197,3 +197,42 @@ def agreement_with_gold(
             n_items=len(shared), agreement=float(np.mean(values)) if values else math.nan
         )
     return result
+
+
+# --- Proportions ----------------------------------------------------------------------------------
+
+Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """A share of successes with its Wilson score interval (None bounds when there were no trials)."""
+
+    successes: int
+    trials: int
+    low: float | None
+    high: float | None
+
+    @property
+    def rate(self) -> float | None:
+        """Return successes / trials, or None without trials."""
+        return self.successes / self.trials if self.trials else None
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z_95) -> Proportion:
+    """Return the share with its Wilson score interval (95% by default).
+
+    Unlike the normal approximation p ± z·sqrt(p(1-p)/n), Wilson's interval stays inside [0, 1]
+    and does not collapse to a point at 0 or n successes, which matters for spot-checks of a
+    few dozen samples: center = (p + z²/2n) / (1 + z²/n), half = z·sqrt(p(1-p)/n + z²/4n²) / (1 + z²/n).
+    """
+    if trials < 0 or not 0 <= successes <= trials:
+        raise ValueError(f"need 0 <= successes <= trials, got {successes} of {trials}")
+    if trials == 0:
+        return Proportion(0, 0, None, None)
+    p = successes / trials
+    z2 = z * z
+    denominator = 1 + z2 / trials
+    center = (p + z2 / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denominator
+    return Proportion(successes, trials, max(0.0, center - half), min(1.0, center + half))

@@ -197,3 +197,22 @@ def test_judge_many_sends_identical_prompts_once():
     assert len(server.chat_requests) == 2
     assert replies[0] == replies[1]
     assert sorted(keys) == ["a", "b", "c"]
+
+
+def test_a_reply_carries_the_token_usage_the_server_reported():
+    completion = {
+        "choices": [{"message": {"role": "assistant", "content": json.dumps(JUDGEMENT)}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+    }
+    with running_chat_server(
+        [raw_reply(200, json.dumps(completion), content_type="application/json")]
+    ) as server:
+        reply = _client(server).complete_json(MESSAGES)
+    assert (reply.ok, reply.prompt_tokens, reply.completion_tokens) == (True, 120, 30)
+
+
+def test_usage_that_is_missing_or_strange_counts_as_zero():
+    completion = {"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": "many"}}
+    with running_chat_server([raw_reply(200, json.dumps(completion))]) as server:
+        reply = _client(server).complete_json(MESSAGES)
+    assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)

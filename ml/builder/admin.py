@@ -1,0 +1,97 @@
+"""Django admin for the builder: the taxonomy is edited here; builds, samples and spot-checks are read here.
+
+Who may use these pages is ``ml.builder.access.BUILDER_ROLES`` (admins), as for the training pages.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from ml.builder.access import BUILDER_ROLES
+from ml.builder.models import (
+    Build,
+    BuildSample,
+    BuildStage,
+    SpotCheck,
+    TaxonomyDomain,
+    TaxonomySubcategory,
+    TaxonomyTopic,
+)
+from webapp.roles import RoleAdminAccess
+
+
+class SubcategoryInline(admin.TabularInline):
+    model = TaxonomySubcategory
+    extra = 0
+
+
+@admin.register(TaxonomyDomain)
+class TaxonomyDomainAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = ("name", "description")
+    search_fields = ("name",)
+    inlines = (SubcategoryInline,)
+
+
+@admin.register(TaxonomySubcategory)
+class TaxonomySubcategoryAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = ("name", "domain")
+    list_filter = ("domain",)
+    search_fields = ("name", "domain__name")
+
+
+@admin.register(TaxonomyTopic)
+class TaxonomyTopicAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = ("name", "subcategory", "active")
+    list_filter = ("active", "subcategory__domain")
+    list_editable = ("active",)
+    search_fields = ("name", "subcategory__name", "subcategory__domain__name")
+
+
+class BuildStageInline(admin.TabularInline):
+    model = BuildStage
+    extra = 0
+    can_delete = False
+    fields = ("stage", "status", "version", "counts", "cost", "job", "started_at", "finished_at")
+    readonly_fields = fields
+
+
+@admin.register(Build)
+class BuildAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = ("name", "status", "single_turn_count", "dialogue_count", "created_at", "exported_at")
+    list_filter = ("status",)
+    readonly_fields = ("status", "provenance", "export_path", "exported_at", "created_by", "created_at")
+    inlines = (BuildStageInline,)
+
+
+@admin.register(BuildSample)
+class BuildSampleAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = (
+        "external_id",
+        "build",
+        "emotion",
+        "intensity",
+        "prompt_variant",
+        "status",
+        "dropped_at",
+        "drop_reason",
+    )
+    list_filter = ("build", "status", "dropped_at", "emotion", "prompt_variant")
+    search_fields = ("external_id", "text")
+    raw_id_fields = ("build", "dialogue", "topic")
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        # Samples are the pipeline's record; corrections go through the spot-check queue.
+        return False
+
+
+@admin.register(SpotCheck)
+class SpotCheckAdmin(RoleAdminAccess, admin.ModelAdmin):
+    admin_roles = BUILDER_ROLES
+    list_display = ("sample", "build", "annotator", "verdict", "stage", "submitted_at")
+    list_filter = ("build", "verdict", "stage")
+    raw_id_fields = ("build", "sample", "annotator")

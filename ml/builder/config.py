@@ -1,0 +1,133 @@
+"""A build's configuration, checked once when the build is made: endpoints, coverage, thresholds.
+
+Stored as ``Build.config`` (JSON) and read back with ``BuildConfig.from_json`` by every stage job,
+so a worker never runs with settings the admin did not see. Pure: no Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from ml.builder.stages import PROMPT_VARIANTS
+from webapp.lib.llm_client import JUDGE_KEY_ENV_PREFIX, key_variable_problem
+from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, NEUTRAL
+
+# The paper's six basic emotions (appendix B): neutral is not a target of generated queries.
+BUILD_EMOTIONS: tuple[str, ...] = tuple(emotion for emotion in EMOTIONS if emotion != NEUTRAL)
+
+
+class ConfigProblem(ValueError):
+    """A build configuration that cannot run, with the reason in words."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One OpenAI-compatible chat endpoint and model; several may be listed and are mixed."""
+
+    base_url: str
+    model: str
+    api_key_env: str = ""  # an ECHOSTUDIO_JUDGE_KEY_* variable, never the key itself
+    max_concurrency: int = 4
+    max_retries: int = 3
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class BuildConfig:
+    endpoints: tuple[Endpoint, ...]
+    emotions: tuple[str, ...] = BUILD_EMOTIONS
+    intensities: tuple[str, ...] = INTENSITIES
+    variants: tuple[str, ...] = PROMPT_VARIANTS
+    # The LLM filters score each criterion 1-5; a sample is kept when every criterion reaches this.
+    query_min_score: int = 3
+    response_min_score: int = 3
+    # The emotion-consistency check keeps a sample only when it is consistent with this confidence.
+    consistency_min_confidence: float = 0.5
+    consistency_method: str = "acoustic"  # "acoustic" (offline, weaker) or "endpoint"
+    consistency_endpoint: Endpoint | None = None
+    tts_backend: str = "espeak"
+    tts_base_url: str = ""
+    tts_model: str = "tts-1"
+    voices: tuple[str, ...] = ("en-us", "en-gb", "en-us+f3", "en-us+m3", "en-gb+f2")
+    batch_size: int = 25  # samples (or dialogues) claimed at once by one stage job
+    shards: int = 1  # stage jobs run side by side per stage (one per worker you want busy)
+    audio_threads: int = 2
+    spot_check_rate: float = 0.02
+    temperature: float = 0.7
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the configuration as plain JSON values (for ``Build.config``)."""
+        values = asdict(self)
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in values.items()}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> BuildConfig:
+        """Return the checked configuration; raise ConfigProblem naming the first thing wrong."""
+        known = {entry.name for entry in fields(cls)}
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise ConfigProblem(f"unknown setting(s): {', '.join(unknown)}")
+        values = dict(raw)
+        endpoints = tuple(_endpoint(entry) for entry in values.pop("endpoints", ()) or ())
+        if not endpoints:
+            raise ConfigProblem("list at least one LLM endpoint (base_url and model)")
+        consistency = values.pop("consistency_endpoint", None)
+        for name, vocabulary in (
+            ("emotions", BUILD_EMOTIONS),
+            ("intensities", INTENSITIES),
+            ("variants", PROMPT_VARIANTS),
+        ):
+            if name in values:
+                chosen = tuple(str(value) for value in values[name])
+                strangers = [value for value in chosen if value not in vocabulary]
+                if strangers or not chosen:
+                    raise ConfigProblem(
+                        f"{name} must be chosen from {', '.join(vocabulary)}; got {', '.join(chosen) or 'none'}"
+                    )
+                values[name] = chosen
+        if "voices" in values:
+            values["voices"] = tuple(str(voice) for voice in values["voices"]) or cls.voices
+        config = cls(
+            endpoints=endpoints,
+            consistency_endpoint=_endpoint(consistency) if consistency else None,
+            **values,
+        )
+        config.check()
+        return config
+
+    def check(self) -> None:
+        """Raise ConfigProblem when a number is out of range or a method is unknown."""
+        if not 1 <= self.query_min_score <= 5 or not 1 <= self.response_min_score <= 5:
+            raise ConfigProblem("filter scores are on a 1-5 scale")
+        if not 0.0 <= self.consistency_min_confidence <= 1.0:
+            raise ConfigProblem("consistency_min_confidence is a probability in [0, 1]")
+        if self.consistency_method not in ("acoustic", "endpoint"):
+            raise ConfigProblem("consistency_method is 'acoustic' or 'endpoint'")
+        if self.consistency_method == "endpoint" and self.consistency_endpoint is None:
+            raise ConfigProblem("the endpoint consistency check needs consistency_endpoint")
+        if self.tts_backend not in ("espeak", "openai"):
+            raise ConfigProblem("tts_backend is 'espeak' or 'openai'")
+        if self.tts_backend == "openai" and not self.tts_base_url:
+            raise ConfigProblem("the openai TTS backend needs tts_base_url")
+        if not 1 <= self.batch_size <= 1000 or not 1 <= self.shards <= 64 or self.audio_threads < 1:
+            raise ConfigProblem("batch_size is 1-1000, shards 1-64, audio_threads at least 1")
+        if not 0.0 <= self.spot_check_rate <= 1.0:
+            raise ConfigProblem("spot_check_rate is a fraction in [0, 1]")
+
+
+def _endpoint(raw: object) -> Endpoint:
+    if not isinstance(raw, Mapping) or not raw.get("base_url") or not raw.get("model"):
+        raise ConfigProblem("each endpoint needs a base_url and a model")
+    known = {entry.name for entry in fields(Endpoint)}
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigProblem(f"unknown endpoint setting(s): {', '.join(unknown)}")
+    endpoint = Endpoint(**dict(raw))
+    if endpoint.api_key_env and key_variable_problem(endpoint.api_key_env, JUDGE_KEY_ENV_PREFIX):
+        raise ConfigProblem(str(key_variable_problem(endpoint.api_key_env, JUDGE_KEY_ENV_PREFIX)))
+    if endpoint.max_concurrency < 1 or endpoint.max_retries < 0 or endpoint.timeout_s <= 0:
+        raise ConfigProblem("max_concurrency is at least 1, max_retries at least 0, timeout_s above 0")
+    return endpoint

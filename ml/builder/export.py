@@ -1,0 +1,153 @@
+"""A finished build as a training-records folder that ``python -m ml.cli sft`` and the SFT job read.
+
+The folder holds ``records.jsonl`` (``ml.core.training_records.TrainingRecord``, one per line:
+single-turn samples, then every turn of each complete dialogue with the earlier turns as its
+history), ``audio/`` (user audio) and ``response_audio/``, ``manifest.json`` (the build as the
+dataset id, counts, provenance: stage versions, model names, prompt hashes, TTS, thresholds) and
+``provenance.jsonl`` (per record: the models that wrote it and its emotion-consistency verdict).
+Samples are streamed from the database in id order, never all held at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus
+from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
+from ml.core.training_records import AUDIO_FOLDER, MANIFEST_FILE, RECORDS_FILE, HistoryTurn, TrainingRecord
+from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.lib.output_format import parse_output
+from webapp.lib.vocabulary import AUDIO_DOMINANT, IMPLICIT
+from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL_SCENARIO
+from webapp.lib.vocabulary import MODALITY_CONFLICT as CONFLICT_SCENARIO
+from webapp.models import Job
+from webapp.storage import read_media
+
+RESPONSE_AUDIO_FOLDER = "response_audio"
+PROVENANCE_FILE = "provenance.jsonl"
+# The EchoEval scenario closest to each prompt variant (what judges and reports group by).
+SCENARIO_OF_VARIANT = {
+    TEXT_NEUTRAL: AUDIO_DOMINANT,
+    HIGH_AROUSAL: HIGH_AROUSAL_SCENARIO,
+    MODALITY_CONFLICT: CONFLICT_SCENARIO,
+}
+STREAM_CHUNK = 500
+
+
+def export_folder(build: Build) -> Path:
+    """Return where a build is exported (under the var folder)."""
+    return Path(settings.VAR_DIR) / "builds" / f"build-{build.pk}"
+
+
+def finished_samples(build: Build) -> QuerySet[BuildSample]:
+    """Return the samples that passed every stage."""
+    return BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE).exclude(response_audio_key="")
+
+
+def record_of(sample: BuildSample, audio_path: str, history: tuple[HistoryTurn, ...] = ()) -> TrainingRecord:
+    """Return the training record of one finished sample."""
+    parsed = parse_output(sample.output)
+    assert parsed.perception and parsed.reasoning, "only well-formed outputs pass the response filter"
+    return TrainingRecord(
+        item_id=sample.external_id,
+        audio_path=audio_path,
+        scenario=SCENARIO_OF_VARIANT.get(sample.prompt_variant, IMPLICIT),
+        emotion=sample.emotion,
+        perception=parsed.perception.text,
+        reasoning=parsed.reasoning.text,
+        strategies=tuple(sample.strategies),
+        speech_style=sample.speech_style,
+        response=sample.response,
+        text=sample.text,
+        gold_perception=dict(sample.perception),
+        gold_tom=dict(sample.tom),
+        dialogue_id=sample.dialogue.external_id if sample.dialogue is not None else "",
+        turn=sample.turn,
+        history=history,
+    )
+
+
+def _chunks(rows: QuerySet[BuildSample]) -> Iterator[BuildSample]:
+    yield from (
+        rows.select_related("dialogue")
+        .order_by("dialogue_id", "turn", "id")
+        .iterator(chunk_size=STREAM_CHUNK)
+    )
+
+
+def _complete_dialogues(build: Build) -> QuerySet[BuildDialogue]:
+    """Return the dialogues none of whose turns was dropped."""
+    return BuildDialogue.objects.filter(build=build).exclude(turns__status=SampleStatus.DROPPED)
+
+
+def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
+    """Write the build's records folder; return its counts."""
+    target = folder or export_folder(build)
+    (target / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+    (target / RESPONSE_AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
+    counts = {"single_turn": 0, "dialogues": 0, "dialogue_turns": 0}
+    with (
+        (target / RECORDS_FILE).open("w", encoding="utf-8") as records,
+        (target / PROVENANCE_FILE).open("w", encoding="utf-8") as provenance,
+    ):
+
+        def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> str:
+            audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
+            (target / audio_path).write_bytes(read_media(sample.user_audio_key))
+            response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
+            (target / response_path).write_bytes(read_media(sample.response_audio_key))
+            records.write(record_of(sample, audio_path, history).to_json() + "\n")
+            facts = {
+                "item_id": sample.external_id,
+                "models": sample.models_used,
+                "voice": sample.voice,
+                "consistency": {k: v for k, v in sample.consistency.items() if k != "baseline"},
+                "topic": sample.topic_path,
+                "variant": sample.prompt_variant,
+                "response_audio": response_path,
+            }
+            provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
+            return audio_path
+
+        for sample in _chunks(finished_samples(build).filter(dialogue__isnull=True)):
+            write(sample, ())
+            counts["single_turn"] += 1
+        turns_per_dialogue = build.turns_per_dialogue
+        history: list[HistoryTurn] = []
+        current: int | None = None
+        complete = set(_complete_dialogues(build).values_list("pk", flat=True))
+        for sample in _chunks(finished_samples(build).filter(dialogue_id__in=complete)):
+            if sample.dialogue_id != current:
+                current, history = sample.dialogue_id, []
+                counts["dialogues"] += 1
+            audio_path = write(sample, tuple(history))
+            history.append(HistoryTurn(sample.turn, sample.text, audio_path, sample.response))
+            counts["dialogue_turns"] += 1
+        assert counts["dialogue_turns"] == counts["dialogues"] * turns_per_dialogue, "a dialogue lost a turn"
+    manifest = {
+        "snapshot": f"build-{build.pk}",
+        "build": {"id": build.pk, "name": build.name, "seed": build.seed},
+        "counts": counts,
+        "provenance": build.provenance,
+        "exported_at": timezone.now().isoformat(),
+    }
+    (target / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    Build.objects.filter(pk=build.pk).update(export_path=str(target), exported_at=timezone.now())
+    return counts
+
+
+@job_task("builder_export", title="Export an EchoDialogue build as training records")
+def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
+    """Export the build named in the job's parameters."""
+    build = Build.objects.filter(pk=job.parameters["build"]).first()
+    if build is None:
+        return {"skipped": "the build was deleted"}
+    reporter.progress(0.0, "Writing records and audio", force=True)
+    return export_build(build)

@@ -1,0 +1,190 @@
+"""Spot-check workflows: draw a build's sample, hand checks out one at a time, store decisions.
+
+The races each one prevents:
+
+- ``draw_spot_checks``: two admins drawing at once must not create a check twice for a sample;
+  the unique constraint on ``SpotCheck.sample`` and ``ignore_conflicts`` make a second draw add
+  only samples no check holds yet.
+- ``take_next``: two annotators asking for work at the same moment must not get the same
+  check; ``SELECT ... FOR UPDATE SKIP LOCKED`` over unclaimed checks gives each a different one.
+- ``decide``: the decision and what it does to the sample (a human drop takes it out of the
+  export) are written in one transaction with the check locked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.utils import timezone
+
+from annotation.labelling.schema import (
+    check_perception,
+    check_tom,
+    normalise_perception,
+    normalise_tom,
+    script_words,
+)
+from ml.builder.export import finished_samples
+from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
+from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
+from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES
+from webapp.models import User
+
+HUMAN_DROP = "spot_check_drop"  # BuildSample.drop_reason of a sample an annotator dropped
+DEFAULT_SPOT_CHECK_RATE = 0.02
+
+
+IN_DIALOGUE = ExpressionWrapper(Q(dialogue__isnull=False), output_field=BooleanField())
+
+
+def stratum_of(prompt_variant: str, in_dialogue: object) -> str:
+    """Return the spot-check stratum of a sample: its prompt variant, single or dialogue turn."""
+    return f"{prompt_variant}/{'dialogue' if in_dialogue else 'single'}"
+
+
+def draw_spot_checks(build: Build, *, fraction: float | None = None, count: int | None = None) -> int:
+    """Open spot-checks for a seeded, stratified sample of the build's finished, unchecked samples.
+
+    Without a size, the build's ``spot_check_rate`` (or 2%) of them. Return how many were opened.
+    The strata are counted in the database and their ids read one stratum at a time, so a draw
+    from a build of hundreds of thousands of samples never holds them all.
+    """
+    if fraction is None and count is None:
+        fraction = float(build.config.get("spot_check_rate") or DEFAULT_SPOT_CHECK_RATE)
+    candidates = finished_samples(build).filter(spot_checks__isnull=True)
+    sizes = {
+        (variant, in_dialogue): n
+        for variant, in_dialogue, n in candidates.annotate(in_dialogue=IN_DIALOGUE)
+        .values_list("prompt_variant", "in_dialogue")
+        .annotate(n=Count("id"))
+        .values_list("prompt_variant", "in_dialogue", "n")
+    }
+    if not sizes:
+        return 0
+    total = sample_size(sum(sizes.values()), fraction=fraction, count=count)
+    shares = allocate({stratum_of(*key): n for key, n in sizes.items()}, total)
+    # The seed names the draw, so a second draw of the same build picks afresh among the rest.
+    seed = f"{build.seed}:{SpotCheck.objects.filter(build=build).count()}"
+    chosen: list[int] = []
+    for variant, in_dialogue in sizes:
+        stratum = stratum_of(variant, in_dialogue)
+        ids = candidates.filter(prompt_variant=variant, dialogue__isnull=not in_dialogue)
+        chosen += draw_from_stratum(list(ids.values_list("id", flat=True)), shares[stratum], seed, stratum)
+    made = SpotCheck.objects.bulk_create(
+        [SpotCheck(build=build, sample_id=pk) for pk in sorted(chosen)], ignore_conflicts=True
+    )
+    return len(made)
+
+
+def open_checks(user: User) -> QuerySet[SpotCheck]:
+    """Return the user's claimed, undecided checks, oldest first."""
+    return SpotCheck.objects.filter(annotator=user, submitted_at__isnull=True).order_by("id")
+
+
+def take_next(user: User, build: Build | None = None) -> SpotCheck | None:
+    """Return the user's open check, else claim the oldest unclaimed one (of `build`, if given)."""
+    mine = open_checks(user)
+    if build is not None:
+        mine = mine.filter(build=build)
+    if (check := mine.first()) is not None:
+        return check
+    with transaction.atomic():
+        free = SpotCheck.objects.filter(annotator__isnull=True, submitted_at__isnull=True)
+        if build is not None:
+            free = free.filter(build=build)
+        check = free.select_for_update(skip_locked=True).order_by("id").first()
+        if check is None:
+            return None
+        check.annotator = user
+        check.save(update_fields=["annotator"])
+    return check
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the annotator decided; ``perception`` / ``tom`` are the edited fields of a fix."""
+
+    verdict: str
+    reasons: Sequence[str] = ()
+    stage: str = ""
+    note: str = ""
+    perception: Mapping[str, Any] = field(default_factory=dict)
+    tom: Mapping[str, Any] = field(default_factory=dict)
+    response: str = ""
+
+
+STRATEGY_SLUGS = frozenset(slug for slug, _ in DEFAULT_STRATEGIES)
+
+
+def corrected_labels(sample: BuildSample, decision: Decision) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """Return the fixed (perception, tom, response); raise DecisionProblem when they are not valid
+    label documents (the workbench's checks) or change nothing."""
+    perception = normalise_perception({**sample.perception, **decision.perception})
+    tom = normalise_tom({**sample.tom, **decision.tom})
+    response = decision.response.strip()
+    problems = [
+        *check_perception(perception, words=script_words(sample.text)),
+        *check_tom(tom, strategy_slugs=STRATEGY_SLUGS),
+    ]
+    if problems:
+        raise DecisionProblem("; ".join(str(problem) for problem in problems))
+    unchanged = (
+        perception == normalise_perception(sample.perception)
+        and tom == normalise_tom(sample.tom)
+        and response in ("", sample.response.strip())
+    )
+    if unchanged:
+        raise DecisionProblem("a fix changes a label or the response; nothing was changed")
+    return perception, tom, response if response != sample.response.strip() else ""
+
+
+def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
+    """Store the annotator's keep / fix / drop with reasons and the stage blamed.
+
+    A drop also takes the sample out of the build's export (status dropped, reason
+    ``HUMAN_DROP``; ``dropped_at`` stays blank, so a re-run of the pipeline never brings it back).
+    A fix keeps the corrected labels and response on the check (``corrections``).
+    """
+    stage = blamed_stage(decision.verdict, list(decision.reasons), decision.stage)
+    with transaction.atomic():
+        locked = SpotCheck.objects.select_for_update().select_related("sample").get(pk=check.pk)
+        if locked.annotator_id != user.pk:
+            raise DecisionProblem("this spot-check is someone else's")
+        perception: dict[str, Any] = {}
+        tom: dict[str, Any] = {}
+        response = ""
+        if decision.verdict == FIX:
+            perception, tom, response = corrected_labels(locked.sample, decision)
+        locked.verdict, locked.reasons, locked.stage = decision.verdict, list(decision.reasons), stage
+        locked.note, locked.perception, locked.tom, locked.response = (
+            decision.note.strip(),
+            perception,
+            tom,
+            response,
+        )
+        locked.submitted_at = timezone.now()
+        locked.save()
+        sample = BuildSample.objects.filter(pk=locked.sample_id)
+        if decision.verdict == DROP:
+            sample.update(status=SampleStatus.DROPPED, drop_reason=HUMAN_DROP)
+        elif sample.filter(drop_reason=HUMAN_DROP).exists():
+            # A changed mind: the annotator dropped it before and now keeps or fixes it.
+            sample.update(status=SampleStatus.ACTIVE, drop_reason="")
+    return locked
+
+
+def corrections(build: Build) -> dict[int, dict[str, Any]]:
+    """Return {sample id: {"perception", "tom", "response"}} for the build's fixed samples, for the
+    export to lay over the machine's labels (empty values: unchanged)."""
+    fixes = SpotCheck.objects.filter(build=build, verdict=FIX, submitted_at__isnull=False)
+    return {
+        sample_id: {"perception": perception, "tom": tom, "response": response}
+        for sample_id, perception, tom, response in fixes.values_list(
+            "sample_id", "perception", "tom", "response"
+        )
+    }

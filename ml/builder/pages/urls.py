@@ -1,0 +1,15 @@
+from django.urls import path
+
+from ml.builder.pages import views
+
+app_name = "builder"
+
+urlpatterns = [
+    path("manage/builds/", views.build_list, name="builds"),
+    path("manage/builds/<int:build_id>/", views.build_page, name="build"),
+    path("manage/builds/<int:build_id>/draw/", views.draw_page, name="draw"),
+    path("manage/builds/<int:build_id>/tighten/", views.tighten_page, name="tighten"),
+    path("spot-checks/", views.spot_check_queue, name="spot_checks"),
+    path("spot-checks/next/", views.spot_check_next, name="spot_check_next"),
+    path("spot-checks/<int:check_id>/", views.spot_check_page, name="spot_check"),
+]

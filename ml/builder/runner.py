@@ -1,0 +1,301 @@
+"""Builds as Celery pipelines: each stage is one or more resumable jobs (``webapp.jobs``), one after another.
+
+A stage job (kind ``builder_stage``, parameters build, stage, shard) makes the stage's state rows,
+releases rows a dead attempt of itself left claimed, then claims batches of units until none is
+left, running each unit's step on a thread pool (LLM stages: as many threads as the endpoints
+allow in flight; audio stages: ``audio_threads``) and writing each result as the claiming
+attempt. Several shards of a stage share the work through the claims; whichever finishes last
+(no row pending or claimed) marks the stage done and starts the next stage's jobs, under a row
+lock so that happens once. After the last stage the build is exported (kind ``builder_export``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ml.builder import claims
+from ml.builder.config import BuildConfig
+from ml.builder.llm import BuildLlm, close_thread_connection
+from ml.builder.logic.consistency import EndpointClassifier
+from ml.builder.logic.prompts import prompt_hashes
+from ml.builder.models import (
+    Build,
+    BuildSample,
+    BuildStage,
+    BuildStatus,
+    SampleStage,
+    SampleStatus,
+    StageStatus,
+)
+from ml.builder.stages import (
+    CONSISTENCY,
+    LLM_STAGES,
+    PLAN,
+    STAGE_TITLES,
+    STAGE_VERSIONS,
+    STAGES,
+    next_stage,
+    stages_from,
+)
+from ml.builder.steps import audio_steps, llm_steps
+from ml.builder.steps.plan import plan_build
+from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, api_key_from_environment
+from webapp.models import Job, JobStatus, User
+
+logger = logging.getLogger(__name__)
+STAGE_ERROR = "stage_error"
+SUMMARY_EVERY_SECONDS = 2.0
+
+Step = Callable[[Sequence[BuildSample], Any], list[claims.SampleResult]]
+STEPS: dict[str, Step] = {
+    "trajectories": llm_steps.trajectories,
+    "queries": llm_steps.queries,
+    "query_filter": llm_steps.query_filter,
+    "user_audio": audio_steps.user_audio,
+    "consistency": audio_steps.consistency,
+    "perception": audio_steps.perception,
+    "responses": llm_steps.responses,
+    "response_filter": llm_steps.response_filter,
+    "response_audio": audio_steps.response_audio,
+}
+
+
+class BuildBusy(Exception):
+    """The build has stage jobs running; it cannot be re-run from a stage now."""
+
+
+def provenance_of(config: BuildConfig) -> dict[str, Any]:
+    """Return what the export records about how its samples were made."""
+    return {
+        "stage_versions": dict(STAGE_VERSIONS),
+        "prompts": prompt_hashes(),
+        "models": [endpoint.model for endpoint in config.endpoints],
+        "tts": {
+            "backend": config.tts_backend,
+            "model": config.tts_model if config.tts_backend != "espeak" else "",
+        },
+        "consistency": config.consistency_method,
+        "thresholds": {
+            "query_min_score": config.query_min_score,
+            "response_min_score": config.response_min_score,
+            "consistency_min_confidence": config.consistency_min_confidence,
+        },
+    }
+
+
+def start_build(build: Build, started_by: User | None = None) -> Build:
+    """Check the configuration, make one row per stage and start planning."""
+    config = BuildConfig.from_json(build.config)
+    with transaction.atomic():
+        if Build.objects.select_for_update().get(pk=build.pk).status != BuildStatus.DRAFT:
+            raise BuildBusy("this build has been started already; resume or re-run it instead")
+        for stage in STAGES:
+            BuildStage.objects.get_or_create(build=build, stage=stage)
+        build.status = BuildStatus.RUNNING
+        build.provenance = provenance_of(config)
+        build.save(update_fields=["status", "provenance"])
+        start_stage(build, PLAN, config, started_by)
+    return build
+
+
+def start_stage(build: Build, stage: str, config: BuildConfig, started_by: User | None = None) -> list[Job]:
+    """Mark a stage running and start its jobs (one per shard; planning runs alone)."""
+    shards = 1 if stage == PLAN else config.shards
+    jobs = [
+        start_job(
+            "builder_stage",
+            started_by=started_by,
+            parameters={"build": build.pk, "stage": stage, "shard": shard},
+        )
+        for shard in range(shards)
+    ]
+    BuildStage.objects.filter(build=build, stage=stage).update(
+        status=StageStatus.RUNNING,
+        job=jobs[0],
+        version=STAGE_VERSIONS[stage],
+        settings=provenance_of(config)["thresholds"],
+        started_at=timezone.now(),
+        finished_at=None,
+    )
+    return jobs
+
+
+def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, int, BuildLlm | None]:
+    if stage in LLM_STAGES:
+        llm = BuildLlm(build.pk, stage, config.endpoints, config.temperature)
+        return (
+            llm_steps.LlmStepContext(llm, config.query_min_score, config.response_min_score),
+            llm.concurrency,
+            llm,
+        )
+    classifier = None
+    if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
+        endpoint = config.consistency_endpoint
+        classifier = EndpointClassifier(
+            JudgeClient(
+                ChatJudgeConfig(
+                    base_url=endpoint.base_url,
+                    model=endpoint.model,
+                    api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
+                    timeout_s=endpoint.timeout_s,
+                    max_retries=endpoint.max_retries,
+                    max_concurrency=endpoint.max_concurrency,
+                )
+            )
+        )
+    context = audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY, classifier=classifier)
+    return context, config.audio_threads, None
+
+
+def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[claims.SampleResult]:
+    try:
+        results = step(samples, context)
+        return claims.drop_whole_dialogue([(sample.pk, sample.turn) for sample in samples], results)
+    except Exception as exc:
+        # One sample the step cannot handle (a bug, strange audio) is dropped with the error,
+        # counted on the build page, rather than failing a stage of thousands.
+        logger.exception("builder step failed on %s", samples[0])
+        detail = f"{type(exc).__name__}: {exc}"
+        return [claims.SampleResult(sample.pk, False, STAGE_ERROR, detail) for sample in samples]
+    finally:
+        close_thread_connection()
+
+
+def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict[str, Any]:
+    """Work through the stage's pending units as this job's attempt; return the stage's counts."""
+    config = BuildConfig.from_json(build.config)
+    claims.ensure_rows(build.pk, stage)
+    released = claims.release_dead_claims(job, build.pk, stage)
+    if released:
+        reporter.log(f"Took back {released} samples a stopped worker had claimed")
+    context, threads, llm = _step_context(build, stage, config)
+    stage_row = BuildStage.objects.get(build=build, stage=stage)
+    last_summary = 0.0
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+            while units := claims.claim_batch(job, build.pk, stage, config.batch_size):
+                futures = {
+                    pool.submit(_run_unit, STEPS[stage], [row.sample for row in unit], context): unit
+                    for unit in units
+                }
+                for future in as_completed(futures):
+                    claims.finish_unit(job, futures[future], future.result())
+                # Counting a stage's rows costs a scan: done every few seconds, not every batch,
+                # so a 400K-sample stage does not spend its time counting itself.
+                if time.monotonic() - last_summary > SUMMARY_EVERY_SECONDS:
+                    done, total = claims.stage_progress(build.pk, stage)
+                    reporter.progress(done / max(total, 1), f"{STAGE_TITLES[stage]}: {done} of {total}")
+                    claims.refresh_summary(stage_row)
+                    last_summary = time.monotonic()
+                else:
+                    reporter.check_cancelled()
+    except claims.ClaimLost as exc:
+        raise JobLost(str(exc)) from exc
+    finally:
+        if llm is not None:
+            llm.close()
+    return claims.refresh_summary(stage_row).counts
+
+
+def advance(build: Build, stage: str) -> bool:
+    """Mark the stage done and start the next when no row is left; return True when this call did."""
+    with transaction.atomic():
+        row = BuildStage.objects.select_for_update().get(build=build, stage=stage)
+        if row.status == StageStatus.DONE or (stage != PLAN and claims.unfinished_rows(build.pk, stage)):
+            return False
+        row.status, row.finished_at = StageStatus.DONE, timezone.now()
+        row.save(update_fields=["status", "finished_at"])
+        if stage != PLAN:
+            claims.refresh_summary(row)
+        following = next_stage(stage)
+        if following is not None:
+            start_stage(build, following, BuildConfig.from_json(build.config))
+        else:
+            Build.objects.filter(pk=build.pk).update(status=BuildStatus.SUCCEEDED)
+            start_job("builder_export", parameters={"build": build.pk})
+    return True
+
+
+@job_task("builder_stage", title="EchoDialogue build stage")
+def builder_stage_job(job: Job, reporter: JobReporter) -> JobResult:
+    """Run one shard of one build stage, then move the build on when the stage is complete."""
+    build = Build.objects.filter(pk=job.parameters["build"]).first()
+    if build is None:
+        return {"skipped": "the build was deleted"}
+    stage = str(job.parameters["stage"])
+    try:
+        if stage == PLAN:
+            result: dict[str, Any] = plan_build(build, BuildConfig.from_json(build.config), reporter.progress)
+        else:
+            result = run_stage(job, reporter, build, stage)
+    except JobCancelled:
+        _mark_stopped(build, stage, BuildStatus.CANCELLED)
+        raise
+    except JobLost:
+        raise  # another attempt owns the stage now; it decides what the build becomes
+    except Exception:
+        _mark_stopped(build, stage, BuildStatus.FAILED)
+        raise
+    advance(build, stage)
+    return {"stage": stage, **result}
+
+
+def _mark_stopped(build: Build, stage: str, status: str) -> None:
+    """Record that a stage stopped short (cancelled or failed); ``resume_build`` picks it up again."""
+    BuildStage.objects.filter(build=build, stage=stage).update(
+        status=StageStatus.FAILED if status == BuildStatus.FAILED else StageStatus.PENDING
+    )
+    Build.objects.filter(pk=build.pk).update(status=status)
+
+
+def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
+    """Start again the first unfinished stage of a build whose jobs failed or were cancelled."""
+    running = BuildStage.objects.filter(build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
+    if running.exists():
+        raise BuildBusy("the build still has stage jobs queued or running")
+    row = BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).order_by("id").first()
+    if row is None:
+        return []
+    Build.objects.filter(pk=build.pk).update(status=BuildStatus.RUNNING)
+    return start_stage(build, row.stage, BuildConfig.from_json(build.config), started_by)
+
+
+def rerun_from(
+    build: Build, stage: str, changes: dict[str, Any], started_by: User | None = None
+) -> list[Job]:
+    """Apply tighter settings and redo `stage` and every stage after it (and nothing before).
+
+    Samples dropped at those stages come back; LLM answers already paid for are reused, so
+    tightening a filter threshold costs no new model call.
+    """
+    if stage == PLAN:
+        raise ValueError("planning cannot be re-run: make a new build")
+    config = BuildConfig.from_json({**build.config, **changes})
+    with transaction.atomic():
+        Build.objects.select_for_update().get(pk=build.pk)
+        if BuildStage.objects.filter(
+            build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+        ).exists():
+            raise BuildBusy("wait for the running stage to finish (or cancel it) before re-running")
+        redone = stages_from(stage)
+        SampleStage.objects.filter(build=build, stage__in=redone).delete()
+        BuildSample.objects.filter(build=build, dropped_at__in=redone).update(
+            status=SampleStatus.ACTIVE, dropped_at="", drop_reason=""
+        )
+        BuildStage.objects.filter(build=build, stage__in=redone).update(
+            status=StageStatus.PENDING, counts={}, cost={}, finished_at=None
+        )
+        build.config = config.to_json()
+        build.status = BuildStatus.RUNNING
+        build.provenance = provenance_of(config)
+        build.save(update_fields=["config", "status", "provenance"])
+        return start_stage(build, stage, config, started_by)

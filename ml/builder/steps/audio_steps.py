@@ -1,0 +1,206 @@
+"""The audio stages: user audio, emotion consistency, automatic perception, response audio.
+
+User audio goes through the build's TTS backend (eSpeak NG offline, or an OpenAI-compatible speech
+server) with the voice of the sample, or of the dialogue session for every turn of a dialogue, and
+prosody (eSpeak) or an instruction (speech server) for the target emotion and intensity. Audio is
+stored under random media keys (``webapp.storage``), so a key says nothing about the sample.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import numpy as np
+
+from annotation.audio.acoustics import analyze, scalar_features
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
+from ml.builder.claims import SampleResult
+from ml.builder.config import BuildConfig
+from ml.builder.logic.consistency import EndpointClassifier, acoustic_verdict
+from ml.builder.logic.perception import perception_labels
+from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody
+from ml.builder.models import BuildSample
+from ml.builder.stages import INCONSISTENT_EMOTION, MODALITY_CONFLICT, NOT_CONFIDENT, TTS_ERROR
+from ml.core.training_records import read_wav
+from webapp.storage import new_media_key, read_media, save_media
+
+# What every voice reads neutrally once per process: the yardstick for its emotional readings.
+BASELINE_TEXT = (
+    "I went to the shop this morning, bought some bread and milk, and walked back home along the river."
+)
+
+
+@dataclass
+class AudioStepContext:
+    config: BuildConfig
+    api_key: str = ""
+    classifier: EndpointClassifier | None = None
+
+
+_baselines: dict[tuple[str, str], dict[str, Any]] = {}
+_baseline_lock = threading.Lock()
+
+
+def _speak(
+    text: str, voice: str, emotion: str, intensity: str, ctx: AudioStepContext
+) -> tuple[bytes, dict[str, Any]]:
+    """Return WAV bytes of the user's words and the voice settings used."""
+    config = ctx.config
+    if config.tts_backend == "espeak":
+        rate, pitch = espeak_prosody(emotion, intensity) if emotion else (NEUTRAL_RATE_WPM, NEUTRAL_PITCH)
+        speech = synthesize(text, rate_wpm=rate, pitch=pitch, voice=voice)
+        return to_wav_bytes(speech.samples, speech.sample_rate), {
+            "backend": "espeak",
+            "voice": voice,
+            "rate_wpm": rate,
+            "pitch": pitch,
+        }
+    instruction = f"Speak as a person feeling {intensity} {emotion}." if emotion else "Speak neutrally."
+    payload = {"model": config.tts_model, "input": text, "voice": voice, "response_format": "wav"}
+    payload["instructions"] = instruction
+    headers = {"Authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
+    try:
+        response = httpx.post(
+            config.tts_base_url.rstrip("/") + "/audio/speech", json=payload, headers=headers, timeout=120
+        )
+    except httpx.HTTPError as exc:
+        raise TtsError(f"the TTS server gave no answer: {exc}") from exc
+    if response.status_code != 200:
+        raise TtsError(f"the TTS server answered HTTP {response.status_code}")
+    speech = decode_wav(response.content)
+    return to_wav_bytes(speech.samples, speech.sample_rate), {
+        "backend": "openai",
+        "voice": voice,
+        "model": config.tts_model,
+        "instructions": instruction,
+    }
+
+
+def _features(wav: bytes, text: str) -> dict[str, Any]:
+    samples, rate = read_wav(wav)
+    return dict(scalar_features(analyze(samples, rate, transcript=text)))
+
+
+def voice_baseline(voice: str, ctx: AudioStepContext) -> dict[str, Any]:
+    """Return the acoustic features of `voice` reading BASELINE_TEXT neutrally (computed once)."""
+    key = (ctx.config.tts_backend, voice)
+    with _baseline_lock:
+        if key not in _baselines:
+            wav, _ = _speak(BASELINE_TEXT, voice, "", "", ctx)
+            _baselines[key] = _features(wav, BASELINE_TEXT)
+        return _baselines[key]
+
+
+def _voice_of(sample: BuildSample) -> str:
+    source = sample.dialogue.voice if sample.dialogue is not None else sample.voice
+    return str(source.get("voice") or "en-us")
+
+
+def user_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Voice each query; dialogue turns reuse the session's voice."""
+    results = []
+    for sample in unit:
+        started = time.monotonic()
+        try:
+            wav, voice = _speak(sample.text, _voice_of(sample), sample.emotion, sample.intensity, ctx)
+        except (TtsError, ValueError, RuntimeError) as exc:
+            results.append(
+                SampleResult(sample.pk, False, TTS_ERROR, str(exc), seconds=time.monotonic() - started)
+            )
+            continue
+        samples, rate = read_wav(wav)
+        key = save_media(new_media_key("builder", "wav"), wav)
+        fields = {"user_audio_key": key, "voice": voice, "audio_seconds": round(len(samples) / rate, 3)}
+        results.append(SampleResult(sample.pk, True, fields=fields, seconds=time.monotonic() - started))
+    return results
+
+
+def consistency(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Keep a turn only when its audio is heard as its target emotion, confidently."""
+    results = []
+    for sample in unit:
+        started = time.monotonic()
+        wav = read_media(sample.user_audio_key)
+        features = _features(wav, sample.text)
+        baseline = voice_baseline(_voice_of(sample), ctx)
+        if ctx.classifier is not None:
+            verdict = ctx.classifier.verdict(wav, sample.emotion)
+        else:
+            verdict = acoustic_verdict(features, baseline, sample.emotion, sample.intensity)
+        stored = {**verdict.to_json(), "baseline": baseline}
+        fields = {"features": features, "consistency": stored}
+        if not verdict.consistent:
+            reason, detail = (
+                INCONSISTENT_EMOTION,
+                f"expected {verdict.expected}, heard {verdict.predicted or 'nothing'}",
+            )
+        elif verdict.confidence < ctx.config.consistency_min_confidence:
+            reason, detail = (
+                NOT_CONFIDENT,
+                f"confidence {verdict.confidence:.2f} below {ctx.config.consistency_min_confidence:.2f}",
+            )
+        else:
+            reason, detail = "", ""
+        results.append(
+            SampleResult(
+                sample.pk, not reason, reason, detail, fields=fields, seconds=time.monotonic() - started
+            )
+        )
+    return results
+
+
+def perception(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Write the perception labels the acoustic analysis supports (no model call)."""
+    results = []
+    for sample in unit:
+        started = time.monotonic()
+        labels = perception_labels(
+            sample.features,
+            sample.consistency.get("baseline") or {},
+            emotion=sample.emotion,
+            emotion_variant=sample.emotion_variant,
+            intensity=sample.intensity,
+            situation=sample.topic_path.rsplit(" / ", 1)[-1],
+            modality_conflict=sample.prompt_variant == MODALITY_CONFLICT,
+        )
+        results.append(
+            SampleResult(sample.pk, True, fields={"perception": labels}, seconds=time.monotonic() - started)
+        )
+    return results
+
+
+def response_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Voice each reply in the speech style its reasoning chose."""
+    config = ctx.config
+    chosen = (
+        TtsSettings(
+            backend="openai", base_url=config.tts_base_url, api_key=ctx.api_key, model=config.tts_model
+        )
+        if config.tts_backend == "openai"
+        else None
+    )
+    results = []
+    for sample in unit:
+        started = time.monotonic()
+        try:
+            samples, rate = speak_in_style(sample.response, sample.speech_style, chosen)
+        except (TtsError, ValueError, RuntimeError) as exc:
+            results.append(
+                SampleResult(sample.pk, False, TTS_ERROR, str(exc), seconds=time.monotonic() - started)
+            )
+            continue
+        key = save_media(
+            new_media_key("builder", "wav"), to_wav_bytes(np.asarray(samples, dtype=np.int16), rate)
+        )
+        results.append(
+            SampleResult(
+                sample.pk, True, fields={"response_audio_key": key}, seconds=time.monotonic() - started
+            )
+        )
+    return results

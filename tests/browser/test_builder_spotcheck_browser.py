@@ -1,0 +1,84 @@
+"""Real Chromium: an annotator works through a build's spot-check queue (keep one, drop one with a
+reason, fix one), and the admin's build page then shows the acceptance per stage and its chart."""
+
+from __future__ import annotations
+
+import pytest
+
+from ml.builder.models import SpotCheck
+from ml.builder.pages.queue import draw_spot_checks
+from tests.ml.builder.pages.spotcheck_builds import finished_build
+from tests.support.browser import log_in
+
+pytestmark = pytest.mark.browser
+
+
+def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
+    open_browser_page, live_server, transactional_db, users, media_root
+) -> None:
+    build = finished_build(name="Browser build", single=3, audio=True)
+    draw_spot_checks(build, count=3)
+
+    with open_browser_page() as page:
+        log_in(page, live_server, "annotator", start="/accounts/login/?next=/spot-checks/")
+        page.wait_for_url(f"{live_server.url}/spot-checks/")
+        assert page.locator("[data-testid=waiting-count]").inner_text() == "3"
+        page.click(f"[data-testid=start-{build.pk}]")
+
+        # keep the first, after listening: the signed audio link plays for this annotator
+        page.wait_for_selector("[data-testid=decision-form]")
+        src = page.locator("[data-testid=user-audio]").get_attribute("src")
+        assert page.evaluate("async (src) => (await fetch(src)).status", src) == 200
+        assert "I really thought" in page.locator("[data-testid=user-text]").inner_text()
+        assert "sad" in page.locator("[data-testid=auto-perception]").inner_text()
+        page.screenshot(path="/tmp/h17check-spot-check.png", full_page=True)
+        page.check("input[name=verdict][value=keep]")
+        page.click("[data-testid=submit-decision]")
+
+        # drop the second: the emotion is not audible
+        page.wait_for_selector("text=: keep.")
+        page.check("input[name=verdict][value=drop]")
+        page.check("input[name=reasons][value=audio_wrong_emotion]")
+        page.fill("textarea[name=note]", "sounds cheerful, not sad")
+        page.click("[data-testid=submit-decision]")
+
+        # fix the third: a drop without a reason is refused first, then the intensity is corrected
+        page.wait_for_selector("text=: drop.")
+        page.check("input[name=verdict][value=fix]")
+        page.click("[data-testid=submit-decision]")
+        assert "at least one reason" in page.locator("[data-testid=decision-errors]").inner_text()
+        page.check("input[name=verdict][value=fix]")
+        page.check("input[name=reasons][value=perception_wrong]")
+        page.click("[data-testid=fix-fields] summary")
+        page.select_option("select[name=perception_intensity]", "high")
+        page.fill("textarea[name=response]", "That sounds painful; it makes sense you feel let down.")
+        page.screenshot(path="/tmp/h17check-spot-check-fix.png", full_page=True)
+        page.click("[data-testid=submit-decision]")
+        page.wait_for_url(f"{live_server.url}/spot-checks/")
+        assert "Nothing waiting." in page.locator("[data-testid=waiting]").inner_text()
+        assert page.locator("[data-testid=decided] tbody tr").count() == 3
+        page.screenshot(path="/tmp/h17check-spot-check-queue.png", full_page=True)
+
+    checks = {check.verdict: check for check in SpotCheck.objects.filter(build=build)}
+    assert set(checks) == {"keep", "drop", "fix"}
+    assert (checks["drop"].stage, checks["drop"].reasons) == ("consistency", ["audio_wrong_emotion"])
+    assert checks["fix"].stage == "perception" and checks["fix"].perception["intensity"] == "high"
+
+    with open_browser_page() as page:
+        log_in(page, live_server, "admin", start=f"/accounts/login/?next=/manage/builds/{build.pk}/")
+        page.wait_for_url(f"{live_server.url}/manage/builds/{build.pk}/")
+        page.wait_for_selector("#acceptance-chart[data-whiskers]")
+        consistency = page.locator("tr[data-stage=consistency] [data-testid=acceptance]").inner_text()
+        assert consistency.startswith("2 of 3 · 67%")
+        assert (
+            page.locator("tr[data-stage=perception] [data-testid=acceptance]")
+            .inner_text()
+            .startswith("2 of 3")
+        )
+        assert (
+            page.locator("tr[data-stage=queries] [data-testid=acceptance]").inner_text().startswith("3 of 3")
+        )
+        assert page.locator("[data-testid=overall-acceptance]").inner_text() == "33%"
+        # one bar per stage the checked samples went through: all but dialogue trajectories
+        assert page.locator("#acceptance-chart").get_attribute("data-rendered") == "8"
+        page.screenshot(path="/tmp/h17check-build-page.png", full_page=True)

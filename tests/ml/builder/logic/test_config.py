@@ -1,0 +1,33 @@
+"""Build configurations are checked before a build starts, with the reason in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from ml.builder.config import BuildConfig, ConfigProblem
+
+ENDPOINT = {"base_url": "http://llm:8000/v1", "model": "m"}
+
+
+def test_a_configuration_round_trips_through_json() -> None:
+    config = BuildConfig.from_json({"endpoints": [ENDPOINT], "emotions": ["sad"], "query_min_score": 4})
+    assert BuildConfig.from_json(config.to_json()) == config
+    assert config.emotions == ("sad",) and config.endpoints[0].max_concurrency == 4
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({}, "at least one LLM endpoint"),
+        ({"endpoints": [{"model": "m"}]}, "base_url and a model"),
+        ({"endpoints": [ENDPOINT], "emotions": ["bored"]}, "emotions must be chosen"),
+        ({"endpoints": [ENDPOINT], "query_min_score": 6}, "1-5 scale"),
+        ({"endpoints": [ENDPOINT], "colour": "red"}, "unknown setting"),
+        ({"endpoints": [{**ENDPOINT, "api_key_env": "DJANGO_SECRET_KEY"}]}, "ECHOSTUDIO_JUDGE_KEY_"),
+        ({"endpoints": [ENDPOINT], "consistency_method": "endpoint"}, "needs consistency_endpoint"),
+        ({"endpoints": [ENDPOINT], "tts_backend": "openai"}, "needs tts_base_url"),
+    ],
+)
+def test_a_bad_configuration_says_what_is_wrong(raw: dict, message: str) -> None:
+    with pytest.raises(ConfigProblem, match=message):
+        BuildConfig.from_json(raw)

@@ -1,0 +1,68 @@
+"""The audio steps: user voices per emotion (eSpeak or a speech server), the session voice kept, errors dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ml.builder.config import BuildConfig
+from ml.builder.models import BuildDialogue, BuildSample
+from ml.builder.steps.audio_steps import AudioStepContext, user_audio
+from ml.core.training_records import read_wav
+from tests.support.fake_speech_server import running_speech_server
+from webapp.storage import read_media
+
+ENDPOINTS = [{"base_url": "http://llm/v1", "model": "m"}]
+
+
+def _sample(pk: int, emotion: str, intensity: str, voice: str = "en-gb", **extra: object) -> BuildSample:
+    return BuildSample(
+        pk=pk,
+        text="I waited all day and nobody came.",
+        emotion=emotion,
+        intensity=intensity,
+        voice={"voice": voice},
+        **extra,
+    )
+
+
+def test_espeak_voices_an_angry_query_faster_than_a_sad_one(media_root: Path) -> None:
+    context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
+    angry, sad = user_audio([_sample(1, "angry", "high"), _sample(2, "sad", "high")], context)
+    assert angry.kept and sad.kept
+    assert angry.fields["voice"]["rate_wpm"] > sad.fields["voice"]["rate_wpm"]
+    assert angry.fields["audio_seconds"] < sad.fields["audio_seconds"]
+    samples, rate = read_wav(read_media(angry.fields["user_audio_key"]))
+    assert round(len(samples) / rate, 3) == angry.fields["audio_seconds"]
+
+
+def test_every_turn_of_a_dialogue_speaks_with_the_session_voice(media_root: Path) -> None:
+    context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
+    dialogue = BuildDialogue(voice={"voice": "en-us+f3"})
+    turns = [_sample(n, "sad", "medium", voice="en-gb", dialogue=dialogue, turn=n) for n in (1, 2, 3)]
+    results = user_audio(turns, context)
+    assert {result.fields["voice"]["voice"] for result in results} == {"en-us+f3"}
+
+
+def test_a_speech_server_gets_the_voice_and_an_emotion_instruction(media_root: Path) -> None:
+    with running_speech_server() as server:
+        config = BuildConfig.from_json(
+            {
+                "endpoints": ENDPOINTS,
+                "tts_backend": "openai",
+                "tts_base_url": server.base_url,
+                "voices": ["nova"],
+            }
+        )
+        [result] = user_audio([_sample(1, "fear", "high", voice="nova")], AudioStepContext(config))
+        sent = server.requests[0].json
+    assert result.kept and result.fields["voice"]["backend"] == "openai"
+    assert (sent["voice"], sent["instructions"]) == ("nova", "Speak as a person feeling high fear.")
+
+
+def test_a_failing_speech_server_drops_the_sample_as_a_tts_error(media_root: Path) -> None:
+    with running_speech_server(status=500) as server:
+        config = BuildConfig.from_json(
+            {"endpoints": ENDPOINTS, "tts_backend": "openai", "tts_base_url": server.base_url}
+        )
+        [result] = user_audio([_sample(1, "fear", "high")], AudioStepContext(config))
+    assert (result.kept, result.reason) == (False, "tts_error")

@@ -1,0 +1,91 @@
+"""Per-sample stage state: claims never overlap, a dialogue is claimed whole, a reaped attempt writes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from ml.builder import claims
+from ml.builder.claims import ClaimLost, SampleResult
+from ml.builder.config import BuildConfig
+from ml.builder.models import BuildSample, SampleStage
+from ml.builder.steps.plan import plan_build
+from tests.ml.builder.support import make_build, make_taxonomy
+from webapp.models import Job, JobStatus
+
+pytestmark = pytest.mark.django_db
+
+
+def _job(attempts: int = 1) -> Job:
+    return Job.objects.create(kind="builder_stage", status=JobStatus.RUNNING, attempts=attempts)
+
+
+@pytest.fixture
+def build():
+    make_taxonomy()
+    build = make_build("http://unused/v1", single=6, dialogues=2)
+    plan_build(build, BuildConfig.from_json(build.config), lambda fraction, message: None)
+    claims.ensure_rows(build.pk, "queries")
+    return build
+
+
+def test_rows_are_made_once_per_sample_whoever_asks(build) -> None:
+    assert claims.ensure_rows(build.pk, "queries") == 0
+    assert SampleStage.objects.filter(stage="queries").count() == 6 + 2 * 5
+    assert SampleStage.objects.filter(stage="queries", head=True).count() == 6 + 2
+    claims.ensure_rows(build.pk, "trajectories")
+    assert SampleStage.objects.filter(stage="trajectories").count() == 10
+
+
+def test_two_jobs_never_claim_the_same_sample_and_dialogues_come_whole(build) -> None:
+    first, second = _job(), _job()
+    units_a = claims.claim_batch(first, build.pk, "queries", 5)
+    units_b = claims.claim_batch(second, build.pk, "queries", 5)
+    samples_a = {row.sample_id for unit in units_a for row in unit}
+    samples_b = {row.sample_id for unit in units_b for row in unit}
+    assert samples_a.isdisjoint(samples_b)
+    assert samples_a | samples_b == set(BuildSample.objects.values_list("id", flat=True))
+    dialogue_units = [unit for unit in units_a + units_b if len(unit) > 1]
+    assert [[row.sample.turn for row in unit] for unit in dialogue_units] == [[1, 2, 3, 4, 5]] * 2
+    assert claims.claim_batch(_job(), build.pk, "queries", 5) == []
+
+
+def test_a_reaped_attempt_cannot_finish_what_its_successor_took_back(build) -> None:
+    # given an attempt that claimed a unit and then stalled; the job was re-run as attempt 2
+    stalled = _job(attempts=1)
+    unit = claims.claim_batch(stalled, build.pk, "queries", 1)[0]
+    rerun = Job.objects.get(pk=stalled.pk)
+    rerun.attempts = 2
+    rerun.save(update_fields=["attempts"])
+
+    # when the successor releases the dead claims and claims them itself
+    assert claims.release_dead_claims(rerun, build.pk, "queries") == 1
+    taken = claims.claim_batch(rerun, build.pk, "queries", 1)[0]
+    assert [row.pk for row in taken] == [row.pk for row in unit]
+
+    # then the stalled attempt's result is refused and the successor's is stored once
+    with pytest.raises(ClaimLost):
+        claims.finish_unit(stalled, unit, [SampleResult(row.sample_id, True) for row in unit])
+    claims.finish_unit(rerun, taken, [SampleResult(row.sample_id, False, "coherence") for row in taken])
+    row = SampleStage.objects.get(pk=unit[0].pk)
+    assert (row.status, row.outcome, row.reason, row.claims, row.claimed_attempt) == (
+        "done",
+        "dropped",
+        "coherence",
+        2,
+        2,
+    )
+    assert row.sample.status == "dropped" and row.sample.dropped_at == "queries"
+
+
+def test_a_dropped_turn_drops_its_dialogue_naming_the_turn() -> None:
+    results = claims.drop_whole_dialogue(
+        [(1, 1), (2, 2), (3, 3)], [SampleResult(1, True), SampleResult(2, False, "tts_error")]
+    )
+    assert [(r.sample_id, r.kept, r.reason) for r in results] == [
+        (1, False, "dialogue_turn_dropped"),
+        (2, False, "tts_error"),
+        (3, False, "dialogue_turn_dropped"),
+    ]
+    assert results[0].detail == "turn 2 was dropped (tts_error)"
+    kept = [SampleResult(1, True)]
+    assert claims.drop_whole_dialogue([(1, 0)], kept) == kept
