@@ -4,8 +4,8 @@
 
 A throwaway database "bench_builder" is made next to the one DATABASE_URL names (dropped
 afterwards). Each size is one build (single-turn samples, plus one five-turn dialogue per 100
-samples) against the scripted test LLM (``tests.support.builder_llm`` on a local HTTP server, two
-models) and eSpeak NG, run stage by stage in this process through the same Job runner and claims a
+samples) against the scripted test LLM (``tests.support.builder_llm`` on a local HTTP server in a process of its own,
+two models) and eSpeak NG, run stage by stage in this process through the same Job runner and claims a
 Celery worker uses (one shard: the figures are one worker's). Printed per stage: samples made,
 wall seconds, samples per second, LLM calls and tokens; and the process's peak resident memory
 after each stage. Memory must stay flat from 1,000 to 10,000: nothing holds a build in memory.
@@ -14,12 +14,14 @@ after each stage. Memory must stay flat from 1,000 to 10,000: nothing holds a bu
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -33,6 +35,18 @@ MEDIA = Path(tempfile.mkdtemp(prefix="bench-builder-media-"))
 os.environ["ECHOSTUDIO_MEDIA_ROOT"] = str(MEDIA)
 os.environ["ECHOSTUDIO_VAR_DIR"] = str(MEDIA / "var")
 logging.disable(logging.WARNING)
+
+
+def _serve_test_llm(ready: Any, stop: Any) -> None:
+    """Serve the scripted test LLM in its own process, so its request log is not the builder's memory."""
+    from tests.support.builder_llm import builder_responder
+    from tests.support.fake_chat_server import running_chat_server
+
+    with running_chat_server(builder_responder()) as server:
+        server.record = lambda request: None  # type: ignore[method-assign]
+        server.finish = lambda: None  # type: ignore[method-assign]
+        ready.put(server.base_url)
+        stop.wait()
 
 
 def peak_mib() -> float:
@@ -52,21 +66,24 @@ def run(sizes: list[int]) -> None:
     from ml.builder.runner import start_build
     from ml.builder.stages import SAMPLE_STAGES
     from tests.ml.builder.support import build_config, make_taxonomy
-    from tests.support.builder_llm import builder_responder
-    from tests.support.fake_chat_server import running_chat_server
     from webapp.jobs import run_job
     from webapp.models import Job, JobStatus
 
     webapp.jobs.enqueue = lambda job: None  # jobs run here, one after another, as one worker would
     make_taxonomy()
-    with running_chat_server(builder_responder()) as server:
+    context = multiprocessing.get_context("spawn")
+    ready, stop = context.Queue(), context.Event()
+    llm = context.Process(target=_serve_test_llm, args=(ready, stop), daemon=True)
+    llm.start()
+    base_url = ready.get(timeout=60)
+    try:
         for size in sizes:
             build = Build.objects.create(
                 name=f"bench {size}",
                 single_turn_count=size,
                 dialogue_count=max(1, size // 100),
                 seed=1,
-                config=build_config(server.base_url, batch_size=50, audio_threads=2),
+                config=build_config(base_url, batch_size=50, audio_threads=2),
             )
             started = time.monotonic()
             start_build(build)
@@ -95,7 +112,10 @@ def run(sizes: list[int]) -> None:
             print(
                 f"whole build: {time.monotonic() - started:.0f} s, status {build.status}, exported to {build.export_path}"
             )
-            print(f"peak resident memory after {size}: {peak_mib():.0f} MiB")
+            print(f"peak resident memory after {size}: {peak_mib():.0f} MiB", flush=True)
+    finally:
+        stop.set()
+        llm.join(timeout=10)
 
 
 def main() -> None:

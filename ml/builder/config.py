@@ -18,6 +18,9 @@ from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, NEUTRAL
 BUILD_EMOTIONS: tuple[str, ...] = tuple(emotion for emotion in EMOTIONS if emotion != NEUTRAL)
 
 
+OPENAI_VOICES: tuple[str, ...] = ("alloy", "echo", "fable", "onyx", "nova", "shimmer")
+
+
 class ConfigProblem(ValueError):
     """A build configuration that cannot run, with the reason in words."""
 
@@ -90,6 +93,9 @@ class BuildConfig:
                 values[name] = chosen
         if "voices" in values:
             values["voices"] = tuple(str(voice) for voice in values["voices"]) or cls.voices
+        elif values.get("tts_backend") == "openai":
+            # eSpeak's voice names mean nothing to a speech server: use the OpenAI voice names.
+            values["voices"] = OPENAI_VOICES
         config = cls(
             endpoints=endpoints,
             consistency_endpoint=_endpoint(consistency) if consistency else None,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluation.judging.rubrics import normalise_strategy
 from ml.builder.stages import (
     BAD_FORMAT,
     HARMFUL_REASONS,
@@ -88,6 +89,26 @@ def read_query(data: Mapping[str, Any]) -> Query | Verdict:
     return Query(text=text, emotion_variant=str(data.get("emotion_variant") or "").strip()[:64])
 
 
+# The benchmark's strategy classes (``STRATEGY_SYNONYMS``) as slugs of the seeded taxonomy, so a
+# built sample's ToM document holds slugs like a gold reference does.
+SLUG_OF_STRATEGY_CLASS: dict[str, str] = {
+    "emotional_validation": "emotional-validation",
+    "reassurance": "reassurance",
+    "guidance": "suggestions-guidance",
+    "cognitive_reframing": "cognitive-reframing",
+    "active_listening": "restatement",
+    "questioning": "questioning",
+    "information": "information",
+    "self_disclosure": "self-disclosure",
+}
+
+
+def strategy_slugs(names: Sequence[str]) -> list[str]:
+    """Return the taxonomy slugs of free-text strategy names, in order, once each; others are left out."""
+    slugs = (SLUG_OF_STRATEGY_CLASS.get(normalise_strategy(name)) for name in names)
+    return list(dict.fromkeys(slug for slug in slugs if slug))
+
+
 @dataclass(frozen=True)
 class Reasoned:
     """A reasoning trace and reply: the ToM label document, strategies, style and the rendered output."""
@@ -128,8 +149,12 @@ def read_reasoned(data: Mapping[str, Any]) -> Reasoned | Verdict:
         "context": fields["context"],
         "latent_need": fields["latent_need"],
         "core_demand": fields["core_demand"],
-        "recommended_strategies": list(strategies),
-        "not_recommended_strategies": _texts(data.get("not_recommended_strategies")),
+        "recommended_strategies": strategy_slugs(strategies),
+        "not_recommended_strategies": [
+            slug
+            for slug in strategy_slugs(_texts(data.get("not_recommended_strategies")))
+            if slug not in strategy_slugs(strategies)
+        ],
         "constraints": constraints,
     }
     reasoning = render_reasoning(

@@ -22,7 +22,7 @@ from ml.builder.stages import (
     TEXT_NEUTRAL,
 )
 from webapp.lib.output_format import SPEECH_STYLES
-from webapp.lib.vocabulary import EMOTIONS, INTENSITIES
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES, EMOTIONS, INTENSITIES
 
 Messages = list[dict[str, Any]]
 
@@ -70,7 +70,8 @@ RESPONSE_SYSTEM = (
     "You are an empathetic voice assistant. Reason in three steps before answering. (1) Perception: "
     "what the user's voice and words convey, grounded in the acoustic description given. (2) Mental "
     "state (theory of mind): context, latent need, core demand, and constraints (styles to avoid). "
-    "(3) Strategy: the support strategies to use and to avoid, and a speech style for your spoken "
+    "(3) Strategy: the support strategies to use and to avoid (from: "
+    f"{', '.join(name for _, name in DEFAULT_STRATEGIES)}), and a speech style for your spoken "
     f"reply, one of {', '.join(SPEECH_STYLES)}. Then reply in 2-4 spoken sentences. "
     'Answer with JSON: {"perception": "...", "context": "...", "latent_need": "...", '
     '"core_demand": "...", "constraints": ["..."], "recommended_strategies": ["..."], '

@@ -31,3 +31,10 @@ def test_a_configuration_round_trips_through_json() -> None:
 def test_a_bad_configuration_says_what_is_wrong(raw: dict, message: str) -> None:
     with pytest.raises(ConfigProblem, match=message):
         BuildConfig.from_json(raw)
+
+
+def test_a_speech_server_build_gets_speech_server_voices_unless_told() -> None:
+    server = {"endpoints": [ENDPOINT], "tts_backend": "openai", "tts_base_url": "http://tts/v1"}
+    assert "alloy" in BuildConfig.from_json(server).voices
+    assert BuildConfig.from_json({**server, "voices": ["ryan"]}).voices == ("ryan",)
+    assert BuildConfig.from_json({"endpoints": [ENDPOINT]}).voices[0] == "en-us"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from annotation.labelling.schema import check_tom
 from ml.builder.logic.filters import (
     Query,
     Reasoned,
@@ -10,9 +11,11 @@ from ml.builder.logic.filters import (
     read_query,
     read_reasoned,
     response_verdict,
+    strategy_slugs,
 )
 from ml.builder.stages import QUERY_CRITERIA, RESPONSE_CRITERIA
 from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_fields
+from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 
 
 def _scores(criteria, **low):
@@ -75,7 +78,11 @@ def test_a_reasoned_answer_renders_the_output_format_the_ml_code_parses() -> Non
     assert parse_reasoning_fields(parsed.reasoning.text)["latent_need"] == "Belonging."
     strategy = parse_strategy_fields(parsed.strategy.text)
     assert (strategy.strategies, strategy.speech_style) == (["validation", "questioning"], "comforting")
+    assert reasoned.tom["recommended_strategies"] == ["emotional-validation", "questioning"]
     assert reasoned.tom["not_recommended_strategies"] == ["information"]
+    assert (
+        check_tom(reasoned.tom, strategy_slugs={slug for slug, _ in DEFAULT_STRATEGIES}, complete=True) == []
+    )
     assert reasoned.tom["constraints"] == ["advice"]
 
 
@@ -84,3 +91,8 @@ def test_a_reasoned_answer_missing_a_step_is_dropped_naming_it() -> None:
     assert isinstance(verdict, Verdict)
     assert verdict.reason == "bad_format"
     assert "latent_need" in verdict.detail and "speech_style" in verdict.detail
+
+
+def test_strategy_names_become_taxonomy_slugs() -> None:
+    names = ["Validate feelings", "advice", "Reflection of feelings", "humour", "Advice"]
+    assert strategy_slugs(names) == ["emotional-validation", "suggestions-guidance"]
