@@ -14,7 +14,10 @@ from django.core.management.base import BaseCommand
 
 
 class Command(BaseCommand):
-    help = "Create demo users (passwords printed once) and 25 demo items with eSpeak NG speech."
+    help = (
+        "Create demo users (passwords printed once), 25 demo items and 3 five-turn dialogues with "
+        "eSpeak NG speech, gold and two systems' replies."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         def progress(fraction: float, message: str) -> None:
@@ -28,7 +31,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Demo ready: {seeded.get('items', 0)} items, {seeded.get('gold', 0)} with gold, "
-                f"{seeded.get('outputs', 0)} model outputs."
+                f"{seeded.get('dialogues', 0)} five-turn dialogues ({seeded.get('dialogue_gold', 0)} turns "
+                f"with gold), {seeded.get('outputs', 0)} model outputs."
             )
         )
         logins: dict[str, str] = seeded.get("logins", {})
