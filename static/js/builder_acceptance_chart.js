@@ -7,40 +7,15 @@
   if (!canvas || !source || typeof Chart === "undefined") return;
   const data = JSON.parse(source.textContent);
 
-  const whiskers = {
-    id: "whiskers",
-    afterDatasetsDraw(chart) {
-      const { ctx, scales } = chart;
-      const meta = chart.getDatasetMeta(0);
-      let drawn = 0;
-      ctx.save();
-      ctx.strokeStyle = "#1d2433";
-      ctx.lineWidth = 1.5;
-      meta.data.forEach((bar, i) => {
-        if (data.low[i] === null || data.high[i] === null) return;
-        const top = scales.y.getPixelForValue(data.high[i]);
-        const bottom = scales.y.getPixelForValue(data.low[i]);
-        const cap = Math.min(6, bar.width / 3);
-        ctx.beginPath();
-        ctx.moveTo(bar.x, top);
-        ctx.lineTo(bar.x, bottom);
-        ctx.moveTo(bar.x - cap, top);
-        ctx.lineTo(bar.x + cap, top);
-        ctx.moveTo(bar.x - cap, bottom);
-        ctx.lineTo(bar.x + cap, bottom);
-        ctx.stroke();
-        drawn += 1;
-      });
-      ctx.restore();
-      canvas.dataset.whiskers = String(drawn);
-    },
-  };
+  const whiskers = EchoErrorBars("whiskers");
 
   const chart = new Chart(canvas, {
     type: "bar",
     data: {
       labels: data.labels,
-      datasets: [{ label: "Accepted (%)", data: data.rate, backgroundColor: "#2f5bd3" }],
+      datasets: [
+        { label: "Accepted (%)", data: data.rate, low: data.low, high: data.high, backgroundColor: "#2f5bd3" },
+      ],
     },
     options: {
       maintainAspectRatio: false,

@@ -9,39 +9,7 @@
   const chartData = JSON.parse(source.textContent);
   const colours = ["#2f5bd3", "#d3812f", "#1f8a4c", "#a23bb0", "#c0392b", "#4a8ca8", "#7a6a2f", "#5b6477"];
 
-  const errorBars = {
-    id: "errorBars",
-    afterDatasetsDraw(chart) {
-      const { ctx, scales } = chart;
-      let drawn = 0;
-      ctx.save();
-      ctx.strokeStyle = "#1d2433";
-      ctx.lineWidth = 1.5;
-      chart.data.datasets.forEach((dataset, datasetIndex) => {
-        const meta = chart.getDatasetMeta(datasetIndex);
-        if (meta.hidden) return;
-        meta.data.forEach((bar, index) => {
-          const low = dataset.low[index];
-          const high = dataset.high[index];
-          if (low === null || high === null || low === undefined || high === undefined) return;
-          const top = scales.y.getPixelForValue(high);
-          const bottom = scales.y.getPixelForValue(low);
-          const cap = Math.min(6, bar.width / 3);
-          ctx.beginPath();
-          ctx.moveTo(bar.x, top);
-          ctx.lineTo(bar.x, bottom);
-          ctx.moveTo(bar.x - cap, top);
-          ctx.lineTo(bar.x + cap, top);
-          ctx.moveTo(bar.x - cap, bottom);
-          ctx.lineTo(bar.x + cap, bottom);
-          ctx.stroke();
-          drawn += 1;
-        });
-      });
-      ctx.restore();
-      canvas.dataset.errorBars = String(drawn);
-    },
-  };
+  const errorBars = EchoErrorBars("errorBars");
 
   const chart = new Chart(canvas, {
     type: "bar",

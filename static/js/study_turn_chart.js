@@ -11,33 +11,7 @@
   const systems = [...new Set(chartData.datasets.map((dataset) => dataset.system))];
   const seen = {};
 
-  const whiskers = {
-    id: "turnWhiskers",
-    afterDatasetsDraw(chart) {
-      const { ctx, scales } = chart;
-      let drawn = 0;
-      ctx.save();
-      chart.data.datasets.forEach((dataset, datasetIndex) => {
-        const meta = chart.getDatasetMeta(datasetIndex);
-        if (meta.hidden) return;
-        ctx.strokeStyle = dataset.borderColor;
-        meta.data.forEach((point, index) => {
-          const low = dataset.low[index];
-          const high = dataset.high[index];
-          if (low === null || high === null || low === undefined || high === undefined) return;
-          // Few dialogues give wide t intervals: clip them to the 1-5 scale rather than the page.
-          const clip = (value) => Math.min(scales.y.max, Math.max(scales.y.min, value));
-          ctx.beginPath();
-          ctx.moveTo(point.x, scales.y.getPixelForValue(clip(high)));
-          ctx.lineTo(point.x, scales.y.getPixelForValue(clip(low)));
-          ctx.stroke();
-          drawn += 1;
-        });
-      });
-      ctx.restore();
-      canvas.dataset.whiskers = String(drawn);
-    },
-  };
+  const whiskers = EchoErrorBars("whiskers");
 
   const chart = new Chart(canvas, {
     type: "line",
