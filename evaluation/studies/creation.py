@@ -194,17 +194,24 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
                 seed=seed,
             )
             by_key = {str(stimulus.pk): stimulus for stimulus in (*rated, *gold, *traps, *warm_up)}
-            StudyAssignment.objects.bulk_create(
-                StudyAssignment(
-                    study=study, evaluator_id=int(evaluator), stimulus=by_key[entry.key], position=position
-                )
-                for evaluator, order in plan.items()
-                for position, entry in enumerate(order)
-            )
+            assign_in_plan_order(study, plan, by_key)
     except BaseException:
         delete_media(*frozen.keys)
         raise
     return study
+
+
+def assign_in_plan_order(
+    study: Study, plan: Mapping[str, Sequence[Stimulus]], by_key: Mapping[str, StudyStimulus]
+) -> None:
+    """Store each rater's queue as the plan ordered it (`design.plan_study`: evaluator -> stimuli)."""
+    StudyAssignment.objects.bulk_create(
+        StudyAssignment(
+            study=study, evaluator_id=int(evaluator), stimulus=by_key[entry.key], position=position
+        )
+        for evaluator, order in plan.items()
+        for position, entry in enumerate(order)
+    )
 
 
 def gold_expectation(verdict: GoldVerdict, dimensions: Sequence[Dimension]) -> dict[str, list[int]]:

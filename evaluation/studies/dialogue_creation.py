@@ -21,9 +21,9 @@ from django.db.models import Q
 
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput
-from evaluation.studies.creation import FrozenAudio, StudySpec, check_spec
+from evaluation.studies.creation import FrozenAudio, StudySpec, assign_in_plan_order, check_spec
 from evaluation.studies.design import Stimulus, StudyDesignError, dimensions_for, plan_study, sample_dialogues
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus, StudyTurn
+from evaluation.studies.models import Study, StudyRater, StudyStimulus, StudyTurn
 from webapp.models import User
 from webapp.storage import delete_media
 
@@ -100,13 +100,7 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
                 seed=seed,
             )
             by_key = {str(stimulus.pk): stimulus for stimulus in stimuli}
-            StudyAssignment.objects.bulk_create(
-                StudyAssignment(
-                    study=study, evaluator_id=int(evaluator), stimulus=by_key[entry.key], position=position
-                )
-                for evaluator, order in plan.items()
-                for position, entry in enumerate(order)
-            )
+            assign_in_plan_order(study, plan, by_key)
     except BaseException:
         delete_media(*frozen.keys)
         raise
