@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from annotation.dialogues.records import TURN_KEYS
 from annotation.recording.models import Dialogue, Item
 
 
@@ -14,19 +15,8 @@ class TurnSerializer(serializers.ModelSerializer[Item]):
 
     class Meta:
         model = Item
-        fields = [
-            "turn",
-            "external_id",
-            "text",
-            "scenario",
-            "target_emotion",
-            "emotion_variant",
-            "target_intensity",
-            "instructions",
-            "expected_strategy",
-            "reference_reply",
-            "state",
-        ]
+        # The JSONL turn's keys (one list: what is imported is what the API shows), and the state.
+        fields = ["turn", "external_id", *TURN_KEYS, "state"]
         read_only_fields = fields
 
 
