@@ -11,12 +11,10 @@ from typing import Any
 
 from annotation.demo.dialogues import DEMO_DIALOGUES, RECORDED_DIALOGUES, DemoDialogue, DemoTurn
 from annotation.demo.items import DemoItem
-from annotation.demo.labels import demo_perception, demo_tom
+from annotation.demo.labels import demo_perception, demo_tom, submit_every_annotation
 from annotation.gold.adjudication import adjudicate_item
 from annotation.gold.models import GoldReference
 from annotation.labelling.assignment import assign_annotators
-from annotation.labelling.models import Annotation
-from annotation.labelling.workflows import open_annotation, submit_annotation
 from annotation.recording.models import Dialogue, Item
 from webapp.lib.vocabulary import INTENSITIES
 from webapp.models import User
@@ -74,19 +72,7 @@ def seed_dialogue_labels() -> int:
                 continue  # left for the demo annotators, turn by turn
             demo = _as_demo_item(dialogue, number, turn)
             cross_turn = cross_turn_labels(dialogue.turns[number - 2], turn) if number > 1 else None
-            annotations = Annotation.objects.filter(item=item).order_by("annotator__username")
-            for index, annotation in enumerate(annotations.select_related("annotator")):
-                if annotation.status == Annotation.Status.SUBMITTED:
-                    continue
-                opened = open_annotation(annotation)
-                submit_annotation(
-                    opened.pk,
-                    user=annotation.annotator,
-                    perception=demo_perception(demo, item, annotator_index=index),
-                    tom=demo_tom(demo),
-                    expected_version=opened.version,
-                    cross_turn=cross_turn,
-                )
+            submit_every_annotation(item, demo, cross_turn)
             if number <= GOLD_TURNS and GoldReference.objects.current_of(item) is None:
                 adjudicate_item(
                     item.pk,

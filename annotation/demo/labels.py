@@ -81,6 +81,25 @@ def demo_tom(demo: DemoItem) -> dict[str, Any]:
     }
 
 
+def submit_every_annotation(item: Item, demo: DemoItem, cross_turn: dict[str, Any] | None = None) -> None:
+    """Submit demo labels for each annotator of the item not done yet (the third hears it differently)."""
+    annotations = (
+        Annotation.objects.filter(item=item).select_related("annotator").order_by("annotator__username")
+    )
+    for index, annotation in enumerate(annotations):
+        if annotation.status == Annotation.Status.SUBMITTED:
+            continue
+        opened = open_annotation(annotation)
+        submit_annotation(
+            opened.pk,
+            user=annotation.annotator,
+            perception=demo_perception(demo, item, annotator_index=index),
+            tom=demo_tom(demo),
+            expected_version=opened.version,
+            cross_turn=cross_turn,
+        )
+
+
 def seed_demo_labels() -> int:
     """Annotate and adjudicate the first recorded demo items; return how many items have gold."""
     lead = User.objects.get(username="lead")
@@ -90,20 +109,7 @@ def seed_demo_labels() -> int:
         assign_annotators(item)
         if position >= ANNOTATED:
             continue  # left for the demo annotators to label themselves
-        annotations = (
-            Annotation.objects.filter(item=item).select_related("annotator").order_by("annotator__username")
-        )
-        for index, annotation in enumerate(annotations):
-            if annotation.status == Annotation.Status.SUBMITTED:
-                continue
-            opened = open_annotation(annotation)
-            submit_annotation(
-                opened.pk,
-                user=annotation.annotator,
-                perception=demo_perception(demo, item, annotator_index=index),
-                tom=demo_tom(demo),
-                expected_version=opened.version,
-            )
+        submit_every_annotation(item, demo)
         if position < ADJUDICATED and GoldReference.objects.current_of(item) is None:
             adjudicate_item(
                 item.pk,
