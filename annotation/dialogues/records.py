@@ -22,6 +22,7 @@ from typing import BinaryIO
 from annotation.recording.item_import import (
     COLUMN_ALIASES,
     EXTERNAL_ID_PATTERN,
+    ITEM_FIELDS,
     MAX_ROWS,
     FileProblem,
     RowError,
@@ -31,13 +32,9 @@ from annotation.recording.item_import import (
 from annotation.recording.models import Dialogue
 
 DIALOGUE_KEYS = ("dialogue_id", "split", "topic", "voice", "turns")
+# A turn holds an item row's fields (its id and split come from the dialogue) and the plan for it.
 TURN_KEYS = (
-    "text",
-    "scenario",
-    "target_emotion",
-    "emotion_variant",
-    "target_intensity",
-    "instructions",
+    *(name for name in ITEM_FIELDS if name not in ("external_id", "split")),
     "expected_strategy",
     "reference_reply",
 )

@@ -135,41 +135,37 @@ class StudyForm(forms.Form):
         data = self.cleaned_data
         gold = [GoldSpec(output, "good") for output in data["gold_good"]]
         gold += [GoldSpec(output, "harmful") for output in data["gold_harmful"]]
+        shared = {
+            name: data[name]
+            for name in (
+                "name",
+                "title_for_raters",
+                "instructions",
+                "benchmark_version",
+                "ratings_per_output",
+                "dimensions",
+                "allowed_check_failures",
+                "seed",
+            )
+        }
+        shared.update(systems=list(data["systems"]), evaluators=list(data["evaluators"]))
         if data["unit"] == Study.Unit.DIALOGUE:
             # Gold, traps and training are single-turn devices (dialogue_creation refuses them).
             return StudySpec(
-                name=data["name"],
-                title_for_raters=data["title_for_raters"],
-                instructions=data["instructions"],
-                systems=list(data["systems"]),
-                evaluators=list(data["evaluators"]),
-                benchmark_version=data["benchmark_version"],
+                **shared,
                 unit=Study.Unit.DIALOGUE,
                 items_per_system=data["dialogues_per_system"],
                 same_dialogues_for_all=data["same_dialogues_for_all"],
-                ratings_per_output=data["ratings_per_output"],
-                dimensions=data["dimensions"],
                 training_count=0,
                 trap_count=0,
-                allowed_check_failures=data["allowed_check_failures"],
-                seed=data["seed"],
             )
         return StudySpec(
-            name=data["name"],
-            title_for_raters=data["title_for_raters"],
-            instructions=data["instructions"],
-            systems=list(data["systems"]),
-            evaluators=list(data["evaluators"]),
-            benchmark_version=data["benchmark_version"],
+            **shared,
             items_per_system=data["items_per_system"],
-            ratings_per_output=data["ratings_per_output"],
-            dimensions=data["dimensions"],
             training_count=data["training_count"],
             trap_count=data["trap_count"],
             trap_score=data["trap_score"],
             gold=gold,
-            allowed_check_failures=data["allowed_check_failures"],
-            seed=data["seed"],
         )
 
     def clean(self) -> dict[str, Any]:

@@ -7,6 +7,7 @@ below: stimuli travel under their random public ids and blind audio links
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -26,7 +27,7 @@ from evaluation.studies.access import (
     study_for_rater,
 )
 from evaluation.studies.creation import create_study
-from evaluation.studies.design import StudyDesignError
+from evaluation.studies.design import Dimension, StudyDesignError
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyTurn
 from evaluation.studies.reports import Progress, rater_progress, study_figures
@@ -85,10 +86,7 @@ def _rating_context(
         "study": study,
         "assignment": assignment,
         "progress": progress,
-        "questions": [
-            {"dimension": dimension, "choices": list(enumerate(dimension.anchors, start=1))}
-            for dimension in study.dimension_list()
-        ],
+        "questions": rating_questions(study.dimension_list()),
         "practice": stimulus.kind == stimulus.Kind.TRAINING,
         "query_text": query.text,
         "query_audio_url": query_audio_url(query, viewer),
@@ -130,10 +128,7 @@ def _dialogue_context(
         "study": study,
         "assignment": assignment,
         "progress": progress,
-        "questions": [
-            {"dimension": dimension, "choices": list(enumerate(dimension.anchors, start=1))}
-            for dimension in dimensions
-        ],
+        "questions": rating_questions(dimensions),
         "turns": turns,
         "first_visit": progress.done == 0 and not scores,
     }
@@ -255,3 +250,11 @@ def rater_decision(request: StudioRequest, study_id: int, evaluator_id: int) -> 
         raise Http404("No such rater or decision.")
     decide_rater(study, evaluator_id, decision, request.user, request.POST.get("note", "").strip())
     return redirect("evaluation:study_results", study_id=study.pk)
+
+
+def rating_questions(dimensions: Sequence[Dimension]) -> list[dict[str, Any]]:
+    """Return each dimension with its numbered anchors, as the rating pages ask them."""
+    return [
+        {"dimension": dimension, "choices": list(enumerate(dimension.anchors, start=1))}
+        for dimension in dimensions
+    ]
