@@ -9,6 +9,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.recording.conversation.history import conversation_so_far
 from annotation.recording.models import Item, RejectReason, Review, Take
 from annotation.recording.reviews import MAX_COMMENT_CHARS, feedback_from
 from webapp.storage import audio_url
@@ -90,8 +91,19 @@ class ReviewScriptSerializer(serializers.ModelSerializer[Item]):
             "emotion_variant",
             "target_intensity",
             "instructions",
+            "turn",
         ]
         read_only_fields = fields
+
+
+class EarlierTurnSerializer(serializers.Serializer[Any]):
+    """A turn before the reviewed one in its dialogue: heard for context, never who recorded it."""
+
+    turn = serializers.IntegerField()
+    text = serializers.CharField()
+    audio_url = serializers.CharField(help_text="The turn's standing take, signed for you; empty when none")
+    reply = serializers.CharField(help_text="The reference assistant reply that followed")
+    reply_audio_url = serializers.CharField()
 
 
 class ReviewSerializer(serializers.ModelSerializer[Review]):
@@ -105,12 +117,14 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
     audio_url = serializers.SerializerMethodField()
     duration_seconds = serializers.FloatField(source="take.duration_seconds", read_only=True)
     page_url = serializers.SerializerMethodField()
+    conversation_so_far = serializers.SerializerMethodField()
 
     class Meta:
         model = Review
         fields = [
             "id",
             "item",
+            "conversation_so_far",
             "audio_url",
             "duration_seconds",
             "page_url",
@@ -128,6 +142,12 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
 
     def get_page_url(self, review: Review) -> str:
         return reverse("annotation:review_take", args=[review.public_id])
+
+    @extend_schema_field(EarlierTurnSerializer(many=True))
+    def get_conversation_so_far(self, review: Review) -> list[dict[str, Any]]:
+        """The earlier turns of a dialogue turn's take, as the review page plays them ([] for an item)."""
+        history = conversation_so_far(review.take.item, self.context["request"].user, own_takes_only=False)
+        return EarlierTurnSerializer(history, many=True).data  # type: ignore[return-value]
 
     def get_assigned_on(self, review: Review) -> str:
         return timezone.localdate(review.assigned_at).isoformat()

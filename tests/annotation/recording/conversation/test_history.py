@@ -132,3 +132,26 @@ def test_another_actor_and_other_roles_never_see_a_turn(
     assert client_for("reviewer").get(url).status_code == 403
     assert client_for("admin").get(url).status_code in (403, 404)
     assert Client().get(url).status_code == 302
+
+
+def test_the_review_api_gives_the_reviewer_the_same_context(
+    users: dict[str, User], review_panel: list[User], media_root, take_wav: bytes
+) -> None:
+    turns = three_turns(users["actor"], take_wav)
+    review = first_review(record(users["actor"], turns[2], take_wav))
+    reviewer = Client()
+    reviewer.force_login(review.reviewer)
+
+    listed = reviewer.get(reverse("annotation:api_open_reviews")).json()
+
+    entry = next(row for row in listed if row["id"] == str(review.public_id))
+    assert entry["item"]["turn"] == 3
+    earlier = entry["conversation_so_far"]
+    assert [(turn["turn"], turn["text"], turn["reply"]) for turn in earlier] == [
+        (turn.turn, turn.text, turn.reference_reply) for turn in turns[:2]
+    ]
+    assert fetched(reviewer, earlier[0]["audio_url"])[:4] == b"RIFF"
+    assert fetched(reviewer, earlier[1]["reply_audio_url"])[:4] == b"RIFF"
+    assert "actor" not in str(listed) and str(turns[0].takes.get().public_id) not in str(listed)
+    single = [row for row in listed if row["item"]["turn"] is None]
+    assert all(row["conversation_so_far"] == [] for row in single)

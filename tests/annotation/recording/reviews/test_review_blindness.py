@@ -69,6 +69,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
         "audio_url",
         "duration_seconds",
         "page_url",
+        "conversation_so_far",  # earlier turns of a dialogue: words, a signed take link, the reply
         "assigned_on",
         "verdict",
         "reasons",
@@ -84,6 +85,7 @@ def test_pages_api_and_audio_say_nothing_about_the_actor(blind_take: Take) -> No
         "emotion_variant",
         "target_intensity",
         "instructions",
+        "turn",
     }
     assert entry["audio_url"] in page
     assert_anonymous(entry["audio_url"], actor)
