@@ -15,9 +15,7 @@ from webapp.models import JobStatus, User
 pytestmark = pytest.mark.slow
 
 
-def test_the_sft_job_trains_on_a_build_export(
-    ml_storage: Path, tmp_path: Path, make_user
-) -> None:
+def test_the_sft_job_trains_on_a_build_export(ml_storage: Path, tmp_path: Path, make_user) -> None:
     # given a finished build exported as training records
     build = exported_build(tmp_path / "export", single=3)
     admin: User = make_user(None, "admin-x")
