@@ -16,6 +16,7 @@ class BuildSource(forms.Form):
     source = forms.ChoiceField(
         label="Data",
         initial=ANNOTATIONS,
+        required=False,  # left out: the annotations, as before the choice existed
         help_text="Completed annotations of the chosen splits, or every exported training record of a "
         "finished EchoDialogue build (the splits are not used then)",
     )
@@ -30,7 +31,7 @@ class BuildSource(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("source", ANNOTATIONS) == ANNOTATIONS and not data.get("splits"):
+        if (data.get("source") or ANNOTATIONS) == ANNOTATIONS and not data.get("splits"):
             self.add_error("splits", "Choose at least one split, or a build as the data.")
         return data
 
