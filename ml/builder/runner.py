@@ -279,8 +279,8 @@ def rerun_from(
     note: Mapping[str, Any] | None = None,
 ) -> tuple[list[Job], int]:
     """Apply tighter settings and redo `stage` and every stage after it (and nothing before), for
-    `samples` (default: every sample that reached `stage`). Return the started jobs and how many
-    samples go through again.
+    `samples` (default: every sample that reached `stage`; a dialogue's turns always together).
+    Return the started jobs and how many samples go through again.
 
     The one re-run path (``pages.retune.tighten`` passes the samples its filter kept). Samples
     dropped at those stages come back; samples an annotator dropped (``dropped_at`` blank) do not.
@@ -301,7 +301,15 @@ def rerun_from(
         rows = SampleStage.objects.filter(build=build, stage__in=redone)
         dropped = BuildSample.objects.filter(build=build, dropped_at__in=redone)
         if samples is not None:
-            rows, dropped = rows.filter(sample_id__in=samples), dropped.filter(pk__in=samples)
+            # A dialogue is redone whole, from its first turn: a later turn alone would have no
+            # head row to be claimed with (claims.claim_batch) and would hear no earlier turns.
+            dialogues = BuildSample.objects.filter(pk__in=samples, dialogue__isnull=False).values(
+                "dialogue_id"
+            )
+            whole = set(samples) | set(
+                BuildSample.objects.filter(dialogue_id__in=dialogues).values_list("pk", flat=True)
+            )
+            rows, dropped = rows.filter(sample_id__in=whole), dropped.filter(pk__in=whole)
         count = rows.filter(stage=stage).count()
         rows.delete()
         dropped.update(status=SampleStatus.ACTIVE, dropped_at="", drop_reason="")

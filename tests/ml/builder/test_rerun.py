@@ -86,3 +86,14 @@ def test_a_rerun_of_some_samples_redoes_only_them_and_keeps_every_earlier_rerun_
     assert tightenings[1]["changes"] == {"consistency_min_confidence": 0.6}
     assert tightenings[1]["samples"] == 1 and tightenings[1]["by"] == admin.get_username()
     assert build.config["consistency_min_confidence"] == 0.6 and build.config["response_min_score"] == 4
+
+
+def test_a_rerun_naming_one_turn_of_a_dialogue_redoes_the_whole_dialogue(db, queued_here) -> None:
+    build = finished_build(single=1, dialogues=1)
+    turns = list(BuildSample.objects.filter(build=build, dialogue__isnull=False).order_by("turn"))
+    _, count = rerun_from(build, "responses", {}, samples={turns[1].pk})
+    assert count == 3
+    assert not SampleStage.objects.filter(sample__in=turns, stage="responses").exists()
+    assert (
+        SampleStage.objects.filter(build=build, sample__dialogue__isnull=True, stage="responses").count() == 1
+    )
