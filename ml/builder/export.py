@@ -137,8 +137,8 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
         (target / PROVENANCE_FILE).open("w", encoding="utf-8") as provenance,
     ):
 
-        def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> str:
-            """Write the sample's record, audio and provenance; return the response it trains on."""
+        def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> HistoryTurn:
+            """Write the sample's record, audio and provenance; return it as the next turns hear it."""
             audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
             (target / audio_path).write_bytes(read_media(sample.user_audio_key))
             response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
@@ -154,9 +154,11 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
                 "topic": sample.topic_path,
                 "variant": sample.prompt_variant,
                 "response_audio": response_path,
+                # A fixed response is not what response_audio says (it voices the machine's).
+                "fixed_by_annotator": sample.pk in fixes,
             }
             provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
-            return record.response
+            return HistoryTurn(sample.turn, sample.text, audio_path, record.response)
 
         for sample in _chunks(finished_samples(build).filter(dialogue__isnull=True)):
             write(sample, ())
@@ -169,10 +171,8 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             if sample.dialogue_id != current:
                 current, history = sample.dialogue_id, []
                 counts["dialogues"] += 1
-            response = write(sample, tuple(history))
-            audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
             # The next turns hear the reply the record trains on, an annotator's fix included.
-            history.append(HistoryTurn(sample.turn, sample.text, audio_path, response))
+            history.append(write(sample, tuple(history)))
             counts["dialogue_turns"] += 1
         assert counts["dialogue_turns"] == counts["dialogues"] * turns_per_dialogue, "a dialogue lost a turn"
     manifest = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,4 +75,6 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
     # and an unchecked sample keeps the machine's labels; the dropped one is not exported
     assert records["S-3"].emotion == "sad" and records["S-3"].response == "That sounds really hard."
     assert "S-2" not in records
+    provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
+    assert {line["item_id"] for line in provenance if line["fixed_by_annotator"]} == {"S-1", "D-1.t1"}
     assert counts == {"single_turn": 2, "dialogues": 1, "dialogue_turns": 3, "fixed_by_annotators": 2}
