@@ -29,7 +29,7 @@ class CheckpointAdmin(RoleAdminAccess, admin.ModelAdmin):
 @admin.register(DatasetSnapshot)
 class DatasetSnapshotAdmin(RoleAdminAccess, admin.ModelAdmin):
     admin_roles = ML_ROLES
-    list_display = ("id", "purpose", "splits", "size", "content_hash", "job", "created_at")
+    list_display = ("id", "purpose", "splits", "build", "size", "content_hash", "job", "created_at")
     list_filter = ("purpose",)
     # A snapshot is the record of what a job trained on: it is read, never edited.
     readonly_fields = (
@@ -41,6 +41,7 @@ class DatasetSnapshotAdmin(RoleAdminAccess, admin.ModelAdmin):
         "content_hash",
         "excluded",
         "job",
+        "build",
         "created_at",
     )
 

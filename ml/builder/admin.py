@@ -20,7 +20,9 @@ from ml.builder.models import (
 from webapp.roles import RoleAdminAccess
 
 
-class SubcategoryInline(admin.TabularInline):
+class SubcategoryInline(RoleAdminAccess, admin.TabularInline):
+    # Inlines ask the role rule too: a studio admin is not a superuser and holds no model permissions.
+    admin_roles = BUILDER_ROLES
     model = TaxonomySubcategory
     extra = 0
 
@@ -50,12 +52,17 @@ class TaxonomyTopicAdmin(RoleAdminAccess, admin.ModelAdmin):
     search_fields = ("name", "subcategory__name", "subcategory__domain__name")
 
 
-class BuildStageInline(admin.TabularInline):
+class BuildStageInline(RoleAdminAccess, admin.TabularInline):
+    admin_roles = BUILDER_ROLES
     model = BuildStage
     extra = 0
     can_delete = False
     fields = ("stage", "status", "version", "counts", "cost", "job", "started_at", "finished_at")
     readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+        # Stage rows are made by the runner when a build starts.
+        return False
 
 
 @admin.register(Build)

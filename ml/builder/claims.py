@@ -102,22 +102,26 @@ def claim_batch(job: Job, build_id: int, stage: str, size: int) -> list[list[Sam
             return []
         heads = SampleStage.objects.filter(id__in=head_ids)
         dialogue_ids = [d for d in heads.values_list("sample__dialogue_id", flat=True) if d is not None]
-        # The other turns of a claimed dialogue are only ever taken with their head.
-        tails = SampleStage.objects.filter(
-            build_id=build_id, stage=stage, head=False, sample__dialogue_id__in=dialogue_ids
+        # The other turns of a claimed dialogue are only ever taken with their head, and only
+        # those still pending: a turn done for this stage (a re-run that redoes some turns only)
+        # is done once.
+        tail_ids = list(
+            SampleStage.objects.filter(
+                build_id=build_id,
+                stage=stage,
+                head=False,
+                status=SampleStageStatus.PENDING,
+                sample__dialogue_id__in=dialogue_ids,
+            ).values_list("id", flat=True)
         )
-        claimed = SampleStage.objects.filter(Q(id__in=head_ids) | Q(id__in=tails.values("id")))
-        claimed.update(
+        SampleStage.objects.filter(id__in=head_ids + tail_ids).update(
             status=SampleStageStatus.RUNNING,
             claimed_job=job,
             claimed_attempt=job.attempts,
             claims=F("claims") + 1,
         )
     rows = list(
-        SampleStage.objects.filter(
-            claimed_job=job, claimed_attempt=job.attempts, status=SampleStageStatus.RUNNING
-        )
-        .filter(Q(id__in=head_ids) | Q(sample__dialogue_id__in=dialogue_ids, head=False))
+        SampleStage.objects.filter(id__in=head_ids + tail_ids)
         .select_related("sample", "sample__dialogue")
         .order_by("sample__dialogue_id", "sample__turn", "id")
     )

@@ -11,7 +11,8 @@ Samples are streamed from the database in id order, never all held at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,22 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus
+from ml.builder.pages.queue import corrections
+from ml.builder.samples import finished_samples
 from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
-from ml.core.training_records import AUDIO_FOLDER, MANIFEST_FILE, RECORDS_FILE, HistoryTurn, TrainingRecord
+from ml.core.training_records import (
+    AUDIO_FOLDER,
+    MANIFEST_FILE,
+    RECORDS_FILE,
+    HistoryTurn,
+    TrainingRecord,
+    render_gold_perception,
+    render_gold_reasoning,
+    strategy_display_names,
+)
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.lib.output_format import parse_output
-from webapp.lib.vocabulary import AUDIO_DOMINANT, IMPLICIT
+from webapp.lib.vocabulary import AUDIO_DOMINANT, DEFAULT_STRATEGIES, IMPLICIT
 from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL_SCENARIO
 from webapp.lib.vocabulary import MODALITY_CONFLICT as CONFLICT_SCENARIO
 from webapp.models import Job
@@ -46,16 +58,16 @@ def export_folder(build: Build) -> Path:
     return Path(settings.VAR_DIR) / "builds" / f"build-{build.pk}"
 
 
-def finished_samples(build: Build) -> QuerySet[BuildSample]:
-    """Return the samples that passed every stage."""
-    return BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE).exclude(response_audio_key="")
-
-
-def record_of(sample: BuildSample, audio_path: str, history: tuple[HistoryTurn, ...] = ()) -> TrainingRecord:
-    """Return the training record of one finished sample."""
+def record_of(
+    sample: BuildSample,
+    audio_path: str,
+    history: tuple[HistoryTurn, ...] = (),
+    fix: Mapping[str, Any] | None = None,
+) -> TrainingRecord:
+    """Return the training record of one finished sample, with an annotator's fix laid over it."""
     parsed = parse_output(sample.output)
     assert parsed.perception and parsed.reasoning, "only well-formed outputs pass the response filter"
-    return TrainingRecord(
+    record = TrainingRecord(
         item_id=sample.external_id,
         audio_path=audio_path,
         scenario=SCENARIO_OF_VARIANT.get(sample.prompt_variant, IMPLICIT),
@@ -72,6 +84,32 @@ def record_of(sample: BuildSample, audio_path: str, history: tuple[HistoryTurn, 
         turn=sample.turn,
         history=history,
     )
+    return with_fix(record, fix or {})
+
+
+def with_fix(record: TrainingRecord, fix: Mapping[str, Any]) -> TrainingRecord:
+    """Return the record with a spot-check fix (``pages.queue.corrections``) in place of the machine's.
+
+    Corrected labels become the record's gold labels and its target spans are written from them, as
+    for an annotated item (``record_from_gold``); a corrected response replaces the response. Empty
+    values of the fix leave the machine's own.
+    """
+    changes: dict[str, Any] = {}
+    perception, tom, response = fix.get("perception"), fix.get("tom"), fix.get("response")
+    if perception:
+        changes.update(
+            gold_perception=dict(perception),
+            perception=render_gold_perception(perception),
+            emotion=str(perception.get("emotion") or record.emotion),
+        )
+    if tom:
+        changes.update(gold_tom=dict(tom), reasoning=render_gold_reasoning(tom))
+        if tom.get("recommended_strategies"):
+            names = dict(DEFAULT_STRATEGIES)
+            changes["strategies"] = strategy_display_names(tom["recommended_strategies"], names)
+    if response:
+        changes["response"] = str(response).strip()
+    return replace(record, **changes)
 
 
 def _chunks(rows: QuerySet[BuildSample]) -> Iterator[BuildSample]:
@@ -92,18 +130,22 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
     target = folder or export_folder(build)
     (target / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     (target / RESPONSE_AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
-    counts = {"single_turn": 0, "dialogues": 0, "dialogue_turns": 0}
+    counts = {"single_turn": 0, "dialogues": 0, "dialogue_turns": 0, "fixed_by_annotators": 0}
+    fixes = corrections(build)
     with (
         (target / RECORDS_FILE).open("w", encoding="utf-8") as records,
         (target / PROVENANCE_FILE).open("w", encoding="utf-8") as provenance,
     ):
 
-        def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> str:
+        def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> HistoryTurn:
+            """Write the sample's record, audio and provenance; return it as the next turns hear it."""
             audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
             (target / audio_path).write_bytes(read_media(sample.user_audio_key))
             response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
             (target / response_path).write_bytes(read_media(sample.response_audio_key))
-            records.write(record_of(sample, audio_path, history).to_json() + "\n")
+            record = record_of(sample, audio_path, history, fixes.get(sample.pk))
+            counts["fixed_by_annotators"] += sample.pk in fixes
+            records.write(record.to_json() + "\n")
             facts = {
                 "item_id": sample.external_id,
                 "models": sample.models_used,
@@ -112,9 +154,11 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
                 "topic": sample.topic_path,
                 "variant": sample.prompt_variant,
                 "response_audio": response_path,
+                # A fixed response is not what response_audio says (it voices the machine's).
+                "fixed_by_annotator": sample.pk in fixes,
             }
             provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
-            return audio_path
+            return HistoryTurn(sample.turn, sample.text, audio_path, record.response)
 
         for sample in _chunks(finished_samples(build).filter(dialogue__isnull=True)):
             write(sample, ())
@@ -127,8 +171,8 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             if sample.dialogue_id != current:
                 current, history = sample.dialogue_id, []
                 counts["dialogues"] += 1
-            audio_path = write(sample, tuple(history))
-            history.append(HistoryTurn(sample.turn, sample.text, audio_path, sample.response))
+            # The next turns hear the reply the record trains on, an annotator's fix included.
+            history.append(write(sample, tuple(history)))
             counts["dialogue_turns"] += 1
         assert counts["dialogue_turns"] == counts["dialogues"] * turns_per_dialogue, "a dialogue lost a turn"
     manifest = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
@@ -270,32 +270,64 @@ def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
 
 
 def rerun_from(
-    build: Build, stage: str, changes: dict[str, Any], started_by: User | None = None
-) -> list[Job]:
-    """Apply tighter settings and redo `stage` and every stage after it (and nothing before).
+    build: Build,
+    stage: str,
+    changes: Mapping[str, Any],
+    started_by: User | None = None,
+    *,
+    samples: Collection[int] | None = None,
+    note: Mapping[str, Any] | None = None,
+) -> tuple[list[Job], int]:
+    """Apply tighter settings and redo `stage` and every stage after it (and nothing before), for
+    `samples` (default: every sample that reached `stage`; a dialogue's turns always together).
+    Return the started jobs and how many samples go through again.
 
-    Samples dropped at those stages come back; LLM answers already paid for are reused, so
-    tightening a filter threshold costs no new model call.
+    The one re-run path (``pages.retune.tighten`` passes the samples its filter kept). Samples
+    dropped at those stages come back; samples an annotator dropped (``dropped_at`` blank) do not.
+    LLM answers already paid for are reused, so tightening a threshold costs no new model call.
+    Each re-run is appended to the provenance's ``tightenings`` (with `note`), never overwriting
+    the earlier ones, so the export tells every tightening a build went through.
     """
     if stage == PLAN:
         raise ValueError("planning cannot be re-run: make a new build")
     config = BuildConfig.from_json({**build.config, **changes})
     with transaction.atomic():
-        Build.objects.select_for_update().get(pk=build.pk)
+        locked = Build.objects.select_for_update().get(pk=build.pk)
         if BuildStage.objects.filter(
             build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
         ).exists():
             raise BuildBusy("wait for the running stage to finish (or cancel it) before re-running")
         redone = stages_from(stage)
-        SampleStage.objects.filter(build=build, stage__in=redone).delete()
-        BuildSample.objects.filter(build=build, dropped_at__in=redone).update(
-            status=SampleStatus.ACTIVE, dropped_at="", drop_reason=""
-        )
+        rows = SampleStage.objects.filter(build=build, stage__in=redone)
+        dropped = BuildSample.objects.filter(build=build, dropped_at__in=redone)
+        if samples is not None:
+            # A dialogue is redone whole, from its first turn: a later turn alone would have no
+            # head row to be claimed with (claims.claim_batch) and would hear no earlier turns.
+            dialogues = BuildSample.objects.filter(pk__in=samples, dialogue__isnull=False).values(
+                "dialogue_id"
+            )
+            whole = set(samples) | set(
+                BuildSample.objects.filter(dialogue_id__in=dialogues).values_list("pk", flat=True)
+            )
+            rows, dropped = rows.filter(sample_id__in=whole), dropped.filter(pk__in=whole)
+        count = rows.filter(stage=stage).count()
+        rows.delete()
+        dropped.update(status=SampleStatus.ACTIVE, dropped_at="", drop_reason="")
+        # Counts and cost are recomputed from the rows (refresh_summary) as the stages run again.
         BuildStage.objects.filter(build=build, stage__in=redone).update(
-            status=StageStatus.PENDING, counts={}, cost={}, finished_at=None
+            status=StageStatus.PENDING, finished_at=None
         )
+        entry = {
+            "stage": stage,
+            "changes": dict(changes),
+            "samples": count,
+            "by": started_by.get_username() if started_by else "",
+            "at": timezone.now().isoformat(),
+            **(note or {}),
+        }
+        tightenings = [*locked.provenance.get("tightenings", []), entry]
         build.config = config.to_json()
         build.status = BuildStatus.RUNNING
-        build.provenance = provenance_of(config)
+        build.provenance = {**provenance_of(config), "tightenings": tightenings}
         build.save(update_fields=["config", "status", "provenance"])
-        return start_stage(build, stage, config, started_by)
+        return start_stage(build, stage, config, started_by), count

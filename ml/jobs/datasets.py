@@ -30,6 +30,7 @@ from ml.core.training_records import (
     read_wav,
     record_from_gold,
 )
+from ml.jobs.builds.sources import build_records
 from ml.jobs.dialogues.history import (
     EXCLUDED_EARLIER_TURN_UNRECORDED,
     history_entries,
@@ -137,6 +138,8 @@ def create_snapshot(purpose: str, splits: list[str]) -> DatasetSnapshot:
 
 def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
     """Return the snapshot's records with their audio, in entry order."""
+    if snapshot.build_id is not None:
+        return build_records(snapshot)  # a build's export: the records as the builder wrote them
     entries: list[dict[str, Any]] = snapshot.entries
     items = Item.objects.in_bulk([entry["item"] for entry in entries])
     takes = Take.objects.in_bulk([entry["take"] for entry in entries])

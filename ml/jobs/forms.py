@@ -28,6 +28,7 @@ from ml.core.config import (
     RlConfig,
     SftConfig,
 )
+from ml.jobs.builds.forms import BuildSource
 from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice_value
 from ml.jobs.datasets import ready_counts
 from ml.jobs.dialogues.history import INFERENCE_TURN_CHOICES
@@ -116,7 +117,7 @@ class _JobForm(forms.Form):
             or list(self.default_splits)
         )
         # What to train and on what first, the device last.
-        first = [name for name in ("start_from", "splits", "checkpoint_name") if name in self.fields]
+        first = [key for key in ("start_from", "source", "splits", "checkpoint_name") if key in self.fields]
         rest = [name for name in self.fields if name not in first and name != "device"]
         self.order_fields([*first, *rest, "device"])
 
@@ -125,7 +126,7 @@ class _JobForm(forms.Form):
         return list(self.cleaned_data["splits"])
 
 
-class _TrainingForm(_JobForm):
+class _TrainingForm(BuildSource, _JobForm):
     checkpoint_name = forms.CharField(
         max_length=200, required=False, help_text="Blank: named after the job, e.g. sft-job12"
     )

@@ -14,7 +14,9 @@ decided by the worker that runs the job):
   device, dtype, dialogue_history ("" single items; "gold" or "own": dialogues turn by turn).
 
 ``start_from`` is "tiny" (the demo's random model), "checkpoint:<id>", or a base model path or
-``s3://`` URI. Every kind but reward scoring also gets splits and dataset_snapshot, set here.
+``s3://`` URI. Every kind but reward scoring also gets splits and dataset_snapshot, set here;
+a training job started on a finished build's export (``ml.jobs.builds.sources``) gets build
+(its id) and no splits.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 
 from django.db import transaction
 
+from ml.builder.models import Build
+from ml.jobs.builds.sources import BuildNotReady, create_build_snapshot
 from ml.jobs.datasets import EmptyDataset, create_snapshot
 from ml.jobs.models import DatasetSnapshot
 from webapp.jobs import start_job
@@ -54,9 +58,15 @@ class LaunchRefused(Exception):
 
 
 def start_ml_job(
-    kind: str, *, started_by: User | None, parameters: dict[str, Any], splits: list[str] | None = None
+    kind: str,
+    *,
+    started_by: User | None,
+    parameters: dict[str, Any],
+    splits: list[str] | None = None,
+    build: Build | None = None,
 ) -> Job:
-    """Snapshot the data the job will use and enqueue it; raise LaunchRefused when there is none.
+    """Snapshot the data the job will use (the splits' completed annotations, or `build`'s export)
+    and enqueue it; raise LaunchRefused when there is none.
 
     One transaction: a snapshot never exists without its job, and the job reaches the queue only
     once both are committed.
@@ -69,7 +79,13 @@ def start_ml_job(
         # so the worker never sees a job whose snapshot (or the snapshot's link to it) is not yet
         # written, and a refused launch leaves neither behind.
         snapshot = None
-        if purpose is not None:
+        if purpose is not None and build is not None:
+            try:
+                snapshot = create_build_snapshot(purpose, build)
+            except BuildNotReady as exc:
+                raise LaunchRefused(str(exc)) from exc
+            parameters = {**parameters, "splits": [], "build": build.pk, "dataset_snapshot": snapshot.pk}
+        elif purpose is not None:
             if not splits:
                 raise LaunchRefused("Choose at least one split.")
             try:

@@ -33,13 +33,20 @@ class DatasetSnapshot(models.Model):
     job = models.ForeignKey(
         "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="dataset_snapshots"
     )
+    # A snapshot of a finished EchoDialogue build's export instead of annotated items: entries are
+    # {"external_id": str} per record, the hash is the records file's (``ml.jobs.builds.sources``).
+    # Protected: a build a job trained on stays, as its provenance.
+    build = models.ForeignKey(
+        "ml.Build", null=True, blank=True, on_delete=models.PROTECT, related_name="dataset_snapshots"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"{self.get_purpose_display()} snapshot #{self.pk} ({len(self.item_ids)} items)"
+        source = f"build #{self.build_id}" if self.build_id else f"{len(self.item_ids)} items"
+        return f"{self.get_purpose_display()} snapshot #{self.pk} ({source})"
 
     @property
     def size(self) -> int:

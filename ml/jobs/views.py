@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 
 from ml.jobs.access import ML_ROLES, checkpoint_or_404, ml_job_or_404
+from ml.jobs.builds.forms import BuildSource
 from ml.jobs.datasets import ready_counts
 from ml.jobs.forms import (
     InferenceJobForm,
@@ -81,7 +82,11 @@ def start_job_page(request: StudioRequest, kind: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             job = start_ml_job(
-                kind, started_by=request.user, parameters=form.job_parameters(), splits=form.chosen_splits()
+                kind,
+                started_by=request.user,
+                parameters=form.job_parameters(),
+                splits=form.chosen_splits(),
+                build=form.chosen_build() if isinstance(form, BuildSource) else None,
             )
         except LaunchRefused as exc:
             form.add_error(None, str(exc))

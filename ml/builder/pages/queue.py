@@ -28,10 +28,10 @@ from annotation.labelling.schema import (
     normalise_tom,
     script_words,
 )
-from ml.builder.export import finished_samples
 from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
 from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
+from ml.builder.samples import finished_samples
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 from webapp.models import User
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from ml.builder.export import finished_samples
 from ml.builder.models import Build, BuildStage, SampleStatus, SpotCheck
 from ml.builder.pages.rules import (
     REASON_TITLES,
@@ -20,6 +19,7 @@ from ml.builder.pages.rules import (
     StageAcceptance,
     overall_acceptance,
 )
+from ml.builder.samples import finished_samples
 from ml.builder.stages import PLAN, STAGE_TITLES
 from webapp.lib.stats import Proportion
 

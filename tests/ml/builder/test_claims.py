@@ -89,3 +89,24 @@ def test_a_dropped_turn_drops_its_dialogue_naming_the_turn() -> None:
     assert results[0].detail == "turn 2 was dropped (tts_error)"
     kept = [SampleResult(1, True)]
     assert claims.drop_whole_dialogue([(1, 0)], kept) == kept
+
+
+def test_a_dialogue_turn_done_for_a_stage_is_not_claimed_again_with_its_head(build) -> None:
+    # given a dialogue whose five turns were done for the stage
+    job = _job()
+    units = claims.claim_batch(job, build.pk, "queries", 100)
+    dialogue = next(unit for unit in units if len(unit) == 5)
+    for unit in units:
+        claims.finish_unit(job, unit, [SampleResult(row.sample_id, True) for row in unit])
+    later_turns = [row.pk for row in dialogue[1:]]
+    before = {row.pk: (row.claims, row.finished_at) for row in SampleStage.objects.filter(pk__in=later_turns)}
+
+    # when its turn-1 row alone is made pending again (a re-run that redoes that turn only)
+    SampleStage.objects.filter(pk=dialogue[0].pk).update(status="pending")
+    again = claims.claim_batch(_job(), build.pk, "queries", 100)
+
+    # then only turn 1 is claimed; turns 2-5 stay done, claimed once, never redone
+    assert [[row.pk for row in unit] for unit in again] == [[dialogue[0].pk]]
+    after = SampleStage.objects.filter(pk__in=later_turns)
+    assert {row.status for row in after} == {"done"}
+    assert {row.pk: (row.claims, row.finished_at) for row in after} == before

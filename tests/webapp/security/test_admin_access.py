@@ -19,6 +19,14 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.labelling.models import AnnotationProject, MachineDraft, Strategy
+from ml.builder.models import (
+    Build,
+    BuildSample,
+    SpotCheck,
+    TaxonomyDomain,
+    TaxonomySubcategory,
+    TaxonomyTopic,
+)
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from tests.factories import (
     AnnotationFactory,
@@ -39,6 +47,22 @@ LOGIN_RECORD = {"user_agent": "test", "http_accept": "*/*", "path_info": "/accou
 
 def _checkpoint() -> Checkpoint:
     return Checkpoint.objects.create(name="ckpt", kind=Checkpoint.Kind.SFT, uri="/tmp/ckpt")
+
+
+def _subcategory() -> TaxonomySubcategory:
+    return TaxonomySubcategory.objects.create(
+        domain=TaxonomyDomain.objects.create(name="Work"), name="Career"
+    )
+
+
+def _build_sample() -> BuildSample:
+    build = Build.objects.create(name="admin test build", single_turn_count=1)
+    return BuildSample.objects.create(build=build, external_id="S-1", text="I missed the promotion.")
+
+
+def _spot_check() -> SpotCheck:
+    sample = _build_sample()
+    return SpotCheck.objects.create(build=sample.build, sample=sample)
 
 
 BUILDERS: dict[str, Callable[[], Model]] = {
@@ -62,6 +86,14 @@ BUILDERS: dict[str, Callable[[], Model]] = {
     "annotation.Review": lambda: ReviewFactory.create(),
     "ml.Checkpoint": _checkpoint,
     "ml.DatasetSnapshot": lambda: DatasetSnapshot.objects.create(purpose="sft", content_hash="0" * 64),
+    "ml.TaxonomyDomain": lambda: TaxonomyDomain.objects.create(name="Family"),
+    "ml.TaxonomySubcategory": _subcategory,
+    "ml.TaxonomyTopic": lambda: TaxonomyTopic.objects.create(
+        subcategory=_subcategory(), name="a harsh review"
+    ),
+    "ml.Build": lambda: Build.objects.create(name="admin test build", single_turn_count=1),
+    "ml.BuildSample": _build_sample,
+    "ml.SpotCheck": _spot_check,
     "ml.OutputRewardScore": lambda: OutputRewardScore.objects.create(
         output=ModelOutputFactory.create(), checkpoint=_checkpoint(), content=3.0, alignment=0.5, audio="own"
     ),

@@ -23,6 +23,7 @@ from ml.builder.models import (
 )
 from ml.builder.pages.queue import take_next
 from ml.builder.stages import SAMPLE_STAGES, STAGES, TRAJECTORIES
+from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import User
 from webapp.storage import save_media
 
@@ -59,6 +60,15 @@ TOM = {
 }
 
 
+# A well-formed output, as the response filter lets through, so these builds export.
+OUTPUT = render_output(
+    "Emotion: sad; the voice is low and slow.",
+    "Context: passed over at work. Latent need: to feel valued.",
+    render_strategy(["Emotional validation"], "comforting"),
+    "That sounds really hard.",
+)
+
+
 def make_stages(build: Build) -> None:
     for stage in STAGES:
         BuildStage.objects.create(build=build, stage=stage, status=StageStatus.DONE, version=f"{stage}-1")
@@ -90,7 +100,7 @@ def add_sample(
         tom=dict(TOM),
         strategies=["emotional-validation"],
         speech_style="comforting",
-        output="<think>perception ... reasoning ... strategy</think>That sounds really hard.",
+        output=OUTPUT,
         response="That sounds really hard.",
         status=SampleStatus.DROPPED if dropped_at else SampleStatus.ACTIVE,
         dropped_at=dropped_at,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from ml.builder.export import finished_samples
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import HUMAN_DROP, Decision, corrections, decide, draw_spot_checks
 from ml.builder.pages.rules import DecisionProblem
+from ml.builder.samples import finished_samples
 from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from webapp.roles import Role
 

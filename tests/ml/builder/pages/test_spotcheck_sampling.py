@@ -6,10 +6,10 @@ from collections import Counter
 
 import pytest
 
-from ml.builder.export import finished_samples
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import draw_spot_checks, stratum_of
 from ml.builder.pages.sampling import SamplingProblem, allocate, sample_size, stratified_sample
+from ml.builder.samples import finished_samples
 from tests.ml.builder.pages.spotcheck_builds import finished_build
 
 POPULATION = [(pk, "a" if pk % 4 else "b") for pk in range(1, 101)]  # 75 in "a", 25 in "b"

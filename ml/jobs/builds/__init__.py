@@ -1,0 +1,1 @@
+"""Training jobs on a finished EchoDialogue build's exported records (``ml.builder.export``)."""

@@ -1,0 +1,80 @@
+"""The export lays annotators' spot-check fixes over the machine's labels; drops stay out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ml.builder.export import export_build
+from ml.builder.models import Build, BuildSample, SpotCheck
+from ml.builder.pages.queue import Decision, decide
+from ml.core.training_records import RECORDS_FILE, TrainingRecord, render_gold_perception
+from tests.ml.builder.pages.spotcheck_builds import finished_build
+from webapp.models import User
+from webapp.roles import Role
+
+pytestmark = pytest.mark.django_db
+
+
+def _decide(build: Build, external_id: str, annotator: User, decision: Decision) -> None:
+    sample = BuildSample.objects.get(build=build, external_id=external_id)
+    check = SpotCheck.objects.create(build=build, sample=sample, annotator=annotator)
+    decide(check, annotator, decision)
+
+
+def _records(folder: Path) -> dict[str, TrainingRecord]:
+    lines = (folder / RECORDS_FILE).read_text(encoding="utf-8").splitlines()
+    return {record.item_id: record for record in map(TrainingRecord.from_json, lines)}
+
+
+def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
+    tmp_path: Path, media_root: Path, make_user
+) -> None:
+    # given a finished build of three single samples and one three-turn dialogue
+    build = finished_build(single=3, dialogues=1, audio=True)
+    Build.objects.filter(pk=build.pk).update(turns_per_dialogue=3)
+    build.refresh_from_db()
+    annotator = make_user(Role.ANNOTATOR)
+
+    # when an annotator fixes one sample's labels and response, fixes a dialogue turn's response
+    # and drops another sample
+    _decide(
+        build,
+        "S-1",
+        annotator,
+        Decision(
+            "fix",
+            ("perception_wrong",),
+            perception={"emotion": "angry"},
+            tom={"latent_need": "to be treated fairly", "recommended_strategies": ["reassurance"]},
+            response="That must feel unfair.",
+        ),
+    )
+    _decide(build, "D-1.t1", annotator, Decision("fix", ("response_inappropriate",), response="I hear you."))
+    _decide(build, "S-2", annotator, Decision("drop", ("audio_wrong_emotion",)))
+    counts = export_build(build, tmp_path)
+
+    # then the fixed record carries the annotator's labels, spans and response
+    records = _records(tmp_path)
+    fixed = records["S-1"]
+    assert fixed.emotion == "angry"
+    assert fixed.gold_perception["emotion"] == "angry"
+    assert fixed.gold_perception["situation"] == "missed a promotion"  # untouched labels stay
+    assert fixed.perception == render_gold_perception(fixed.gold_perception)
+    assert fixed.gold_tom["latent_need"] == "to be treated fairly"
+    assert "to be treated fairly" in fixed.reasoning
+    assert fixed.strategies == ("Reassurance",)
+    assert fixed.response == "That must feel unfair."
+    assert "<response>That must feel unfair.</response>" in (fixed.target or "")
+    # and the fixed dialogue turn trains on its new reply, which the later turns hear
+    assert records["D-1.t1"].response == "I hear you."
+    assert records["D-1.t1"].gold_perception["emotion"] == "sad"  # a response-only fix keeps labels
+    assert [turn.reply for turn in records["D-1.t3"].history] == ["I hear you.", "That sounds really hard."]
+    # and an unchecked sample keeps the machine's labels; the dropped one is not exported
+    assert records["S-3"].emotion == "sad" and records["S-3"].response == "That sounds really hard."
+    assert "S-2" not in records
+    provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
+    assert {line["item_id"] for line in provenance if line["fixed_by_annotator"]} == {"S-1", "D-1.t1"}
+    assert counts == {"single_turn": 2, "dialogues": 1, "dialogue_turns": 3, "fixed_by_annotators": 2}
