@@ -30,6 +30,10 @@ STAGE_OF_SYSTEM = {
 STYLE_OF = {"sad": "comforting", "fear": "comforting", "angry": "calm", "disgust": "calm", "happy": "excited"}
 
 
+# Every dialogue turn's query says it, so the filters can spare dialogues (`spare_dialogue_turns`).
+DIALOGUE_MARK = "since we last spoke"
+
+
 def _fraction(text: str) -> float:
     return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
 
@@ -76,7 +80,7 @@ def _query(facts: dict[str, object]) -> dict[str, object]:
         "happy": "Guess what, it worked out with",
     }
     opening = lead.get(str(emotion), "I need to tell you about")
-    follow = f" and, since we last spoke, it is still on my mind ({turn})" if turn else ""
+    follow = f" and, {DIALOGUE_MARK}, it is still on my mind ({turn})" if turn else ""
     moments = ("today", "tonight", "this week", "since Monday", "all morning")
     when = moments[int(_fraction(str(facts.get("request"))) * len(moments)) % len(moments)]
     return {
@@ -85,8 +89,8 @@ def _query(facts: dict[str, object]) -> dict[str, object]:
     }
 
 
-def _filter(facts: dict[str, object], user: str) -> dict[str, object]:
-    roll = _fraction(user)
+def _filter(facts: dict[str, object], user: str, *, on_purpose: bool = True) -> dict[str, object]:
+    roll = _fraction(user) if on_purpose else 1.0
     scores = dict.fromkeys(QUERY_CRITERIA, 4)
     if roll < 0.02:
         return {
@@ -121,27 +125,35 @@ def _response(facts: dict[str, object]) -> dict[str, object]:
     }
 
 
-def _response_filter(user: str) -> dict[str, object]:
+def _response_filter(user: str, *, on_purpose: bool = True) -> dict[str, object]:
     scores = dict.fromkeys(RESPONSE_CRITERIA, 5)
-    if _fraction("grounding:" + user) < 0.05:
+    if on_purpose and _fraction("grounding:" + user) < 0.05:
         scores["grounded_in_perception"] = 2
     return {"scores": scores, "reason": "checked by the test LLM"}
 
 
-def builder_responder(delay_s: float = 0.0) -> Callable[[RecordedRequest], Reply]:
-    """Return a handler answering every builder prompt; `delay_s` slows each answer (to kill mid-stage)."""
+def builder_responder(
+    delay_s: float = 0.0, *, spare_dialogue_turns: bool = False
+) -> Callable[[RecordedRequest], Reply]:
+    """Return a handler answering every builder prompt; `delay_s` slows each answer (to kill mid-stage).
+
+    The filters fail about one sample in seven on purpose. A five-turn dialogue is dropped whole when
+    any turn fails, so about 7 in 10 dialogues go; which ones depends on the prompts (sample ids
+    among them), so a test that needs dialogues to survive spares their turns from the filters.
+    """
 
     def answer(request: RecordedRequest) -> Reply:
         system, facts, user = _facts(request)
         stage = STAGE_OF_SYSTEM.get(system)
         if stage is None:
             return status_reply(400, message="not a builder prompt")
+        spared = spare_dialogue_turns and DIALOGUE_MARK in user
         data = {
             "trajectories": lambda: _trajectory(facts),
             "queries": lambda: _query(facts),
-            "query_filter": lambda: _filter(facts, user),
+            "query_filter": lambda: _filter(facts, user, on_purpose=not spared),
             "responses": lambda: _response(facts),
-            "response_filter": lambda: _response_filter(user),
+            "response_filter": lambda: _response_filter(user, on_purpose=not spared),
         }[stage]()
         content = json.dumps(data)
         body = {

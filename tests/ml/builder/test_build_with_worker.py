@@ -42,7 +42,7 @@ def test_a_killed_worker_resumes_the_build_without_doing_a_sample_twice(
     }
     make_taxonomy()
     # A slow LLM (30 ms an answer) keeps the reasoning stage long enough to be killed in the middle.
-    with running_chat_server(builder_responder(delay_s=0.03)) as server:
+    with running_chat_server(builder_responder(delay_s=0.03, spare_dialogue_turns=True)) as server:
         build = make_build(server.base_url, single=200, dialogues=10, batch_size=BATCH, audio_threads=2)
         first = worker_factory(**env)
         start_build(build)
