@@ -48,8 +48,11 @@ class BuildConfig:
     response_min_score: int = 3
     # The emotion-consistency check keeps a sample only when it is consistent with this confidence.
     consistency_min_confidence: float = 0.5
-    consistency_method: str = "acoustic"  # "acoustic" (offline, weaker) or "endpoint"
+    # "acoustic" (offline, weaker), "endpoint" (an audio chat endpoint) or "local" (a transformers
+    # audio-classification model in a folder on the workers, `consistency_model_path`).
+    consistency_method: str = "acoustic"
     consistency_endpoint: Endpoint | None = None
+    consistency_model_path: str = ""
     tts_backend: str = "espeak"
     tts_base_url: str = ""
     tts_model: str = "tts-1"
@@ -110,10 +113,12 @@ class BuildConfig:
             raise ConfigProblem("filter scores are on a 1-5 scale")
         if not 0.0 <= self.consistency_min_confidence <= 1.0:
             raise ConfigProblem("consistency_min_confidence is a probability in [0, 1]")
-        if self.consistency_method not in ("acoustic", "endpoint"):
-            raise ConfigProblem("consistency_method is 'acoustic' or 'endpoint'")
+        if self.consistency_method not in ("acoustic", "endpoint", "local"):
+            raise ConfigProblem("consistency_method is 'acoustic', 'endpoint' or 'local'")
         if self.consistency_method == "endpoint" and self.consistency_endpoint is None:
             raise ConfigProblem("the endpoint consistency check needs consistency_endpoint")
+        if self.consistency_method == "local" and not self.consistency_model_path.strip():
+            raise ConfigProblem("the local consistency check needs consistency_model_path (a model folder)")
         if self.tts_backend not in ("espeak", "openai"):
             raise ConfigProblem("tts_backend is 'espeak' or 'openai'")
         if self.tts_backend == "openai" and not self.tts_base_url:

@@ -24,7 +24,8 @@ from django.utils import timezone
 from ml.builder import claims
 from ml.builder.config import BuildConfig
 from ml.builder.llm import BuildLlm, close_thread_connection
-from ml.builder.logic.consistency import EndpointClassifier
+from ml.builder.logic.consistency import EmotionClassifier, EndpointClassifier
+from ml.builder.logic.local_classifier import LocalModelClassifier
 from ml.builder.logic.prompts import prompt_hashes
 from ml.builder.models import (
     Build,
@@ -137,7 +138,7 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
             llm.concurrency,
             llm,
         )
-    classifier = None
+    classifier: EmotionClassifier | None = None
     if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
         endpoint = config.consistency_endpoint
         classifier = EndpointClassifier(
@@ -152,6 +153,9 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
                 )
             )
         )
+    if stage == CONSISTENCY and config.consistency_method == "local":
+        # Loaded once per stage job (not per sample); its threads share it.
+        classifier = LocalModelClassifier(config.consistency_model_path)
     context = audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY, classifier=classifier)
     return context, config.audio_threads, None
 

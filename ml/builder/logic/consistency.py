@@ -5,8 +5,8 @@ high confidence. Offline we have no such model, so ``acoustic_verdict`` is a muc
 built from this project's acoustic analysis: it hears *arousal* only (speaking rate and pitch
 against the same voice speaking neutrally), so it can tell a sad delivery from an angry one but not
 anger from joy. It is labelled ``method="acoustic-arousal (weaker)"`` wherever it is stored.
-``EndpointClassifier`` asks an OpenAI-compatible audio chat endpoint (or a local model served
-behind one) for the emotion and a confidence instead.
+``EndpointClassifier`` asks an OpenAI-compatible audio chat endpoint for the emotion and a
+confidence instead, and ``local_classifier.LocalModelClassifier`` runs a local transformers model.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import base64
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ml.builder.logic.voicing import target_arousal
 from webapp.lib.llm_client import JudgeClient
@@ -86,6 +86,12 @@ def acoustic_verdict(
         predicted == expected,
         {"arousal": arousal},
     )
+
+
+class EmotionClassifier(Protocol):
+    """A pluggable consistency check: the heard emotion and how sure, against the target."""
+
+    def verdict(self, wav: bytes, emotion: str) -> ConsistencyVerdict: ...
 
 
 class EndpointClassifier:

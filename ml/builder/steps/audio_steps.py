@@ -22,7 +22,7 @@ from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
 from ml.builder.claims import SampleResult
 from ml.builder.config import BuildConfig
-from ml.builder.logic.consistency import EndpointClassifier, acoustic_verdict
+from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict
 from ml.builder.logic.perception import perception_labels
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody
 from ml.builder.models import BuildSample
@@ -40,7 +40,7 @@ BASELINE_TEXT = (
 class AudioStepContext:
     config: BuildConfig
     api_key: str = ""
-    classifier: EndpointClassifier | None = None
+    classifier: EmotionClassifier | None = None
 
 
 _baselines: dict[tuple[str, str], dict[str, Any]] = {}

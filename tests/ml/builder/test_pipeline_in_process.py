@@ -65,3 +65,38 @@ def test_a_stage_split_into_shards_is_done_once_and_moves_on_once(
     assert repeated_prompts(server) == []
     assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()
     assert [job.kind for job in jobs].count("builder_export") == 1
+
+
+def test_a_build_may_check_consistency_with_a_local_model(
+    transactional_db, media_root, queued_here, tmp_path
+) -> None:
+    from ml.builder.stages import CONSISTENCY
+    from tests.ml.builder.logic.test_local_classifier import tiny_classifier
+
+    # given a local classifier that hears everything as sad, and a build of sad and happy samples
+    model = tiny_classifier(tmp_path / "emotion-model", "sad")
+    make_taxonomy()
+    with running_chat_server(builder_responder()) as server:
+        build = make_build(
+            server.base_url,
+            single=8,
+            dialogues=0,
+            emotions=["sad", "happy"],
+            consistency_method="local",
+            consistency_model_path=str(model),
+        )
+        start_build(build)
+        jobs = run_queued_jobs()
+
+    # then the consistency stage asked the model: sad samples kept, happy ones dropped as inconsistent
+    assert {job.status for job in jobs} == {JobStatus.SUCCEEDED}
+    checked = BuildSample.objects.filter(build=build).exclude(consistency={})
+    assert {sample.consistency["method"] for sample in checked} == {"local-model:emotion-model"}
+    kept_at_consistency = {
+        row.sample.emotion
+        for row in SampleStage.objects.filter(build=build, stage=CONSISTENCY, outcome="kept").select_related(
+            "sample"
+        )
+    }
+    assert kept_at_consistency == {"sad"}
+    assert build.stage(CONSISTENCY).counts["reasons"].get("inconsistent_emotion", 0) > 0
