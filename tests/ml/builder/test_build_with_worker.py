@@ -22,7 +22,9 @@ from webapp.models import Job, JobStatus
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 
-FAST = {"ECHOSTUDIO_JOB_HEARTBEAT_SECONDS": "0.2", "ECHOSTUDIO_JOB_STALE_AFTER_SECONDS": "1.5"}
+# Stale after 3 s: soon enough for a short test, late enough that a live worker's heartbeat, held up
+# for a second by a loaded CI machine, is never taken for a dead one.
+FAST = {"ECHOSTUDIO_JOB_HEARTBEAT_SECONDS": "0.2", "ECHOSTUDIO_JOB_STALE_AFTER_SECONDS": "3"}
 BATCH = 10
 
 
@@ -33,7 +35,7 @@ def _done(stage: str) -> int:
 def test_a_killed_worker_resumes_the_build_without_doing_a_sample_twice(
     worker_factory, settings, tmp_path: Path, capsys
 ) -> None:
-    settings.JOB_STALE_AFTER_SECONDS = 1.5
+    settings.JOB_STALE_AFTER_SECONDS = 3.0
     settings.JOB_MAX_ATTEMPTS = 3
     env = {
         **FAST,
