@@ -92,6 +92,8 @@ def test_a_reviewer_plays_accepts_and_rejects_with_the_keyboard(
     first_review.refresh_from_db()
     assert first_review.verdict == Review.Verdict.ACCEPT
 
+    # The new page's player must be ready before Space can start it (a key pressed sooner is lost).
+    page.wait_for_selector("#waveform[data-ready=true]")
     page.keyboard.press("Space")
     page.wait_for_selector("#review[data-unlocked=true]")
     page.keyboard.press("r")
