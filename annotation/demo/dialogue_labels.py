@@ -11,9 +11,7 @@ from typing import Any
 
 from annotation.demo.dialogues import DEMO_DIALOGUES, RECORDED_DIALOGUES, DemoDialogue, DemoTurn
 from annotation.demo.items import DemoItem
-from annotation.demo.labels import demo_perception, demo_tom, submit_every_annotation
-from annotation.gold.adjudication import adjudicate_item
-from annotation.gold.models import GoldReference
+from annotation.demo.labels import adjudicate_demo_gold, submit_every_annotation
 from annotation.labelling.assignment import assign_annotators
 from annotation.recording.models import Dialogue, Item
 from webapp.lib.vocabulary import INTENSITIES
@@ -73,15 +71,6 @@ def seed_dialogue_labels() -> int:
             demo = _as_demo_item(dialogue, number, turn)
             cross_turn = cross_turn_labels(dialogue.turns[number - 2], turn) if number > 1 else None
             submit_every_annotation(item, demo, cross_turn)
-            if number <= GOLD_TURNS and GoldReference.objects.current_of(item) is None:
-                adjudicate_item(
-                    item.pk,
-                    lead=lead,
-                    perception=demo_perception(demo, item, annotator_index=0),
-                    tom=demo_tom(demo),
-                    expected_gold_version=0,
-                    reference_response=turn.reply,
-                    note="Demo gold",
-                    cross_turn=cross_turn,
-                )
+            if number <= GOLD_TURNS:
+                adjudicate_demo_gold(item, demo, lead, turn.reply, cross_turn)
     return Item.objects.dialogue_turns().filter(state=Item.State.GOLD).count()

@@ -100,6 +100,28 @@ def submit_every_annotation(item: Item, demo: DemoItem, cross_turn: dict[str, An
         )
 
 
+def adjudicate_demo_gold(
+    item: Item,
+    demo: DemoItem,
+    lead: User,
+    reference_response: str,
+    cross_turn: dict[str, Any] | None = None,
+) -> None:
+    """Adjudicate the demo gold of an item that has none yet, from the first annotator's labels."""
+    if GoldReference.objects.current_of(item) is not None:
+        return
+    adjudicate_item(
+        item.pk,
+        lead=lead,
+        perception=demo_perception(demo, item, annotator_index=0),
+        tom=demo_tom(demo),
+        expected_gold_version=0,
+        reference_response=reference_response,
+        note="Demo gold",
+        cross_turn=cross_turn,
+    )
+
+
 def seed_demo_labels() -> int:
     """Annotate and adjudicate the first recorded demo items; return how many items have gold."""
     lead = User.objects.get(username="lead")
@@ -110,14 +132,11 @@ def seed_demo_labels() -> int:
         if position >= ANNOTATED:
             continue  # left for the demo annotators to label themselves
         submit_every_annotation(item, demo)
-        if position < ADJUDICATED and GoldReference.objects.current_of(item) is None:
-            adjudicate_item(
-                item.pk,
-                lead=lead,
-                perception=demo_perception(demo, item, annotator_index=0),
-                tom=demo_tom(demo),
-                expected_gold_version=0,
-                reference_response="That sounds really hard. It makes sense you feel this way; I'm here to listen.",
-                note="Demo gold",
+        if position < ADJUDICATED:
+            adjudicate_demo_gold(
+                item,
+                demo,
+                lead,
+                "That sounds really hard. It makes sense you feel this way; I'm here to listen.",
             )
     return Item.objects.filter(external_id__startswith="DEMO-", state=Item.State.GOLD).count()

@@ -135,23 +135,7 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
         # One transaction: a rater invited to a half-built study (seats but not yet every
         # assignment) would start on a presentation order that later rows change under them.
         with transaction.atomic():
-            study = Study.objects.create(
-                name=spec.name,
-                title_for_raters=spec.title_for_raters,
-                instructions=spec.instructions,
-                dimensions=[dimension.key for dimension in dimensions],
-                benchmark_version=spec.benchmark_version,
-                items_per_system=spec.items_per_system,
-                ratings_per_output=spec.ratings_per_output,
-                seed=seed,
-                trap_score=spec.trap_score,
-                allowed_check_failures=spec.allowed_check_failures,
-                created_by=created_by,
-            )
-            study.systems.set(spec.systems)
-            StudyRater.objects.bulk_create(
-                StudyRater(study=study, evaluator=user) for user in spec.evaluators
-            )
+            study = new_study(spec, dimensions, seed, created_by, trap_score=spec.trap_score)
             rated = [
                 _output_stimulus(study, StudyStimulus.Kind.RATED, output, {}, frozen, rates_audio)
                 for item_id in chosen
@@ -198,6 +182,33 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
     except BaseException:
         delete_media(*frozen.keys)
         raise
+    return study
+
+
+def new_study(
+    spec: StudySpec,
+    dimensions: Sequence[Dimension],
+    seed: int,
+    created_by: User,
+    **unit_fields: object,
+) -> Study:
+    """Create a study's row with its systems and rater seats; `unit_fields` are what only one kind
+    of study sets (the dialogue unit, the trap score). Call it inside the creating transaction."""
+    study = Study.objects.create(
+        name=spec.name,
+        title_for_raters=spec.title_for_raters,
+        instructions=spec.instructions,
+        dimensions=[dimension.key for dimension in dimensions],
+        benchmark_version=spec.benchmark_version,
+        items_per_system=spec.items_per_system,
+        ratings_per_output=spec.ratings_per_output,
+        seed=seed,
+        allowed_check_failures=spec.allowed_check_failures,
+        created_by=created_by,
+        **unit_fields,
+    )
+    study.systems.set(spec.systems)
+    StudyRater.objects.bulk_create(StudyRater(study=study, evaluator=user) for user in spec.evaluators)
     return study
 
 

@@ -21,9 +21,9 @@ from django.db.models import Q
 
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput
-from evaluation.studies.creation import FrozenAudio, StudySpec, assign_in_plan_order, check_spec
+from evaluation.studies.creation import FrozenAudio, StudySpec, assign_in_plan_order, check_spec, new_study
 from evaluation.studies.design import Stimulus, StudyDesignError, dimensions_for, plan_study, sample_dialogues
-from evaluation.studies.models import Study, StudyRater, StudyStimulus, StudyTurn
+from evaluation.studies.models import Study, StudyStimulus, StudyTurn
 from webapp.models import User
 from webapp.storage import delete_media
 
@@ -68,23 +68,13 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
     try:
         # One transaction, as for single-turn studies: no rater starts on a half-built study.
         with transaction.atomic():
-            study = Study.objects.create(
-                name=spec.name,
-                title_for_raters=spec.title_for_raters,
-                instructions=spec.instructions,
-                dimensions=[dimension.key for dimension in dimensions],
-                benchmark_version=spec.benchmark_version,
+            study = new_study(
+                spec,
+                dimensions,
+                seed,
+                created_by,
                 unit=Study.Unit.DIALOGUE,
-                items_per_system=spec.items_per_system,
                 same_dialogues_for_all=spec.same_dialogues_for_all,
-                ratings_per_output=spec.ratings_per_output,
-                seed=seed,
-                allowed_check_failures=spec.allowed_check_failures,
-                created_by=created_by,
-            )
-            study.systems.set(spec.systems)
-            StudyRater.objects.bulk_create(
-                StudyRater(study=study, evaluator=user) for user in spec.evaluators
             )
             stimuli = [
                 _dialogue_stimulus(

@@ -42,6 +42,22 @@ class Answer:
     seconds: float
 
 
+def endpoint_client(endpoint: Endpoint, temperature: float = 0.0) -> JudgeClient:
+    """Return a client for one configured endpoint, its key read from the environment variable it
+    names."""
+    return JudgeClient(
+        ChatJudgeConfig(
+            base_url=endpoint.base_url,
+            model=endpoint.model,
+            api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
+            timeout_s=endpoint.timeout_s,
+            max_retries=endpoint.max_retries,
+            max_concurrency=endpoint.max_concurrency,
+            temperature=temperature,
+        )
+    )
+
+
 class BuildLlm:
     """One stage's view of the build's endpoints; use as a context manager."""
 
@@ -50,20 +66,7 @@ class BuildLlm:
     ) -> None:
         self.build_id = build_id
         self.stage = stage
-        self.clients = [
-            JudgeClient(
-                ChatJudgeConfig(
-                    base_url=endpoint.base_url,
-                    model=endpoint.model,
-                    api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
-                    timeout_s=endpoint.timeout_s,
-                    max_retries=endpoint.max_retries,
-                    max_concurrency=endpoint.max_concurrency,
-                    temperature=temperature,
-                )
-            )
-            for endpoint in endpoints
-        ]
+        self.clients = [endpoint_client(endpoint, temperature) for endpoint in endpoints]
         self.slots = [threading.BoundedSemaphore(endpoint.max_concurrency) for endpoint in endpoints]
 
     @property

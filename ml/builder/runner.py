@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ml.builder import claims
 from ml.builder.config import BuildConfig
-from ml.builder.llm import BuildLlm, close_thread_connection
+from ml.builder.llm import BuildLlm, close_thread_connection, endpoint_client
 from ml.builder.logic.consistency import EmotionClassifier, EndpointClassifier
 from ml.builder.logic.local_classifier import LocalModelClassifier
 from ml.builder.logic.prompts import prompt_hashes
@@ -49,7 +49,6 @@ from ml.builder.stages import (
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
 from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
-from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, api_key_from_environment
 from webapp.models import Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
@@ -140,19 +139,7 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
         )
     classifier: EmotionClassifier | None = None
     if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
-        endpoint = config.consistency_endpoint
-        classifier = EndpointClassifier(
-            JudgeClient(
-                ChatJudgeConfig(
-                    base_url=endpoint.base_url,
-                    model=endpoint.model,
-                    api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
-                    timeout_s=endpoint.timeout_s,
-                    max_retries=endpoint.max_retries,
-                    max_concurrency=endpoint.max_concurrency,
-                )
-            )
-        )
+        classifier = EndpointClassifier(endpoint_client(config.consistency_endpoint))
     if stage == CONSISTENCY and config.consistency_method == "local":
         # Loaded once per stage job (not per sample); its threads share it.
         classifier = LocalModelClassifier(config.consistency_model_path)

@@ -8,7 +8,8 @@ answer store. A step stops at a dialogue's first dropped turn; the runner then d
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from ml.builder.claims import SampleResult
 from ml.builder.llm import Answer, BuildLlm
@@ -132,22 +133,14 @@ def queries(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResu
 
 def query_filter(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
     """Screen each query against the five criteria and the harmful-content refusal."""
-    results: list[SampleResult] = []
-    for sample in unit:
-        messages = prompts.query_filter_messages(
+    return _screen(
+        unit,
+        ctx,
+        lambda sample: prompts.query_filter_messages(
             sample.text, sample.emotion, sample.intensity, sample.prompt_variant
-        )
-        answer = ctx.llm.ask(messages, sample.external_id)
-        if not answer.ok:
-            results.append(_failed(sample, answer))
-            break
-        verdict = query_verdict(answer.data, ctx.query_min_score)
-        results.append(
-            _result(sample, answer, kept=verdict.kept, reason=verdict.reason, detail=verdict.detail)
-        )
-        if not verdict.kept:
-            break
-    return results
+        ),
+        lambda data: query_verdict(data, ctx.query_min_score),
+    )
 
 
 def responses(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
@@ -193,16 +186,31 @@ def _reasoned_fields(sample: BuildSample, reasoned: Reasoned, answer: Answer) ->
 
 def response_filter(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResult]:
     """Check each reasoning trace and reply for structure, grounding, strategy and style."""
+    return _screen(
+        unit,
+        ctx,
+        lambda sample: prompts.response_filter_messages(
+            sample.text, perception_text(sample.perception), sample.output
+        ),
+        lambda data: response_verdict(data, ctx.response_min_score),
+    )
+
+
+def _screen(
+    unit: Sequence[BuildSample],
+    ctx: LlmStepContext,
+    messages_for: Callable[[BuildSample], prompts.Messages],
+    verdict_on: Callable[[Mapping[str, Any]], Verdict],
+) -> list[SampleResult]:
+    """Ask the filter LLM about each sample of a unit in turn. The first failure or drop ends the
+    unit: a dialogue whose turn is dropped is dropped whole, so its later turns are not paid for."""
     results: list[SampleResult] = []
     for sample in unit:
-        messages = prompts.response_filter_messages(
-            sample.text, perception_text(sample.perception), sample.output
-        )
-        answer = ctx.llm.ask(messages, sample.external_id)
+        answer = ctx.llm.ask(messages_for(sample), sample.external_id)
         if not answer.ok:
             results.append(_failed(sample, answer))
             break
-        verdict = response_verdict(answer.data, ctx.response_min_score)
+        verdict = verdict_on(answer.data)
         results.append(
             _result(sample, answer, kept=verdict.kept, reason=verdict.reason, detail=verdict.detail)
         )
