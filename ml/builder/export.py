@@ -20,10 +20,12 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from ml.builder.config import BuildConfig
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus
 from ml.builder.pages.queue import corrections
 from ml.builder.samples import finished_samples
 from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
+from ml.builder.steps.audio_steps import AudioStepContext, voice_response
 from ml.core.training_records import (
     AUDIO_FOLDER,
     MANIFEST_FILE,
@@ -132,6 +134,7 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
     (target / RESPONSE_AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     counts = {"single_turn": 0, "dialogues": 0, "dialogue_turns": 0, "fixed_by_annotators": 0}
     fixes = corrections(build)
+    voicing = AudioStepContext(BuildConfig.from_json(build.config), api_key=settings.TTS_API_KEY)
     with (
         (target / RECORDS_FILE).open("w", encoding="utf-8") as records,
         (target / PROVENANCE_FILE).open("w", encoding="utf-8") as provenance,
@@ -141,9 +144,15 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             """Write the sample's record, audio and provenance; return it as the next turns hear it."""
             audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
             (target / audio_path).write_bytes(read_media(sample.user_audio_key))
-            response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
-            (target / response_path).write_bytes(read_media(sample.response_audio_key))
             record = record_of(sample, audio_path, history, fixes.get(sample.pk))
+            response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
+            revoiced = record.response != sample.response
+            (target / response_path).write_bytes(
+                # An annotator's fixed reply is voiced anew, so the audio says what the record does.
+                voice_response(record.response, record.speech_style, voicing)
+                if revoiced
+                else read_media(sample.response_audio_key)
+            )
             counts["fixed_by_annotators"] += sample.pk in fixes
             records.write(record.to_json() + "\n")
             facts = {
@@ -154,8 +163,8 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
                 "topic": sample.topic_path,
                 "variant": sample.prompt_variant,
                 "response_audio": response_path,
-                # A fixed response is not what response_audio says (it voices the machine's).
                 "fixed_by_annotator": sample.pk in fixes,
+                "response_audio_revoiced": revoiced,
             }
             provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
             return HistoryTurn(sample.turn, sample.text, audio_path, record.response)

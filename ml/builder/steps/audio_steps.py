@@ -175,8 +175,10 @@ def perception(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Sampl
     return results
 
 
-def response_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
-    """Voice each reply in the speech style its reasoning chose."""
+def voice_response(text: str, style: str, ctx: AudioStepContext) -> bytes:
+    """Return WAV bytes of a reply voiced in its speech style through the build's TTS backend.
+
+    Raises TtsError, ValueError or RuntimeError when the backend cannot voice it."""
     config = ctx.config
     chosen = (
         TtsSettings(
@@ -185,19 +187,23 @@ def response_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[S
         if config.tts_backend == "openai"
         else None
     )
+    samples, rate = speak_in_style(text, style, chosen)
+    return to_wav_bytes(np.asarray(samples, dtype=np.int16), rate)
+
+
+def response_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Voice each reply in the speech style its reasoning chose."""
     results = []
     for sample in unit:
         started = time.monotonic()
         try:
-            samples, rate = speak_in_style(sample.response, sample.speech_style, chosen)
+            wav = voice_response(sample.response, sample.speech_style, ctx)
         except (TtsError, ValueError, RuntimeError) as exc:
             results.append(
                 SampleResult(sample.pk, False, TTS_ERROR, str(exc), seconds=time.monotonic() - started)
             )
             continue
-        key = save_media(
-            new_media_key("builder", "wav"), to_wav_bytes(np.asarray(samples, dtype=np.int16), rate)
-        )
+        key = save_media(new_media_key("builder", "wav"), wav)
         results.append(
             SampleResult(
                 sample.pk, True, fields={"response_audio_key": key}, seconds=time.monotonic() - started

@@ -10,10 +10,11 @@ import pytest
 from ml.builder.export import export_build
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.queue import Decision, decide
-from ml.core.training_records import RECORDS_FILE, TrainingRecord, render_gold_perception
+from ml.core.training_records import RECORDS_FILE, TrainingRecord, read_wav, render_gold_perception
 from tests.ml.builder.pages.spotcheck_builds import finished_build
 from webapp.models import User
 from webapp.roles import Role
+from webapp.storage import read_media
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +79,15 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
     provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
     assert {line["item_id"] for line in provenance if line["fixed_by_annotator"]} == {"S-1", "D-1.t1"}
     assert counts == {"single_turn": 2, "dialogues": 1, "dialogue_turns": 3, "fixed_by_annotators": 2}
+    # and a fixed reply is voiced anew, so its audio says what the record says; the others keep theirs
+    assert {line["item_id"] for line in provenance if line["response_audio_revoiced"]} == {"S-1", "D-1.t1"}
+    machine_audio = {
+        sample.external_id: read_media(sample.response_audio_key)
+        for sample in BuildSample.objects.filter(build=build)
+    }
+    exported = {line["item_id"]: (tmp_path / line["response_audio"]).read_bytes() for line in provenance}
+    assert exported["S-3"] == machine_audio["S-3"]
+    for item_id in ("S-1", "D-1.t1"):
+        assert exported[item_id] != machine_audio[item_id]
+        samples, rate = read_wav(exported[item_id])
+        assert len(samples) / rate > 0.3  # speech, not an empty file
