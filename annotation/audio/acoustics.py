@@ -55,7 +55,8 @@ MIN_VOICED_FRAMES_FOR_INTONATION = 10
 # makes a rise-fall or fall-rise when it lies between them.
 INTONATION_EDGE_FRACTION = 0.2
 
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
+# A word of a script: letters and digits, with inner apostrophes ("can't", "it’s").
+WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
 @dataclass(frozen=True, eq=False)
@@ -234,7 +235,7 @@ def classify_intonation(semitones: FloatArray) -> Intonation | None:
 
 def count_words(transcript: str) -> int:
     """Return the number of words in `transcript` ("don't" is one word)."""
-    return len(_WORD.findall(transcript))
+    return len(WORD.findall(transcript))
 
 
 def analyze(samples: npt.ArrayLike, sample_rate: int, transcript: str | None = None) -> AcousticAnalysis:

@@ -24,11 +24,11 @@ An empty string (or empty list) means "not labelled yet": drafts are saved half-
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from annotation.audio.acoustics import WORD
 from webapp.lib.vocabulary import (
     CONFLICT_KINDS,
     EMOTIONS,
@@ -75,7 +75,6 @@ SUGGESTED_CONSTRAINTS = (
 )
 
 # The same word pattern as annotation.audio.acoustics counts for speaking rate ("don't" is one word).
-_WORD = re.compile(r"\w+(?:['’]\w+)*")
 
 
 # What people read for each field path ("perception.polarity" is for programs, never for pages).
@@ -134,7 +133,7 @@ class LabelProblem:
 
 def script_words(text: str) -> list[str]:
     """Return the words of a script in order, as annotators pick stressed words from them."""
-    return _WORD.findall(text)
+    return WORD.findall(text)
 
 
 def empty_perception() -> dict[str, Any]:
