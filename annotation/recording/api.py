@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from annotation.audio.upload import AudioRejected, refuse_oversized
 from annotation.recording.access import RECORDING_ADMINS, item_for_actor, own_takes, review_for_reviewer
+from annotation.recording.conversation.history import conversations_so_far
 from annotation.recording.items import assign_items, import_items
 from annotation.recording.models import Item, Review, Scenario, Split
 from annotation.recording.reviews import (
@@ -139,7 +140,11 @@ class OpenReviewsView(APIView):
         reviews = list(Review.objects.open_for(_user(request)).select_related("take__item"))
         # Handing out the audio is presenting the take: its playback cannot end sooner.
         present_reviews(reviews)
-        return Response(ReviewSerializer(reviews, many=True, context={"request": request}).data)
+        histories = conversations_so_far(
+            [review.take.item for review in reviews], _user(request), own_takes_only=False
+        )
+        context = {"request": request, "histories": histories}
+        return Response(ReviewSerializer(reviews, many=True, context=context).data)
 
 
 class PlayedView(APIView):

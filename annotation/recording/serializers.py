@@ -146,7 +146,14 @@ class ReviewSerializer(serializers.ModelSerializer[Review]):
     @extend_schema_field(EarlierTurnSerializer(many=True))
     def get_conversation_so_far(self, review: Review) -> list[dict[str, Any]]:
         """The earlier turns of a dialogue turn's take, as the review page plays them ([] for an item)."""
-        history = conversation_so_far(review.take.item, self.context["request"].user, own_takes_only=False)
+        # The list view computes every review's history in one go (`conversations_so_far`).
+        histories = self.context.get("histories")
+        if histories is not None:
+            history = histories[review.take.item_id]
+        else:
+            history = conversation_so_far(
+                review.take.item, self.context["request"].user, own_takes_only=False
+            )
         return EarlierTurnSerializer(history, many=True).data  # type: ignore[return-value]
 
     def get_assigned_on(self, review: Review) -> str:

@@ -7,6 +7,8 @@ history turn carries audio links and the scripts, never who recorded or in what 
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
@@ -32,39 +34,75 @@ class HistoryTurn:
     reply_audio_url: str
 
 
-def take_to_play(item: Item, actor: User | None = None) -> Take | None:
-    """Return the take that stands for a turn: its accepted recording, else the latest take still
-    standing (never a rejected or superseded one); only `actor`'s takes when one is given."""
-    takes: QuerySet[Take] = item.takes.all()
+def _candidate_takes(item_ids: Iterable[int], actor: User | None) -> QuerySet[Take]:
+    """Return the takes that may stand for the given turns, newest first."""
+    takes = Take.objects.filter(
+        item__in=list(item_ids), status__in=(Take.Status.ACCEPTED, *STANDING_STATUSES)
+    )
     if actor is not None:
         takes = takes.filter(actor=actor)
-    accepted = takes.filter(status=Take.Status.ACCEPTED).first()
-    if accepted is not None:
-        return accepted
-    return takes.filter(status__in=STANDING_STATUSES).order_by("-created_at", "-pk").first()
+    return takes.order_by("-created_at", "-pk")
+
+
+def _standing(newest_first: Iterable[Take]) -> Take | None:
+    """Return the take that stands for a turn: its newest accepted recording, else its newest take
+    still standing (never a rejected or superseded one)."""
+    candidates = list(newest_first)
+    accepted = next((take for take in candidates if take.status == Take.Status.ACCEPTED), None)
+    return accepted or next(iter(candidates), None)
+
+
+def take_to_play(item: Item, actor: User | None = None) -> Take | None:
+    """Return the take that stands for a turn (`_standing`); only `actor`'s takes when one is given."""
+    return _standing(_candidate_takes([item.pk], actor))
 
 
 def conversation_so_far(item: Item, viewer: User, *, own_takes_only: bool) -> list[HistoryTurn]:
-    """Return the turns before `item` in its dialogue (none for a single item), first turn first.
+    """Return the turns before `item` in its dialogue (none for a single item), first turn first."""
+    return conversations_so_far([item], viewer, own_takes_only=own_takes_only)[item.pk]
+
+
+def conversations_so_far(
+    items: Sequence[Item], viewer: User, *, own_takes_only: bool
+) -> dict[int, list[HistoryTurn]]:
+    """Return {item pk: the turns before it}, for any number of items in three queries.
 
     `own_takes_only`: the viewer is the actor and hears only their own takes. Audio links are made
     for `viewer` alone (`webapp.storage.audio_url`); reply audio is synthesised on first need.
     """
-    history = []
-    for earlier in Item.objects.earlier_turns(item):
-        take = take_to_play(earlier, viewer if own_takes_only else None)
-        reply_key = voiced_reply(earlier.reference_reply)
-        history.append(
-            HistoryTurn(
-                turn=earlier.turn or 0,
-                text=earlier.text,
-                scenario=earlier.get_scenario_display(),
-                emotion=f"{earlier.get_target_emotion_display()}, {earlier.get_target_intensity_display().lower()}",
-                audio_url=audio_url(take.audio_key, viewer) if take else "",
-                # A reviewer is not told how other reviewers decided earlier turns' takes.
-                take_status=take.get_status_display() if take and own_takes_only else "",
-                reply=earlier.reference_reply,
-                reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
+    histories: dict[int, list[HistoryTurn]] = {item.pk: [] for item in items}
+    later = [item for item in items if item.dialogue_id is not None and item.turn]
+    if not later:
+        return histories
+    earlier_turns = list(
+        Item.objects.filter(
+            dialogue_id__in={item.dialogue_id for item in later},
+            turn__lt=max(item.turn or 0 for item in later),
+        ).order_by("dialogue_id", "turn")
+    )
+    takes_by_turn: dict[int, list[Take]] = defaultdict(list)
+    for candidate in _candidate_takes(
+        [turn.pk for turn in earlier_turns], viewer if own_takes_only else None
+    ):
+        takes_by_turn[candidate.item_id].append(candidate)
+    playing = {turn.pk: _standing(takes_by_turn[turn.pk]) for turn in earlier_turns}
+    reply_keys = {text: voiced_reply(text) for text in {turn.reference_reply for turn in earlier_turns}}
+    for item in later:
+        for earlier in earlier_turns:
+            if earlier.dialogue_id != item.dialogue_id or (earlier.turn or 0) >= (item.turn or 0):
+                continue
+            take, reply_key = playing[earlier.pk], reply_keys[earlier.reference_reply]
+            histories[item.pk].append(
+                HistoryTurn(
+                    turn=earlier.turn or 0,
+                    text=earlier.text,
+                    scenario=earlier.get_scenario_display(),
+                    emotion=f"{earlier.get_target_emotion_display()}, {earlier.get_target_intensity_display().lower()}",
+                    audio_url=audio_url(take.audio_key, viewer) if take else "",
+                    # A reviewer is not told how other reviewers decided earlier turns' takes.
+                    take_status=take.get_status_display() if take and own_takes_only else "",
+                    reply=earlier.reference_reply,
+                    reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
+                )
             )
-        )
-    return history
+    return histories

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import resolve, reverse
 
 from annotation.recording.conversation.history import conversation_so_far
@@ -155,3 +157,29 @@ def test_the_review_api_gives_the_reviewer_the_same_context(
     assert "actor" not in str(listed) and str(turns[0].takes.get().public_id) not in str(listed)
     single = [row for row in listed if row["item"]["turn"] is None]
     assert all(row["conversation_so_far"] == [] for row in single)
+
+
+def test_the_review_api_costs_the_same_queries_however_many_dialogue_turns_wait(
+    users: dict[str, User], review_panel: list[User], media_root, take_wav: bytes
+) -> None:
+    def queries_for_open_reviews() -> int:
+        reviewer = Client()
+        reviewer.force_login(review_panel[0])
+        with CaptureQueriesContext(connection) as queries:
+            listed = reviewer.get(reverse("annotation:api_open_reviews"))
+        assert listed.status_code == 200
+        return len(queries)
+
+    def recorded_dialogue() -> None:
+        dialogue = DialogueFactory.create(turns=3, turns__actor=users["actor"])
+        for turn in dialogue.turns.order_by("turn"):
+            record(users["actor"], turn, take_wav)
+
+    # given one recorded three-turn dialogue waiting for review, and then four
+    recorded_dialogue()
+    one = queries_for_open_reviews()
+    for _ in range(3):
+        recorded_dialogue()
+
+    # then listing twelve reviews with their conversations costs what listing three did
+    assert queries_for_open_reviews() == one
