@@ -131,7 +131,7 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
 
     frozen = FrozenAudio()
     try:
-        trap_audio = [_synthesise_trap(spec.trap_score, frozen) for _ in trap_items]
+        trap_audio = [synthesise_trap(spec.trap_score, frozen) for _ in trap_items]
         # One transaction: a rater invited to a half-built study (seats but not yet every
         # assignment) would start on a presentation order that later rows change under them.
         with transaction.atomic():
@@ -309,7 +309,8 @@ def _pick_training(
     return [*elsewhere, *rng.sample(sampled, count - len(elsewhere))]
 
 
-def _synthesise_trap(score: int, frozen: FrozenAudio) -> tuple[str, float]:
+def synthesise_trap(score: int, frozen: FrozenAudio) -> tuple[str, float]:
+    """Return the frozen audio key and length of the spoken instruction to choose `score`."""
     speech = synthesize(trap_sentence(score))
     return frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)), speech.duration_seconds
 

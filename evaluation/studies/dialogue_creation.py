@@ -15,14 +15,30 @@ import random
 import secrets
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q
 
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput
-from evaluation.studies.creation import FrozenAudio, StudySpec, assign_in_plan_order, check_spec, new_study
-from evaluation.studies.design import Stimulus, StudyDesignError, dimensions_for, plan_study, sample_dialogues
+from evaluation.studies.creation import (
+    FrozenAudio,
+    StudySpec,
+    assign_in_plan_order,
+    check_spec,
+    new_study,
+    synthesise_trap,
+)
+from evaluation.studies.design import (
+    Stimulus,
+    StimulusKind,
+    StudyDesignError,
+    dimensions_for,
+    plan_study,
+    sample_dialogues,
+    trap_sentence,
+)
 from evaluation.studies.models import Study, StudyStimulus, StudyTurn
 from webapp.models import User
 from webapp.storage import delete_media
@@ -34,15 +50,18 @@ Replies = dict[int, dict[int, dict[int, ModelOutput]]]
 def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
     """Sample dialogues per system, freeze each turn's reply and plan every evaluator's order.
 
-    `spec.items_per_system` is the number of dialogues per system. Gold, trapping and training
-    samples are single-turn devices and are refused here. Raises StudyDesignError, with a message
-    for the admin, when the study cannot be built.
+    `spec.items_per_system` is the number of dialogues per system. Quality checks work per
+    conversation: `training_count` practice conversations come first and count for nothing, and
+    each of `trap_count` trapping conversations replays a sampled one with one reply (a random
+    turn) replaced by the spoken instruction to choose `trap_score`. Gold outputs are single-turn
+    and refused. Raises StudyDesignError, with a message for the admin, when the study cannot be
+    built.
     """
     dimensions = dimensions_for(spec.dimensions)
     check_spec(spec, dimensions)
-    if spec.gold or spec.training_count or spec.trap_count:
+    if spec.gold:
         raise StudyDesignError(
-            "dialogue studies have no gold, trapping or training samples: set their numbers to 0"
+            "gold outputs are single-turn: a dialogue study checks raters with trapping conversations"
         )
     seed = spec.seed if spec.seed is not None else secrets.randbits(31)
     rng = random.Random(seed)
@@ -64,8 +83,17 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
         item.dialogue_id: item for item in Item.objects.filter(dialogue_id__in=list(replies), turn=1)
     }
 
+    units = [(int(system), int(key)) for system, keys in sample.items() for key in keys]
+    if spec.trap_count > len(units):
+        raise StudyDesignError("there cannot be more trapping conversations than sampled conversations")
+    traps = [
+        (unit, rng.choice(sorted(replies[unit[1]][unit[0]]))) for unit in rng.sample(units, spec.trap_count)
+    ]
+    warm_up = _pick_practice(replies, {dialogue for _, dialogue in units}, spec.training_count, rng)
+
     frozen = FrozenAudio()
     try:
+        trap_audio = [synthesise_trap(spec.trap_score, frozen) for _ in traps]
         # One transaction, as for single-turn studies: no rater starts on a half-built study.
         with transaction.atomic():
             study = new_study(
@@ -76,17 +104,38 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
                 unit=Study.Unit.DIALOGUE,
                 same_dialogues_for_all=spec.same_dialogues_for_all,
             )
-            stimuli = [
-                _dialogue_stimulus(
-                    study, int(system), first_turns[int(key)], replies[int(key)][int(system)], frozen
+
+            def unit_stimulus(
+                kind: str, system: int, dialogue: int, trap: TrapTurn | None = None
+            ) -> StudyStimulus:
+                return _dialogue_stimulus(
+                    study, kind, system, first_turns[dialogue], replies[dialogue][system], frozen, trap
                 )
-                for system, keys in sample.items()
-                for key in keys
+
+            rated = [unit_stimulus(StudyStimulus.Kind.RATED, *unit) for unit in units]
+            every_dimension = {dimension.key: [spec.trap_score, spec.trap_score] for dimension in dimensions}
+            trapping = [
+                unit_stimulus(
+                    StudyStimulus.Kind.TRAP,
+                    *unit,
+                    TrapTurn(
+                        turn, *audio, trap_sentence(spec.trap_score) if rates_content else "", every_dimension
+                    ),
+                )
+                for (unit, turn), audio in zip(traps, trap_audio, strict=True)
             ]
+            practice = [unit_stimulus(StudyStimulus.Kind.TRAINING, *unit) for unit in warm_up]
+            stimuli = [*rated, *trapping, *practice]
+
+            def planned(group: list[StudyStimulus], kind: StimulusKind) -> list[Stimulus]:
+                return [Stimulus(key=str(s.pk), item=str(s.dialogue_id), kind=kind) for s in group]
+
             plan = plan_study(
-                [Stimulus(key=str(s.pk), item=str(s.dialogue_id), kind="rated") for s in stimuli],
+                planned(rated, "rated"),
                 [str(user.pk) for user in spec.evaluators],
                 spec.ratings_per_output,
+                quality_checks=planned(trapping, "trap"),
+                training=planned(practice, "training"),
                 seed=seed,
             )
             by_key = {str(stimulus.pk): stimulus for stimulus in stimuli}
@@ -128,23 +177,69 @@ def complete_dialogues(spec: StudySpec, rates_audio: bool, rates_content: bool) 
     }
 
 
+@dataclass(frozen=True)
+class TrapTurn:
+    """The reply a trapping conversation replaces: which turn, the spoken instruction, what to answer."""
+
+    turn: int
+    audio_key: str
+    audio_seconds: float
+    text: str
+    expected: dict[str, list[int]]
+
+
 def _dialogue_stimulus(
-    study: Study, system_id: int, first_turn: Item, by_turn: Mapping[int, ModelOutput], frozen: FrozenAudio
+    study: Study,
+    kind: str,
+    system_id: int,
+    first_turn: Item,
+    by_turn: Mapping[int, ModelOutput],
+    frozen: FrozenAudio,
+    trap: TrapTurn | None = None,
 ) -> StudyStimulus:
     stimulus = StudyStimulus.objects.create(
         study=study,
-        kind=StudyStimulus.Kind.RATED,
-        system_id=system_id,
+        kind=kind,
+        # A trapping conversation is no system's: it is left out of every system's figures.
+        system_id=None if trap else system_id,
         item=first_turn,
         dialogue_id=first_turn.dialogue_id,
     )
     # Every reply keeps its audio, or none does (a text-only system in a content study): the
     # playback gate orders turns by their replies, which needs all or none of them audible.
     spoken = all(output.response_audio_key for output in by_turn.values())
-    StudyTurn.objects.bulk_create(
-        _frozen_turn(stimulus, turn, by_turn[turn], frozen, spoken) for turn in sorted(by_turn)
-    )
+    turns = [_frozen_turn(stimulus, turn, by_turn[turn], frozen, spoken) for turn in sorted(by_turn)]
+    for reply in turns:
+        if trap is not None and reply.turn == trap.turn:
+            reply.output, reply.response_text, reply.expected = None, trap.text, trap.expected
+            reply.audio_key, reply.audio_seconds = trap.audio_key, trap.audio_seconds
+    StudyTurn.objects.bulk_create(turns)
     return stimulus
+
+
+def _pick_practice(
+    replies: Replies, sampled: set[int], count: int, rng: random.Random
+) -> list[tuple[int, int]]:
+    """Return (system, dialogue) practice conversations, from dialogues outside the sample when
+    there are enough of them: practising on a conversation that comes back later would anchor it."""
+
+    def units(dialogues: set[int]) -> list[tuple[int, int]]:
+        return sorted(
+            (system, dialogue)
+            for dialogue in replies
+            if dialogue in dialogues
+            for system in replies[dialogue]
+        )
+
+    elsewhere = units(set(replies) - sampled)
+    if len(elsewhere) >= count:
+        return rng.sample(elsewhere, count)
+    inside = units(sampled)
+    if len(elsewhere) + len(inside) < count:
+        raise StudyDesignError(
+            f"{count} practice conversations were asked for but only {len(elsewhere) + len(inside)} exist"
+        )
+    return [*elsewhere, *rng.sample(inside, count - len(elsewhere))]
 
 
 def _frozen_turn(

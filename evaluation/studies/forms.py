@@ -82,13 +82,14 @@ class StudyForm(forms.Form):
         label="Training samples",
         min_value=0,
         initial=2,
-        help_text="Practice samples shown first, not counted",
+        help_text="Practice samples shown first, not counted (in a dialogue study, whole conversations)",
     )
     trap_count = forms.IntegerField(
         label="Trapping items",
         min_value=0,
         initial=1,
-        help_text="Trapping items per evaluator; their audio says which score to choose",
+        help_text="Trapping items per evaluator; their audio says which score to choose (in a dialogue "
+        "study, a conversation with one reply replaced by that instruction)",
     )
     trap_score = forms.IntegerField(
         label="Score the trapping items ask for", min_value=1, max_value=5, initial=2
@@ -150,14 +151,16 @@ class StudyForm(forms.Form):
         }
         shared.update(systems=list(data["systems"]), evaluators=list(data["evaluators"]))
         if data["unit"] == Study.Unit.DIALOGUE:
-            # Gold, traps and training are single-turn devices (dialogue_creation refuses them).
+            # Gold outputs are single-turn (dialogue_creation refuses them, saying so).
             return StudySpec(
                 **shared,
                 unit=Study.Unit.DIALOGUE,
                 items_per_system=data["dialogues_per_system"],
                 same_dialogues_for_all=data["same_dialogues_for_all"],
-                training_count=0,
-                trap_count=0,
+                training_count=data["training_count"],
+                trap_count=data["trap_count"],
+                trap_score=data["trap_score"],
+                gold=gold,
             )
         return StudySpec(
             **shared,

@@ -161,6 +161,11 @@ class StudyTurn(models.Model):
     response_text = models.TextField(blank=True)
     audio_key = models.CharField(max_length=200, blank=True)
     audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
+    expected = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A trapping turn: {dimension: [lowest, highest]} acceptable score; {} for a reply",
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["stimulus", "turn"], name="one_reply_per_turn")]

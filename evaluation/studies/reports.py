@@ -17,7 +17,14 @@ from django.db.models import Count, Max, Q
 
 from annotation.recording.models import Dialogue
 from evaluation.studies.design import DIMENSIONS, Dimension, StimulusKind
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
+from evaluation.studies.models import (
+    Study,
+    StudyAssignment,
+    StudyRater,
+    StudyRating,
+    StudyStimulus,
+    StudyTurn,
+)
 from evaluation.studies.results import StudySummary, summarise_ratings
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
 from webapp.models import User
@@ -130,7 +137,14 @@ def study_rating_rows(study: Study) -> list[RatingRow]:
 
 
 def study_expectations(study: Study) -> dict[str, dict[str, tuple[int, int]]]:
-    """Return the known answers of the study's gold and trapping items."""
+    """Return the known answers of the study's gold and trapping items, keyed as rating rows name
+    their stimulus (`study_rating_rows`): a dialogue's trapping turn as "<stimulus>#t<turn>"."""
+    if study.is_dialogue:
+        trap_turns = StudyTurn.objects.filter(stimulus__study=study).exclude(expected={})
+        return {
+            f"{public_id}#t{turn}": {dimension: (low, high) for dimension, (low, high) in expected.items()}
+            for public_id, turn, expected in trap_turns.values_list("stimulus__public_id", "turn", "expected")
+        }
     checks = study.stimuli.filter(kind__in=[StudyStimulus.Kind.GOLD, StudyStimulus.Kind.TRAP])
     return {
         str(stimulus.public_id): {

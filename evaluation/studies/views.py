@@ -29,7 +29,7 @@ from evaluation.studies.access import (
 from evaluation.studies.creation import create_study
 from evaluation.studies.design import Dimension, StudyDesignError
 from evaluation.studies.forms import StudyForm
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyTurn
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus, StudyTurn
 from evaluation.studies.reports import Progress, rater_progress, study_figures
 from evaluation.studies.results import summary_csv
 from evaluation.studies.workflows import (
@@ -130,6 +130,7 @@ def _dialogue_context(
         "progress": progress,
         "questions": rating_questions(dimensions),
         "turns": turns,
+        "practice": assignment.stimulus.kind == StudyStimulus.Kind.TRAINING,
         "first_visit": progress.done == 0 and not scores,
     }
 

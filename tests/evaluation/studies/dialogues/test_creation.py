@@ -10,7 +10,8 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.recording.models import Item
-from evaluation.studies.design import StudyDesignError
+from evaluation.studies.creation import GoldSpec
+from evaluation.studies.design import StudyDesignError, trap_sentence
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus, StudyTurn
 from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study
 from tests.evaluation.studies.support import REPLY_SPEECH, spoken, wav_seconds
@@ -97,9 +98,62 @@ def test_single_turn_studies_leave_dialogue_turns_out(make_user, users, panel):
         make_dialogue_study(dialogues, panel, users["admin"], unit=Study.Unit.ITEM, items_per_system=1)
 
 
-def test_gold_traps_and_training_are_refused_in_a_dialogue_study(world, panel, users):
-    with pytest.raises(StudyDesignError, match="no gold, trapping or training"):
-        make_dialogue_study(world, panel, users["admin"], trap_count=1)
+def test_gold_outputs_are_refused_in_a_dialogue_study(world, panel, users):
+    with pytest.raises(StudyDesignError, match="gold outputs are single-turn"):
+        make_dialogue_study(world, panel, users["admin"], gold=[GoldSpec(world.outputs[0], "good")])
+
+
+def test_a_trapping_conversation_replaces_one_reply_with_the_instruction(world, panel, users):
+    # when a dialogue study has two trapping conversations asking for a 4
+    study = make_dialogue_study(
+        world, panel, users["admin"], items_per_system=2, trap_count=2, trap_score=4, seed=5
+    )
+
+    # then each replays a sampled conversation, no system's, with exactly one reply replaced
+    traps = list(study.stimuli.filter(kind=StudyStimulus.Kind.TRAP))
+    rated = study.stimuli.filter(kind=StudyStimulus.Kind.RATED)
+    assert len(traps) == 2 and rated.count() == 4
+    sampled = set(rated.values_list("dialogue_id", flat=True))
+    for trap in traps:
+        assert trap.system_id is None and trap.dialogue_id in sampled
+        replaced = [reply for reply in trap.turns.order_by("turn") if reply.expected]
+        assert len(replaced) == 1
+        (instruction,) = replaced
+        assert instruction.output is None
+        assert instruction.response_text == trap_sentence(4)
+        assert instruction.expected == {dimension: [4, 4] for dimension in study.dimensions}
+        assert wav_seconds(read_media(instruction.audio_key)) == pytest.approx(
+            instruction.audio_seconds, abs=0.01
+        )
+        others = [reply for reply in trap.turns.all() if reply.pk != instruction.pk]
+        assert others and all(reply.output is not None and not reply.expected for reply in others)
+    # and every rater hears every trapping conversation among their own
+    for evaluator in panel:
+        heard = StudyAssignment.objects.filter(study=study, evaluator=evaluator)
+        assert set(heard.filter(stimulus__kind="trap").values_list("stimulus", flat=True)) == {
+            t.pk for t in traps
+        }
+
+
+def test_practice_conversations_come_first_and_from_outside_the_sample(world, panel, users):
+    # given four dialogues, two of which are sampled per system
+    study = make_dialogue_study(world, panel, users["admin"], items_per_system=2, training_count=2)
+
+    practice = study.stimuli.filter(kind=StudyStimulus.Kind.TRAINING)
+    sampled = set(study.stimuli.filter(kind="rated").values_list("dialogue_id", flat=True))
+    assert practice.count() == 2
+    assert not set(practice.values_list("dialogue_id", flat=True)) & sampled
+    for evaluator in panel:
+        order = StudyAssignment.objects.filter(study=study, evaluator=evaluator).order_by("position")
+        assert [a.stimulus.kind for a in order[:2]] == ["training", "training"]
+        assert "training" not in {a.stimulus.kind for a in order[2:]}
+
+
+def test_more_traps_than_conversations_or_practice_than_exists_is_refused(world, panel, users):
+    with pytest.raises(StudyDesignError, match="more trapping conversations than sampled"):
+        make_dialogue_study(world, panel, users["admin"], items_per_system=1, trap_count=3)
+    with pytest.raises(StudyDesignError, match="practice conversations were asked for"):
+        make_dialogue_study(world, panel, users["admin"], items_per_system=2, training_count=99)
 
 
 def _form(world, panel, **fields):
@@ -130,13 +184,28 @@ def test_the_admin_designs_a_dialogue_study_through_the_form(world, panel, clien
     page = client_for("admin").get(reverse("evaluation:study_create")).content.decode()
     assert 'value="dialogue"' in page and "dialogues_per_system" in page
 
-    response = client_for("admin").post(reverse("evaluation:study_create"), _form(world, panel))
+    response = client_for("admin").post(
+        reverse("evaluation:study_create"), _form(world, panel, training_count=0, trap_count=0)
+    )
 
     study = Study.objects.get(name="Dialogue form study")
     assert response.status_code == 302
     assert study.unit == Study.Unit.DIALOGUE and study.items_per_system == 2 and study.same_dialogues_for_all
     assert study.stimuli.count() == 4 and StudyTurn.objects.filter(stimulus__study=study).count() == 12
     assert study.assignments.count() == 4  # one rating per conversation, no training or traps
+
+
+def test_the_form_adds_practice_and_trapping_conversations(world, panel, client_for):
+    form = _form(world, panel, training_count=1, trap_count=1, trap_score=5, ratings_per_output=3)
+    response = client_for("admin").post(reverse("evaluation:study_create"), form)
+
+    assert response.status_code == 302
+    study = Study.objects.get(name="Dialogue form study")
+    kinds = Counter(study.stimuli.values_list("kind", flat=True))
+    assert kinds == {"rated": 4, "training": 1, "trap": 1}
+    (trap_turn,) = StudyTurn.objects.filter(stimulus__study=study).exclude(expected={})
+    assert trap_turn.expected == {dimension: [5, 5] for dimension in study.dimensions}
+    assert study.assignments.count() == 3 * (4 + 1 + 1)
 
 
 def test_the_form_refuses_gold_in_a_dialogue_study(world, panel, client_for):
@@ -155,6 +224,8 @@ def test_a_dialogue_study_is_created_through_the_api(world, panel, users):
         "unit": "dialogue",
         "dialogues_per_system": 2,
         "ratings_per_output": 1,
+        "training_count": 0,
+        "trap_count": 0,
         "seed": 2,
     }
     created = api.post("/api/studies/", design, content_type="application/json")
