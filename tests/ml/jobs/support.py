@@ -10,6 +10,7 @@ from annotation.labelling.models import Strategy
 from annotation.recording.models import Item
 from tests.factories import GoldReferenceFactory, RecordedItemFactory
 from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM, REFERENCE_RESPONSE, voiced_wav
+from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply
 from webapp.jobs import run_job
 from webapp.lib import vocabulary
 from webapp.models import Job
@@ -67,6 +68,31 @@ def tiny_sft_parameters(**config: Any) -> dict[str, Any]:
             **config,
         },
     }
+
+
+def tiny_rl_parameters(**config: Any) -> dict[str, Any]:
+    """Return RL job parameters for the tiny demo model: one CPU step, no judge, no reward model."""
+    return {
+        "start_from": "tiny",
+        "checkpoint_name": "",
+        "reward_checkpoint": None,
+        "judge_config": None,
+        "config": {
+            "group_size": 2,
+            "max_steps": 1,
+            "max_new_tokens": 8,
+            "learning_rate": 1e-4,
+            "lora": {"rank": 4, "alpha": 8},
+            "device": "cpu",
+            "dtype": "float32",
+            **config,
+        },
+    }
+
+
+def ladder_writer(request: RecordedRequest) -> Reply:
+    """Answer a reward-ladder prompt with one reply per grade 0-4."""
+    return json_reply({str(grade): f"Grade {grade} reply." for grade in range(5)})
 
 
 def finished(job: Job) -> Job:

@@ -12,8 +12,8 @@ import pytest
 from ml.jobs.launch import REWARD_TRAINING_JOB, RL_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from tests.ml.jobs.builds.support import exported_build
-from tests.ml.jobs.support import finished
-from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
+from tests.ml.jobs.support import finished, ladder_writer, tiny_rl_parameters
+from tests.support.fake_chat_server import running_chat_server
 from webapp.models import JobStatus, User
 
 pytestmark = pytest.mark.slow
@@ -29,21 +29,7 @@ def test_the_rl_job_runs_sdca_steps_on_a_build_export(ml_storage: Path, tmp_path
         start_ml_job(
             RL_JOB,
             started_by=admin,
-            parameters={
-                "start_from": "tiny",
-                "checkpoint_name": "",
-                "reward_checkpoint": None,
-                "judge_config": None,
-                "config": {
-                    "group_size": 2,
-                    "max_steps": 1,
-                    "max_new_tokens": 8,
-                    "learning_rate": 1e-4,
-                    "lora": {"rank": 4, "alpha": 8},
-                    "device": "cpu",
-                    "dtype": "float32",
-                },
-            },
+            parameters=tiny_rl_parameters(),
             build=build,
         )
     )
@@ -57,11 +43,6 @@ def test_the_rl_job_runs_sdca_steps_on_a_build_export(ml_storage: Path, tmp_path
     assert all(math.isfinite(value) for value in point.values())
     checkpoint = Checkpoint.objects.get(produced_by=job)
     assert (checkpoint.kind, checkpoint.dataset_snapshot) == (Checkpoint.Kind.RL, snapshot)
-
-
-def ladder_writer(request: RecordedRequest) -> Reply:
-    """Answer a ladder prompt with one reply per grade 0-4."""
-    return json_reply({str(grade): f"Grade {grade} reply." for grade in range(5)})
 
 
 def test_the_reward_model_trains_on_a_build_export(

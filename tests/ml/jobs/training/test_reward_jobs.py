@@ -14,8 +14,8 @@ from evaluation.outputs.models import ModelOutput, System
 from ml.jobs.launch import REWARD_SCORING_JOB, REWARD_TRAINING_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 from tests.ml.jobs.samples import voiced_wav
-from tests.ml.jobs.support import TrainingItemFactory, finished
-from tests.support.fake_chat_server import RecordedRequest, Reply, json_reply, running_chat_server
+from tests.ml.jobs.support import TrainingItemFactory, finished, ladder_writer
+from tests.support.fake_chat_server import running_chat_server
 from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import JobStatus, User
 from webapp.roles import Role
@@ -23,11 +23,6 @@ from webapp.storage import new_media_key, save_media
 
 # A random Qwen2.5-Omni thinker of the real class, as the demo trains.
 TINY_REWARD_MODEL = {"backbone": "tiny", "tiny_hidden_size": 32, "tiny_layers": 1}
-
-
-def ladder_writer(request: RecordedRequest) -> Reply:
-    """Answer a ladder prompt with one reply per grade 0-4."""
-    return json_reply({str(grade): f"Grade {grade} reply." for grade in range(5)})
 
 
 def test_a_trained_reward_model_scores_a_systems_outputs(

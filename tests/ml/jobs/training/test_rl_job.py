@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ml.jobs.launch import RL_JOB, start_ml_job
 from ml.jobs.models import Checkpoint
-from tests.ml.jobs.support import TrainingItemFactory, finished
+from tests.ml.jobs.support import TrainingItemFactory, finished, tiny_rl_parameters
 from webapp.models import JobStatus, User
 
 
@@ -24,22 +24,7 @@ def test_an_rl_step_records_finite_metrics_and_an_adapter_checkpoint(
         start_ml_job(
             RL_JOB,
             started_by=None,
-            parameters={
-                "start_from": "tiny",
-                "checkpoint_name": "",
-                "reward_checkpoint": None,
-                "judge_config": None,
-                "config": {
-                    "group_size": 2,
-                    "max_steps": 1,
-                    "max_new_tokens": 8,
-                    "learning_rate": 1e-4,
-                    "lora": {"rank": 4, "alpha": 8},
-                    "device": "cpu",
-                    "dtype": "float32",
-                    "ablation": "no_gating",
-                },
-            },
+            parameters=tiny_rl_parameters(ablation="no_gating"),
             splits=["train"],
         )
     )
