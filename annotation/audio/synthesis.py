@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ctypes
 import io
+import re
 import threading
 import wave
 from dataclasses import dataclass
+from xml.sax.saxutils import escape
 
 import espeakng_loader
 import numpy as np
@@ -22,6 +24,7 @@ import numpy.typing as npt
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _INITIALIZE_DONT_EXIT = 0x8000  # return an error instead of calling exit() when data is missing
 _CHARS_UTF8 = 1
+_SSML = 0x10  # the text is SSML markup (<emphasis>, <break>, ...)
 _POS_CHARACTER = 1
 _PARAM_RATE = 1
 _PARAM_PITCH = 3
@@ -117,7 +120,7 @@ class _Engine:
         self._library = library
         return library
 
-    def synthesize(self, text: str, rate_wpm: int, pitch: int, voice: str) -> SynthesizedSpeech:
+    def synthesize(self, text: str, rate_wpm: int, pitch: int, voice: str, ssml: bool) -> SynthesizedSpeech:
         with self._lock:
             library = self._start()
             if (
@@ -133,7 +136,14 @@ class _Engine:
             self._chunks = []
             try:
                 status = library.espeak_Synth(
-                    encoded, len(encoded) + 1, 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None
+                    encoded,
+                    len(encoded) + 1,
+                    0,
+                    _POS_CHARACTER,
+                    0,
+                    _CHARS_UTF8 | (_SSML if ssml else 0),
+                    None,
+                    None,
                 )
                 if status != _EE_OK:
                     raise RuntimeError(f"eSpeak NG synthesis failed with status {status}")
@@ -146,13 +156,27 @@ class _Engine:
 _ENGINE = _Engine()
 
 
-def synthesize(text: str, *, rate_wpm: int = 175, pitch: int = 50, voice: str = "en-us") -> SynthesizedSpeech:
-    """Return `text` spoken by eSpeak NG at `rate_wpm` words per minute and `pitch` (0-100)."""
+def synthesize(
+    text: str, *, rate_wpm: int = 175, pitch: int = 50, voice: str = "en-us", ssml: bool = False
+) -> SynthesizedSpeech:
+    """Return `text` spoken by eSpeak NG at `rate_wpm` words per minute and `pitch` (0-100).
+
+    With `ssml`, `text` is SSML markup, as `emphasised` writes it."""
     if not MIN_RATE_WPM <= rate_wpm <= MAX_RATE_WPM:
         raise ValueError(f"rate_wpm must be between {MIN_RATE_WPM} and {MAX_RATE_WPM}, got {rate_wpm}")
     if not 0 <= pitch <= 100:
         raise ValueError(f"pitch must be between 0 and 100, got {pitch}")
-    return _ENGINE.synthesize(text, rate_wpm, pitch, voice)
+    return _ENGINE.synthesize(text, rate_wpm, pitch, voice, ssml)
+
+
+def emphasised(text: str, word: str) -> str | None:
+    """Return SSML speaking `text` with its first whole-word `word` (any case) stressed, the rest
+    escaped; None when `word` is not a word of the text."""
+    match = re.search(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", text, flags=re.IGNORECASE) if word else None
+    if match is None:
+        return None
+    before, stressed, after = text[: match.start()], match.group(), text[match.end() :]
+    return f'<speak>{escape(before)}<emphasis level="strong">{escape(stressed)}</emphasis>{escape(after)}</speak>'
 
 
 def to_wav_bytes(samples: npt.NDArray[np.int16], sample_rate: int) -> bytes:

@@ -240,6 +240,9 @@ class BuildSample(models.Model):
     drop_reason = models.CharField(max_length=64, blank=True)
 
     text = models.TextField(blank=True, help_text="The user's query")
+    stressed_word = models.CharField(
+        max_length=64, blank=True, help_text="The word of the query its writer stressed; voiced with emphasis"
+    )
     voice = models.JSONField(default=dict, blank=True)
     user_audio_key = models.CharField(max_length=300, blank=True)
     audio_seconds = models.FloatField(null=True, blank=True)

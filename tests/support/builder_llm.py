@@ -83,9 +83,14 @@ def _query(facts: dict[str, object]) -> dict[str, object]:
     follow = f" and, {DIALOGUE_MARK}, it is still on my mind ({turn})" if turn else ""
     moments = ("today", "tonight", "this week", "since Monday", "all morning")
     when = moments[int(_fraction(str(facts.get("request"))) * len(moments)) % len(moments)]
+    # Most queries name a stressed word of their own; some name none, and some a word they do not
+    # hold (which the reader leaves out).
+    stress = _fraction(f"stress {facts.get('request')}")
+    stressed = "" if stress < 0.2 else "elsewhere" if stress < 0.3 else "honestly"
     return {
         "query": f"{opening} {topic}{follow}, and honestly it feels {intensity} {when}.",
         "emotion_variant": f"{intensity} {emotion}",
+        "stressed_word": stressed,
     }
 
 

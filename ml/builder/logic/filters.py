@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from annotation.audio.acoustics import WORD
 from evaluation.judging.rubrics import normalise_strategy
 from ml.builder.stages import (
     BAD_FORMAT,
@@ -79,6 +80,7 @@ def response_verdict(data: Mapping[str, Any], min_score: int) -> Verdict:
 class Query:
     text: str
     emotion_variant: str
+    stressed_word: str = ""  # a word of the text, as written there; "" when the LLM named none
 
 
 def read_query(data: Mapping[str, Any]) -> Query | Verdict:
@@ -86,7 +88,18 @@ def read_query(data: Mapping[str, Any]) -> Query | Verdict:
     text = str(data.get("query") or "").strip()
     if not text or len(text) > 1000:
         return Verdict(False, BAD_FORMAT, "the answer has no usable query (empty or over 1000 characters)")
-    return Query(text=text, emotion_variant=str(data.get("emotion_variant") or "").strip()[:64])
+    return Query(
+        text=text,
+        emotion_variant=str(data.get("emotion_variant") or "").strip()[:64],
+        stressed_word=_word_of(text, data.get("stressed_word")),
+    )
+
+
+def _word_of(text: str, named: object) -> str:
+    """Return the word of `text` an LLM named (any case), as the text writes it; "" for anything
+    else. Stress is optional: a word the query does not hold is left out, not a reason to drop."""
+    wanted = str(named or "").strip().lower()
+    return next((word for word in WORD.findall(text) if word.lower() == wanted), "") if wanted else ""
 
 
 # The benchmark's strategy classes (``STRATEGY_SYNONYMS``) as slugs of the seeded taxonomy, so a

@@ -4,14 +4,15 @@ Appendix B.3 annotates pitch, energy, rate, stress, intonation and intensity aut
 pitch, energy and rate are levels against the same voice speaking neutrally (the measurement
 is the project's acoustic analysis), intonation comes from the pitch contour, emotion and
 intensity are the target the audio passed the consistency check with, and the caption puts it in
-words. Stressed words need a stress model (WhiStress in the paper); with none offline they stay
-empty, which the label schema allows.
+words. The stressed word is known by construction (the paper detects stress with WhiStress): the
+query's writer names it and the TTS speaks it with emphasis (SSML for eSpeak NG, an instruction
+for a speech endpoint); a query without one has none, which the label schema allows.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ml.core.training_records import render_gold_perception
@@ -73,6 +74,7 @@ def perception_labels(
     intensity: str,
     situation: str,
     modality_conflict: bool,
+    stressed_words: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Return a complete perception label document for one synthesised turn."""
     levels = prosody_levels(features, baseline)
@@ -83,7 +85,7 @@ def perception_labels(
         "emotion_variant": emotion_variant,
         "intensity": intensity,
         **levels,
-        "stressed_words": [],
+        "stressed_words": list(stressed_words),
         "intonation": intonation,
         "prosody_caption": caption(levels, intonation, emotion, intensity),
         "situation": situation,

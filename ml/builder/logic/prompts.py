@@ -44,7 +44,8 @@ VARIANT_INSTRUCTIONS: dict[str, str] = {
 QUERY_SYSTEM = (
     "You write what a user says aloud to an empathetic voice assistant, for a speech training corpus. "
     "One or two spoken sentences, first person, about 24 words, no stage directions, no emojis. "
-    'Answer with JSON: {"query": "...", "emotion_variant": "a fine-grained name of the emotion"}.'
+    'Answer with JSON: {"query": "...", "emotion_variant": "a fine-grained name of the emotion", '
+    '"stressed_word": "the one word of the query the speaker stresses most, as written, or empty"}.'
 )
 TRAJECTORY_SYSTEM = (
     "You plan a five-turn spoken conversation between a user and an empathetic assistant. Give, per "

@@ -18,7 +18,7 @@ import httpx
 import numpy as np
 
 from annotation.audio.acoustics import analyze, scalar_features
-from annotation.audio.synthesis import synthesize, to_wav_bytes
+from annotation.audio.synthesis import emphasised, synthesize, to_wav_bytes
 from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
 from ml.builder.claims import SampleResult
 from ml.builder.config import BuildConfig
@@ -48,20 +48,25 @@ _baseline_lock = threading.Lock()
 
 
 def _speak(
-    text: str, voice: str, emotion: str, intensity: str, ctx: AudioStepContext
+    text: str, voice: str, emotion: str, intensity: str, ctx: AudioStepContext, stressed_word: str = ""
 ) -> tuple[bytes, dict[str, Any]]:
-    """Return WAV bytes of the user's words and the voice settings used."""
+    """Return WAV bytes of the user's words and the voice settings used; `stressed_word` is spoken
+    with emphasis (the settings' "emphasis" names it when it was)."""
     config = ctx.config
     if config.tts_backend == "espeak":
         rate, pitch = espeak_prosody(emotion, intensity) if emotion else (NEUTRAL_RATE_WPM, NEUTRAL_PITCH)
-        speech = synthesize(text, rate_wpm=rate, pitch=pitch, voice=voice)
+        markup = emphasised(text, stressed_word)
+        speech = synthesize(markup or text, rate_wpm=rate, pitch=pitch, voice=voice, ssml=markup is not None)
         return to_wav_bytes(speech.samples, speech.sample_rate), {
             "backend": "espeak",
             "voice": voice,
             "rate_wpm": rate,
             "pitch": pitch,
+            "emphasis": stressed_word if markup else "",
         }
     instruction = f"Speak as a person feeling {intensity} {emotion}." if emotion else "Speak neutrally."
+    if stressed_word:
+        instruction += f" Stress the word '{stressed_word}'."
     payload = {"model": config.tts_model, "input": text, "voice": voice, "response_format": "wav"}
     payload["instructions"] = instruction
     headers = {"Authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
@@ -79,6 +84,7 @@ def _speak(
         "voice": voice,
         "model": config.tts_model,
         "instructions": instruction,
+        "emphasis": stressed_word,
     }
 
 
@@ -108,7 +114,9 @@ def user_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Sampl
     for sample in unit:
         started = time.monotonic()
         try:
-            wav, voice = _speak(sample.text, _voice_of(sample), sample.emotion, sample.intensity, ctx)
+            wav, voice = _speak(
+                sample.text, _voice_of(sample), sample.emotion, sample.intensity, ctx, sample.stressed_word
+            )
         except (TtsError, ValueError, RuntimeError) as exc:
             results.append(
                 SampleResult(sample.pk, False, TTS_ERROR, str(exc), seconds=time.monotonic() - started)
@@ -168,6 +176,7 @@ def perception(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Sampl
             intensity=sample.intensity,
             situation=sample.topic_path.rsplit(" / ", 1)[-1],
             modality_conflict=sample.prompt_variant == MODALITY_CONFLICT,
+            stressed_words=[sample.voice["emphasis"]] if sample.voice.get("emphasis") else [],
         )
         results.append(
             SampleResult(sample.pk, True, fields={"perception": labels}, seconds=time.monotonic() - started)

@@ -124,7 +124,12 @@ def queries(unit: Sequence[BuildSample], ctx: LlmStepContext) -> list[SampleResu
             results.append(_result(sample, answer, kept=False, reason=query.reason, detail=query.detail))
             break
         models = {**sample.models_used, "queries": answer.model}
-        fields = {"text": query.text, "emotion_variant": query.emotion_variant, "models_used": models}
+        fields = {
+            "text": query.text,
+            "emotion_variant": query.emotion_variant,
+            "stressed_word": query.stressed_word,
+            "models_used": models,
+        }
         sample.text, sample.models_used = query.text, models
         results.append(_result(sample, answer, fields=fields))
         history.append(prompts.Exchange(sample.turn, query.text, planned_strategy=strategy))

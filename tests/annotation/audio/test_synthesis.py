@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from annotation.audio.acoustics import analyze
-from annotation.audio.synthesis import SynthesizedSpeech, synthesize, to_wav_bytes
+from annotation.audio.synthesis import SynthesizedSpeech, emphasised, synthesize, to_wav_bytes
 
 LINE = "Please take your time, I am listening."
 
@@ -80,3 +80,18 @@ def test_wav_bytes_round_trip() -> None:
         assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (1, 2, 22_050)
         decoded = np.frombuffer(wav.readframes(wav.getnframes()), dtype="<i2")
     np.testing.assert_array_equal(decoded, speech.samples)
+
+
+def test_emphasis_markup_stresses_one_whole_word_and_escapes_the_rest() -> None:
+    text = "Tom & I can't <stop> waiting, Tom."
+    assert emphasised(text, "tom") == (
+        '<speak><emphasis level="strong">Tom</emphasis> &amp; I can\'t &lt;stop&gt; waiting, Tom.</speak>'
+    )
+    assert emphasised(text, "can") is None and emphasised(text, "") is None
+    assert emphasised(text, "can't") is not None
+
+
+def test_an_emphasised_word_is_drawn_out() -> None:
+    plain = synthesize(LINE)
+    stressed = synthesize(emphasised(LINE, LINE.split()[1]) or "", ssml=True)
+    assert stressed.duration_seconds > plain.duration_seconds + 0.1

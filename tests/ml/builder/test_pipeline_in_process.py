@@ -41,6 +41,13 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
     kept = BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE)
     assert kept.exists()
     assert all(sample.response_audio_key and sample.output.startswith("<think>") for sample in kept)
+    # and the word a query's writer stressed is voiced with emphasis and labelled, and only that one
+    voiced = BuildSample.objects.filter(build=build).exclude(user_audio_key="")
+    assert any(sample.stressed_word for sample in voiced)  # about 7 in 10 test-LLM queries name one
+    assert all(sample.voice["emphasis"] == sample.stressed_word for sample in voiced)
+    for sample in kept:
+        assert sample.perception["stressed_words"] == ([sample.stressed_word] if sample.stressed_word else [])
+        assert ('stress on "honestly"' in sample.output) == bool(sample.stressed_word)
     # and a dialogue is kept or dropped whole, never with a hole
     for dialogue in build.dialogues.all():
         assert len({turn.status for turn in dialogue.turns.all()}) == 1

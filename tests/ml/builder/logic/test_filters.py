@@ -57,6 +57,17 @@ def test_a_query_answer_needs_text() -> None:
     assert isinstance(read_query({"query": ""}), Verdict)
 
 
+def test_a_query_keeps_the_stressed_word_only_when_it_is_one_of_its_words() -> None:
+    def stressed(word: object) -> str:
+        query = read_query({"query": "Nobody called me back, NOBODY.", "stressed_word": word})
+        assert isinstance(query, Query)
+        return query.stressed_word
+
+    assert stressed("nobody") == "Nobody"  # as the script writes it
+    assert stressed(" CALLED ") == "called"
+    assert stressed("body") == stressed("call me") == stressed("") == stressed(None) == stressed(7) == ""
+
+
 REASONED = {
     "perception": "Slow, low voice.",
     "context": "She was left out.",

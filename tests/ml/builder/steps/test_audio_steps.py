@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from annotation.labelling.schema import check_perception, script_words
 from ml.builder.config import BuildConfig
 from ml.builder.models import BuildDialogue, BuildSample
-from ml.builder.steps.audio_steps import AudioStepContext, user_audio
+from ml.builder.steps.audio_steps import AudioStepContext, perception, user_audio
 from ml.core.training_records import read_wav
 from tests.support.fake_speech_server import running_speech_server
 from webapp.storage import read_media
@@ -66,3 +67,51 @@ def test_a_failing_speech_server_drops_the_sample_as_a_tts_error(media_root: Pat
         )
         [result] = user_audio([_sample(1, "fear", "high")], AudioStepContext(config))
     assert (result.kept, result.reason) == (False, "tts_error")
+
+
+def test_espeak_speaks_the_stressed_word_with_emphasis(media_root: Path) -> None:
+    context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
+    plain, stressed, unknown = user_audio(
+        [
+            _sample(1, "sad", "medium"),
+            _sample(2, "sad", "medium", stressed_word="nobody"),
+            _sample(3, "sad", "medium", stressed_word="elsewhere"),
+        ],
+        context,
+    )
+    # the emphasised word is drawn out: the same words take longer, and the settings say which word
+    assert stressed.fields["voice"]["emphasis"] == "nobody"
+    assert stressed.fields["audio_seconds"] > plain.fields["audio_seconds"] + 0.1
+    # a word the query does not hold is not emphasised: the plain reading (eSpeak NG varies it by a
+    # few samples from call to call)
+    assert plain.fields["voice"]["emphasis"] == unknown.fields["voice"]["emphasis"] == ""
+    assert abs(unknown.fields["audio_seconds"] - plain.fields["audio_seconds"]) < 0.02
+
+
+def test_a_speech_server_is_asked_to_stress_the_word(media_root: Path) -> None:
+    with running_speech_server() as server:
+        config = BuildConfig.from_json(
+            {
+                "endpoints": ENDPOINTS,
+                "tts_backend": "openai",
+                "tts_base_url": server.base_url,
+                "voices": ["nova"],
+            }
+        )
+        [result] = user_audio(
+            [_sample(1, "fear", "high", voice="nova", stressed_word="waited")], AudioStepContext(config)
+        )
+        sent = server.requests[0].json
+    assert result.fields["voice"]["emphasis"] == "waited"
+    assert sent["instructions"] == "Speak as a person feeling high fear. Stress the word 'waited'."
+
+
+def test_perception_labels_the_word_the_audio_stressed(media_root: Path) -> None:
+    context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
+    stressed = _sample(1, "sad", "medium", stressed_word="nobody", topic_path="Work / Layoffs")
+    stressed.voice = {"voice": "en-gb", "emphasis": "nobody"}
+    plain = _sample(2, "sad", "medium", topic_path="Work / Layoffs")
+    with_stress, without = perception([stressed, plain], context)
+    assert with_stress.fields["perception"]["stressed_words"] == ["nobody"]
+    assert without.fields["perception"]["stressed_words"] == []
+    assert check_perception(with_stress.fields["perception"], words=script_words(stressed.text)) == []
