@@ -113,11 +113,12 @@ def _worker_environment(extra: dict[str, str]) -> dict[str, str]:
 
 
 class WorkerProcess:
-    """A real `celery worker` process consuming both queues, started and killed by tests."""
+    """A real `celery worker` process consuming `queues` (default and gpu), started and killed by tests."""
 
-    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, queues: str = "default,gpu") -> None:
         self.env = env
         self.log_path = log_path
+        self.queues = queues
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -131,7 +132,7 @@ class WorkerProcess:
                 "webapp",
                 "worker",
                 "-Q",
-                "default,gpu",
+                self.queues,
                 "--concurrency",
                 "1",
                 "--loglevel",
@@ -194,8 +195,9 @@ def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[
         pytest.skip("a worker process cannot share an in-memory SQLite database")
     started: list[WorkerProcess] = []
 
-    def start(**extra_env: str) -> WorkerProcess:
-        worker = WorkerProcess(_worker_environment(extra_env), tmp_path / f"worker{len(started)}.log")
+    def start(queues: str = "default,gpu", **extra_env: str) -> WorkerProcess:
+        log = tmp_path / f"worker{len(started)}.log"
+        worker = WorkerProcess(_worker_environment(extra_env), log, queues)
         worker.start()
         started.append(worker)
         return worker

@@ -1,4 +1,5 @@
-"""The Celery app: two queues, `default` (audio, judging, exports) and `gpu` (inference, training)."""
+"""The Celery app: queues `default` (audio, judging, exports) and `gpu` (inference, training), and
+any the EchoDialogue builder's stages are routed to (`settings.JOB_QUEUES`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,14 @@ from typing import Any
 
 from celery import Celery
 from celery.signals import worker_ready
+from django.conf import settings
 from kombu import Queue
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("echostudio")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = (Queue("default"), Queue("gpu"))
+app.conf.task_queues = tuple(Queue(name) for name in settings.JOB_QUEUES)
 app.autodiscover_tasks(["webapp", "annotation", "evaluation", "ml"])
 
 

@@ -87,11 +87,26 @@ def registered_kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def start_job(kind: str, *, started_by: User | None = None, parameters: dict[str, Any] | None = None) -> Job:
-    """Create a queued Job and enqueue it once the surrounding transaction commits."""
+def start_job(
+    kind: str,
+    *,
+    started_by: User | None = None,
+    parameters: dict[str, Any] | None = None,
+    queue: str | None = None,
+) -> Job:
+    """Create a queued Job and enqueue it once the surrounding transaction commits.
+
+    `queue` overrides the kind's registered queue with another of `settings.JOB_QUEUES`.
+    """
     spec = job_spec(kind)
+    if queue is not None and queue not in settings.JOB_QUEUES:
+        raise ValueError(f"unknown queue {queue!r}; use one of {settings.JOB_QUEUES}")
     job = Job.objects.create(
-        kind=kind, queue=spec.queue, parameters=parameters or {}, started_by=started_by, message="Queued"
+        kind=kind,
+        queue=queue or spec.queue,
+        parameters=parameters or {},
+        started_by=started_by,
+        message="Queued",
     )
     # on_commit: the worker must never receive an id whose row it cannot see yet.
     transaction.on_commit(lambda: enqueue(job))

@@ -37,6 +37,7 @@ from ml.builder.models import (
     StageStatus,
 )
 from ml.builder.stages import (
+    AUDIO_STAGES,
     CONSISTENCY,
     LLM_STAGES,
     PLAN,
@@ -107,6 +108,15 @@ def start_build(build: Build, started_by: User | None = None) -> Build:
     return build
 
 
+def stage_queue(stage: str) -> str:
+    """Return the queue a stage's jobs go to: the LLM pool, the audio pool, or `default` (planning)."""
+    if stage in LLM_STAGES:
+        return str(settings.BUILDER_LLM_QUEUE)
+    if stage in AUDIO_STAGES:
+        return str(settings.BUILDER_AUDIO_QUEUE)
+    return "default"
+
+
 def start_stage(build: Build, stage: str, config: BuildConfig, started_by: User | None = None) -> list[Job]:
     """Mark a stage running and start its jobs (one per shard; planning runs alone)."""
     shards = 1 if stage == PLAN else config.shards
@@ -115,6 +125,7 @@ def start_stage(build: Build, stage: str, config: BuildConfig, started_by: User 
             "builder_stage",
             started_by=started_by,
             parameters={"build": build.pk, "stage": stage, "shard": shard},
+            queue=stage_queue(stage),
         )
         for shard in range(shards)
     ]

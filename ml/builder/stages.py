@@ -65,6 +65,9 @@ STAGE_VERSIONS: dict[str, str] = {
 # The stages that call an LLM (their cost is counted in tokens as well as seconds).
 LLM_STAGES: frozenset[str] = frozenset({TRAJECTORIES, QUERIES, QUERY_FILTER, RESPONSES, RESPONSE_FILTER})
 
+# The stages that synthesise or analyse audio (CPU-heavy: eSpeak NG, Praat, a local classifier).
+AUDIO_STAGES: frozenset[str] = frozenset({USER_AUDIO, CONSISTENCY, PERCEPTION, RESPONSE_AUDIO})
+
 # The paper's six prompt variants (appendix B.1).
 STANDARD = "standard"
 SCENARIO_RICH = "scenario-rich"

@@ -165,7 +165,7 @@ class Command(BaseCommand):
                     *celery,
                     "worker",
                     "-Q",
-                    "default,gpu",
+                    ",".join(settings.JOB_QUEUES),
                     "--concurrency",
                     str(options["concurrency"]),
                     "--loglevel",
