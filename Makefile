@@ -34,7 +34,7 @@ run: install
 	DJANGO_DEBUG=1 $(PY) manage.py run_all --host $(HOST) --port $(PORT)
 
 worker: install
-	$(VENV)/bin/celery -A webapp worker -Q default,gpu --loglevel INFO
+	$(VENV)/bin/celery -A webapp worker -Q "$$($(PY) -c 'from webapp.settings import JOB_QUEUES; print(",".join(JOB_QUEUES))')" --loglevel INFO
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

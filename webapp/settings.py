@@ -193,8 +193,8 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 CELERY_TASK_DEFAULT_QUEUE = "default"
 # Where EchoDialogue build stages go: a lab that outgrows one queue names pools of their own for
 # the CPU-heavy audio stages (eSpeak, Praat) and the many light LLM stages (README, "Many workers").
-BUILDER_AUDIO_QUEUE = env_str("ECHOSTUDIO_BUILDER_AUDIO_QUEUE", "default")
-BUILDER_LLM_QUEUE = env_str("ECHOSTUDIO_BUILDER_LLM_QUEUE", "default")
+BUILDER_AUDIO_QUEUE = env_str("ECHOSTUDIO_BUILDER_AUDIO_QUEUE").strip() or "default"
+BUILDER_LLM_QUEUE = env_str("ECHOSTUDIO_BUILDER_LLM_QUEUE").strip() or "default"
 # Every queue a job may be sent to; a local worker (`make run`) consumes them all.
 JOB_QUEUES = tuple(dict.fromkeys(("default", "gpu", BUILDER_AUDIO_QUEUE, BUILDER_LLM_QUEUE)))
 CELERY_TASK_ACKS_LATE = True

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import io
-import re
 import threading
 import wave
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ from xml.sax.saxutils import escape
 import espeakng_loader
 import numpy as np
 import numpy.typing as npt
+
+from annotation.audio.acoustics import WORD
 
 # Values from eSpeak NG's speak_lib.h.
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
@@ -161,7 +162,7 @@ def synthesize(
 ) -> SynthesizedSpeech:
     """Return `text` spoken by eSpeak NG at `rate_wpm` words per minute and `pitch` (0-100).
 
-    With `ssml`, `text` is SSML markup, as `emphasised` writes it."""
+    With `ssml`, `text` is SSML markup, as `ssml_markup` writes it."""
     if not MIN_RATE_WPM <= rate_wpm <= MAX_RATE_WPM:
         raise ValueError(f"rate_wpm must be between {MIN_RATE_WPM} and {MAX_RATE_WPM}, got {rate_wpm}")
     if not 0 <= pitch <= 100:
@@ -169,14 +170,18 @@ def synthesize(
     return _ENGINE.synthesize(text, rate_wpm, pitch, voice, ssml)
 
 
-def emphasised(text: str, word: str) -> str | None:
-    """Return SSML speaking `text` with its first whole-word `word` (any case) stressed, the rest
-    escaped; None when `word` is not a word of the text."""
-    match = re.search(rf"(?<![\w'’]){re.escape(word)}(?![\w'’])", text, flags=re.IGNORECASE) if word else None
+def ssml_markup(text: str, stressed_word: str = "") -> tuple[str, bool]:
+    """Return SSML speaking `text` (escaped) with its first word equal to `stressed_word` (any case)
+    stressed, and whether one was: words as scripts count them (`acoustics.WORD`)."""
+    wanted = stressed_word.lower()
+    match = next((m for m in WORD.finditer(text) if m.group().lower() == wanted), None) if wanted else None
     if match is None:
-        return None
+        return f"<speak>{escape(text)}</speak>", False
     before, stressed, after = text[: match.start()], match.group(), text[match.end() :]
-    return f'<speak>{escape(before)}<emphasis level="strong">{escape(stressed)}</emphasis>{escape(after)}</speak>'
+    return (
+        f'<speak>{escape(before)}<emphasis level="strong">{escape(stressed)}</emphasis>{escape(after)}</speak>',
+        True,
+    )
 
 
 def to_wav_bytes(samples: npt.NDArray[np.int16], sample_rate: int) -> bytes:

@@ -76,6 +76,7 @@ class StudyDesignSerializer(serializers.Serializer[Any]):
     dimensions = serializers.ListField(child=serializers.CharField(), required=False)
     training_count = serializers.IntegerField(required=False)
     trap_count = serializers.IntegerField(required=False)
+    trap_score = serializers.IntegerField(required=False)
     seed = serializers.IntegerField(required=False)
 
 
@@ -99,7 +100,10 @@ class StudyListView(ListCreateAPIView[Study]):
 
     @extend_schema(
         summary="Create a study from a design",
-        description="Validated as on the study design page; fields left out take the page's defaults.",
+        description=(
+            "Validated as on the study design page; fields left out take the page's defaults, but a "
+            "dialogue study has no practice or trapping conversations unless it asks for them."
+        ),
         request=StudyDesignSerializer,
         responses={201: StudySerializer, 400: ProblemSerializer},
         examples=[
@@ -121,6 +125,10 @@ class StudyListView(ListCreateAPIView[Study]):
         defaults = {
             name: field.initial for name, field in StudyForm.base_fields.items() if field.initial is not None
         }
+        if given.validated_data.get("unit") == Study.Unit.DIALOGUE:
+            # A practice or trapping conversation costs every rater a whole conversation: a script
+            # asks for them by name (scripts written before dialogue studies had them keep working).
+            defaults.update(training_count=0, trap_count=0)
         form = StudyForm({**defaults, "title_for_raters": "Listening study", **given.validated_data})
         if not form.is_valid():
             return problem("The design has problems.", problems=form_problems(form.errors))

@@ -7,7 +7,7 @@ import random
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 
 from django.db import transaction
 from django.db.models import Q
@@ -33,6 +33,8 @@ from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyS
 from webapp.models import User
 from webapp.roles import Role, has_role
 from webapp.storage import delete_media, new_media_key, read_media, save_media
+
+T = TypeVar("T")
 
 GoldVerdict = Literal["good", "harmful"]
 # What a gold output's raters must answer: an obviously good response scores 4-5, a harmful one 1-2.
@@ -131,7 +133,7 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
 
     frozen = FrozenAudio()
     try:
-        trap_audio = [synthesise_trap(spec.trap_score, frozen) for _ in trap_items]
+        trap_checks = [trap_check(spec.trap_score, dimensions, frozen, rates_content) for _ in trap_items]
         # One transaction: a rater invited to a half-built study (seats but not yet every
         # assignment) would start on a presentation order that later rows change under them.
         with transaction.atomic():
@@ -156,18 +158,17 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
                 _output_stimulus(study, StudyStimulus.Kind.TRAINING, output, {}, frozen, rates_audio)
                 for output in training
             ]
-            every_dimension = {dimension.key: [spec.trap_score, spec.trap_score] for dimension in dimensions}
             traps = [
                 StudyStimulus.objects.create(
                     study=study,
                     kind=StudyStimulus.Kind.TRAP,
                     item_id=item_id,
-                    response_text=trap_sentence(spec.trap_score) if rates_content else "",
-                    audio_key=key,
-                    audio_seconds=seconds,
-                    expected=every_dimension,
+                    response_text=check.text,
+                    audio_key=check.audio_key,
+                    audio_seconds=check.audio_seconds,
+                    expected=check.expected,
                 )
-                for item_id, (key, seconds) in zip(trap_items, trap_audio, strict=True)
+                for item_id, check in zip(trap_items, trap_checks, strict=True)
             ]
             plan = plan_study(
                 [_plain(stimulus) for stimulus in rated],
@@ -291,28 +292,53 @@ def _pick_training(
     count: int,
     rng: random.Random,
 ) -> list[ModelOutput]:
-    """Return training outputs, from items outside the sample when there are enough of them.
-
-    Training on an item that comes back later would let a rater anchor on its first answer.
-    """
+    """Return training outputs, from items outside the sample and gold when there are enough."""
     taken = set(chosen) | gold_items
     elsewhere = [
         output for item, by_system in answers.items() if item not in taken for output in by_system.values()
     ]
-    if len(elsewhere) >= count:
-        return rng.sample(sorted(elsewhere, key=lambda output: output.pk), count)
     sampled = [output for item in chosen for output in answers[item].values()]
-    if len(elsewhere) + len(sampled) < count:
-        raise StudyDesignError(
-            f"{count} training samples were asked for but only {len(elsewhere + sampled)} exist"
-        )
-    return [*elsewhere, *rng.sample(sampled, count - len(elsewhere))]
+    return pick_warm_up(
+        sorted(elsewhere, key=lambda output: output.pk), sampled, count, rng, "training samples"
+    )
 
 
-def synthesise_trap(score: int, frozen: FrozenAudio) -> tuple[str, float]:
-    """Return the frozen audio key and length of the spoken instruction to choose `score`."""
+@dataclass(frozen=True)
+class TrapCheck:
+    """A trapping item: the spoken instruction to choose one score, and that score expected on
+    every rated dimension (its words shown too when content is rated)."""
+
+    audio_key: str
+    audio_seconds: float
+    text: str
+    expected: dict[str, list[int]]
+
+
+def trap_check(
+    score: int, dimensions: Sequence[Dimension], frozen: FrozenAudio, rates_content: bool
+) -> TrapCheck:
+    """Return a trapping item asking for `score`, its audio synthesised and frozen."""
     speech = synthesize(trap_sentence(score))
-    return frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)), speech.duration_seconds
+    key = frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate))
+    return TrapCheck(
+        audio_key=key,
+        audio_seconds=speech.duration_seconds,
+        text=trap_sentence(score) if rates_content else "",
+        expected={dimension.key: [score, score] for dimension in dimensions},
+    )
+
+
+def pick_warm_up(
+    outside: Sequence[T], inside: Sequence[T], count: int, rng: random.Random, what: str
+) -> list[T]:
+    """Return `count` training samples, from `outside` the rated sample when there are enough of
+    them, else all of those and the rest drawn from `inside`: training on something that comes
+    back later would let a rater anchor on its first answer."""
+    if len(outside) >= count:
+        return rng.sample(list(outside), count)
+    if len(outside) + len(inside) < count:
+        raise StudyDesignError(f"{count} {what} were asked for but only {len(outside) + len(inside)} exist")
+    return [*outside, *rng.sample(list(inside), count - len(outside))]
 
 
 def _output_stimulus(

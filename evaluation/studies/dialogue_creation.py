@@ -25,10 +25,12 @@ from evaluation.outputs.models import ModelOutput
 from evaluation.studies.creation import (
     FrozenAudio,
     StudySpec,
+    TrapCheck,
     assign_in_plan_order,
     check_spec,
     new_study,
-    synthesise_trap,
+    pick_warm_up,
+    trap_check,
 )
 from evaluation.studies.design import (
     Stimulus,
@@ -37,7 +39,6 @@ from evaluation.studies.design import (
     dimensions_for,
     plan_study,
     sample_dialogues,
-    trap_sentence,
 )
 from evaluation.studies.models import Study, StudyStimulus, StudyTurn
 from webapp.models import User
@@ -93,7 +94,7 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
 
     frozen = FrozenAudio()
     try:
-        trap_audio = [synthesise_trap(spec.trap_score, frozen) for _ in traps]
+        checks = [trap_check(spec.trap_score, dimensions, frozen, rates_content) for _ in traps]
         # One transaction, as for single-turn studies: no rater starts on a half-built study.
         with transaction.atomic():
             study = new_study(
@@ -103,6 +104,7 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
                 created_by,
                 unit=Study.Unit.DIALOGUE,
                 same_dialogues_for_all=spec.same_dialogues_for_all,
+                trap_score=spec.trap_score,
             )
 
             def unit_stimulus(
@@ -113,16 +115,9 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
                 )
 
             rated = [unit_stimulus(StudyStimulus.Kind.RATED, *unit) for unit in units]
-            every_dimension = {dimension.key: [spec.trap_score, spec.trap_score] for dimension in dimensions}
             trapping = [
-                unit_stimulus(
-                    StudyStimulus.Kind.TRAP,
-                    *unit,
-                    TrapTurn(
-                        turn, *audio, trap_sentence(spec.trap_score) if rates_content else "", every_dimension
-                    ),
-                )
-                for (unit, turn), audio in zip(traps, trap_audio, strict=True)
+                unit_stimulus(StudyStimulus.Kind.TRAP, *unit, TrapTurn(turn, check))
+                for (unit, turn), check in zip(traps, checks, strict=True)
             ]
             practice = [unit_stimulus(StudyStimulus.Kind.TRAINING, *unit) for unit in warm_up]
             stimuli = [*rated, *trapping, *practice]
@@ -179,13 +174,10 @@ def complete_dialogues(spec: StudySpec, rates_audio: bool, rates_content: bool) 
 
 @dataclass(frozen=True)
 class TrapTurn:
-    """The reply a trapping conversation replaces: which turn, the spoken instruction, what to answer."""
+    """Which reply of a trapping conversation is replaced, and by what."""
 
     turn: int
-    audio_key: str
-    audio_seconds: float
-    text: str
-    expected: dict[str, list[int]]
+    check: TrapCheck
 
 
 def _dialogue_stimulus(
@@ -208,11 +200,12 @@ def _dialogue_stimulus(
     # Every reply keeps its audio, or none does (a text-only system in a content study): the
     # playback gate orders turns by their replies, which needs all or none of them audible.
     spoken = all(output.response_audio_key for output in by_turn.values())
-    turns = [_frozen_turn(stimulus, turn, by_turn[turn], frozen, spoken) for turn in sorted(by_turn)]
-    for reply in turns:
-        if trap is not None and reply.turn == trap.turn:
-            reply.output, reply.response_text, reply.expected = None, trap.text, trap.expected
-            reply.audio_key, reply.audio_seconds = trap.audio_key, trap.audio_seconds
+    turns = [
+        _trap_turn(stimulus, by_turn[turn], trap.check, spoken)
+        if trap is not None and turn == trap.turn
+        else _frozen_turn(stimulus, turn, by_turn[turn], frozen, spoken)
+        for turn in sorted(by_turn)
+    ]
     StudyTurn.objects.bulk_create(turns)
     return stimulus
 
@@ -220,8 +213,7 @@ def _dialogue_stimulus(
 def _pick_practice(
     replies: Replies, sampled: set[int], count: int, rng: random.Random
 ) -> list[tuple[int, int]]:
-    """Return (system, dialogue) practice conversations, from dialogues outside the sample when
-    there are enough of them: practising on a conversation that comes back later would anchor it."""
+    """Return (system, dialogue) practice conversations (`creation.pick_warm_up`)."""
 
     def units(dialogues: set[int]) -> list[tuple[int, int]]:
         return sorted(
@@ -231,15 +223,22 @@ def _pick_practice(
             for system in replies[dialogue]
         )
 
-    elsewhere = units(set(replies) - sampled)
-    if len(elsewhere) >= count:
-        return rng.sample(elsewhere, count)
-    inside = units(sampled)
-    if len(elsewhere) + len(inside) < count:
-        raise StudyDesignError(
-            f"{count} practice conversations were asked for but only {len(elsewhere) + len(inside)} exist"
-        )
-    return [*elsewhere, *rng.sample(inside, count - len(elsewhere))]
+    return pick_warm_up(units(set(replies) - sampled), units(sampled), count, rng, "practice conversations")
+
+
+def _trap_turn(stimulus: StudyStimulus, replaced: ModelOutput, check: TrapCheck, spoken: bool) -> StudyTurn:
+    # In a silent (text-only) conversation the instruction is shown, not played: a lone audible
+    # reply would give the trap away, and no playback of the others could ever open it.
+    return StudyTurn(
+        stimulus=stimulus,
+        turn=replaced.item.turn or 0,
+        item_id=replaced.item_id,
+        output=None,
+        response_text=check.text,
+        audio_key=check.audio_key if spoken else "",
+        audio_seconds=check.audio_seconds if spoken else 0.0,
+        expected=check.expected,
+    )
 
 
 def _frozen_turn(

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from annotation.audio.tts import TtsError
 from ml.builder.config import BuildConfig
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus
 from ml.builder.pages.queue import corrections
@@ -146,13 +147,16 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             (target / audio_path).write_bytes(read_media(sample.user_audio_key))
             record = record_of(sample, audio_path, history, fixes.get(sample.pk))
             response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
-            revoiced = record.response != sample.response
-            (target / response_path).write_bytes(
-                # An annotator's fixed reply is voiced anew, so the audio says what the record does.
-                voice_response(record.response, record.speech_style, voicing)
-                if revoiced
-                else read_media(sample.response_audio_key)
-            )
+            response_audio, revoice_error = read_media(sample.response_audio_key), ""
+            if record.response != sample.response:
+                # An annotator's fixed reply is voiced anew, so the audio says what the record does;
+                # when the TTS fails, the machine's audio stays and the provenance says why.
+                try:
+                    response_audio = voice_response(record.response, record.speech_style, voicing)
+                except (TtsError, ValueError, RuntimeError) as exc:
+                    revoice_error = f"the fixed reply could not be voiced: {exc}"
+            (target / response_path).write_bytes(response_audio)
+            revoiced = record.response != sample.response and not revoice_error
             counts["fixed_by_annotators"] += sample.pk in fixes
             records.write(record.to_json() + "\n")
             facts = {
@@ -165,6 +169,7 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
                 "response_audio": response_path,
                 "fixed_by_annotator": sample.pk in fixes,
                 "response_audio_revoiced": revoiced,
+                **({"response_audio_error": revoice_error} if revoice_error else {}),
             }
             provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
             return HistoryTurn(sample.turn, sample.text, audio_path, record.response)

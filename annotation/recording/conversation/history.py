@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from annotation.recording.conversation.replies import voiced_reply
 from annotation.recording.models import Item, Take
@@ -65,44 +65,47 @@ def conversation_so_far(item: Item, viewer: User, *, own_takes_only: bool) -> li
 def conversations_so_far(
     items: Sequence[Item], viewer: User, *, own_takes_only: bool
 ) -> dict[int, list[HistoryTurn]]:
-    """Return {item pk: the turns before it}, for any number of items in three queries.
+    """Return {item pk: the turns before it}, for any number of items in three queries; only the
+    turns some item needs are read and their replies voiced.
 
     `own_takes_only`: the viewer is the actor and hears only their own takes. Audio links are made
     for `viewer` alone (`webapp.storage.audio_url`); reply audio is synthesised on first need.
     """
     histories: dict[int, list[HistoryTurn]] = {item.pk: [] for item in items}
-    later = [item for item in items if item.dialogue_id is not None and item.turn]
-    if not later:
+    # Each dialogue once, up to the latest turn asked about (two reviews may share one turn).
+    reach: dict[int, int] = {}
+    for item in items:
+        if item.dialogue_id is not None and item.turn:
+            reach[item.dialogue_id] = max(reach.get(item.dialogue_id, 0), item.turn)
+    if not reach:
         return histories
-    earlier_turns = list(
-        Item.objects.filter(
-            dialogue_id__in={item.dialogue_id for item in later},
-            turn__lt=max(item.turn or 0 for item in later),
-        ).order_by("dialogue_id", "turn")
-    )
+    wanted = Q()
+    for dialogue_id, turn in reach.items():
+        wanted |= Q(dialogue_id=dialogue_id, turn__lt=turn)
+    earlier_turns = list(Item.objects.filter(wanted).order_by("dialogue_id", "turn"))
     takes_by_turn: dict[int, list[Take]] = defaultdict(list)
     for candidate in _candidate_takes(
         [turn.pk for turn in earlier_turns], viewer if own_takes_only else None
     ):
         takes_by_turn[candidate.item_id].append(candidate)
-    playing = {turn.pk: _standing(takes_by_turn[turn.pk]) for turn in earlier_turns}
     reply_keys = {text: voiced_reply(text) for text in {turn.reference_reply for turn in earlier_turns}}
-    for item in later:
-        for earlier in earlier_turns:
-            if earlier.dialogue_id != item.dialogue_id or (earlier.turn or 0) >= (item.turn or 0):
-                continue
-            take, reply_key = playing[earlier.pk], reply_keys[earlier.reference_reply]
-            histories[item.pk].append(
-                HistoryTurn(
-                    turn=earlier.turn or 0,
-                    text=earlier.text,
-                    scenario=earlier.get_scenario_display(),
-                    emotion=f"{earlier.get_target_emotion_display()}, {earlier.get_target_intensity_display().lower()}",
-                    audio_url=audio_url(take.audio_key, viewer) if take else "",
-                    # A reviewer is not told how other reviewers decided earlier turns' takes.
-                    take_status=take.get_status_display() if take and own_takes_only else "",
-                    reply=earlier.reference_reply,
-                    reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
-                )
+    by_dialogue: dict[int, list[HistoryTurn]] = defaultdict(list)
+    for earlier in earlier_turns:
+        take, reply_key = _standing(takes_by_turn[earlier.pk]), reply_keys[earlier.reference_reply]
+        by_dialogue[earlier.dialogue_id or 0].append(
+            HistoryTurn(
+                turn=earlier.turn or 0,
+                text=earlier.text,
+                scenario=earlier.get_scenario_display(),
+                emotion=f"{earlier.get_target_emotion_display()}, {earlier.get_target_intensity_display().lower()}",
+                audio_url=audio_url(take.audio_key, viewer) if take else "",
+                # A reviewer is not told how other reviewers decided earlier turns' takes.
+                take_status=take.get_status_display() if take and own_takes_only else "",
+                reply=earlier.reference_reply,
+                reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
             )
+        )
+    for item in items:
+        if item.dialogue_id is not None and item.turn:
+            histories[item.pk] = [turn for turn in by_dialogue[item.dialogue_id] if turn.turn < item.turn]
     return histories

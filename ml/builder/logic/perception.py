@@ -4,9 +4,10 @@ Appendix B.3 annotates pitch, energy, rate, stress, intonation and intensity aut
 pitch, energy and rate are levels against the same voice speaking neutrally (the measurement
 is the project's acoustic analysis), intonation comes from the pitch contour, emotion and
 intensity are the target the audio passed the consistency check with, and the caption puts it in
-words. The stressed word is known by construction (the paper detects stress with WhiStress): the
-query's writer names it and the TTS speaks it with emphasis (SSML for eSpeak NG, an instruction
-for a speech endpoint); a query without one has none, which the label schema allows.
+words. The stressed word comes from construction, not detection (the paper detects stress with
+WhiStress): the query's writer names it and the TTS speaks it with emphasis. eSpeak NG does so
+through SSML; a speech endpoint is asked to, and whether it complied is not checked. A query
+without one has none, which the label schema allows.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import httpx
 import numpy as np
 
 from annotation.audio.acoustics import analyze, scalar_features
-from annotation.audio.synthesis import emphasised, synthesize, to_wav_bytes
+from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
 from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
 from ml.builder.claims import SampleResult
 from ml.builder.config import BuildConfig
@@ -55,14 +55,15 @@ def _speak(
     config = ctx.config
     if config.tts_backend == "espeak":
         rate, pitch = espeak_prosody(emotion, intensity) if emotion else (NEUTRAL_RATE_WPM, NEUTRAL_PITCH)
-        markup = emphasised(text, stressed_word)
-        speech = synthesize(markup or text, rate_wpm=rate, pitch=pitch, voice=voice, ssml=markup is not None)
+        # Every reading goes through SSML, stressed or not, so the emphasis is all that differs.
+        markup, stressed = ssml_markup(text, stressed_word)
+        speech = synthesize(markup, rate_wpm=rate, pitch=pitch, voice=voice, ssml=True)
         return to_wav_bytes(speech.samples, speech.sample_rate), {
             "backend": "espeak",
             "voice": voice,
             "rate_wpm": rate,
             "pitch": pitch,
-            "emphasis": stressed_word if markup else "",
+            "emphasis": stressed_word if stressed else "",
         }
     instruction = f"Speak as a person feeling {intensity} {emotion}." if emotion else "Speak neutrally."
     if stressed_word:

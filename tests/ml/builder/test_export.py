@@ -91,3 +91,32 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
         assert exported[item_id] != machine_audio[item_id]
         samples, rate = read_wav(exported[item_id])
         assert len(samples) / rate > 0.3  # speech, not an empty file
+
+
+def test_a_fix_the_speech_server_cannot_voice_keeps_the_old_audio_and_says_why(
+    tmp_path: Path, media_root: Path, make_user
+) -> None:
+    # given a build voiced by a speech server that is gone
+    build = finished_build(single=2, audio=True)
+    Build.objects.filter(pk=build.pk).update(
+        config={**build.config, "tts_backend": "openai", "tts_base_url": "http://127.0.0.1:9/v1"}
+    )
+    build.refresh_from_db()
+    annotator = make_user(Role.ANNOTATOR)
+    _decide(build, "S-1", annotator, Decision("fix", ("response_inappropriate",), response="I hear you."))
+
+    # when it is exported
+    export_build(build, tmp_path)
+
+    # then the record trains on the fix, its old audio is kept, and the provenance says why
+    assert _records(tmp_path)["S-1"].response == "I hear you."
+    provenance = {
+        line["item_id"]: line
+        for line in map(json.loads, (tmp_path / "provenance.jsonl").read_text().splitlines())
+    }
+    fixed = provenance["S-1"]
+    assert fixed["fixed_by_annotator"] and not fixed["response_audio_revoiced"]
+    assert "could not be voiced" in fixed["response_audio_error"]
+    sample = BuildSample.objects.get(build=build, external_id="S-1")
+    assert (tmp_path / fixed["response_audio"]).read_bytes() == read_media(sample.response_audio_key)
+    assert "response_audio_error" not in provenance["S-2"]

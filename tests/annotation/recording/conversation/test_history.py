@@ -183,3 +183,24 @@ def test_the_review_api_costs_the_same_queries_however_many_dialogue_turns_wait(
 
     # then listing twelve reviews with their conversations costs what listing three did
     assert queries_for_open_reviews() == one
+
+
+def test_two_open_takes_of_one_turn_each_get_the_conversation_once(
+    users: dict[str, User], review_panel: list[User], media_root, take_wav: bytes
+) -> None:
+    # given turn 2 recorded twice while the first take is still in review
+    dialogue = DialogueFactory.create(turns=3, turns__actor=users["actor"])
+    first, second, _third = dialogue.turns.order_by("turn")
+    record(users["actor"], first, take_wav)
+    takes = [record(users["actor"], second, take_wav) for _ in range(2)]
+    shared = set.intersection(*(set(take.reviews.values_list("reviewer", flat=True)) for take in takes))
+    reviewer = Client()
+    reviewer.force_login(User.objects.get(pk=next(iter(shared))))
+
+    # when a reviewer of both lists their open reviews
+    listed = reviewer.get(reverse("annotation:api_open_reviews")).json()
+
+    # then each review of turn 2 carries turn 1 once, and nothing from turns after it
+    of_turn_two = [row for row in listed if row["item"]["turn"] == 2]
+    assert len(of_turn_two) == 2
+    assert all([turn["turn"] for turn in row["conversation_so_far"]] == [1] for row in of_turn_two)

@@ -95,10 +95,11 @@ def show_long_ago(assignment: StudyAssignment, seconds: float = 600.0) -> dateti
 
 def play_and_rate_dialogue(assignment: StudyAssignment, score_for: Callable[[int, str], int]) -> None:
     """Play every turn's reply (plausibly late) and rate it, scores from score_for(turn, dimension)."""
-    shown = show_long_ago(assignment)
+    played = show_long_ago(assignment)
     replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn")
-    for number, reply in enumerate(replies):
-        played = shown + timedelta(seconds=(number + 1) * (reply.audio_seconds + 1))
+    for reply in replies:
+        # Each reply ends a second after it could have: the replies play one after another.
+        played += timedelta(seconds=reply.audio_seconds + 1)
         record_turn_playback(assignment, reply.turn, now=played)
     for reply in replies:
         scores = {key: score_for(reply.turn, key) for key in assignment.study.dimensions}

@@ -224,8 +224,6 @@ def test_a_dialogue_study_is_created_through_the_api(world, panel, users):
         "unit": "dialogue",
         "dialogues_per_system": 2,
         "ratings_per_output": 1,
-        "training_count": 0,
-        "trap_count": 0,
         "seed": 2,
     }
     created = api.post("/api/studies/", design, content_type="application/json")
@@ -233,4 +231,17 @@ def test_a_dialogue_study_is_created_through_the_api(world, panel, users):
     assert created.status_code == 201, created.content
     assert created.json()["unit"] == "dialogue"
     study = Study.objects.get(name="API dialogues")
-    assert study.is_dialogue and study.stimuli.count() == 4
+    assert study.is_dialogue and study.stimuli.count() == 4  # no practice or trap unless asked
+
+    # and a script asks for a trapping conversation by name
+    design.update(name="API dialogues with a trap", trap_count=1, trap_score=3, ratings_per_output=3)
+    created = api.post("/api/studies/", design, content_type="application/json")
+    assert created.status_code == 201, created.content
+    trapped = Study.objects.get(name="API dialogues with a trap")
+    assert trapped.trap_score == 3
+    assert (
+        list(trapped.stimuli.filter(kind="trap").values_list("turns__expected", flat=True)).count(
+            {dimension: [3, 3] for dimension in trapped.dimensions}
+        )
+        == 1
+    )

@@ -7,8 +7,11 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from evaluation.outputs.models import ModelOutput
+from evaluation.studies.design import trap_sentence
 from evaluation.studies.models import StudyAssignment, StudyStimulus, StudyTurn
 from evaluation.studies.reports import screen_study, study_rating_rows, summarise_study
+from evaluation.studies.workflows import submit_turn_rating
 from tests.evaluation.studies.dialogues.support import (
     build_dialogue_world,
     make_dialogue_study,
@@ -90,3 +93,50 @@ def test_the_practice_conversation_says_so_and_comes_first(checked_study):
     client.force_login(rater)
     page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
     assert 'data-testid="practice"' in page and "not counted" in page
+
+
+def test_a_silent_conversation_shows_its_trap_instead_of_playing_it(make_user, users):
+    # given a content-only study of a text-only system, with one trapping conversation
+    world = build_dialogue_world(make_user, n_systems=1, n_dialogues=2, turns=3, prefix="TXT")
+    ModelOutput.objects.update(response_audio_key="")
+    reader = make_user(Role.EVALUATOR, "reader")
+    study = make_dialogue_study(
+        world, [reader], users["admin"], items_per_system=2, trap_count=1, dimensions=["content_helpfulness"]
+    )
+
+    # then the replaced reply is the instruction in words, with no audio to give it away
+    trap = study.stimuli.get(kind=StudyStimulus.Kind.TRAP)
+    replies = list(trap.turns.order_by("turn"))
+    assert all(reply.audio_key == "" for reply in replies)
+    (instruction,) = [reply for reply in replies if reply.expected]
+    assert instruction.response_text == trap_sentence(study.trap_score)
+    # and every conversation, the trap too, can be rated turn by turn without playing anything
+    for assignment in StudyAssignment.objects.filter(study=study, evaluator=reader).order_by("position"):
+        for reply in assignment.stimulus.turns.order_by("turn"):
+            submit_turn_rating(assignment.pk, reply.turn, {"content_helpfulness": 2})
+    assert not StudyAssignment.objects.filter(study=study, submitted_at__isnull=True).exists()
+
+
+def test_a_trap_before_the_last_turn_opens_once_the_replies_before_it_played(checked_study):
+    # given a trapping conversation whose replaced reply is not the last (a longer spoken
+    # instruction between short replies)
+    study, (rater, *_) = checked_study
+    trap = study.stimuli.get(kind=StudyStimulus.Kind.TRAP)
+    instruction = next(reply for reply in trap.turns.all() if reply.expected)
+    if instruction.turn == trap.turns.count():
+        last = trap.turns.get(turn=instruction.turn)
+        earlier = trap.turns.get(turn=instruction.turn - 1)
+        StudyTurn.objects.filter(pk=earlier.pk).update(
+            expected=last.expected, audio_key=last.audio_key, audio_seconds=last.audio_seconds
+        )
+        StudyTurn.objects.filter(pk=last.pk).update(expected={})
+
+    # when the rater plays and rates their whole queue, the trap rated as asked
+    _rate_everything(study, rater, TRAP_SCORE, lambda assignment, turn: 3)
+
+    # then every conversation was submitted, the trap passed
+    assert not StudyAssignment.objects.filter(
+        study=study, evaluator=rater, submitted_at__isnull=True
+    ).exists()
+    report = next(report for report in screen_study(study) if report.rater == rater.username)
+    assert (report.traps_checked, report.traps_failed) == (1, 0)
