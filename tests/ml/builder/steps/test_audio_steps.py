@@ -26,6 +26,12 @@ def _sample(pk: int, emotion: str, intensity: str, voice: str = "en-gb", **extra
     )
 
 
+def speech_server_context(base_url: str) -> AudioStepContext:
+    """The audio steps' context for a build voiced by an OpenAI-compatible speech server."""
+    config = {"endpoints": ENDPOINTS, "tts_backend": "openai", "tts_base_url": base_url, "voices": ["nova"]}
+    return AudioStepContext(BuildConfig.from_json(config))
+
+
 def test_espeak_voices_an_angry_query_faster_than_a_sad_one(media_root: Path) -> None:
     context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
     angry, sad = user_audio([_sample(1, "angry", "high"), _sample(2, "sad", "high")], context)
@@ -46,15 +52,9 @@ def test_every_turn_of_a_dialogue_speaks_with_the_session_voice(media_root: Path
 
 def test_a_speech_server_gets_the_voice_and_an_emotion_instruction(media_root: Path) -> None:
     with running_speech_server() as server:
-        config = BuildConfig.from_json(
-            {
-                "endpoints": ENDPOINTS,
-                "tts_backend": "openai",
-                "tts_base_url": server.base_url,
-                "voices": ["nova"],
-            }
+        [result] = user_audio(
+            [_sample(1, "fear", "high", voice="nova")], speech_server_context(server.base_url)
         )
-        [result] = user_audio([_sample(1, "fear", "high", voice="nova")], AudioStepContext(config))
         sent = server.requests[0].json
     assert result.kept and result.fields["voice"]["backend"] == "openai"
     assert (sent["voice"], sent["instructions"]) == ("nova", "Speak as a person feeling high fear.")
@@ -62,10 +62,9 @@ def test_a_speech_server_gets_the_voice_and_an_emotion_instruction(media_root: P
 
 def test_a_failing_speech_server_drops_the_sample_as_a_tts_error(media_root: Path) -> None:
     with running_speech_server(status=500) as server:
-        config = BuildConfig.from_json(
-            {"endpoints": ENDPOINTS, "tts_backend": "openai", "tts_base_url": server.base_url}
+        [result] = user_audio(
+            [_sample(1, "fear", "high", voice="nova")], speech_server_context(server.base_url)
         )
-        [result] = user_audio([_sample(1, "fear", "high")], AudioStepContext(config))
     assert (result.kept, result.reason) == (False, "tts_error")
 
 
@@ -91,16 +90,9 @@ def test_espeak_speaks_the_stressed_word_with_emphasis(media_root: Path) -> None
 
 def test_a_speech_server_is_asked_to_stress_the_word(media_root: Path) -> None:
     with running_speech_server() as server:
-        config = BuildConfig.from_json(
-            {
-                "endpoints": ENDPOINTS,
-                "tts_backend": "openai",
-                "tts_base_url": server.base_url,
-                "voices": ["nova"],
-            }
-        )
         [result] = user_audio(
-            [_sample(1, "fear", "high", voice="nova", stressed_word="waited")], AudioStepContext(config)
+            [_sample(1, "fear", "high", voice="nova", stressed_word="waited")],
+            speech_server_context(server.base_url),
         )
         sent = server.requests[0].json
     assert result.fields["voice"]["emphasis"] == "waited"
