@@ -149,6 +149,8 @@ class _Engine:
                 if status != _EE_OK:
                     raise RuntimeError(f"eSpeak NG synthesis failed with status {status}")
                 samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, dtype=np.int16)
+                if ssml:
+                    samples = _without_trailing_pause(samples, self._sample_rate)
             finally:
                 self._chunks = []
             return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate)
@@ -168,6 +170,19 @@ def synthesize(
     if not 0 <= pitch <= 100:
         raise ValueError(f"pitch must be between 0 and 100, got {pitch}")
     return _ENGINE.synthesize(text, rate_wpm, pitch, voice, ssml)
+
+
+# SSML mode ends a reading with a clause pause (0.1-0.5 s by rate) that a plain reading does not
+# have; cut back to what a plain reading keeps after its last sound, so the two compare like with
+# like (a mean over the file, a duration) and only the markup's own effect differs.
+PLAIN_TAIL_SECONDS = 0.007
+
+
+def _without_trailing_pause(samples: npt.NDArray[np.int16], sample_rate: int) -> npt.NDArray[np.int16]:
+    sounding = np.flatnonzero(samples)
+    if not sounding.size:
+        return samples
+    return samples[: min(len(samples), int(sounding[-1]) + 1 + round(PLAIN_TAIL_SECONDS * sample_rate))]
 
 
 def ssml_markup(text: str, stressed_word: str = "") -> tuple[str, bool]:

@@ -315,15 +315,22 @@ class TrapCheck:
 
 
 def trap_check(
-    score: int, dimensions: Sequence[Dimension], frozen: FrozenAudio, rates_content: bool
+    score: int, dimensions: Sequence[Dimension], frozen: FrozenAudio, rates_content: bool, spoken: bool = True
 ) -> TrapCheck:
-    """Return a trapping item asking for `score`, its audio synthesised and frozen."""
-    speech = synthesize(trap_sentence(score))
-    key = frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate))
+    """Return a trapping item asking for `score`, its audio synthesised and frozen; without
+    `spoken` (a silent conversation) it is only shown: a lone audible reply would give it away."""
+    text = trap_sentence(score)
+    key, seconds = "", 0.0
+    if spoken:
+        speech = synthesize(text)
+        key, seconds = (
+            frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)),
+            speech.duration_seconds,
+        )
     return TrapCheck(
         audio_key=key,
-        audio_seconds=speech.duration_seconds,
-        text=trap_sentence(score) if rates_content else "",
+        audio_seconds=seconds,
+        text=text if rates_content else "",
         expected={dimension.key: [score, score] for dimension in dimensions},
     )
 

@@ -54,7 +54,8 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
     `spec.items_per_system` is the number of dialogues per system. Quality checks work per
     conversation: `training_count` practice conversations come first and count for nothing, and
     each of `trap_count` trapping conversations replays a sampled one with one reply (a random
-    turn) replaced by the spoken instruction to choose `trap_score`. Gold outputs are single-turn
+    turn) replaced by the instruction to choose `trap_score` (spoken; only shown in a silent,
+    text-only conversation). Gold outputs are single-turn
     and refused. Raises StudyDesignError, with a message for the admin, when the study cannot be
     built.
     """
@@ -94,7 +95,10 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
 
     frozen = FrozenAudio()
     try:
-        checks = [trap_check(spec.trap_score, dimensions, frozen, rates_content) for _ in traps]
+        checks = [
+            trap_check(spec.trap_score, dimensions, frozen, rates_content, _spoken(replies[dialogue][system]))
+            for (system, dialogue), _ in traps
+        ]
         # One transaction, as for single-turn studies: no rater starts on a half-built study.
         with transaction.atomic():
             study = new_study(
@@ -197,11 +201,9 @@ def _dialogue_stimulus(
         item=first_turn,
         dialogue_id=first_turn.dialogue_id,
     )
-    # Every reply keeps its audio, or none does (a text-only system in a content study): the
-    # playback gate orders turns by their replies, which needs all or none of them audible.
-    spoken = all(output.response_audio_key for output in by_turn.values())
+    spoken = _spoken(by_turn)
     turns = [
-        _trap_turn(stimulus, by_turn[turn], trap.check, spoken)
+        _trap_turn(stimulus, by_turn[turn], trap.check)
         if trap is not None and turn == trap.turn
         else _frozen_turn(stimulus, turn, by_turn[turn], frozen, spoken)
         for turn in sorted(by_turn)
@@ -226,17 +228,21 @@ def _pick_practice(
     return pick_warm_up(units(set(replies) - sampled), units(sampled), count, rng, "practice conversations")
 
 
-def _trap_turn(stimulus: StudyStimulus, replaced: ModelOutput, check: TrapCheck, spoken: bool) -> StudyTurn:
-    # In a silent (text-only) conversation the instruction is shown, not played: a lone audible
-    # reply would give the trap away, and no playback of the others could ever open it.
+def _spoken(by_turn: Mapping[int, ModelOutput]) -> bool:
+    """Return whether a conversation is heard: every reply keeps its audio, or none does (a
+    text-only system in a content study), since the playback gate orders turns by their replies."""
+    return all(output.response_audio_key for output in by_turn.values())
+
+
+def _trap_turn(stimulus: StudyStimulus, replaced: ModelOutput, check: TrapCheck) -> StudyTurn:
     return StudyTurn(
         stimulus=stimulus,
         turn=replaced.item.turn or 0,
         item_id=replaced.item_id,
         output=None,
         response_text=check.text,
-        audio_key=check.audio_key if spoken else "",
-        audio_seconds=check.audio_seconds if spoken else 0.0,
+        audio_key=check.audio_key,
+        audio_seconds=check.audio_seconds,
         expected=check.expected,
     )
 

@@ -133,7 +133,14 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
     target = folder or export_folder(build)
     (target / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     (target / RESPONSE_AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
-    counts = {"single_turn": 0, "dialogues": 0, "dialogue_turns": 0, "fixed_by_annotators": 0}
+    counts = {
+        "single_turn": 0,
+        "dialogues": 0,
+        "dialogue_turns": 0,
+        "fixed_by_annotators": 0,
+        "response_audio_not_revoiced": 0,
+    }
+    tts_failure: list[str] = []  # the first failure to voice a fixed reply, once there is one
     fixes = corrections(build)
     voicing = AudioStepContext(BuildConfig.from_json(build.config), api_key=settings.TTS_API_KEY)
     with (
@@ -149,12 +156,17 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
             response_audio, revoice_error = read_media(sample.response_audio_key), ""
             if record.response != sample.response:
-                # An annotator's fixed reply is voiced anew, so the audio says what the record does;
-                # when the TTS fails, the machine's audio stays and the provenance says why.
-                try:
-                    response_audio = voice_response(record.response, record.speech_style, voicing)
-                except (TtsError, ValueError, RuntimeError) as exc:
-                    revoice_error = f"the fixed reply could not be voiced: {exc}"
+                # An annotator's fixed reply is voiced anew, so the audio says what the record does.
+                # When the TTS fails, the machine's audio stays, the provenance says why, and the
+                # other fixes are not tried (a hung server would cost its timeout each time).
+                revoice_error = tts_failure[0] if tts_failure else ""
+                if not revoice_error:
+                    try:
+                        response_audio = voice_response(record.response, record.speech_style, voicing)
+                    except (TtsError, ValueError, RuntimeError) as exc:
+                        revoice_error = f"the fixed reply could not be voiced: {exc}"
+                        tts_failure.append(revoice_error)
+                counts["response_audio_not_revoiced"] += bool(revoice_error)
             (target / response_path).write_bytes(response_audio)
             revoiced = record.response != sample.response and not revoice_error
             counts["fixed_by_annotators"] += sample.pk in fixes

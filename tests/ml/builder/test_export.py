@@ -78,7 +78,13 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
     assert "S-2" not in records
     provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
     assert {line["item_id"] for line in provenance if line["fixed_by_annotator"]} == {"S-1", "D-1.t1"}
-    assert counts == {"single_turn": 2, "dialogues": 1, "dialogue_turns": 3, "fixed_by_annotators": 2}
+    assert counts == {
+        "single_turn": 2,
+        "dialogues": 1,
+        "dialogue_turns": 3,
+        "fixed_by_annotators": 2,
+        "response_audio_not_revoiced": 0,
+    }
     # and a fixed reply is voiced anew, so its audio says what the record says; the others keep theirs
     assert {line["item_id"] for line in provenance if line["response_audio_revoiced"]} == {"S-1", "D-1.t1"}
     machine_audio = {
@@ -104,9 +110,10 @@ def test_a_fix_the_speech_server_cannot_voice_keeps_the_old_audio_and_says_why(
     build.refresh_from_db()
     annotator = make_user(Role.ANNOTATOR)
     _decide(build, "S-1", annotator, Decision("fix", ("response_inappropriate",), response="I hear you."))
+    _decide(build, "S-2", annotator, Decision("fix", ("response_inappropriate",), response="That is hard."))
 
     # when it is exported
-    export_build(build, tmp_path)
+    counts = export_build(build, tmp_path)
 
     # then the record trains on the fix, its old audio is kept, and the provenance says why
     assert _records(tmp_path)["S-1"].response == "I hear you."
@@ -119,4 +126,6 @@ def test_a_fix_the_speech_server_cannot_voice_keeps_the_old_audio_and_says_why(
     assert "could not be voiced" in fixed["response_audio_error"]
     sample = BuildSample.objects.get(build=build, external_id="S-1")
     assert (tmp_path / fixed["response_audio"]).read_bytes() == read_media(sample.response_audio_key)
-    assert "response_audio_error" not in provenance["S-2"]
+    # and the second fix is not tried against the server that failed, and the counts say so
+    assert provenance["S-2"]["response_audio_error"] == fixed["response_audio_error"]
+    assert counts["response_audio_not_revoiced"] == 2

@@ -85,7 +85,7 @@ def test_espeak_speaks_the_stressed_word_with_emphasis(media_root: Path) -> None
     # a word the query does not hold is not emphasised: the plain reading (eSpeak NG varies it by a
     # few samples from call to call)
     assert plain.fields["voice"]["emphasis"] == unknown.fields["voice"]["emphasis"] == ""
-    assert abs(unknown.fields["audio_seconds"] - plain.fields["audio_seconds"]) < 0.02
+    assert abs(unknown.fields["audio_seconds"] - plain.fields["audio_seconds"]) < 0.03
 
 
 def test_a_speech_server_is_asked_to_stress_the_word(media_root: Path) -> None:
