@@ -2,7 +2,8 @@
 
 ``BuildLlm.ask`` is called from a stage's worker threads. It picks an endpoint by a stable hash of
 the sample and stage (so a re-run asks the same model), returns a stored answer when this build
-already paid for the same prompt (``BuildLlmCall``), and otherwise holds one of the endpoint's
+already paid for the same prompt (``BuildLlmCall``; two threads asking the same prompt at once ask
+it once), and otherwise holds one of the endpoint's
 ``max_concurrency`` slots while ``JudgeClient`` sends it with retries and backoff. The answer is
 stored the moment it arrives, before the sample's result is written: a worker killed mid-batch
 costs at most the prompts that were in flight.
@@ -68,6 +69,10 @@ class BuildLlm:
         self.stage = stage
         self.clients = [endpoint_client(endpoint, temperature) for endpoint in endpoints]
         self.slots = [threading.BoundedSemaphore(endpoint.max_concurrency) for endpoint in endpoints]
+        # One lock per prompt: two samples of a stage whose prompts are the same (the writer repeats
+        # itself) ask once between them; the second waits and reads the stored answer.
+        self._prompt_locks: dict[str, threading.Lock] = {}
+        self._prompt_locks_guard = threading.Lock()
 
     @property
     def concurrency(self) -> int:
@@ -98,33 +103,34 @@ class BuildLlm:
         index = self._pick(chooser)
         client = self.clients[index]
         key = client.cache_key(messages)
-        stored = (
-            BuildLlmCall.objects.filter(build_id=self.build_id, key=key)
-            .values_list("answer", flat=True)
-            .first()
-        )
-        if stored is not None:
-            return Answer(True, extract_json_object(stored) or {}, "", client.config.model, 0, 0, 0, 0.0)
-        with self.slots[index]:
-            started = time.monotonic()
-            reply = client.complete_json(messages)
-            seconds = time.monotonic() - started
-        if reply.ok:
-            BuildLlmCall.objects.bulk_create(
-                [
-                    BuildLlmCall(
-                        build_id=self.build_id,
-                        key=key,
-                        stage=self.stage,
-                        model=client.config.model,
-                        answer=reply.raw_text,
-                        prompt_tokens=reply.prompt_tokens,
-                        completion_tokens=reply.completion_tokens,
-                        seconds=seconds,
-                    )
-                ],
-                ignore_conflicts=True,
+        with self._prompt_lock(key):
+            stored = (
+                BuildLlmCall.objects.filter(build_id=self.build_id, key=key)
+                .values_list("answer", flat=True)
+                .first()
             )
+            if stored is not None:
+                return Answer(True, extract_json_object(stored) or {}, "", client.config.model, 0, 0, 0, 0.0)
+            with self.slots[index]:
+                started = time.monotonic()
+                reply = client.complete_json(messages)
+                seconds = time.monotonic() - started
+            if reply.ok:
+                BuildLlmCall.objects.bulk_create(
+                    [
+                        BuildLlmCall(
+                            build_id=self.build_id,
+                            key=key,
+                            stage=self.stage,
+                            model=client.config.model,
+                            answer=reply.raw_text,
+                            prompt_tokens=reply.prompt_tokens,
+                            completion_tokens=reply.completion_tokens,
+                            seconds=seconds,
+                        )
+                    ],
+                    ignore_conflicts=True,
+                )
         return Answer(
             reply.ok,
             reply.data or {},
@@ -135,6 +141,10 @@ class BuildLlm:
             reply.completion_tokens,
             seconds,
         )
+
+    def _prompt_lock(self, key: str) -> threading.Lock:
+        with self._prompt_locks_guard:
+            return self._prompt_locks.setdefault(key, threading.Lock())
 
 
 def close_thread_connection() -> None:
