@@ -259,12 +259,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = read_records(args.data)
     run = run_sft if args.command == "sft" else run_rl
     summary = run(args, rows, ranks)
-    if ranks.world_size > 1:
-        # Other ranks must not exit (and tear down the group) while rank 0 is still saving.
-        dist.barrier()
-        dist.destroy_process_group()
     if ranks.is_main:
         print(json.dumps({"done": True, **summary}), flush=True)
+    if ranks.world_size > 1:
+        # Other ranks must not exit while rank 0 is still saving. Then every rank leaves at once:
+        # tearing down Gloo's threads at interpreter exit can abort a finished rank ("terminate
+        # called without an active exception", SIGABRT, seen once in CI), which fails the whole
+        # torchrun although the checkpoint is saved. The process's end frees the group.
+        dist.barrier()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
     return 0
 
 

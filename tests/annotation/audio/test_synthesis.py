@@ -110,4 +110,4 @@ def test_an_ssml_reading_ends_as_a_plain_one(rate_wpm: int) -> None:
     # SSML mode's closing pause is cut back, so durations and means over the file compare
     plain = synthesize("No.", rate_wpm=rate_wpm)
     marked = synthesize(ssml_markup("No.")[0], ssml=True, rate_wpm=rate_wpm)
-    assert abs(marked.duration_seconds - plain.duration_seconds) < 0.02
+    assert abs(marked.duration_seconds - plain.duration_seconds) < 0.05  # the pause is 0.1-0.5 s

@@ -100,6 +100,8 @@ def test_torchrun_trains_on_two_processes_and_saves_once(export: Path, tmp_path:
         env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert result.returncode == 0, result.stderr[-3000:]
+    # rank 0 says it is done once, after saving; then both ranks leave
+    assert result.stdout.count('"done": true') == 1
     metadata = json.loads((output / "metadata.json").read_text())
     assert metadata["extra"]["world_size"] == 2
     assert metadata["metrics"]["steps"] == 2
