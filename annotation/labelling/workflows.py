@@ -31,6 +31,7 @@ from annotation.labelling.dialogue.cross_turn import named_strategies, needs_cro
 from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
 from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
 from annotation.recording.models import Item
+from webapp.db import compare_and_set
 from webapp.models import User
 
 
@@ -250,17 +251,22 @@ def _refuse_if_changed(annotation: Annotation, expected_version: int) -> None:
 
 
 def _still_open(annotation: Annotation, expected_version: int) -> QuerySet[Annotation]:
-    """The annotation, only while it is as read: same version, not submitted, item without gold."""
+    """The annotation, only while it is as read: same version, not submitted, item without gold.
+
+    Every condition sits on the annotation's own row (the gold check is an EXISTS over it, not a
+    join), so `compare_and_set` re-checks the version on the row a concurrent save just wrote."""
+    item_has_gold = Exists(Item.objects.filter(pk=OuterRef("item_id"), state=Item.State.GOLD))
     return (
         Annotation.objects.filter(pk=annotation.pk, version=expected_version)
         .exclude(status=Annotation.Status.SUBMITTED)
-        .exclude(item__state=Item.State.GOLD)
+        .exclude(item_has_gold)
     )
 
 
 def _write_draft(annotation: Annotation, expected_version: int) -> None:
     now = timezone.now()
-    written = _still_open(annotation, expected_version).update(
+    written = compare_and_set(
+        _still_open(annotation, expected_version),
         perception=annotation.perception,
         tom=annotation.tom,
         cross_turn=annotation.cross_turn,
@@ -294,7 +300,7 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
         written = _submit_in_one_statement(annotation, expected_version, values)
     else:
         with transaction.atomic():
-            written = bool(_still_open(annotation, expected_version).update(**values))
+            written = bool(compare_and_set(_still_open(annotation, expected_version), **values))
             if written:
                 AnnotationRevision.objects.create(
                     annotation=annotation,
