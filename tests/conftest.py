@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -279,3 +280,21 @@ def browser_page(open_browser_page: Callable[..., AbstractContextManager[Any]]) 
 def _fast_password_hashing(settings: object) -> None:
     # Real hashers cost ~0.5 s per user on this machine; the hash itself is not what tests check.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # type: ignore[attr-defined]
+
+
+def _refuse_update_through_a_join(execute: Callable[..., Any], sql: str, *args: Any) -> Any:
+    # Django turns an update whose filter joins another table into `WHERE id IN (SELECT …)`; as a
+    # compare-and-set that loses a concurrent save on PostgreSQL (webapp.db.compare_and_set).
+    # Any such UPDATE that the code under test sends fails the test, whichever database it runs on.
+    if sql.lstrip().upper().startswith("UPDATE") and _UPDATE_THROUGH_A_JOIN.search(sql):
+        raise AssertionError(f"an UPDATE conditioned through a join (use compare_and_set): {sql[:300]}")
+    return execute(sql, *args)
+
+
+_UPDATE_THROUGH_A_JOIN = re.compile(r"\bIN \(SELECT\b", re.IGNORECASE)
+
+
+@pytest.fixture(autouse=True)
+def _updates_condition_their_own_rows() -> Iterator[None]:
+    with connection.execute_wrapper(_refuse_update_through_a_join):
+        yield

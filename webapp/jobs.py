@@ -30,6 +30,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from webapp.db import compare_and_set
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
@@ -171,7 +172,7 @@ class JobReporter:
         self._write(log=self.job.log)
 
     def _write(self, **fields: Any) -> None:
-        if not self._owned.update(**fields):
+        if not compare_and_set(self._owned, **fields):
             raise JobLost(f"attempt {self.job.attempts} of job {self.job.pk} no longer owns it")
 
     def check_cancelled(self) -> None:
@@ -214,7 +215,7 @@ class _Heartbeat(threading.Thread):
     def beat(self) -> bool:
         """Touch heartbeat_at once; return False only when this attempt has lost the job."""
         try:
-            return bool(self._owned.update(heartbeat_at=timezone.now()))
+            return bool(compare_and_set(self._owned, heartbeat_at=timezone.now()))
         except Exception:
             logger.warning("job %s: heartbeat failed; retrying", self.job_id, exc_info=True)
             # The connection may be broken for good; the next query opens a new one.
@@ -274,7 +275,7 @@ def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: s
     """End the job as the attempt that claimed it; return False (and write nothing) when that
     attempt was reaped meanwhile, so a second worker's run is the only one that counts."""
     fields = _final_fields(status, result=result, error=error, message="")
-    if owned_by_attempt(job).update(**fields):
+    if compare_and_set(owned_by_attempt(job), **fields):
         return True
     logger.warning(
         "job %s: attempt %s lost the job before finishing; its outcome is dropped", job.pk, job.attempts
@@ -311,7 +312,7 @@ def run_job(job_id: int) -> None:
     except Exception as exc:
         logger.exception("job %s failed", job)
         log = (job.log + "\n" + traceback.format_exc())[-100_000:]
-        if owned_by_attempt(job).update(log=log):
+        if compare_and_set(owned_by_attempt(job), log=log):
             _finish_attempt(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     else:
         _finish_attempt(job, JobStatus.SUCCEEDED, result=result)

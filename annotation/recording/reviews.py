@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotation.recording.access import may_review, playback_refusal, verdict_unlocked
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
+from webapp.db import compare_and_set
 from webapp.models import User
 from webapp.roles import Role, has_role, users_with_role
 
@@ -171,7 +172,7 @@ def present_reviews(reviews: Sequence[Review], now: datetime | None = None) -> N
     now = now or timezone.now()
     fresh = [review.pk for review in reviews if review.presented_at is None]
     # One conditional UPDATE: a second tab or a later listing never moves the first time.
-    Review.objects.filter(pk__in=fresh, presented_at__isnull=True).update(presented_at=now)
+    compare_and_set(Review.objects.filter(pk__in=fresh, presented_at__isnull=True), presented_at=now)
     for review in reviews:
         if review.presented_at is None:
             review.presented_at = now
@@ -187,7 +188,7 @@ def record_playback(review: Review, now: datetime | None = None) -> Review:
     if refusal is not None:
         raise PlaybackRequired(refusal)
     review.played_at = now
-    Review.objects.filter(pk=review.pk, played_at__isnull=True).update(played_at=now)
+    compare_and_set(Review.objects.filter(pk=review.pk, played_at__isnull=True), played_at=now)
     return review
 
 

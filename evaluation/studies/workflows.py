@@ -23,6 +23,7 @@ from evaluation.studies.models import (
     StudyTurn,
     StudyTurnPlayback,
 )
+from webapp.db import compare_and_set
 from webapp.models import User
 
 
@@ -36,8 +37,9 @@ def present(assignment: StudyAssignment, now: datetime | None = None) -> None:
         assignment.presented_at = now or timezone.now()
         # One conditional UPDATE, atomic without a transaction: filter(presented_at=None) keeps a
         # second tab showing the page from moving the first time (and so the playback gate).
-        StudyAssignment.objects.filter(pk=assignment.pk, presented_at__isnull=True).update(
-            presented_at=assignment.presented_at
+        compare_and_set(
+            StudyAssignment.objects.filter(pk=assignment.pk, presented_at__isnull=True),
+            presented_at=assignment.presented_at,
         )
 
 
@@ -53,7 +55,7 @@ def record_playback(assignment: StudyAssignment, now: datetime | None = None) ->
     assignment.played_at = now
     # One conditional UPDATE, atomic without a transaction: when two tabs report at once, the
     # first time recorded stays.
-    StudyAssignment.objects.filter(pk=assignment.pk, played_at__isnull=True).update(played_at=now)
+    compare_and_set(StudyAssignment.objects.filter(pk=assignment.pk, played_at__isnull=True), played_at=now)
     return assignment
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 from django.utils import timezone
 
 from ml.builder.models import (
@@ -32,6 +32,7 @@ from ml.builder.models import (
     SampleStatus,
 )
 from ml.builder.stages import DIALOGUE_BROKEN, STAGE_VERSIONS, TRAJECTORIES
+from webapp.db import compare_and_set
 from webapp.models import FINISHED_STATUSES, Job
 
 ROW_BATCH = 2000
@@ -84,9 +85,13 @@ def ensure_rows(build_id: int, stage: str) -> int:
 def release_dead_claims(job: Job, build_id: int, stage: str) -> int:
     """Put back to pending the rows earlier attempts of this job, or finished jobs, left claimed."""
     running = SampleStage.objects.filter(build_id=build_id, stage=stage, status=SampleStageStatus.RUNNING)
-    dead = Q(claimed_job=job, claimed_attempt__lt=job.attempts) | Q(claimed_job__isnull=True)
-    dead |= Q(claimed_job__status__in=FINISHED_STATUSES)
-    return running.filter(dead).update(status=SampleStageStatus.PENDING)
+    # The finished-job test is an EXISTS over the row, not a join: compare_and_set keeps every
+    # condition on the rows it writes, so a claim taken meanwhile is never released.
+    job_finished = Exists(Job.objects.filter(pk=OuterRef("claimed_job_id"), status__in=FINISHED_STATUSES))
+    dead = (
+        Q(claimed_job=job, claimed_attempt__lt=job.attempts) | Q(claimed_job__isnull=True) | Q(job_finished)
+    )
+    return compare_and_set(running.filter(dead), status=SampleStageStatus.PENDING)
 
 
 def claim_batch(job: Job, build_id: int, stage: str, size: int) -> list[list[SampleStage]]:
@@ -138,12 +143,13 @@ def finish_unit(job: Job, rows: Sequence[SampleStage], results: Sequence[SampleR
     with transaction.atomic():
         for row in rows:
             result = by_sample[row.sample_id]
-            written = SampleStage.objects.filter(
-                pk=row.pk,
-                status=SampleStageStatus.RUNNING,
-                claimed_job=job,
-                claimed_attempt=job.attempts,
-            ).update(
+            written = compare_and_set(
+                SampleStage.objects.filter(
+                    pk=row.pk,
+                    status=SampleStageStatus.RUNNING,
+                    claimed_job=job,
+                    claimed_attempt=job.attempts,
+                ),
                 status=SampleStageStatus.DONE,
                 outcome=Outcome.KEPT if result.kept else Outcome.DROPPED,
                 reason=result.reason[:64],

@@ -261,14 +261,20 @@ def _mark_stopped(build: Build, stage: str, status: str) -> None:
 
 def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
     """Start again the first unfinished stage of a build whose jobs failed or were cancelled."""
-    running = BuildStage.objects.filter(build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
-    if running.exists():
-        raise BuildBusy("the build still has stage jobs queued or running")
-    row = BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).order_by("id").first()
-    if row is None:
-        return []
-    Build.objects.filter(pk=build.pk).update(status=BuildStatus.RUNNING)
-    return start_stage(build, row.stage, BuildConfig.from_json(build.config), started_by)
+    with transaction.atomic():
+        # The build's lock: two resumes at once (two tabs, an API retry) would otherwise both see
+        # no job running and both start the stage.
+        Build.objects.select_for_update().get(pk=build.pk)
+        running = BuildStage.objects.filter(
+            build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+        )
+        if running.exists():
+            raise BuildBusy("the build still has stage jobs queued or running")
+        row = BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).order_by("id").first()
+        if row is None:
+            return []
+        Build.objects.filter(pk=build.pk).update(status=BuildStatus.RUNNING)
+        return start_stage(build, row.stage, BuildConfig.from_json(build.config), started_by)
 
 
 def rerun_from(

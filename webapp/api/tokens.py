@@ -19,6 +19,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
+from webapp.db import compare_and_set
 from webapp.models import ApiToken, User
 
 TOKEN_PREFIX = "es_"
@@ -51,8 +52,9 @@ def revoke_token(user: User, token_id: int) -> bool:
     """Revoke one of the user's tokens; return False when they hold no such live token."""
     with transaction.atomic():
         return bool(
-            ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(
-                revoked_at=timezone.now()
+            compare_and_set(
+                ApiToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True),
+                revoked_at=timezone.now(),
             )
         )
 
