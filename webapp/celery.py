@@ -46,6 +46,14 @@ def reap_stale_jobs_task() -> list[int]:
     return reap_stale_jobs()
 
 
+@app.task(name="webapp.purge_idempotency_keys", ignore_result=True)
+def purge_idempotency_keys_task() -> int:
+    """Forget API idempotency keys older than IDEMPOTENCY_KEY_HOURS (run by Celery beat)."""
+    from webapp.idempotency import purge_expired_keys
+
+    return purge_expired_keys()
+
+
 @worker_ready.connect
 def _reap_on_start(**_: Any) -> None:
     # A worker that starts after a crash picks up the pieces of jobs its predecessor left running.

@@ -117,3 +117,28 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"
+
+
+class IdempotentRequest(models.Model):
+    """An API write sent with an `Idempotency-Key`, and the answer it got (webapp.idempotency).
+
+    Stored in the same transaction as the write itself, so a client that lost the answer (a killed
+    web worker, a dropped connection) can send the request again and be told what happened
+    instead of applying it twice.
+    """
+
+    principal = models.CharField(max_length=80, help_text="Who sent it: a user id or a token digest")
+    key = models.CharField(max_length=200)
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the method, path and body")
+    status_code = models.PositiveSmallIntegerField(default=0)
+    content_type = models.CharField(max_length=200, blank=True)
+    body = models.BinaryField(default=b"")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["principal", "key"], name="idempotency_key_once_per_principal")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status_code})"

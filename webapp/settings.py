@@ -71,6 +71,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "webapp.http.ContentSecurityPolicyMiddleware",
+    # After authentication: a key is scoped to who sent it (webapp.idempotency).
+    "webapp.idempotency.IdempotencyMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
     "axes.middleware.AxesMiddleware",
 ]
@@ -214,8 +216,11 @@ JOB_MAX_ATTEMPTS = env_int("ECHOSTUDIO_JOB_MAX_ATTEMPTS", 2, minimum=1)
 JOB_REAP_EVERY_SECONDS = env_float(
     "ECHOSTUDIO_JOB_REAP_EVERY_SECONDS", JOB_STALE_AFTER_SECONDS / 2, minimum=0.5
 )
+# How long an API write's Idempotency-Key is remembered (webapp.idempotency); beat forgets older ones.
+IDEMPOTENCY_KEY_HOURS = env_float("ECHOSTUDIO_IDEMPOTENCY_KEY_HOURS", 24.0, minimum=0.01)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "webapp.reap_stale_jobs", "schedule": JOB_REAP_EVERY_SECONDS},
+    "purge-idempotency-keys": {"task": "webapp.purge_idempotency_keys", "schedule": 3600.0},
 }
 
 # OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+import uuid
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -10,6 +12,11 @@ import httpx
 from tqdm import tqdm
 
 DEFAULT_URL = "http://127.0.0.1:8000"
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# A write whose answer was lost (a restarted web worker, a dropped connection) is sent again with
+# the same Idempotency-Key, so the server answers it instead of applying it twice.
+WRITE_ATTEMPTS = 4
+RETRY_PAUSE_SECONDS = 0.5
 
 
 class ClientError(Exception):
@@ -51,11 +58,29 @@ class Studio:
         )
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """Send a request; raise ClientError with the server's explanation on any error status."""
-        response = self.http.request(method, path, **kwargs)
+        """Send a request; raise ClientError with the server's explanation on any error status.
+
+        A write carries an Idempotency-Key and is sent again, with the same key, when the
+        connection fails before an answer arrives (webapp.idempotency on the server)."""
+        if method.upper() not in WRITE_METHODS:
+            response = self.http.request(method, path, **kwargs)
+        else:
+            response = self._write(method, path, **kwargs)
         if response.is_error:
             raise ClientError(_explain(response))
         return response
+
+    def _write(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {"Idempotency-Key": str(uuid.uuid4()), **kwargs.pop("headers", {})}
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            _rewind(kwargs.get("files"))
+            try:
+                return self.http.request(method, path, headers=headers, **kwargs)
+            except httpx.TransportError:
+                if attempt == WRITE_ATTEMPTS:
+                    raise
+                time.sleep(RETRY_PAUSE_SECONDS * attempt)
+        raise AssertionError("unreachable")
 
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()
@@ -81,6 +106,14 @@ class Studio:
         return tqdm(
             total=total, desc=description, unit=unit, unit_scale=scale, disable=self.quiet, leave=False
         )
+
+
+def _rewind(files: Any) -> None:
+    """Seek each uploaded file back to its start, so a retry sends the whole file again."""
+    for value in (files or {}).values():
+        handle = value[1] if isinstance(value, tuple) else value
+        if hasattr(handle, "seek"):
+            handle.seek(0)
 
 
 def _explain(response: httpx.Response) -> str:
