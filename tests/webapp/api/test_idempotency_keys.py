@@ -19,8 +19,8 @@ KEY = "4f1c2d9e-retry-me"
 
 
 def post_system(client: Client, name: str, key: str | None = KEY) -> Any:
-    headers = {"HTTP_IDEMPOTENCY_KEY": key} if key is not None else {}
-    return client.post("/api/systems/", {"name": name}, content_type="application/json", **headers)
+    headers = {"Idempotency-Key": key} if key is not None else {}
+    return client.post("/api/systems/", {"name": name}, content_type="application/json", headers=headers)
 
 
 def token_client(user: User) -> Client:
