@@ -39,25 +39,13 @@ from typing import Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import faults
+from bench.people import ANNOTATORS, REVIEWERS, client, perception, rows_of, seed, tom
 from bench.servers import ROOT, gunicorn, postgres_urls, throwaway_database
 
-ANNOTATORS, ANNOTATIONS_EACH = 50, 20
-REVIEWERS, TAKES = 10, 40
-GOLD_ITEMS = 40
 BENCH_DATABASE = "bench_concurrency"
-
-
-def perception(marker: str) -> dict[str, Any]:
-    """A complete perception document for the seeded script, marked so a stored copy can be told apart."""
-    from tests.annotation.labelling.support import perception as complete_perception
-
-    return complete_perception(situation=marker)
-
-
-def tom(marker: str) -> dict[str, Any]:
-    from tests.annotation.labelling.support import tom as complete_tom
-
-    return complete_tom(context=marker)
+# The bench's own Redis database (the broker of the task-worker and broker faults).
+BENCH_BROKER = "redis://127.0.0.1:6379/14"
 
 
 @dataclass
@@ -79,108 +67,6 @@ class Record:
             self.races[kind][outcome] += 1
 
 
-@dataclass
-class Seeded:
-    annotator_cookies: list[dict[str, str]]
-    reviewer_cookies: list[dict[str, str]]
-    admin_cookies: dict[str, str]
-    gold_item_ids: list[int]
-
-
-def seed() -> Seeded:
-    """Create the people and the work (runs inside this process, on the bench database)."""
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-
-    from annotation.labelling.models import Annotation
-    from annotation.recording.models import Item, Review, Take
-    from tests.annotation.labelling.support import SCRIPT
-    from webapp.models import User
-    from webapp.roles import Role, grant_role
-
-    def person(name: str, *roles: Role) -> User:
-        user = User.objects.create_user(username=name, password=secrets.token_urlsafe(16))
-        for role in roles:
-            grant_role(user, role)
-        return user
-
-    def cookies_for(user: User) -> dict[str, str]:
-        # A logged-in session made the way django.contrib.auth.login makes one, without the
-        # login form (whose throttling would treat 61 logins in a second as an attack).
-        session = SessionStore()
-        session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]  # the password backend
-        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        session.create()
-        return {settings.SESSION_COOKIE_NAME: session.session_key or "", settings.CSRF_COOKIE_NAME: "b" * 32}
-
-    annotators = [person(f"annotator{n}", Role.ANNOTATOR) for n in range(ANNOTATORS)]
-    reviewers = [person(f"reviewer{n}", Role.REVIEWER) for n in range(REVIEWERS)]
-    admin = person("admin", Role.ADMIN, Role.LEAD_ANNOTATOR)
-    actor = person("actor", Role.VOICE_ACTOR)
-    helpers = [person(f"helper{n}", Role.ANNOTATOR) for n in range(3)]
-
-    features = {"pitch_level": "high", "energy_level": "normal", "rate_level": "low", "intonation": "falling"}
-
-    def recorded(prefix: str, count: int, state: str, take_status: str) -> tuple[list[Item], list[Take]]:
-        """`count` items of SCRIPT with one take each (their recording, once the take is accepted)."""
-        fixed = {"text": SCRIPT, "scenario": "modality-conflict", "target_emotion": "angry", "state": state}
-        items = Item.objects.bulk_create(
-            [Item(external_id=f"{prefix}-{n:05d}", **fixed) for n in range(count)]
-        )
-        key = "audio/take/bench-{}.wav"
-        takes = Take.objects.bulk_create(
-            Take(item=item, actor=actor, status=take_status, audio_key=key.format(item.pk),
-                 original_key=key.format(item.pk), duration_seconds=2.0, features=features)
-            for item in items
-        )  # fmt: skip
-        if take_status == Take.Status.ACCEPTED:
-            for item, take in zip(items, takes, strict=True):
-                item.recording = take
-            Item.objects.bulk_update(items, ["recording"])
-        return items, takes
-
-    def annotations(items: list[Item], who: Callable[[int], list[User]], status: str, marker: str) -> None:
-        Annotation.objects.bulk_create(
-            Annotation(item=item, annotator=user, status=status, perception=perception(marker), tom=tom(marker),
-                       version=1)
-            for index, item in enumerate(items)
-            for user in who(index)
-        )  # fmt: skip
-
-    labelled, _ = recorded("LAB", ANNOTATORS * ANNOTATIONS_EACH, Item.State.ANNOTATING, Take.Status.ACCEPTED)
-    annotations(
-        labelled, lambda index: [annotators[index // ANNOTATIONS_EACH]], Annotation.Status.DRAFT, "start"
-    )
-    _, in_review = recorded("REV", TAKES, Item.State.IN_REVIEW, Take.Status.IN_REVIEW)
-    Review.objects.bulk_create(
-        Review(take=take, reviewer=reviewers[(index + k * 3) % REVIEWERS])
-        for index, take in enumerate(in_review)
-        for k in range(3)
-    )
-    agreeing, _ = recorded("GLD", GOLD_ITEMS, Item.State.ANNOTATING, Take.Status.ACCEPTED)
-    annotations(agreeing, lambda index: helpers, Annotation.Status.SUBMITTED, "agreed")
-    return Seeded(
-        annotator_cookies=[cookies_for(user) for user in annotators],
-        reviewer_cookies=[cookies_for(user) for user in reviewers],
-        admin_cookies=cookies_for(admin),
-        gold_item_ids=[item.pk for item in agreeing],
-    )
-
-
-def client(base_url: str, cookies: dict[str, str]) -> httpx.Client:
-    return httpx.Client(
-        base_url=base_url,
-        cookies=cookies,
-        headers={"X-CSRFToken": "b" * 32, "Referer": base_url + "/"},
-        timeout=60,
-    )
-
-
 def timed(record: Record, kind: str, send: Callable[[], httpx.Response]) -> httpx.Response:
     started = time.perf_counter()
     response = send()
@@ -196,13 +82,6 @@ def twice_at_once(record: Record, kind: str, send: Callable[[], httpx.Response])
 
 def race_outcome(responses: list[httpx.Response], succeeded: Callable[[httpx.Response], bool]) -> str:
     return " + ".join(sorted("ok" if succeeded(r) else str(r.status_code) for r in responses))
-
-
-def rows_of(response: httpx.Response) -> list[dict[str, Any]]:
-    if response.status_code != 200:
-        raise SystemExit(f"{response.request.url} answered {response.status_code}: {response.text[:300]}")
-    listing = response.json()
-    return listing["results"] if isinstance(listing, dict) else listing
 
 
 def annotator_day(base_url: str, cookies: dict[str, str], record: Record, stored: dict[int, str]) -> None:
@@ -251,16 +130,46 @@ def reviewer_day(base_url: str, cookies: dict[str, str], record: Record, verdict
             record.race("double verdict", race_outcome(answers, lambda r: r.status_code == 200))
 
 
-def admin_day(base_url: str, cookies: dict[str, str], record: Record, item_ids: list[int]) -> None:
-    with client(base_url, cookies) as http:
+def leads_day(base_url: str, lead_cookies: list[dict[str, str]], record: Record, item_ids: list[int]) -> None:
+    """Two leads fast-track the same items to gold at the same moment (an adjudication race)."""
+    leads = [client(base_url, cookies) for cookies in lead_cookies]
+    try:
         for item_id in item_ids:
             url = f"/adjudicate/{item_id}/fast-track/"
-            answers = twice_at_once(record, "fast-track", partial(http.post, url, data={"version": "0"}))
+            with ThreadPoolExecutor(len(leads)) as both:
+                answers = list(
+                    both.map(
+                        lambda http, url=url: timed(
+                            record, "fast-track", partial(http.post, url, data={"version": "0"})
+                        ),
+                        leads,
+                    )
+                )
             # Success redirects to the queue; a refusal back to the item's page with the reason.
-            record.race(
-                "double fast-track",
-                race_outcome(answers, partial(fast_tracked, item_id)),
+            record.race("two leads fast-track", race_outcome(answers, partial(fast_tracked, item_id)))
+    finally:
+        for http in leads:
+            http.close()
+
+
+def two_tabs(
+    base_url: str, cookies: dict[str, str], pk: int, record: Record, winners: dict[int, str]
+) -> None:
+    """Autosave one annotation from two tabs at the same moment, each with labels of its own."""
+    with client(base_url, cookies) as http:
+        version = http.get(f"/api/annotations/{pk}/").json()["version"]
+
+        def save(tab: str) -> tuple[str, httpx.Response]:
+            body = {"perception": perception(f"{tab} {pk}"), "tom": tom(f"{tab} {pk}"), "version": version}
+            return tab, timed(
+                record, "two-tab autosave", partial(http.put, f"/api/annotations/{pk}/", json=body)
             )
+
+        with ThreadPoolExecutor(2) as tabs:
+            answers = list(tabs.map(save, ["tabA", "tabB"]))
+    record.race("two-tab autosave", race_outcome([r for _, r in answers], lambda r: r.status_code == 200))
+    saved = [f"{tab} {pk}" for tab, response in answers if response.status_code == 200]
+    winners[pk] = saved[0] if len(saved) == 1 else f"{len(saved)} tabs were told they saved"
 
 
 def fast_tracked(item_id: int, response: httpx.Response) -> bool:
@@ -330,20 +239,28 @@ def main() -> None:
         "DJANGO_DEBUG": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "ECHOSTUDIO_VAR_DIR": str(var_dir),
-        "CELERY_BROKER_URL": f"filesystem://{var_dir}/broker",
+        "CELERY_BROKER_URL": BENCH_BROKER,
+        # A killed worker's job is found within seconds rather than a minute.
+        "ECHOSTUDIO_JOB_HEARTBEAT_SECONDS": "0.5",
+        "ECHOSTUDIO_JOB_STALE_AFTER_SECONDS": "3",
+        "ECHOSTUDIO_JOB_REAP_EVERY_SECONDS": "1",
     }
     env.pop("ECHOSTUDIO_PRODUCTION", None)
     os.environ.update(env)
+    if not faults.redis_answers():
+        raise SystemExit("Redis must answer on 127.0.0.1:6379 (the broker of the fault phase).")
     with throwaway_database(server_url, BENCH_DATABASE):
         migrate = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
         subprocess.run(migrate, cwd=ROOT, env=env, check=True)
         seeded = seed()
         # Django's logging setup shows every httpx request at INFO; the table below is the report.
         logging.getLogger("httpx").setLevel(logging.WARNING)
-        with gunicorn(env, var_dir / "gunicorn.log") as base_url:
+        pids: list[int] = []
+        with gunicorn(env, var_dir / "gunicorn.log", pids) as base_url:
             record = Record()
             stored: dict[int, str] = {}
             verdicts: dict[str, str] = {}
+            tab_winners: dict[int, str] = {}
             started = time.perf_counter()
             with ThreadPoolExecutor(ANNOTATORS + REVIEWERS + 1) as people:
                 jobs = [
@@ -355,19 +272,32 @@ def main() -> None:
                     for c in seeded.reviewer_cookies
                 ]
                 jobs.append(
-                    people.submit(admin_day, base_url, seeded.admin_cookies, record, seeded.gold_item_ids)
+                    people.submit(leads_day, base_url, seeded.lead_cookies, record, seeded.gold_item_ids)
                 )
                 for job in jobs:
                     job.result()
+            with ThreadPoolExecutor(16) as pairs:
+                for done in [
+                    pairs.submit(two_tabs, base_url, cookies, pk, record, tab_winners)
+                    for pk, cookies in seeded.tab_race_cookies.items()
+                ]:
+                    done.result()
             elapsed = time.perf_counter() - started
-        problems = check(stored, verdicts, seeded.gold_item_ids)
+            acknowledged, recovery, fault_jobs = faults.fault_phase(base_url, pids[0], env, var_dir, seeded)
+        from django.db import connections
+
+        connections.close_all()  # the database restarted under this process's connection too
+        problems = {
+            **check(stored, verdicts, seeded.gold_item_ids),
+            **faults.acknowledged_problems(acknowledged, tab_winners),
+        }
 
     requests = sum(sum(counter.values()) for counter in record.statuses.values())
     server_errors = sum(
         n for counter in record.statuses.values() for status, n in counter.items() if status >= 500
     )
     print(
-        f"\n{requests:,} requests in {elapsed:.1f} s from {ANNOTATORS} annotators, {REVIEWERS} reviewers, 1 admin"
+        f"\n{requests:,} requests in {elapsed:.1f} s from {ANNOTATORS} annotators, {REVIEWERS} reviewers, 2 leads"
     )
     print(f"\n{'request':24} {'count':>6} {'p50 ms':>8} {'p95 ms':>8}  statuses")
     for kind, times in sorted(record.latencies.items()):
@@ -375,14 +305,28 @@ def main() -> None:
         p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
         statuses = ", ".join(f"{status}: {n}" for status, n in sorted(record.statuses[kind].items()))
         print(f"{kind:24} {len(times):>6} {statistics.median(times):>8.1f} {p95:>8.1f}  {statuses}")
-    print("\nraces (two identical requests at once)")
+    print("\nraces (two requests at once)")
     for kind, outcomes in sorted(record.races.items()):
         print(f"  {kind:22} " + ", ".join(f"{outcome}: {n}" for outcome, n in outcomes.most_common()))
+    print(
+        f"\nfaults, under load ({len(acknowledged.labels)} annotations acknowledged, "
+        f"{acknowledged.retries} retries with the same Idempotency-Key)"
+    )
+    for fault, seconds in recovery.items():
+        print(f"  {fault:28} recovered in {seconds:.2f} s")
+    for name, outcome in fault_jobs.items():
+        print(f"  job {name}: {outcome}")
     print("\nafter the run")
     for name, count in problems.items():
-        print(f"  {name:44} {count}")
-    print(f"  {'5xx responses':44} {server_errors}")
-    failed = server_errors or any(count for name, count in problems.items())
+        print(f"  {name:52} {count}")
+    print(f"  {'5xx responses (before the faults)':52} {server_errors}")
+    killed = fault_jobs.get("killed mid-job", {})
+    stuck = sum(
+        n
+        for status, n in fault_jobs.get("started while the broker was down", {}).items()
+        if status != "succeeded"
+    )
+    failed = server_errors or stuck or any(problems.values()) or killed.get("status") != "succeeded"
     sys.exit(1 if failed else 0)
 
 

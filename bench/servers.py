@@ -53,8 +53,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], log: Path) -> Iterator[str]:
-    """Serve webapp.wsgi with the project's gunicorn.conf.py; yield its base URL once it answers."""
+def gunicorn(env: dict[str, str], log: Path, pids: list[int] | None = None) -> Iterator[str]:
+    """Serve webapp.wsgi with the project's gunicorn.conf.py; yield its base URL once it answers
+    (and append the master's pid to `pids`, for a bench that kills its workers)."""
     base_url = f"http://127.0.0.1:{free_port()}"
     command = [sys.executable, "-m", "gunicorn", "--bind", base_url.removeprefix("http://"), "webapp.wsgi"]
     server = subprocess.Popen(
@@ -64,6 +65,8 @@ def gunicorn(env: dict[str, str], log: Path) -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
     )
+    if pids is not None:
+        pids.append(server.pid)
     try:
         deadline = time.monotonic() + 60
         while not _answers(base_url):

@@ -23,17 +23,21 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from webapp.db import compare_and_set
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
+# A job whose send failed is retried by the reaper once this old (its on_commit send may still be
+# on its way for a moment after the row is committed).
+UNSENT_GRACE_SECONDS = 2.0
 
 QUEUES = ("default", "gpu")
 JobResult = dict[str, Any] | None
@@ -114,11 +118,35 @@ def start_job(
     return job
 
 
-def enqueue(job: Job) -> None:
-    """Send the job's id to its queue."""
+def enqueue(job: Job) -> bool:
+    """Send the job's id to its queue; return False when the broker could not be reached.
+
+    A job is committed before its id is sent (on_commit), so a broker that is down (restarting,
+    unreachable) must not turn the request that started the job into an error after the fact,
+    nor leave the job queued forever: the job stays queued without `enqueued_at`, and the reaper
+    sends it again (`resend_unsent_jobs`). A broker that restarts without persistence loses the
+    messages it held; a job queued longer than JOB_RESEND_QUEUED_AFTER_SECONDS is sent again too.
+    A copy delivered twice is harmless: `_claim` starts a job once.
+    """
     from webapp.celery import run_job_task
 
-    run_job_task.apply_async(args=(job.pk,), queue=job.queue)
+    try:
+        run_job_task.apply_async(args=(job.pk,), queue=job.queue)
+    except Exception:
+        logger.warning("job %s: the broker did not take it; the reaper sends it again", job.pk, exc_info=True)
+        return False
+    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(enqueued_at=timezone.now())
+    return True
+
+
+def resend_unsent_jobs() -> list[int]:
+    """Send again the queued jobs the broker never took, or may have lost; return their ids."""
+    now = timezone.now()
+    lost = Job.objects.filter(status=JobStatus.QUEUED).filter(
+        Q(enqueued_at__isnull=True, created_at__lt=now - timedelta(seconds=UNSENT_GRACE_SECONDS))
+        | Q(enqueued_at__lt=now - timedelta(seconds=settings.JOB_RESEND_QUEUED_AFTER_SECONDS))
+    )
+    return [job.pk for job in lost.only("pk", "queue") if enqueue(job)]
 
 
 def cancel_job(job: Job) -> Job:
@@ -336,9 +364,9 @@ def reap_stale_jobs() -> list[int]:
                 continue
             reaped.append(job.pk)
             if job.attempts < settings.JOB_MAX_ATTEMPTS and not job.cancel_requested:
-                job.status = JobStatus.QUEUED
+                job.status, job.enqueued_at = JobStatus.QUEUED, None
                 job.message = f"The worker stopped during attempt {job.attempts}; queued again"
-                job.save(update_fields=["status", "message"])
+                job.save(update_fields=["status", "message", "enqueued_at"])
                 transaction.on_commit(lambda job=job: enqueue(job))  # type: ignore[misc]
             else:
                 _finish(
@@ -350,6 +378,7 @@ def reap_stale_jobs() -> list[int]:
                     ),
                     message="Worker lost",
                 )
+    resend_unsent_jobs()
     return reaped
 
 

@@ -66,6 +66,9 @@ class Job(models.Model):
     worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the process running it")
     attempts = models.PositiveIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
+    enqueued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its id last reached the broker; empty while no send has"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -218,6 +218,9 @@ JOB_REAP_EVERY_SECONDS = env_float(
 )
 # How long an API write's Idempotency-Key is remembered (webapp.idempotency); beat forgets older ones.
 IDEMPOTENCY_KEY_HOURS = env_float("ECHOSTUDIO_IDEMPOTENCY_KEY_HOURS", 24.0, minimum=0.01)
+# A queued job still not started after this long is sent to the broker again (a broker restarted
+# without persistence loses what it held); the copy is dropped if the first one started it.
+JOB_RESEND_QUEUED_AFTER_SECONDS = env_float("ECHOSTUDIO_JOB_RESEND_QUEUED_AFTER_SECONDS", 600.0, minimum=1.0)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "webapp.reap_stale_jobs", "schedule": JOB_REAP_EVERY_SECONDS},
     "purge-idempotency-keys": {"task": "webapp.purge_idempotency_keys", "schedule": 3600.0},

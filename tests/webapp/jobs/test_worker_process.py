@@ -99,3 +99,39 @@ def test_a_stalled_job_is_never_run_by_two_workers_and_ends_once(worker_factory,
     finished_at = job.finished_at
     job.refresh_from_db()
     assert (job.status, job.finished_at, job.result) == (JobStatus.SUCCEEDED, finished_at, {"steps": 25})
+
+
+def test_a_job_started_while_the_broker_is_down_runs_once_the_reaper_sends_it(worker_factory) -> None:
+    import subprocess
+    import sys
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.conftest import ROOT, _worker_environment
+
+    # given: a job started by a process whose broker does not answer (nothing listens on port 9)
+    env = _worker_environment(
+        {"CELERY_BROKER_URL": "redis://127.0.0.1:9/0", "DJANGO_SETTINGS_MODULE": "webapp.settings"}
+    )
+    code = (
+        "import django; django.setup(); from webapp.jobs import start_job; "
+        "print(start_job('diagnostic_sleep', parameters={'steps': 2, 'delay_s': 0.05}).pk)"
+    )
+    started = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    # then: starting it did not fail, and the job waits, queued, not sent
+    assert started.returncode == 0, started.stderr[-2000:]
+    job = Job.objects.get(pk=int(started.stdout.split()[-1]))
+    assert (job.status, job.enqueued_at) == (JobStatus.QUEUED, None)
+
+    # when: the reaper runs with the broker back (beat runs it every few seconds)
+    worker = worker_factory(**FAST_HEARTBEAT)
+    Job.objects.filter(pk=job.pk).update(created_at=timezone.now() - timedelta(seconds=10))
+    reap_stale_jobs()
+
+    # then: it is sent once more and runs to its end, once
+    wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"job never ran:\n{worker.log_text()}")
+    assert job.attempts == 1
+    assert job.enqueued_at is not None
