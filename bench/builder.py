@@ -69,7 +69,7 @@ def run(sizes: list[int]) -> None:
     from webapp.jobs import run_job
     from webapp.models import Job, JobStatus
 
-    webapp.jobs.enqueue = lambda job: None  # jobs run here, one after another, as one worker would
+    webapp.jobs.enqueue = lambda job: True  # jobs run here, one after another, as one worker would
     make_taxonomy()
     context = multiprocessing.get_context("spawn")
     ready, stop = context.Queue(), context.Event()
