@@ -312,8 +312,10 @@ def main() -> None:
         f"\nfaults, under load ({len(acknowledged.labels)} annotations acknowledged, "
         f"{acknowledged.retries} retries with the same Idempotency-Key)"
     )
+    cut = fault_jobs.pop("writes cut by each fault (sent again with their key)")
     for fault, seconds in recovery.items():
-        print(f"  {fault:28} recovered in {seconds:.2f} s")
+        back = f"answered again {seconds:.2f} s after the fault" if seconds else "no probe failed"
+        print(f"  {fault:28} {back}; {cut.get(fault, 0)} writes cut and sent again")
     for name, outcome in fault_jobs.items():
         print(f"  job {name}: {outcome}")
     print("\nafter the run")

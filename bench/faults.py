@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from threading import Event, Lock
+from threading import Event, Lock, Thread
 from typing import Any
 
 import httpx
@@ -91,19 +91,27 @@ def keep_annotating(
                 record.submits[pk] = final
 
 
-def time_to_recover(probe: Callable[[], bool], injected_at: float, stop: Event, limit: float = 60.0) -> float:
-    """Return seconds from `injected_at` until `probe` succeeds after having failed (0 if it never failed)."""
-    failed = False
-    while time.monotonic() - injected_at < limit and not stop.is_set():
-        if probe():
-            if failed:
-                return time.monotonic() - injected_at
-            if time.monotonic() - injected_at > 3.0:
-                return 0.0  # answered throughout: nothing to recover from
-        else:
-            failed = True
-        time.sleep(PROBE_EVERY_SECONDS)
-    return float("nan")
+class Probe(Thread):
+    """Asks `check` every PROBE_EVERY_SECONDS from before a fault until stopped, keeping each answer."""
+
+    def __init__(self, check: Callable[[], bool]) -> None:
+        super().__init__(daemon=True)
+        self.check, self.stopped, self.answers = check, Event(), list[tuple[float, bool]]()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            self.answers.append((time.monotonic(), self.check()))
+            time.sleep(PROBE_EVERY_SECONDS)
+
+    def recovery_after(self, injected_at: float) -> float:
+        """Seconds from `injected_at` to the first answer after the last failed one (0: none failed)."""
+        self.stopped.set()
+        self.join(timeout=10)
+        failures = [moment for moment, ok in self.answers if moment >= injected_at and not ok]
+        if not failures:
+            return 0.0
+        back = [moment for moment, ok in self.answers if ok and moment > failures[-1]]
+        return back[0] - injected_at if back else float("nan")
 
 
 def answers(base_url: str, cookies: dict[str, str]) -> Callable[[], bool]:
@@ -251,51 +259,56 @@ def fault_phase(
 ) -> tuple[Acknowledged, dict[str, float], dict[str, Any]]:
     """Put each fault under the annotators' load in turn; return what was acknowledged, the recovery
     time of each fault, and how the jobs caught by a fault ended."""
-    acknowledged, recovery, jobs = Acknowledged(), {}, {}
+    acknowledged, recovery, jobs, cut = Acknowledged(), {}, {}, {}
 
     def labels(marker: str, version: int) -> dict[str, Any]:
         return {"perception": perception(marker), "tom": tom(marker), "version": version}
 
-    with celery_beat(env, var_dir), celery_worker(env, var_dir / "celery.log"):
+    with celery_beat(env, var_dir):
         for fault in FAULTS:
             from django.db import connections
 
             connections.close_all()  # a restarted database cut this process's connection too
             sessions = [client(base_url, cookies) for cookies in seeded.fault_cookies[fault]]
-            stop = Event()
-            with ThreadPoolExecutor(len(sessions) + 1) as people:
+            retries_before = acknowledged.retries
+            with ThreadPoolExecutor(len(sessions)) as people:
                 load = [
                     people.submit(
-                        keep_annotating,
-                        http,
-                        rows_of(http.get("/api/annotations/")),
-                        acknowledged,
-                        labels,
+                        keep_annotating, http, rows_of(http.get("/api/annotations/")), acknowledged, labels
                     )
                     for http in sessions
                 ]
                 time.sleep(1.0)
+                probe = Probe(
+                    redis_answers
+                    if fault == "broker restart"
+                    else answers(base_url, seeded.fault_cookies[fault][0])
+                )
+                probe.start()
+                time.sleep(0.2)
                 injected_at = time.monotonic()
-                probe = answers(base_url, seeded.fault_cookies[fault][0])
                 if fault == "database restart":
                     restart_postgresql()
                 elif fault == "broker restart":
-                    restart_redis()
-                    # Jobs started while the broker is down must still run once it is back.
-                    during = [start_sleep_job(steps=3, delay_s=0.05) for _ in range(3)]
-                    probe = redis_answers
+                    with celery_worker(env, var_dir / "celery.log"):
+                        restart_redis()
+                        # Jobs started while the broker is down must still run once it is back.
+                        during = [start_sleep_job(steps=3, delay_s=0.05) for _ in range(3)]
+                        jobs["started while the broker was down"] = jobs_started_through_the_outage(during)
                 elif fault == "web worker killed":
                     kill_one_web_worker(master_pid)
                 if fault == "task worker killed mid-job":
+                    probe.stopped.set()
                     recovery[fault], jobs["killed mid-job"] = kill_worker_mid_job(env, var_dir)
                 else:
-                    recovery[fault] = time_to_recover(probe, injected_at, stop)
+                    time.sleep(3.0)
+                    recovery[fault] = probe.recovery_after(injected_at)
                 for done in load:
                     done.result()
-                if fault == "broker restart":
-                    jobs["started while the broker was down"] = jobs_started_through_the_outage(during)
+            cut[fault] = acknowledged.retries - retries_before
             for http in sessions:
                 http.close()
+    jobs["writes cut by each fault (sent again with their key)"] = cut
     return acknowledged, recovery, jobs
 
 
