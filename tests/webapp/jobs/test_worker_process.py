@@ -99,3 +99,13 @@ def test_a_stalled_job_is_never_run_by_two_workers_and_ends_once(worker_factory,
     finished_at = job.finished_at
     job.refresh_from_db()
     assert (job.status, job.finished_at, job.result) == (JobStatus.SUCCEEDED, finished_at, {"steps": 25})
+
+
+def test_a_worker_given_its_own_var_dir_still_consumes_the_tests_broker(worker_factory, tmp_path) -> None:
+    # given a worker whose ECHOSTUDIO_VAR_DIR (which also holds the file broker's folder) is moved
+    worker = worker_factory(**FAST_HEARTBEAT, ECHOSTUDIO_VAR_DIR=str(tmp_path / "elsewhere"))
+    # when a job is enqueued on the test's broker, then that worker runs it
+    job = start_job("diagnostic_sleep", parameters={"steps": 1, "delay_s": 0.0})
+    wait_until(
+        lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"the worker never saw the job:\n{worker.log_text()}"
+    )
