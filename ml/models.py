@@ -1,5 +1,6 @@
 """The ml app's models, for Django's registry only; they live in `ml.jobs.models` and `ml.builder.models`."""
 
+from ml.builder.export_versions import BuildExport
 from ml.builder.models import (
     Build,
     BuildDialogue,
@@ -17,6 +18,7 @@ from ml.jobs.models import Checkpoint, DatasetSnapshot, OutputRewardScore
 __all__ = [
     "Build",
     "BuildDialogue",
+    "BuildExport",
     "BuildLlmCall",
     "BuildSample",
     "BuildStage",

@@ -110,6 +110,12 @@ def _worker_environment(extra: dict[str, str]) -> dict[str, str]:
             f"/{settings_dict['NAME']}"
         )
     env.update(extra)
+    # The worker consumes the test's own broker, whatever else a test moves (ECHOSTUDIO_VAR_DIR also
+    # moves the file broker's folder): set after `extra` so no test can part them by accident.
+    from django.conf import settings
+
+    env["CELERY_BROKER_URL"] = str(settings.CELERY_BROKER_URL)
+    env["ECHOSTUDIO_BROKER_DIR"] = str(settings.BROKER_DIR)
     return env
 
 

@@ -178,7 +178,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Celery. The embedded default keeps messages in files under var/broker: no server to run, yet
 # tasks still execute in a separate worker process (never eager mode) so progress is real.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or "filesystem://"
-BROKER_DIR = VAR_DIR / "broker"
+# Its own variable so a process given another VAR_DIR (a test's worker) can stay on the same queue.
+BROKER_DIR = Path(env_str("ECHOSTUDIO_BROKER_DIR") or VAR_DIR / "broker")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = {

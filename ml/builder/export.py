@@ -22,9 +22,9 @@ from django.utils import timezone
 
 from annotation.audio.tts import TtsError
 from ml.builder.config import BuildConfig
-from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus
+from ml.builder.export_versions import BuildExport, in_flight_refusal
+from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.queue import corrections
-from ml.builder.samples import finished_samples
 from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
 from ml.builder.steps.audio_steps import AudioStepContext, voice_response
 from ml.core.training_records import (
@@ -54,11 +54,6 @@ SCENARIO_OF_VARIANT = {
     MODALITY_CONFLICT: CONFLICT_SCENARIO,
 }
 STREAM_CHUNK = 500
-
-
-def export_folder(build: Build) -> Path:
-    """Return where a build is exported (under the var folder)."""
-    return Path(settings.VAR_DIR) / "builds" / f"build-{build.pk}"
 
 
 def record_of(
@@ -128,9 +123,27 @@ def _complete_dialogues(build: Build) -> QuerySet[BuildDialogue]:
     return BuildDialogue.objects.filter(build=build).exclude(turns__status=SampleStatus.DROPPED)
 
 
-def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
-    """Write the build's records folder; return its counts."""
-    target = folder or export_folder(build)
+def decisions_of(build: Build) -> tuple[dict[str, int], list[int]]:
+    """Return the spot-check decisions an export made now includes: counts by verdict, check ids."""
+    decided = SpotCheck.objects.filter(build=build, submitted_at__isnull=False).order_by("id")
+    counts = {"keep": 0, "fix": 0, "drop": 0}
+    ids: list[int] = []
+    for pk, verdict in decided.values_list("pk", "verdict"):
+        counts[verdict] = counts.get(verdict, 0) + 1
+        ids.append(pk)
+    return counts, ids
+
+
+def export_build(
+    build: Build, folder: Path | None = None, version: BuildExport | None = None
+) -> dict[str, Any]:
+    """Write the build's records into `folder` or the export `version`'s folder; return its counts.
+
+    The manifest names the version, the spot-check decisions laid over the records and the
+    re-runs (``tightenings``) the samples went through, so a job's data says what was decided.
+    """
+    target = folder or (Path(version.path) if version is not None else None)
+    assert target is not None, "an export is written into a folder or an export version"
     (target / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     (target / RESPONSE_AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
     counts = {
@@ -186,14 +199,18 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
             return HistoryTurn(sample.turn, sample.text, audio_path, record.response)
 
-        for sample in _chunks(finished_samples(build).filter(dialogue__isnull=True)):
+        for sample in _chunks(
+            BuildSample.objects.filter(build=build).finished().filter(dialogue__isnull=True)
+        ):
             write(sample, ())
             counts["single_turn"] += 1
         turns_per_dialogue = build.turns_per_dialogue
         history: list[HistoryTurn] = []
         current: int | None = None
         complete = set(_complete_dialogues(build).values_list("pk", flat=True))
-        for sample in _chunks(finished_samples(build).filter(dialogue_id__in=complete)):
+        for sample in _chunks(
+            BuildSample.objects.filter(build=build).finished().filter(dialogue_id__in=complete)
+        ):
             if sample.dialogue_id != current:
                 current, history = sample.dialogue_id, []
                 counts["dialogues"] += 1
@@ -201,23 +218,40 @@ def export_build(build: Build, folder: Path | None = None) -> dict[str, Any]:
             history.append(write(sample, tuple(history)))
             counts["dialogue_turns"] += 1
         assert counts["dialogue_turns"] == counts["dialogues"] * turns_per_dialogue, "a dialogue lost a turn"
+    decisions, decided_checks = decisions_of(build)
+    reruns = len(build.provenance.get("tightenings", []))
+    label = f"v{version.version}" if version is not None else ""
     manifest = {
-        "snapshot": f"build-{build.pk}",
+        "snapshot": f"build-{build.pk}" + (f"/{label}" if label else ""),
         "build": {"id": build.pk, "name": build.name, "seed": build.seed},
+        "version": version.version if version is not None else None,
         "counts": counts,
+        "spot_check_decisions": {**decisions, "checks": decided_checks},
+        "reruns": reruns,
         "provenance": build.provenance,
         "exported_at": timezone.now().isoformat(),
     }
     (target / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
-    Build.objects.filter(pk=build.pk).update(export_path=str(target), exported_at=timezone.now())
+    now = timezone.now()
+    if version is not None:
+        BuildExport.objects.filter(pk=version.pk).update(
+            counts=counts, decisions=decisions, reruns=reruns, finished_at=now
+        )
+    Build.objects.filter(pk=build.pk).update(export_path=str(target), exported_at=now)
     return counts
 
 
 @job_task("builder_export", title="Export an EchoDialogue build as training records")
 def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
-    """Export the build named in the job's parameters."""
-    build = Build.objects.filter(pk=job.parameters["build"]).first()
-    if build is None:
-        return {"skipped": "the build was deleted"}
-    reporter.progress(0.0, "Writing records and audio", force=True)
-    return export_build(build)
+    """Write the export version named in the job's parameters."""
+    version = BuildExport.objects.select_related("build").filter(pk=job.parameters.get("export")).first()
+    if version is None:
+        return {"skipped": "the build or its export version was deleted"}
+    if version.finished_at is not None:
+        return {"skipped": f"{version.label} is written already; a version is never rewritten"}
+    if refusal := in_flight_refusal(version.build):
+        # Queued before a re-run began: its samples are being judged again, and the re-run
+        # writes a version of its own when it finishes. This one stays unwritten.
+        return {"skipped": f"{version.label} not written: {refusal}"}
+    reporter.progress(0.0, f"Writing records and audio of {version.label}", force=True)
+    return {"version": version.version, **export_build(version.build, version=version)}

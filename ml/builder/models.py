@@ -19,9 +19,8 @@ Design (one build, many workers, any of which may die):
   re-run cannot count twice.
 - ``BuildLlmCall`` stores each LLM answer under the sha256 of (model, messages, temperature) as
   soon as it arrives: a re-run of a claimed batch pays only for prompts that were in flight.
-- ``SpotCheck``: a sampled ``BuildSample`` for one annotator: keep / fix / drop, reasons
-  (``stages.SPOT_CHECK_REASONS``), the stage the problem is attributed to, and, for "fix", the
-  corrected labels in the label-document format.
+- ``SpotCheck``: a sampled ``BuildSample`` for one annotator: keep / fix / drop (see the class).
+- Which samples are finished: ``BuildSample.objects.finished()``, the one rule for every reader.
 """
 
 from __future__ import annotations
@@ -211,6 +210,15 @@ class SampleStatus(models.TextChoices):
     DROPPED = "dropped", "Dropped"
 
 
+class BuildSampleQuerySet(models.QuerySet["BuildSample"]):
+    def finished(self) -> BuildSampleQuerySet:
+        """Return the samples that passed every stage: active, with a kept row for the last one
+        (a re-run deletes the rows it redoes, so a sample waiting to be re-judged is not finished)."""
+        # An outcome is written only when the row is done.
+        kept_last = models.Q(stage_rows__stage=SAMPLE_STAGES[-1], stage_rows__outcome="kept")
+        return self.filter(kept_last, status=SampleStatus.ACTIVE).exclude(response_audio_key="")
+
+
 class BuildSample(models.Model):
     """One user turn of a build and what each stage made of it.
 
@@ -257,6 +265,7 @@ class BuildSample(models.Model):
     response_audio_key = models.CharField(max_length=300, blank=True)
     models_used = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    objects = BuildSampleQuerySet.as_manager()
 
     class Meta:
         ordering = ["build", "id"]

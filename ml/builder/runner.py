@@ -6,7 +6,8 @@ left, running each unit's step on a thread pool (LLM stages: as many threads as 
 allow in flight; audio stages: ``audio_threads``) and writing each result as the claiming
 attempt. Several shards of a stage share the work through the claims; whichever finishes last
 (no row pending or claimed) marks the stage done and starts the next stage's jobs, under a row
-lock so that happens once. After the last stage the build is exported (kind ``builder_export``).
+lock so that happens once. After the last stage the build is exported as a new version
+(``export_versions.start_export``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.utils import timezone
 
 from ml.builder import claims
 from ml.builder.config import BuildConfig
+from ml.builder.export_versions import start_export
 from ml.builder.llm import BuildLlm, close_thread_connection, endpoint_client
 from ml.builder.logic.consistency import EmotionClassifier, EndpointClassifier
 from ml.builder.logic.local_classifier import LocalModelClassifier
@@ -34,6 +36,7 @@ from ml.builder.models import (
     BuildStatus,
     SampleStage,
     SampleStatus,
+    SpotCheck,
     StageStatus,
 )
 from ml.builder.stages import (
@@ -223,7 +226,8 @@ def advance(build: Build, stage: str) -> bool:
             start_stage(build, following, BuildConfig.from_json(build.config))
         else:
             Build.objects.filter(pk=build.pk).update(status=BuildStatus.SUCCEEDED)
-            start_job("builder_export", parameters={"build": build.pk})
+            reran = bool(Build.objects.get(pk=build.pk).provenance.get("tightenings"))
+            start_export(build, "a re-run finished" if reran else "the pipeline finished")
     return True
 
 
@@ -319,6 +323,11 @@ def rerun_from(
             )
             rows, dropped = rows.filter(sample_id__in=whole), dropped.filter(pk__in=whole)
         count = rows.filter(stage=stage).count()
+        # Open checks of the samples redone are void: they would judge a sample that is about to
+        # change (a new draw picks them again once they are finished). Decided checks stay.
+        voided, _ = SpotCheck.objects.filter(
+            sample_id__in=rows.values("sample_id"), submitted_at__isnull=True
+        ).delete()
         rows.delete()
         dropped.update(status=SampleStatus.ACTIVE, dropped_at="", drop_reason="")
         # Counts and cost are recomputed from the rows (refresh_summary) as the stages run again.
@@ -329,6 +338,7 @@ def rerun_from(
             "stage": stage,
             "changes": dict(changes),
             "samples": count,
+            "voided_spot_checks": voided,
             "by": started_by.get_username() if started_by else "",
             "at": timezone.now().isoformat(),
             **(note or {}),

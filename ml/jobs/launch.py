@@ -84,7 +84,15 @@ def start_ml_job(
                 snapshot = create_build_snapshot(purpose, build)
             except BuildNotReady as exc:
                 raise LaunchRefused(str(exc)) from exc
-            parameters = {**parameters, "splits": [], "build": build.pk, "dataset_snapshot": snapshot.pk}
+            export = snapshot.build_export
+            assert export is not None, "a build snapshot names the export version it froze"
+            parameters = {
+                **parameters,
+                "splits": [],
+                "build": build.pk,
+                "build_export_version": export.version,
+                "dataset_snapshot": snapshot.pk,
+            }
         elif purpose is not None:
             if not splits:
                 raise LaunchRefused("Choose at least one split.")

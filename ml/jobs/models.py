@@ -39,6 +39,10 @@ class DatasetSnapshot(models.Model):
     build = models.ForeignKey(
         "ml.Build", null=True, blank=True, on_delete=models.PROTECT, related_name="dataset_snapshots"
     )
+    # The export version of the build the job read (``build-N/vK/``), never rewritten after.
+    build_export = models.ForeignKey(
+        "ml.BuildExport", null=True, blank=True, on_delete=models.PROTECT, related_name="dataset_snapshots"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -46,6 +50,8 @@ class DatasetSnapshot(models.Model):
 
     def __str__(self) -> str:
         source = f"build #{self.build_id}" if self.build_id else f"{len(self.item_ids)} items"
+        if self.build_export is not None:
+            source += f" {self.build_export.label}"
         return f"{self.get_purpose_display()} snapshot #{self.pk} ({source})"
 
     @property

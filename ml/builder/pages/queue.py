@@ -28,10 +28,10 @@ from annotation.labelling.schema import (
     normalise_tom,
     script_words,
 )
+from ml.builder.export_versions import BuildInFlight, in_flight_refusal, start_export
 from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
 from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
-from ml.builder.samples import finished_samples
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 from webapp.models import User
 
@@ -52,11 +52,15 @@ def draw_spot_checks(build: Build, *, fraction: float | None = None, count: int 
 
     Without a size, the build's ``spot_check_rate`` (or 2%) of them. Return how many were opened.
     The strata are counted in the database and their ids read one stratum at a time, so a draw
-    from a build of hundreds of thousands of samples never holds them all.
+    from a build of hundreds of thousands of samples never holds them all. Refused (BuildInFlight)
+    while the build runs: a re-run's samples are drawn once they are judged again.
     """
+    refusal = in_flight_refusal(build)
+    if refusal:
+        raise BuildInFlight(refusal)
     if fraction is None and count is None:
         fraction = float(build.config.get("spot_check_rate") or DEFAULT_SPOT_CHECK_RATE)
-    candidates = finished_samples(build).filter(spot_checks__isnull=True)
+    candidates = BuildSample.objects.filter(build=build).finished().filter(spot_checks__isnull=True)
     sizes = {
         (variant, in_dialogue): n
         for variant, in_dialogue, n in candidates.annotate(in_dialogue=IN_DIALOGUE)
@@ -148,11 +152,17 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
 
     A drop also takes the sample out of the build's export (status dropped, reason
     ``HUMAN_DROP``; ``dropped_at`` stays blank, so a re-run of the pipeline never brings it back).
-    A fix keeps the corrected labels and response on the check (``corrections``).
+    A fix keeps the corrected labels and response on the check (``corrections``). The decision
+    that completes a round (no open check of the build left) starts a new export version, so the
+    decisions reach the records jobs train on.
     """
     stage = blamed_stage(decision.verdict, list(decision.reasons), decision.stage)
     with transaction.atomic():
+        # The build row first: two annotators deciding a build's last two checks at once must see
+        # each other's decision, or neither would notice the round is complete.
+        Build.objects.select_for_update().get(pk=check.build_id)
         locked = SpotCheck.objects.select_for_update().select_related("sample").get(pk=check.pk)
+        was_open = locked.submitted_at is None
         if locked.annotator_id != user.pk:
             raise DecisionProblem("this spot-check is someone else's")
         perception: dict[str, Any] = {}
@@ -175,6 +185,11 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
         elif sample.filter(drop_reason=HUMAN_DROP).exists():
             # A changed mind: the annotator dropped it before and now keeps or fixes it.
             sample.update(status=SampleStatus.ACTIVE, drop_reason="")
+        round_complete = not SpotCheck.objects.filter(
+            build_id=check.build_id, submitted_at__isnull=True
+        ).exists()
+        if was_open and round_complete and not in_flight_refusal(locked.build):
+            start_export(locked.build, "a spot-check round was complete", user)
     return locked
 
 

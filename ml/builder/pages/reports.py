@@ -12,14 +12,13 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from ml.builder.models import Build, BuildStage, SampleStatus, SpotCheck
+from ml.builder.models import Build, BuildSample, BuildStage, SampleStatus, SpotCheck
 from ml.builder.pages.rules import (
     REASON_TITLES,
     CheckedSample,
     StageAcceptance,
     overall_acceptance,
 )
-from ml.builder.samples import finished_samples
 from ml.builder.stages import PLAN, STAGE_TITLES
 from webapp.lib.stats import Proportion
 
@@ -126,6 +125,6 @@ def sample_totals(build: Build) -> dict[str, int]:
     )
     return {
         "planned": int(totals["planned"]),
-        "finished": finished_samples(build).count(),
+        "finished": BuildSample.objects.filter(build=build).finished().count(),
         "dropped": int(totals["dropped"]),
     }

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from ml.builder.export_versions import BuildExport, BuildInFlight, in_flight_refusal, start_export
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.access import BUILD_ROLES, SPOT_CHECK_ROLES, build_or_404, own_spot_check_or_404
 from ml.builder.pages.forms import DecisionForm, DrawForm, TightenForm
@@ -65,6 +66,8 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
             "thresholds": thresholds,
             "draw_form": DrawForm(),
             "tighten_form": TightenForm(),
+            "exports": BuildExport.objects.filter(build=build).select_related("job", "created_by")[:20],
+            "in_flight": in_flight_refusal(build),
         },
     )
 
@@ -78,8 +81,26 @@ def draw_page(request: StudioRequest, build_id: int) -> HttpResponse:
     if not form.is_valid():
         messages.error(request, " ".join(str(e) for errors in form.errors.values() for e in errors))
     else:
-        opened = draw_spot_checks(build, **form.size())
-        messages.success(request, f"Sent {opened} samples to the spot-check queue.")
+        try:
+            opened = draw_spot_checks(build, **form.size())
+        except BuildInFlight as refused:
+            messages.error(request, f"Nothing drawn: {refused}.")
+        else:
+            messages.success(request, f"Sent {opened} samples to the spot-check queue.")
+    return redirect("ml:builder:build", build_id=build.pk)
+
+
+@role_required(*BUILD_ROLES)
+@require_POST
+def export_page(request: StudioRequest, build_id: int) -> HttpResponse:
+    """Write a new export version with every spot-check decision made so far."""
+    build = build_or_404(build_id)
+    try:
+        export = start_export(build, "asked for on the build page", request.user)
+    except BuildInFlight as refused:
+        messages.error(request, f"Not exported: {refused}.")
+    else:
+        messages.success(request, f"Writing export {export.label}; jobs started from now on train on it.")
     return redirect("ml:builder:build", build_id=build.pk)
 
 

@@ -135,3 +135,13 @@ def test_a_job_started_while_the_broker_is_down_runs_once_the_reaper_sends_it(wo
     wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"job never ran:\n{worker.log_text()}")
     assert job.attempts == 1
     assert job.enqueued_at is not None
+
+
+def test_a_worker_given_its_own_var_dir_still_consumes_the_tests_broker(worker_factory, tmp_path) -> None:
+    # given a worker whose ECHOSTUDIO_VAR_DIR (which also holds the file broker's folder) is moved
+    worker = worker_factory(**FAST_HEARTBEAT, ECHOSTUDIO_VAR_DIR=str(tmp_path / "elsewhere"))
+    # when a job is enqueued on the test's broker, then that worker runs it
+    job = start_job("diagnostic_sleep", parameters={"steps": 1, "delay_s": 0.0})
+    wait_until(
+        lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"the worker never saw the job:\n{worker.log_text()}"
+    )

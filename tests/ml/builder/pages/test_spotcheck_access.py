@@ -33,6 +33,7 @@ def admin_pages(build) -> list[tuple[str, str, dict]]:
             reverse("ml:builder:tighten", args=[build.pk]),
             {"setting": "query_min_score", "value": "2"},
         ),
+        ("post", reverse("ml:builder:export", args=[build.pk]), {}),
     ]
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ml.builder.models import SpotCheck
+from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import HUMAN_DROP, Decision, corrections, decide, draw_spot_checks
 from ml.builder.pages.rules import DecisionProblem
-from ml.builder.samples import finished_samples
 from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from webapp.roles import Role
 
@@ -53,7 +52,7 @@ def test_drop_stores_reasons_and_blamed_stage_and_leaves_the_export(build, make_
         HUMAN_DROP,
         "",
     )
-    assert check.sample not in finished_samples(build)
+    assert check.sample not in BuildSample.objects.filter(build=build).finished()
 
 
 def test_a_changed_mind_brings_a_dropped_sample_back(build, make_user) -> None:

@@ -6,10 +6,9 @@ from collections import Counter
 
 import pytest
 
-from ml.builder.models import SpotCheck
+from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import draw_spot_checks, stratum_of
 from ml.builder.pages.sampling import SamplingProblem, allocate, sample_size, stratified_sample
-from ml.builder.samples import finished_samples
 from tests.ml.builder.pages.spotcheck_builds import finished_build
 
 POPULATION = [(pk, "a" if pk % 4 else "b") for pk in range(1, 101)]  # 75 in "a", 25 in "b"
@@ -88,7 +87,7 @@ def test_the_database_draw_is_the_pure_draw(db) -> None:
     build = finished_build(single=12, dialogues=2)
     pairs = [
         (sample.pk, stratum_of(sample.prompt_variant, sample.dialogue_id))
-        for sample in finished_samples(build)
+        for sample in BuildSample.objects.filter(build=build).finished()
     ]
     expected = stratified_sample(pairs, f"{build.seed}:0", fraction=1 / 3)
 
