@@ -49,6 +49,16 @@ def _local_test_servers(settings: Any) -> None:
     settings.OUTBOUND_ALLOWED_HOSTS = TEST_SERVER_HOSTS
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> Iterator[None]:
+    """Every test's client is 127.0.0.1 and ids repeat between tests: no test inherits the
+    API throttles' counts (kept in the cache) of another."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture
 def strict_outbound(settings: Any) -> None:
     """The production default: no internal host may be called, not even the tests' own servers."""

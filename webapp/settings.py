@@ -268,6 +268,27 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "webapp.api.errors.api_exception_handler",
+    # Per signed-in user and per unauthenticated address; failed tokens per address, strictly
+    # (webapp.api.throttles). Counts live in the cache: set ECHOSTUDIO_CACHE_URL so every worker
+    # process shares them.
+    "DEFAULT_THROTTLE_CLASSES": ["webapp.api.throttles.UserThrottle", "webapp.api.throttles.AddressThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("ECHOSTUDIO_API_USER_RATE", "1200/min"),
+        "anon": env_str("ECHOSTUDIO_API_ADDRESS_RATE", "120/min"),
+        "failed_token": env_str("ECHOSTUDIO_API_FAILED_TOKEN_RATE", "10/min"),
+    },
+    # The address throttled is REMOTE_ADDR; behind N proxies (nginx: 1), the one they appended to
+    # X-Forwarded-For. Never the header's whole value, which a client writes as it likes.
+    "NUM_PROXIES": env_int("ECHOSTUDIO_PROXY_COUNT", 0, minimum=0),
+}
+
+# The throttles' counts: Redis when ECHOSTUDIO_CACHE_URL names one (shared by every process), else
+# each process's memory (one process: `make run`, tests).
+CACHE_URL = env_str("ECHOSTUDIO_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EchoStudio API",
