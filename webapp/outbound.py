@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
@@ -24,6 +24,7 @@ from webapp.lib.outbound import (
 from webapp.lib.outbound import (
     check_outbound_url as check_with_policy,
 )
+from webapp.models import EndpointUrlChange, User
 
 __all__ = [
     "OutboundRefused",
@@ -33,6 +34,7 @@ __all__ = [
     "named_key_problem",
     "outbound_policy",
     "outbound_url_problem",
+    "record_url_changes",
     "settings_key",
 ]
 
@@ -84,6 +86,24 @@ def endpoint_problems(endpoints: Iterable[tuple[str, str, str]]) -> list[str]:
         ):
             problems.append(f"{what}: {problem}")
     return problems
+
+
+def record_url_changes(
+    changed_by: User | None, what: str, old: Mapping[str, str], new: Mapping[str, str]
+) -> list[EndpointUrlChange]:
+    """Record each endpoint whose URL differs between `old` and `new` ({endpoint name: URL}),
+    a new one ("" before) and a removed one ("" after) included."""
+    changes = [
+        EndpointUrlChange(
+            endpoint=f"{what}: {name}",
+            old_url=old.get(name, ""),
+            new_url=new.get(name, ""),
+            changed_by=changed_by,
+        )
+        for name in sorted(set(old) | set(new))
+        if old.get(name, "") != new.get(name, "")
+    ]
+    return EndpointUrlChange.objects.bulk_create(changes)
 
 
 def settings_key(url: str, key: str, configured_base_url: str) -> str:

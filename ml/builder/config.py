@@ -121,6 +121,10 @@ class BuildConfig:
             endpoints.append(("tts_base_url", self.tts_base_url, ""))
         return endpoints
 
+    def endpoint_urls(self) -> dict[str, str]:
+        """Return {what: URL} of the endpoints this build calls (their changes are recorded)."""
+        return {what: url for what, url, _ in self.outbound_endpoints()}
+
     def check(self) -> None:
         """Raise ConfigProblem when a number is out of range or a method is unknown."""
         if not 1 <= self.query_min_score <= 5 or not 1 <= self.response_min_score <= 5:
