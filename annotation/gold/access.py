@@ -6,6 +6,8 @@ to the items a person may act on.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
@@ -85,7 +87,7 @@ def gold_refusal(user: User | AnonymousUser, item: Item) -> str | None:
     return None
 
 
-def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation]:
+def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
     """Return the item ids (a subquery) whose gold and labels every list and export leaves out for
     `user`: the items they are still labelling (the same rule as `gold_refusal`)."""
     return items_still_labelled_by(user)

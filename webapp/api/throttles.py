@@ -31,6 +31,9 @@ class FailedTokenThrottle(SimpleRateThrottle):
     """Failed token authentications per client address (scope "failed_token")."""
 
     scope = "failed_token"
+    # Set by SimpleRateThrottle.__init__ from the scope's rate.
+    num_requests: int
+    duration: int
 
     def get_cache_key(self, request: Request, view: object) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
