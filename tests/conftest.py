@@ -39,6 +39,34 @@ def skip_or_fail(reason: str) -> None:
     pytest.skip(reason)
 
 
+# The fake judge, LLM, TTS and audio servers tests start listen on 127.0.0.1: the outbound policy
+# (webapp.lib.outbound) lets tests call that one internal host, and nothing else internal.
+TEST_SERVER_HOSTS = ["127.0.0.1"]
+
+
+@pytest.fixture(autouse=True)
+def _local_test_servers(settings: Any) -> None:
+    settings.OUTBOUND_ALLOW_INTERNAL_HOSTS = False
+    settings.OUTBOUND_ALLOWED_HOSTS = TEST_SERVER_HOSTS
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> Iterator[None]:
+    """Every test's client is 127.0.0.1 and ids repeat between tests: no test inherits the
+    API throttles' counts (kept in the cache) of another."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def strict_outbound(settings: Any) -> None:
+    """The production default: no internal host may be called, not even the tests' own servers."""
+    settings.OUTBOUND_ALLOW_INTERNAL_HOSTS = False
+    settings.OUTBOUND_ALLOWED_HOSTS = []
+
+
 @pytest.fixture
 def media_root(settings: Any, tmp_path: Path) -> Path:
     """Store media on the local disk under the test's own folder, so what a test leaves can be checked."""
@@ -101,6 +129,7 @@ def client_for(users: dict[str, User]) -> Callable[[str], Client]:
 def _worker_environment(extra: dict[str, str]) -> dict[str, str]:
     settings_dict = connection.settings_dict
     env = dict(os.environ)
+    env["ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS"] = ",".join(TEST_SERVER_HOSTS)
     if connection.vendor == "sqlite":
         env["DATABASE_URL"] = f"sqlite:///{settings_dict['NAME']}"
     else:

@@ -19,7 +19,7 @@ from django.contrib.auth.models import Group
 from django.forms import ModelForm
 from django.http import HttpRequest
 
-from webapp.models import Job, User
+from webapp.models import EndpointUrlChange, Job, User
 from webapp.roles import RoleAdminAccess, apply_role_implications
 
 
@@ -96,3 +96,20 @@ class StudioAccessLogAdmin(LoginRecordAccess, AccessLogAdmin):
 @admin.register(AccessFailureLog)
 class StudioAccessFailureLogAdmin(LoginRecordAccess, AccessFailureLogAdmin):
     pass
+
+
+@admin.register(EndpointUrlChange)
+class EndpointUrlChangeAdmin(RoleAdminAccess, admin.ModelAdmin):
+    """The record of endpoint URL changes: read here, never written or rewritten by hand."""
+
+    list_display = ("changed_at", "endpoint", "old_url", "new_url", "changed_by")
+    search_fields = ("endpoint", "old_url", "new_url")
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -66,6 +66,26 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
     return value
 
 
+# Django's security.W009: a key shorter than this, or with fewer distinct characters, or one made
+# by startproject's insecure default, is too weak to sign sessions and audio links.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_UNIQUE_CHARACTERS = 5
+INSECURE_KEY_PREFIX = "django-insecure-"
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Say why `key` is too weak for production (W009's rule), or None when it is not."""
+    if not key:
+        return "is not set"
+    if key.startswith(INSECURE_KEY_PREFIX):
+        return f"starts with {INSECURE_KEY_PREFIX!r} (startproject's throwaway key)"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"has {len(key)} characters, fewer than {SECRET_KEY_MIN_LENGTH}"
+    if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
+        return f"uses {len(set(key))} distinct characters, fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS}"
+    return None
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     """Return a comma-separated list with blanks dropped."""
     raw = os.environ.get(name)

@@ -145,3 +145,22 @@ class IdempotentRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status_code})"
+
+
+class EndpointUrlChange(models.Model):
+    """One change of a configured endpoint's URL (judge, build LLM, classifier, TTS): who, when,
+    from what to what. Written by `webapp.outbound.record_url_changes`; never edited."""
+
+    endpoint = models.CharField(max_length=200, help_text="What was changed, e.g. “judge lab: base_url”")
+    old_url = models.CharField(max_length=500, blank=True)
+    new_url = models.CharField(max_length=500, blank=True)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint}: {self.old_url or '—'} → {self.new_url or '—'}"

@@ -19,8 +19,10 @@ from webapp.env import (
     env_proxy_ssl_header,
     env_str,
     parse_database_url,
+    secret_key_problem,
     stored_secret_key,
 )
+from webapp.lib.outbound import parse_key_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ECHOSTUDIO_VAR_DIR") or BASE_DIR / "var")
@@ -31,9 +33,9 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 if DEBUG and PRODUCTION:
     raise ImproperSetting("DJANGO_DEBUG=1 is refused with ECHOSTUDIO_PRODUCTION=1 (debug pages leak secrets)")
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
-if PRODUCTION and len(SECRET_KEY) < 50:
+if PRODUCTION and (problem := secret_key_problem(SECRET_KEY)):
     raise ImproperSetting(
-        "DJANGO_SECRET_KEY must be set to at least 50 random characters in production "
+        f"DJANGO_SECRET_KEY {problem}: production needs at least 50 random characters "
         "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), the same on every machine"
     )
 if not SECRET_KEY:
@@ -166,9 +168,17 @@ else:
     }
 
 UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
-# Output audio named by URL is fetched only from public hosts unless this is set (a lab's own
-# network storage, or tests with a local server).
-OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS = env_bool("ECHOSTUDIO_OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS", False)
+# Every URL an admin or a build configures (judges, draft and builder LLMs, TTS, classifiers,
+# output audio) is called only on public hosts unless these allow internal ones: all of them, or
+# the named hosts (a lab's vLLM box, tests' local servers). Policy: webapp.lib.outbound.
+OUTBOUND_ALLOW_INTERNAL_HOSTS = env_bool(
+    "ECHOSTUDIO_OUTBOUND_ALLOW_INTERNAL_HOSTS",
+    env_bool("ECHOSTUDIO_OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS", False),  # its older, narrower name
+)
+OUTBOUND_ALLOWED_HOSTS = env_list("ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS", [])
+# The host each ECHOSTUDIO_JUDGE_KEY_* key may be sent to: "ECHOSTUDIO_JUDGE_KEY_OPENAI=api.openai.com,
+# ECHOSTUDIO_JUDGE_KEY_LAB=gpu-box:8000". A key bound to no host is sent nowhere.
+OUTBOUND_KEY_HOSTS = parse_key_hosts(env_str("ECHOSTUDIO_OUTBOUND_KEY_HOSTS"))
 # Caps on one output import's audio (zip, folder or S3 prefix), checked on the listing and while reading.
 OUTPUT_IMPORT_MAX_FILES = env_int("ECHOSTUDIO_OUTPUT_IMPORT_MAX_FILES", 20_000, minimum=1)
 OUTPUT_IMPORT_MAX_BYTES = env_int("ECHOSTUDIO_OUTPUT_IMPORT_MAX_BYTES", 4 * 1024**3, minimum=1024)
@@ -267,6 +277,27 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "webapp.api.errors.api_exception_handler",
+    # Per signed-in user and per unauthenticated address; failed tokens per address, strictly
+    # (webapp.api.throttles). Counts live in the cache: set ECHOSTUDIO_CACHE_URL so every worker
+    # process shares them.
+    "DEFAULT_THROTTLE_CLASSES": ["webapp.api.throttles.UserThrottle", "webapp.api.throttles.AddressThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("ECHOSTUDIO_API_USER_RATE", "1200/min"),
+        "anon": env_str("ECHOSTUDIO_API_ADDRESS_RATE", "120/min"),
+        "failed_token": env_str("ECHOSTUDIO_API_FAILED_TOKEN_RATE", "10/min"),
+    },
+    # The address throttled is REMOTE_ADDR; behind N proxies (nginx: 1), the one they appended to
+    # X-Forwarded-For. Never the header's whole value, which a client writes as it likes.
+    "NUM_PROXIES": env_int("ECHOSTUDIO_PROXY_COUNT", 0, minimum=0),
+}
+
+# The throttles' counts: Redis when ECHOSTUDIO_CACHE_URL names one (shared by every process), else
+# each process's memory (one process: `make run`, tests).
+CACHE_URL = env_str("ECHOSTUDIO_CACHE_URL")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    if CACHE_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "EchoStudio API",

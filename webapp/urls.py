@@ -1,10 +1,11 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularSwaggerSplitView
 
 from webapp import storage, views
 from webapp.api import views as api_views
+from webapp.api.schema import SchemaView
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -21,7 +22,7 @@ urlpatterns = [
     path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
     path("manage/demo/resynthesize/", views.start_demo_resynthesis, name="start_demo_resynthesis"),
     path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
+    path("api/schema/", SchemaView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),

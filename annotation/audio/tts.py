@@ -25,6 +25,7 @@ import httpx
 import numpy as np
 
 from annotation.audio.synthesis import SynthesizedSpeech, synthesize
+from webapp.lib.outbound import OutboundPolicy, http_client
 
 TtsBackendName = Literal["espeak", "openai"]
 TTS_BACKENDS: tuple[TtsBackendName, ...] = get_args(TtsBackendName)
@@ -56,6 +57,8 @@ class TtsSettings:
     model: str = "tts-1"
     voice: str = "alloy"
     timeout_s: float = 120.0
+    # Every request checked and pinned (webapp.lib.outbound); None only for the command line.
+    outbound: OutboundPolicy | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in TTS_BACKENDS:
@@ -100,7 +103,8 @@ class OpenAiSpeechTts:
         }
         url = self.settings.base_url.rstrip("/") + "/audio/speech"
         try:
-            response = httpx.post(url, json=payload, headers=headers, timeout=self.settings.timeout_s)
+            with http_client(self.settings.outbound, timeout=self.settings.timeout_s) as http:
+                response = http.post(url, json=payload, headers=headers)
         except httpx.HTTPError as exc:
             raise TtsError(f"the TTS server at {self.settings.base_url} gave no answer: {exc}") from exc
         if response.status_code != 200:

@@ -6,12 +6,16 @@ to the items a person may act on.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AnonymousUser
+from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.labelling.access import may_see_others_labels
+from annotation.labelling.access import items_still_labelled_by, may_see_others_labels
+from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
-from webapp.models import User
+from webapp.models import Job, User
 from webapp.roles import Role, has_role
 
 # Who adjudicates. Adjudicating means comparing every annotator's labels of an item, so an
@@ -65,6 +69,34 @@ def needs_override_reason(user: User | AnonymousUser, item: Item) -> bool:
 def may_keep_gold(user: User | AnonymousUser) -> bool:
     """Return True when the user may see gold and agreement, export and import gold."""
     return has_role(user, *GOLD_KEEPERS)
+
+
+STILL_LABELLING = (
+    "You are still labelling this item: its gold and its annotators' labels open to you once you "
+    "submit your own."
+)
+
+
+def gold_refusal(user: User | AnonymousUser, item: Item) -> str | None:
+    """Say why `user` may not read `item`'s gold and labels (None: they may); a gold keeper never
+    reads them while their own annotation of the item is open (`may_see_others_labels`)."""
+    if not may_keep_gold(user):
+        return "Only lead annotators and admins read gold."
+    if not may_see_others_labels(user, item):
+        return STILL_LABELLING
+    return None
+
+
+def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
+    """Return the item ids (a subquery) whose gold and labels every list and export leaves out for
+    `user`: the items they are still labelling (the same rule as `gold_refusal`)."""
+    return items_still_labelled_by(user)
+
+
+def may_download_export(user: User | AnonymousUser, job: Job) -> bool:
+    """Return True when `user` may download an export archive: only its maker, for whom it was cut
+    (another keeper may still be labelling an item it holds)."""
+    return may_keep_gold(user) and job.started_by_id is not None and job.started_by_id == user.pk
 
 
 def may_edit_gold_by_hand(user: User | AnonymousUser) -> bool:

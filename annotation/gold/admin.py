@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from annotation.gold.access import may_edit_gold_by_hand
+from annotation.gold.access import gold_hidden_from, may_edit_gold_by_hand
 from annotation.gold.models import GoldReference
 from webapp.roles import RoleAdminAccess
 
@@ -30,6 +31,10 @@ class GoldReferenceAdmin(RoleAdminAccess, admin.ModelAdmin):
     raw_id_fields = ("item", "adjudicated_by")
     readonly_fields = ("source_annotations", "created_at")
     list_select_related = ("item", "adjudicated_by")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[GoldReference]:
+        # Not the gold of an item the admin is still labelling (`gold.access.gold_refusal`).
+        return super().get_queryset(request).exclude(item_id__in=gold_hidden_from(request.user))
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return may_edit_gold_by_hand(request.user)

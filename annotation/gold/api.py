@@ -17,13 +17,13 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.gold.access import GOLD_KEEPERS
+from annotation.gold.access import GOLD_KEEPERS, gold_hidden_from, gold_refusal
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item, Scenario, Split
 from annotation.recording.serializers import ItemSerializer
@@ -107,6 +107,8 @@ class ItemDetailView(APIView):
     )
     def get(self, request: Request, external_id: str) -> Response:
         item = get_object_or_404(Item.objects.select_related("actor"), external_id=external_id)
+        if (refusal := gold_refusal(request.user, item)) is not None:
+            raise PermissionDenied(refusal)
         return Response(ItemWithGoldSerializer(item).data)
 
 
@@ -118,7 +120,11 @@ class GoldListView(ListAPIView[GoldReference]):
     serializer_class = GoldSerializer
 
     def get_queryset(self) -> QuerySet[GoldReference]:
-        gold = GoldReference.objects.current().select_related("item__dialogue", "adjudicated_by")
+        gold = (
+            GoldReference.objects.current()
+            .exclude(item_id__in=gold_hidden_from(self.request.user))
+            .select_related("item__dialogue", "adjudicated_by")
+        )
         return gold.filter(**{f"item__{name}": value for name, value in _filters(self.request).items()})
 
     @extend_schema(summary="List current gold", parameters=FILTER_PARAMETERS)
@@ -162,7 +168,12 @@ class GoldExportView(APIView):
 
         folder = Path(tempfile.mkdtemp(prefix="gold-export-"))
         summary = export_gold(
-            folder, jsonl=False, parquet=True, scenario=chosen.get("scenario"), split=chosen["split"]
+            folder,
+            jsonl=False,
+            parquet=True,
+            scenario=chosen.get("scenario"),
+            split=chosen["split"],
+            viewer=cast(User, request.user),
         )
         if not summary.parquet_paths:
             shutil.rmtree(folder)
@@ -177,7 +188,8 @@ def _jsonl_lines(chosen: dict[str, str], viewer: User) -> Iterator[str]:
     # Audio links are signed for the viewer who exported (webapp.storage.audio_url), short-lived.
     from annotation.gold.export import export_rows, gold_items
 
-    for item in gold_items(chosen.get("scenario"), chosen.get("split")).iterator(chunk_size=200):
+    items = gold_items(chosen.get("scenario"), chosen.get("split"), viewer=viewer)
+    for item in items.iterator(chunk_size=200):
         row = next(export_rows([item], audio_bytes=False, audio_link=lambda key: audio_url(key, viewer)))
         key = item.recording.audio_key if item.recording is not None else ""
         yield json.dumps({**row, "audio": audio_url(key, viewer) if key else None}, ensure_ascii=False) + "\n"

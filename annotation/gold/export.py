@@ -34,12 +34,14 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Prefetch, QuerySet
 
 from annotation.audio.joining import SegmentOutOfRange, cut_segments
+from annotation.gold.access import gold_hidden_from
 from annotation.gold.dialogue.rows import dialogue_fields, exported_cross_turn
 from annotation.gold.models import GoldReference
 from annotation.labelling.dialogue.cross_turn import empty_cross_turn
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
 from annotation.recording.models import Item
+from webapp.models import User
 from webapp.storage import read_media
 
 # datasets and pyarrow (with pandas behind them) cost ~250 MB and seconds to import: they load when an
@@ -132,9 +134,14 @@ def gold_features() -> datasets.Features:
 # --- Export -------------------------------------------------------------------------------------
 
 
-def gold_items(scenario: str | None = None, split: str | None = None) -> QuerySet[Item]:
-    """Return items with a current gold reference, with everything an export row needs."""
+def gold_items(
+    scenario: str | None = None, split: str | None = None, *, viewer: User | None = None
+) -> QuerySet[Item]:
+    """Return items with a current gold reference, with everything an export row needs; for a
+    `viewer`, without the items whose gold and labels are hidden from them (`gold_hidden_from`)."""
     items = Item.objects.filter(GoldReference.objects.current_exists("pk"))
+    if viewer is not None:
+        items = items.exclude(pk__in=gold_hidden_from(viewer))
     if scenario:
         items = items.filter(scenario=scenario)
     if split:
@@ -220,16 +227,18 @@ def export_gold(
     scenario: str | None = None,
     split: str | None = None,
     on_row: Callable[[int, int], None] | None = None,
+    viewer: User | None = None,
 ) -> ExportSummary:
     """Write the gold references (optionally of one scenario or split) into `folder`.
 
     Rows stream from the database to the files in batches, so an export of every item never
-    holds all the audio in memory at once. `on_row(done, total)` follows the progress.
+    holds all the audio in memory at once. `on_row(done, total)` follows the progress. For a
+    `viewer`, the items they are still labelling are left out (`gold.access.gold_hidden_from`).
     """
     folder.mkdir(parents=True, exist_ok=True)
     jsonl_writer = JsonlWriter(folder) if jsonl else None
     parquet_writer = ParquetWriter(folder) if parquet else None
-    items = gold_items(scenario, split)
+    items = gold_items(scenario, split, viewer=viewer)
     total = items.count() if on_row is not None else 0
     count = 0
     try:

@@ -14,7 +14,7 @@ from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.gold import adjudication, transfer_jobs
-from annotation.gold.access import OVERRIDERS, needs_override_reason
+from annotation.gold.access import OVERRIDERS, may_download_export, needs_override_reason
 from annotation.gold.models import GoldReference
 from annotation.labelling import drafts
 from annotation.labelling.access import annotations_visible_to
@@ -182,9 +182,10 @@ def _segment_options(annotations: list[Annotation], perception: dict[str, Any]) 
     return list(options.values())
 
 
-def gold_transfers() -> dict[str, Any]:
+def gold_transfers(viewer: User) -> dict[str, Any]:
     """Return the gold page's context: the latest export and import jobs (each with its archive
-    key, or None), whether any is still running, and how many items have a current gold.
+    key, or None; None too for another keeper's export, which `viewer` may not download), whether
+    any is still running, and how many items have a current gold.
 
     Two queries, however many jobs and gold references there are (an export's archive is looked
     up in storage, not in the database).
@@ -195,7 +196,9 @@ def gold_transfers() -> dict[str, Any]:
         .order_by("-created_at")[:RECENT_TRANSFERS]
     )
     return {
-        "jobs": [(job, transfer_jobs.archive_of(job)) for job in jobs],
+        "jobs": [
+            (job, transfer_jobs.archive_of(job) if may_download_export(viewer, job) else None) for job in jobs
+        ],
         "running": any(not job.is_finished for job in jobs),
         "gold_count": GoldReference.objects.current().count(),
     }

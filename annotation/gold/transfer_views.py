@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.gold import reports, transfer_jobs
-from annotation.gold.access import GOLD_KEEPERS
+from annotation.gold.access import GOLD_KEEPERS, may_download_export
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
 from webapp.models import Job
@@ -25,7 +25,7 @@ from webapp.roles import role_required
 def gold_page(request: StudioRequest) -> HttpResponse:
     """Export and import forms and the latest transfers; htmx refreshes the list while jobs run."""
     context = {
-        **reports.gold_transfers(),
+        **reports.gold_transfers(request.user),
         "scenarios": Scenario.choices,
         "splits": Split.choices,
     }
@@ -71,6 +71,8 @@ def start_import(request: StudioRequest) -> HttpResponse:
 def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
     """Send a finished export's archive."""
     job = get_object_or_404(Job, pk=job_id, kind=transfer_jobs.EXPORT_KIND)
+    if not may_download_export(request.user, job):
+        raise Http404("No export of yours with this id: an export is downloaded by the one who made it.")
     key = transfer_jobs.archive_of(job)
     if key is None:
         raise Http404("This export has no archive (it failed, or is not finished yet).")

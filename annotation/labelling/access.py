@@ -7,6 +7,8 @@ existence is not revealed either.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import OuterRef, Q, QuerySet
 from django.http import Http404
@@ -39,13 +41,20 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
     return not Annotation.objects.filter(item=item, annotator_id=user.pk).open().exists()
 
 
+def items_still_labelled_by(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
+    """Return the item ids (a subquery) of the user's open annotations: the items whose peers'
+    labels and gold `may_see_others_labels` keeps from them, on every page, API, export and admin."""
+    if not user.is_authenticated:
+        return Annotation.objects.none().values("item_id")
+    return Annotation.objects.filter(annotator_id=user.pk).open().values("item_id")
+
+
 def annotations_visible_to(user: User | AnonymousUser) -> AnnotationQuerySet:
     """Return the annotations whose labels the user may see (see `may_see_others_labels`)."""
     if not user.is_authenticated:
         return Annotation.objects.none()
     if may_see_others_labels(user):
-        still_labelling = Annotation.objects.filter(annotator=user).open().values("item_id")
-        return Annotation.objects.filter(Q(annotator=user) | ~Q(item_id__in=still_labelling))
+        return Annotation.objects.filter(Q(annotator=user) | ~Q(item_id__in=items_still_labelled_by(user)))
     return Annotation.objects.filter(annotator=user)
 
 

@@ -26,6 +26,7 @@ from annotation.recording.models import Item
 from webapp.jobs import JobReporter, start_job
 from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient, JudgeReply, JudgeRequest
 from webapp.models import Job, User
+from webapp.outbound import outbound_policy
 
 PROMPT_VERSION = "tom-draft-v1"
 JOB_KIND = "draft_tom"
@@ -74,6 +75,7 @@ def draft_config() -> ChatJudgeConfig | None:
         max_concurrency=settings.JUDGE_MAX_CONCURRENCY,
         temperature=0.0,
         json_mode=True,
+        outbound=outbound_policy(),
     )
 
 

@@ -17,8 +17,15 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
 )
 from evaluation.outputs.models import ModelOutput, System
-from webapp.lib.llm_client import ChatJudgeConfig, api_key_from_environment, key_variable_problem
+from webapp.lib.llm_client import ChatJudgeConfig, key_variable_problem
 from webapp.models import FINISHED_STATUSES, User
+from webapp.outbound import (
+    named_key,
+    named_key_problem,
+    outbound_policy,
+    outbound_url_problem,
+    settings_key,
+)
 
 
 class Stage(models.TextChoices):
@@ -84,18 +91,31 @@ class JudgeConfig(models.Model):
 
     def clean(self) -> None:
         super().clean()
-        if self.api_key_env and (problem := key_variable_problem(self.api_key_env)):
-            raise ValidationError({"api_key_env": problem})
+        errors: dict[str, str] = {}
+        if self.base_url and (problem := outbound_url_problem(self.base_url)):
+            errors["base_url"] = problem
+        if self.api_key_env:
+            problem = key_variable_problem(self.api_key_env)
+            url = self.effective_base_url
+            if problem is None and url and not self.offline_heuristic:
+                problem = named_key_problem(url, self.api_key_env)
+            if problem:
+                errors["api_key_env"] = problem
+        if errors:
+            raise ValidationError(errors)
 
     def api_key(self) -> str:
-        """Return the API key from the named ECHOSTUDIO_JUDGE_KEY_* variable, or the settings' key.
+        """Return the API key for this row's endpoint, which only ever goes to its own host.
 
-        A row naming any other variable (saved before this check, or not through a form) raises
-        KeyVariableRefused: the judge run fails before anything is sent.
+        A named ECHOSTUDIO_JUDGE_KEY_* variable's key goes only to the host the operator bound it
+        to (ECHOSTUDIO_OUTBOUND_KEY_HOSTS); without one, ECHOSTUDIO_JUDGE_API_KEY goes only to
+        ECHOSTUDIO_JUDGE_BASE_URL, and a row naming another URL sends no key. A row naming any other
+        variable, or a key bound elsewhere (saved before these checks, or not through a form),
+        raises: the judge run fails before anything is sent.
         """
         if self.api_key_env:
-            return api_key_from_environment(self.api_key_env)
-        return settings.JUDGE_API_KEY
+            return named_key(self.effective_base_url, self.api_key_env)
+        return settings_key(self.effective_base_url, settings.JUDGE_API_KEY, settings.JUDGE_BASE_URL)
 
     def client_config(self) -> ChatJudgeConfig:
         """Return the judge client configuration, settings filling what this row leaves blank."""
@@ -108,6 +128,7 @@ class JudgeConfig(models.Model):
             max_concurrency=self.max_concurrency or settings.JUDGE_MAX_CONCURRENCY,
             temperature=self.temperature,
             json_mode=self.json_mode,
+            outbound=outbound_policy(),
         )
 
 

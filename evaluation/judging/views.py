@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -32,6 +33,7 @@ from evaluation.judging.rubrics import RubricError
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import blind_audio_url, query_audio_url
 from webapp.http import StudioRequest
+from webapp.outbound import record_url_changes
 from webapp.roles import Role, role_required
 
 STAGE_LABELS = dict(Stage.choices)
@@ -53,8 +55,16 @@ def judge_config_edit(request: StudioRequest, config_id: int | None = None) -> H
     """Create (no id) or change a judge configuration."""
     config = judge_config_for_admin(config_id) if config_id is not None else None
     form = JudgeConfigForm(request.POST or None, instance=config)
+    before = config.base_url if config is not None else None
     if request.method == "POST" and form.is_valid():
-        saved = form.save()
+        with transaction.atomic():
+            saved = form.save()
+            record_url_changes(
+                request.user,
+                f"judge {saved.name}",
+                {"base_url": before} if before is not None else {},
+                {"base_url": saved.base_url},
+            )
         messages.success(request, f"Judge {saved.name} saved.")
         return redirect("evaluation:judge_config_list")
     return render(request, "evaluation/results/judge_config_form.html", {"form": form, "config": config})

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from annotation.gold.access import gold_refusal
 from annotation.recording.models import Item
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.models import JudgeConfig
@@ -245,6 +247,9 @@ def item_list(request: StudioRequest) -> HttpResponse:
 def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     """One item: every output, the gold reference and each judge's sub-scores, caps and rationale."""
     item = item_for_admin(item_id)
+    # The page shows the item's gold: not to an admin still labelling the item.
+    if (refusal := gold_refusal(request.user, item)) is not None:
+        raise PermissionDenied(refusal)
     _, version, _judge = results_filter(request)
     gold, outputs = item_drilldown(item, version)
     # A dialogue turn: each output beside the conversation its judge read before it.

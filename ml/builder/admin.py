@@ -5,9 +5,14 @@ Who may use these pages is ``ml.builder.access.BUILDER_ROLES`` (admins), as for 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin
+from django.db import transaction
+from django.http import HttpRequest
 
 from ml.builder.access import BUILDER_ROLES
+from ml.builder.config import BuildConfig, ConfigProblem
 from ml.builder.models import (
     Build,
     BuildSample,
@@ -17,7 +22,15 @@ from ml.builder.models import (
     TaxonomySubcategory,
     TaxonomyTopic,
 )
+from webapp.outbound import record_url_changes
 from webapp.roles import RoleAdminAccess
+
+
+def _endpoint_urls(config: Any) -> dict[str, str]:
+    try:
+        return BuildConfig.from_json(config).endpoint_urls()
+    except ConfigProblem:
+        return {}
 
 
 class SubcategoryInline(RoleAdminAccess, admin.TabularInline):
@@ -72,6 +85,18 @@ class BuildAdmin(RoleAdminAccess, admin.ModelAdmin):
     list_filter = ("status",)
     readonly_fields = ("status", "provenance", "export_path", "exported_at", "created_by", "created_at")
     inlines = (BuildStageInline,)
+
+    def save_model(self, request: HttpRequest, obj: Build, form: Any, change: bool) -> None:
+        # Every endpoint URL a build's configuration changes to is recorded: who, when, old, new.
+        before = Build.objects.filter(pk=obj.pk).values_list("config", flat=True).first() if change else None
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            record_url_changes(
+                request.user,  # type: ignore[arg-type]
+                f"build {obj.name}",
+                _endpoint_urls(before) if before is not None else {},
+                _endpoint_urls(obj.config),
+            )
 
 
 @admin.register(BuildSample)

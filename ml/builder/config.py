@@ -107,6 +107,24 @@ class BuildConfig:
         config.check()
         return config
 
+    def outbound_endpoints(self) -> list[tuple[str, str, str]]:
+        """Return (what, URL, key variable) of every endpoint this build calls, for the outbound
+        policy (webapp.outbound.endpoint_problems) to check on save."""
+        endpoints = [
+            (f"endpoints[{index}]", endpoint.base_url, endpoint.api_key_env)
+            for index, endpoint in enumerate(self.endpoints)
+        ]
+        if self.consistency_method == "endpoint" and self.consistency_endpoint is not None:
+            endpoint = self.consistency_endpoint
+            endpoints.append(("consistency_endpoint", endpoint.base_url, endpoint.api_key_env))
+        if self.tts_backend == "openai":
+            endpoints.append(("tts_base_url", self.tts_base_url, ""))
+        return endpoints
+
+    def endpoint_urls(self) -> dict[str, str]:
+        """Return {what: URL} of the endpoints this build calls (their changes are recorded)."""
+        return {what: url for what, url, _ in self.outbound_endpoints()}
+
     def check(self) -> None:
         """Raise ConfigProblem when a number is out of range or a method is unknown."""
         if not 1 <= self.query_min_score <= 5 or not 1 <= self.response_min_score <= 5:

@@ -155,7 +155,7 @@ def export_build(
     }
     tts_failure: list[str] = []  # the first failure to voice a fixed reply, once there is one
     fixes = corrections(build)
-    voicing = AudioStepContext(BuildConfig.from_json(build.config), api_key=settings.TTS_API_KEY)
+    voicing = AudioStepContext.for_build(BuildConfig.from_json(build.config))
     with (
         (target / RECORDS_FILE).open("w", encoding="utf-8") as records,
         (target / PROVENANCE_FILE).open("w", encoding="utf-8") as provenance,

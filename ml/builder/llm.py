@@ -26,9 +26,9 @@ from webapp.lib.llm_client import (
     ChatJudgeConfig,
     JudgeClient,
     Message,
-    api_key_from_environment,
     extract_json_object,
 )
+from webapp.outbound import named_key, outbound_policy
 
 
 @dataclass(frozen=True)
@@ -50,11 +50,12 @@ def endpoint_client(endpoint: Endpoint, temperature: float = 0.0) -> JudgeClient
         ChatJudgeConfig(
             base_url=endpoint.base_url,
             model=endpoint.model,
-            api_key=api_key_from_environment(endpoint.api_key_env) if endpoint.api_key_env else "",
+            api_key=named_key(endpoint.base_url, endpoint.api_key_env) if endpoint.api_key_env else "",
             timeout_s=endpoint.timeout_s,
             max_retries=endpoint.max_retries,
             max_concurrency=endpoint.max_concurrency,
             temperature=temperature,
+            outbound=outbound_policy(),
         )
     )
 

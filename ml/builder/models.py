@@ -26,8 +26,10 @@ Design (one build, many workers, any of which may die):
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
+from ml.builder.config import BuildConfig, ConfigProblem
 from ml.builder.stages import (
     PROMPT_VARIANTS,
     SAMPLE_STAGES,
@@ -37,6 +39,7 @@ from ml.builder.stages import (
 )
 from webapp.lib.output_format import SPEECH_STYLES
 from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, choice
+from webapp.outbound import endpoint_problems
 
 STAGE_CHOICES = [(stage, STAGE_TITLES[stage]) for stage in STAGES]
 SAMPLE_STAGE_CHOICES = [(stage, STAGE_TITLES[stage]) for stage in SAMPLE_STAGES]
@@ -131,6 +134,15 @@ class Build(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        super().clean()
+        try:
+            config = BuildConfig.from_json(self.config)
+        except ConfigProblem:
+            return  # what else is wrong with a configuration is its own check's to say
+        if problems := endpoint_problems(config.outbound_endpoints()):
+            raise ValidationError({"config": problems})
 
     def stage(self, name: str) -> BuildStage:
         """Return this build's row for one stage."""

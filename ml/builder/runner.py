@@ -157,7 +157,7 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
     if stage == CONSISTENCY and config.consistency_method == "local":
         # Loaded once per stage job (not per sample); its threads share it.
         classifier = LocalModelClassifier(config.consistency_model_path)
-    context = audio_steps.AudioStepContext(config, api_key=settings.TTS_API_KEY, classifier=classifier)
+    context = audio_steps.AudioStepContext.for_build(config, classifier)
     return context, config.audio_threads, None
 
 

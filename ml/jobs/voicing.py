@@ -14,6 +14,7 @@ from annotation.audio.synthesis import to_wav_bytes
 from annotation.audio.tts import DEFAULT_STYLE, TTS_BACKENDS, TtsSettings, speak_in_style
 from ml.core.reward.features import StyleSynthesizer
 from webapp.lib.output_format import ParsedOutput, parse_strategy_fields
+from webapp.outbound import outbound_policy
 
 SILENCE_RATE = 16_000
 
@@ -32,6 +33,7 @@ def configured_tts() -> TtsSettings:
         model=settings.TTS_MODEL,
         voice=settings.TTS_VOICE,
         timeout_s=settings.TTS_TIMEOUT_SECONDS,
+        outbound=outbound_policy(),
     )
 
 

@@ -19,6 +19,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 
+from webapp.api.throttles import FailedTokenThrottle
 from webapp.db import compare_and_set
 from webapp.models import ApiToken, User
 
@@ -79,12 +80,17 @@ class TokenAuthentication(BaseAuthentication):
             return None
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("Send the header as 'Authorization: Token <your token>'.")
+        throttle = FailedTokenThrottle()
+        if (wait := throttle.wait_if_blocked(request)) is not None:
+            raise exceptions.Throttled(wait, "Too many failed tokens from your address.")
         try:
             secret = header[1].decode()
         except UnicodeDecodeError as exc:
+            throttle.record_failure(request, "undecodable token")
             raise exceptions.AuthenticationFailed("The token holds characters no token has.") from exc
         user = user_for_secret(secret)
         if user is None:
+            throttle.record_failure(request, "unknown or revoked token")
             raise exceptions.AuthenticationFailed("This token is unknown or revoked.")
         return user, None
 

@@ -33,6 +33,8 @@ from typing import Any, Protocol
 
 import httpx
 
+from webapp.lib.outbound import OutboundPolicy, RefusedByPolicy, http_client
+
 Message = Mapping[str, Any]
 # Besides 5xx: rate limits (429) and the statuses the official openai client also retries
 # (408 request timeout, 409 lock conflict).
@@ -80,6 +82,9 @@ class ChatJudgeConfig:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0  # also the most a Retry-After header can make us wait
     json_mode: bool = False  # send response_format={"type": "json_object"} (OpenAI, vLLM support it)
+    # Every request checked against it and sent to the checked address (webapp.lib.outbound);
+    # None only for trusted callers: the command line, where the operator types the URL.
+    outbound: OutboundPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,8 @@ class JudgeClient:
         self._sleep = sleep
         self._rng = rng or random.Random()
         headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-        self._http = httpx.Client(
+        self._http = http_client(
+            config.outbound,
             base_url=config.base_url.rstrip("/") + "/",
             headers=headers,
             timeout=config.timeout_s,
@@ -245,6 +251,9 @@ class JudgeClient:
             retry_after: float | None = None
             try:
                 response = self._http.post("chat/completions", json=payload)
+            except RefusedByPolicy as exc:
+                # No retry mends a refused host: answer at once, before any byte is sent.
+                return JudgeReply(False, None, "", f"refused: {exc}", attempts)
             except httpx.TimeoutException as exc:
                 error, raw_text = f"timeout after {self.config.timeout_s:g}s ({type(exc).__name__})", ""
             except httpx.TransportError as exc:

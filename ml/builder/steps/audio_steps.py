@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+from django.conf import settings as django_settings
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
@@ -28,6 +29,8 @@ from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_pro
 from ml.builder.models import BuildSample
 from ml.builder.stages import INCONSISTENT_EMOTION, MODALITY_CONFLICT, NOT_CONFIDENT, TTS_ERROR
 from ml.core.training_records import read_wav
+from webapp.lib.outbound import OutboundPolicy, http_client
+from webapp.outbound import outbound_policy, settings_key
 from webapp.storage import new_media_key, read_media, save_media
 
 # What every voice reads neutrally once per process: the yardstick for its emotional readings.
@@ -41,6 +44,20 @@ class AudioStepContext:
     config: BuildConfig
     api_key: str = ""
     classifier: EmotionClassifier | None = None
+    outbound: OutboundPolicy | None = None
+
+    @classmethod
+    def for_build(cls, config: BuildConfig, classifier: EmotionClassifier | None = None) -> AudioStepContext:
+        """Return the context of a build's audio stages: the deployment's TTS key only when the
+        build's TTS URL is ECHOSTUDIO_TTS_BASE_URL's own host, every call checked and pinned."""
+        return cls(
+            config,
+            api_key=settings_key(
+                config.tts_base_url, django_settings.TTS_API_KEY, django_settings.TTS_BASE_URL
+            ),
+            classifier=classifier,
+            outbound=outbound_policy(),
+        )
 
 
 _baselines: dict[tuple[str, str], dict[str, Any]] = {}
@@ -72,9 +89,10 @@ def _speak(
     payload["instructions"] = instruction
     headers = {"Authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     try:
-        response = httpx.post(
-            config.tts_base_url.rstrip("/") + "/audio/speech", json=payload, headers=headers, timeout=120
-        )
+        with http_client(ctx.outbound, timeout=120) as http:
+            response = http.post(
+                config.tts_base_url.rstrip("/") + "/audio/speech", json=payload, headers=headers
+            )
     except httpx.HTTPError as exc:
         raise TtsError(f"the TTS server gave no answer: {exc}") from exc
     if response.status_code != 200:
@@ -192,7 +210,11 @@ def voice_response(text: str, style: str, ctx: AudioStepContext) -> bytes:
     config = ctx.config
     chosen = (
         TtsSettings(
-            backend="openai", base_url=config.tts_base_url, api_key=ctx.api_key, model=config.tts_model
+            backend="openai",
+            base_url=config.tts_base_url,
+            api_key=ctx.api_key,
+            model=config.tts_model,
+            outbound=ctx.outbound,
         )
         if config.tts_backend == "openai"
         else None

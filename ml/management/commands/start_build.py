@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ml.builder.config import BuildConfig, ConfigProblem
 from ml.builder.models import Build
 from ml.builder.runner import start_build
+from webapp.outbound import endpoint_problems
 
 
 class Command(BaseCommand):
@@ -35,6 +36,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         except (OSError, ValueError) as exc:
             raise CommandError(f"the configuration file cannot be read: {exc}") from exc
+        if problems := endpoint_problems(config.outbound_endpoints()):
+            raise CommandError("; ".join(problems))
         if min(options["single"], options["dialogues"]) < 0:
             raise CommandError("counts cannot be negative")
         if Build.objects.filter(name=options["name"]).exists():

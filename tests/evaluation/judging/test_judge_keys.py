@@ -98,11 +98,14 @@ def test_a_row_naming_another_variable_sends_nothing(db: None, settings) -> None
     assert settings.SECRET_KEY not in error
 
 
-def test_an_allowed_variable_is_sent_as_the_bearer_token(db: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_allowed_variable_is_sent_as_the_bearer_token(
+    db: None, monkeypatch: pytest.MonkeyPatch, settings
+) -> None:
     monkeypatch.setenv("ECHOSTUDIO_JUDGE_KEY_LAB", "sk-lab-123")
     system = System.objects.create(name="Omni-X")
     ModelOutputFactory.create(system=system, item=BenchmarkItemFactory.create(external_id="EE-1"))
     with running_chat_server(rubric_judge()) as server:
+        settings.OUTBOUND_KEY_HOSTS = {"ECHOSTUDIO_JUDGE_KEY_LAB": server.base_url}
         config = JudgeConfig.objects.create(
             name="lab", base_url=server.base_url, model="judge-model", api_key_env="ECHOSTUDIO_JUDGE_KEY_LAB"
         )

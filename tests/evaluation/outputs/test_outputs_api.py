@@ -25,8 +25,7 @@ def admin_api(users) -> Client:
 
 
 @pytest.fixture
-def audio_server(tmp_path: Path, settings) -> Iterator[str]:
-    settings.OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS = True
+def audio_server(tmp_path: Path) -> Iterator[str]:
     for n in range(2):
         (tmp_path / f"EE-{n}.wav").write_bytes(tiny_wav(frequency=220 + 20 * n))
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(tmp_path))
@@ -107,7 +106,7 @@ def test_a_bad_row_imports_nothing_and_says_which_line(admin_api) -> None:
         "http://[::1]/EE-0.wav",
     ],
 )
-def test_audio_urls_inside_the_servers_network_are_refused(admin_api, url: str) -> None:
+def test_audio_urls_inside_the_servers_network_are_refused(admin_api, url: str, strict_outbound) -> None:
     BenchmarkItemFactory.create(external_id="EE-0")
     system = System.objects.create(name="S")
     rows = jsonl({"item_id": "EE-0", "output": echochat_text(), "audio": url})

@@ -1,0 +1,230 @@
+"""Where the server may send what it was configured to send: one policy for every URL an admin or
+a build names (judge, draft LLM, builder LLMs, TTS, classifier endpoints, output audio).
+
+Three rules, each in one function:
+
+- `check_outbound_url`: only http(s) to public addresses. A host that is, or resolves to, a
+  loopback, private, link-local (cloud metadata at 169.254.169.254), shared, reserved or
+  multicast address is refused, unless the operator's `OutboundPolicy` allows internal hosts
+  (all of them, or named ones). A pentest aimed the judge key at Redis and at the app itself.
+- `PinnedTransport`: the connection goes to the address that was checked. It resolves the host
+  once per request, checks every address, and connects to the checked IP while the Host header,
+  TLS SNI and certificate check keep the name: no DNS-rebinding window between check and connect.
+- `key_for_url` / `bound_key_problem`: a key goes only to the host it was configured for. A key
+  from the settings follows its own base URL setting; a key in an ECHOSTUDIO_JUDGE_KEY_* variable
+  is bound to a host by the operator (`parse_key_hosts`), never by the row that names it.
+
+Pure: no Django. `webapp.outbound` reads the settings into a policy for the apps.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+Resolver = Callable[[str, int], list[str]]
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class OutboundRefused(ValueError):
+    """A URL the policy does not let the server call (or a key it may not carry there)."""
+
+
+class RefusedByPolicy(httpx.ConnectError):
+    """`PinnedTransport` refused to connect: a transport error, so every caller's "could not
+    connect" handling reports it, but one no retry can mend."""
+
+
+@dataclass(frozen=True)
+class OutboundPolicy:
+    """What the operator allows beyond public hosts."""
+
+    allow_internal: bool = False  # every internal address (a lab on one private network)
+    allowed_hosts: frozenset[str] = frozenset()  # names or IP literals, lower case, allowed though internal
+
+    def permits_internal(self, host: str) -> bool:
+        """Return True when `host` may be called even though it is internal."""
+        return self.allow_internal or host.lower().strip("[]") in self.allowed_hosts
+
+
+@dataclass(frozen=True)
+class CheckedUrl:
+    url: str
+    scheme: str
+    host: str  # as written, lower case, without brackets
+    port: int
+    addresses: tuple[str, ...]  # every address the host resolved to, all checked
+
+
+def resolve_addresses(host: str, port: int) -> list[str]:
+    """Return every address `host` resolves to (raises OSError or UnicodeError when it does not)."""
+    return [str(info[4][0]) for info in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)]
+
+
+def split_url(url: str) -> tuple[str, str, int]:
+    """Return (scheme, host, port) of an http(s) URL; raise OutboundRefused for anything else."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise OutboundRefused(f"{url!r} is not a URL: {exc}") from exc
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise OutboundRefused(f"{url!r}: only http:// and https:// URLs are called")
+    if parts.username is not None or parts.password is not None:
+        raise OutboundRefused(f"{parts.hostname}: a URL may not carry a user name or password")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise OutboundRefused(f"{url!r} names no host")
+    return scheme, host, port or DEFAULT_PORTS[scheme]
+
+
+def internal_address(address: str) -> bool:
+    """Return True for any address that is not globally routable (loopback, private, metadata...)."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return not ip.is_global or ip.is_multicast
+
+
+def _literal(host: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return None
+
+
+def check_outbound_url(
+    url: str,
+    policy: OutboundPolicy,
+    *,
+    resolve: Resolver = resolve_addresses,
+    unresolvable_ok: bool = False,
+) -> CheckedUrl:
+    """Return the URL with its checked addresses; raise OutboundRefused when the policy forbids it.
+
+    `unresolvable_ok` is for saving a configuration: a name only the workers' network resolves is
+    accepted then (and checked again on every call, where an unresolvable host is refused).
+    """
+    scheme, host, port = split_url(url)
+    literal = _literal(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        try:
+            addresses = resolve(host, port)
+        except (OSError, UnicodeError) as exc:
+            if unresolvable_ok:
+                return CheckedUrl(url, scheme, host, port, ())
+            raise OutboundRefused(f"the host {host!r} cannot be resolved") from exc
+        if not addresses:
+            raise OutboundRefused(f"the host {host!r} resolves to no address")
+    if not policy.permits_internal(host):
+        for address in addresses:
+            if internal_address(address):
+                raise OutboundRefused(
+                    f"{host} is an internal address ({address}); only public hosts are called "
+                    "(ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS or ECHOSTUDIO_OUTBOUND_ALLOW_INTERNAL_HOSTS lift this)"
+                )
+    return CheckedUrl(url, scheme, host, port, tuple(addresses))
+
+
+class PinnedTransport(httpx.BaseTransport):
+    """An httpx transport that checks each request's host and connects to the checked address."""
+
+    def __init__(
+        self, policy: OutboundPolicy, *, resolve: Resolver = resolve_addresses, **transport: Any
+    ) -> None:
+        self.policy = policy
+        self._resolve = resolve
+        self._inner = httpx.HTTPTransport(**transport)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            checked = check_outbound_url(str(request.url), self.policy, resolve=self._resolve)
+        except OutboundRefused as refused:
+            raise RefusedByPolicy(str(refused), request=request) from refused
+        # The Host header was set from the name when the request was built and stays; the TLS
+        # handshake names (and verifies) the host through SNI, not the address dialled.
+        request.url = request.url.copy_with(host=checked.addresses[0])
+        if checked.scheme == "https" and _literal(checked.host) is None:
+            request.extensions = {**request.extensions, "sni_hostname": checked.host}
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def http_client(policy: OutboundPolicy | None, **options: Any) -> httpx.Client:
+    """Return an httpx client whose requests follow `policy` (None: unchecked, for trusted callers
+    such as the command line, where the operator types the URL)."""
+    if policy is None:
+        return httpx.Client(**options)
+    limits = options.pop("limits", httpx.Limits())
+    return httpx.Client(transport=PinnedTransport(policy, limits=limits), **options)
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Return True when both URLs name the same scheme, host and port."""
+    try:
+        return split_url(url) == split_url(other)
+    except OutboundRefused:
+        return False
+
+
+def key_for_url(url: str, key: str, configured_base_url: str) -> str:
+    """Return the settings' `key` when `url` is the base URL it was configured with, else "".
+
+    A row that names another URL and no key variable gets no key: it is sent nowhere but home.
+    """
+    return key if key and configured_base_url and same_origin(url, configured_base_url) else ""
+
+
+def parse_key_hosts(text: str) -> dict[str, str]:
+    """Return {variable: host} from "ECHOSTUDIO_JUDGE_KEY_A=api.example.com, ..._B=10.0.0.5:8000"."""
+    bindings: dict[str, str] = {}
+    for entry in text.replace(";", ",").split(","):
+        if not entry.strip():
+            continue
+        name, sep, host = entry.partition("=")
+        if not sep or not name.strip() or not host.strip():
+            raise ValueError(f"{entry.strip()!r}: write VARIABLE=host or VARIABLE=host:port")
+        bindings[name.strip()] = host.strip().lower()
+    return bindings
+
+
+def _binding_matches(url: str, bound: str) -> bool:
+    _, host, port = split_url(url)
+    if "://" in bound:
+        return same_origin(url, bound)
+    bound_parts = urlsplit(f"//{bound}")
+    if (bound_parts.hostname or "") != host:
+        return False
+    return bound_parts.port is None or bound_parts.port == port
+
+
+def bound_key_problem(url: str, variable: str, bindings: Mapping[str, str]) -> str | None:
+    """Say why the key in `variable` may not be sent to `url` (None: it may)."""
+    bound = bindings.get(variable)
+    if bound is None:
+        return (
+            f"The key in {variable} is bound to no host: the operator names its host in "
+            f"ECHOSTUDIO_OUTBOUND_KEY_HOSTS ({variable}=api.example.com)."
+        )
+    try:
+        if _binding_matches(url, bound):
+            return None
+    except OutboundRefused as refused:
+        return str(refused)
+    return f"The key in {variable} goes only to {bound}, not to {urlsplit(url).hostname}."
+
+
+def allowed_hosts(names: Iterable[str]) -> frozenset[str]:
+    """Return host names for `OutboundPolicy.allowed_hosts` (trimmed, lower case, no brackets)."""
+    return frozenset(name.strip().lower().strip("[]") for name in names if name.strip())
