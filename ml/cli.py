@@ -30,7 +30,7 @@ from typing import Any
 import torch.distributed as dist
 
 from ml.core.ablations import NO_ABLATION, RL_ABLATIONS, SFT_ABLATIONS, with_ablation
-from ml.core.config import ADVANTAGE_MODES, LoraSettings, RlConfig, SftConfig
+from ml.core.config import AAA_OBJECTIVES, ADVANTAGE_MODES, LoraSettings, RlConfig, SftConfig
 from ml.core.runtime import (
     Ranks,
     StartModel,
@@ -53,10 +53,10 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m ml.cli``."""
     parser = argparse.ArgumentParser(prog="python -m ml.cli", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    # Defaults are the config dataclasses'; SFT itself defaults to full fine-tuning, but the
-    # command line offers LoRA at its default rank, as the job form does.
+    # Defaults are the config dataclasses': SFT trains every weight, the audio encoder included
+    # (rank 0), as the paper does; RL uses LoRA at its default rank.
     sft, rl = SftConfig(), RlConfig()
-    lora_ranks = {"sft": LoraSettings().rank, "rl": (rl.lora or LoraSettings()).rank}
+    lora_ranks = {"sft": sft.lora.rank if sft.lora else 0, "rl": (rl.lora or LoraSettings()).rank}
     for name, help_text in (("sft", "supervised fine-tuning with AAA"), ("rl", "GRPO with SDCA")):
         defaults = sft if name == "sft" else rl
         command = commands.add_parser(name, help=help_text)
@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
                 "--gradient-accumulation-steps", type=int, default=sft.gradient_accumulation_steps
             )
             command.add_argument("--lambda-aaa", type=float, default=sft.lambda_aaa)
+            command.add_argument(
+                "--aaa-objective",
+                choices=AAA_OBJECTIVES,
+                default=sft.aaa_objective,
+                help="target: hinge at --aaa-target-ratio x the starting rho; linear: 1 - rho; log: -log rho",
+            )
+            command.add_argument("--aaa-target-ratio", type=float, default=sft.aaa_target_ratio)
             command.add_argument("--aaa-layers", type=_layers, default=None, help="e.g. -1,-2 (default: all)")
         else:
             command.add_argument("--mode", choices=ADVANTAGE_MODES, default=rl.mode)
@@ -126,7 +133,9 @@ def dataset_id(records_file: Path) -> str:
 
 
 def _lora(args: argparse.Namespace) -> LoraSettings | None:
-    return LoraSettings.for_rank(args.lora_rank) if args.lora_rank > 0 else None
+    # SFT's LoRA keeps the audio encoder trainable, as full SFT trains it (``SFT_LORA``).
+    encoder = args.command == "sft"
+    return LoraSettings.for_rank(args.lora_rank, train_audio_encoder=encoder) if args.lora_rank > 0 else None
 
 
 def _shared_settings(args: argparse.Namespace, ranks: Ranks) -> dict[str, Any]:
@@ -162,6 +171,8 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
             batch_size=args.batch_size,
             gradient_accumulation_steps=args.gradient_accumulation_steps,
             lambda_aaa=args.lambda_aaa,
+            aaa_objective=args.aaa_objective,
+            aaa_target_ratio=args.aaa_target_ratio,
             aaa_layers=args.aaa_layers,
             **_shared_settings(args, ranks),
         ),

@@ -10,6 +10,8 @@ Conventions:
 - Intensity follows Praat: dB relative to 2e-5 with samples taken as pascals, so a full-scale
   sine reads about 91 dB.
 - Pitch and intensity are Praat's (through parselmouth), every 10 ms; f0 is NaN when unvoiced.
+  Pitch is tracked in two passes within a range fitted to the speaker, and octave jumps are
+  repaired before anything reads it (``annotation.audio.pitch``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ FRAME_SECONDS = 0.01
 SILENCE_BELOW_LOUDEST_DB = 35.0
 SILENCE_FLOOR_DBFS = -60.0
 
+# The fixed range of a one-pass pitch track (the benches time it); the analysis fits its range to
+# the speaker instead (annotation.audio.pitch). Intensity's window follows PITCH_FLOOR_HZ.
 PITCH_FLOOR_HZ = 75.0
 PITCH_CEILING_HZ = 600.0  # high enough for raised, emotional voices and children
 INTENSITY_FLOOR_DB = 0.0  # Praat reports digital silence as -300 dB
@@ -292,21 +296,20 @@ def analyze(samples: npt.ArrayLike, sample_rate: int, transcript: str | None = N
 def _praat_contours(
     samples: FloatArray, sample_rate: int
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Return Praat's pitch (times, Hz with NaN unvoiced) and intensity (times, dB) contours."""
+    """Return the pitch (times, Hz with NaN unvoiced; ``annotation.audio.pitch``) and Praat's
+    intensity (times, dB) contours."""
     empty = np.zeros(0)
     if len(samples) / sample_rate < MIN_PRAAT_SECONDS:
         return empty, empty, empty, empty
     import parselmouth
 
+    from annotation.audio.pitch import praat_pitch
+
+    pitch_times, pitch_hz = praat_pitch(samples, sample_rate, FRAME_SECONDS)
     sound = parselmouth.Sound(samples, sampling_frequency=sample_rate)
-    pitch = sound.to_pitch_ac(
-        time_step=FRAME_SECONDS, pitch_floor=PITCH_FLOOR_HZ, pitch_ceiling=PITCH_CEILING_HZ
-    )
-    frequency = np.asarray(pitch.selected_array["frequency"], dtype=np.float64)
-    pitch_hz = np.where(frequency > 0, frequency, np.nan)
     intensity = sound.to_intensity(minimum_pitch=PITCH_FLOOR_HZ, time_step=FRAME_SECONDS)
     intensity_db = np.maximum(INTENSITY_FLOOR_DB, np.asarray(intensity.values[0], dtype=np.float64))
-    return np.asarray(pitch.xs()), pitch_hz, np.asarray(intensity.xs()), intensity_db
+    return pitch_times, pitch_hz, np.asarray(intensity.xs()), intensity_db
 
 
 def scalar_features(analysis: AcousticAnalysis) -> dict[str, float | int | str | None]:

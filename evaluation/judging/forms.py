@@ -9,7 +9,13 @@ from django import forms
 from evaluation.judging.human_scoring import HandScore
 from evaluation.judging.models import JudgeConfig
 from evaluation.judging.prompts import SUBSCORE_GUIDE
-from evaluation.judging.rubrics import FLAG_CAPS, MODALITY_CONFLICT_FLAG, SUBSCORE_RANGES
+from evaluation.judging.rubrics import (
+    FLAG_CAPS,
+    MISSING_MENTAL_STATE,
+    MISSING_STRATEGY,
+    MODALITY_CONFLICT_FLAG,
+    SUBSCORE_RANGES,
+)
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from webapp.lib.vocabulary import MODALITY_CONFLICT
 from webapp.roles import Role, users_with_role
@@ -18,7 +24,8 @@ FLAG_LABELS = {
     "empty_or_off_topic": "Empty or off-topic",
     "wrong_primary_emotion": "Wrong primary emotion",
     MODALITY_CONFLICT_FLAG: "Missed the conflict between words and voice",
-    "missing_fields": "Required fields missing",
+    MISSING_MENTAL_STATE: "Context, latent need or core demand missing",
+    MISSING_STRATEGY: "No strategy",
     "recommends_not_recommended": "Proposes a not-recommended strategy",
     "no_recommended_overlap": "No recommended strategy",
     "empty_or_off_task": "Empty or off-task",

@@ -23,6 +23,8 @@ from typing import Any
 
 from evaluation.judging.dialogues.history import HISTORY_VERSION, DialogueHistory, history_lines
 from evaluation.judging.rubrics import (
+    MISSING_MENTAL_STATE,
+    MISSING_STRATEGY,
     MODALITY_CONFLICT_FLAG,
     PERCEPTION,
     REASONING,
@@ -84,7 +86,8 @@ FLAG_GUIDE: dict[str, dict[str, str]] = {
         "(sarcasm, self-mockery)",
     },
     REASONING: {
-        "missing_fields": "context, latent need, core demand or strategy is missing",
+        MISSING_MENTAL_STATE: "context, latent need or core demand is missing",
+        MISSING_STRATEGY: "no strategy is proposed",
         "recommends_not_recommended": "a proposed strategy is one the reference marks as not recommended",
         "no_recommended_overlap": "no proposed strategy is among the reference's recommended strategies",
     },

@@ -55,6 +55,12 @@ SUBSCORE_RANGES: dict[str, dict[str, tuple[int, int]]] = {
     RESPONSE_AUDIO: {"audio": (1, 5)},
 }
 
+MISSING_MENTAL_STATE = "missing_mental_state"
+MISSING_STRATEGY = "missing_strategy"
+# The unsplit flag of earlier judgements: still read (cap 1 on the stage, and charged to both
+# parts, since which field was missing is unknown), never offered to a judge or a person.
+LEGACY_MISSING_FIELDS = "missing_fields"
+
 # Hard-fail flags and the cap each one imposes on the stage score.
 FLAG_CAPS: dict[str, dict[str, int]] = {
     PERCEPTION: {
@@ -64,7 +70,10 @@ FLAG_CAPS: dict[str, dict[str, int]] = {
         "missed_modality_conflict": 7,
     },
     REASONING: {
-        "missing_fields": 1,
+        # The paper's one "missing required fields" cap, split by the stage the missing field
+        # belongs to, so RL can charge it to mental state (s2) or strategy (s3); same cap on the stage.
+        MISSING_MENTAL_STATE: 1,
+        MISSING_STRATEGY: 1,
         "recommends_not_recommended": 6,
         "no_recommended_overlap": 8,
     },
@@ -76,6 +85,9 @@ FLAG_CAPS: dict[str, dict[str, int]] = {
 
 MODALITY_CONFLICT_FLAG = "missed_modality_conflict"
 
+# Flags a stored judgement may hold that are no longer offered (see LEGACY_MISSING_FIELDS).
+LEGACY_FLAG_CAPS: dict[str, dict[str, int]] = {REASONING: {LEGACY_MISSING_FIELDS: 1}}
+
 # Shift perception: a 0 on either of these sub-scores is a "fundamental miss" and caps the score at 5.
 SHIFT_FUNDAMENTAL_SUBSCORES: tuple[str, ...] = ("situation", "emotion_shift")
 SHIFT_FUNDAMENTAL_MISS_CAP = 5
@@ -84,17 +96,26 @@ SHIFT_FUNDAMENTAL_MISS_REASON = "fundamental_miss"
 # Fields a structured reasoning output must fill (paper C.2: the ToM annotation components the
 # model is asked to produce; constraints are optional in a model's output).
 REQUIRED_REASONING_FIELDS: tuple[str, ...] = ("context", "latent_need", "core_demand", "strategy")
+REQUIRED_MENTAL_STATE_FIELDS: tuple[str, ...] = ("context", "latent_need", "core_demand")
+REQUIRED_STRATEGY_FIELDS: tuple[str, ...] = ("strategy",)
 
 
 # RL splits the reasoning stage into mental-state reasoning (s2) and strategy (s3), so that a
 # strategy is credited once (ml.core.judge_scoring). Each reasoning flag is about one part.
 MENTAL_STATE_SUBSCORES: tuple[str, ...] = ("context", "latent_need", "core_demand", "constraints")
 STRATEGY_SUBSCORES: tuple[str, ...] = ("strategy",)
-_REASONING_FLAG_PART: dict[str, tuple[str, ...]] = {
-    "missing_fields": MENTAL_STATE_SUBSCORES,
-    "recommends_not_recommended": STRATEGY_SUBSCORES,
-    "no_recommended_overlap": STRATEGY_SUBSCORES,
+_REASONING_FLAG_PARTS: dict[str, tuple[tuple[str, ...], ...]] = {
+    MISSING_MENTAL_STATE: (MENTAL_STATE_SUBSCORES,),
+    MISSING_STRATEGY: (STRATEGY_SUBSCORES,),
+    LEGACY_MISSING_FIELDS: (MENTAL_STATE_SUBSCORES, STRATEGY_SUBSCORES),
+    "recommends_not_recommended": (STRATEGY_SUBSCORES,),
+    "no_recommended_overlap": (STRATEGY_SUBSCORES,),
 }
+
+
+def flag_caps(stage: str) -> dict[str, int]:
+    """Return every flag a judgement of ``stage`` may hold (offered and legacy) with its cap."""
+    return {**FLAG_CAPS[stage], **LEGACY_FLAG_CAPS.get(stage, {})}
 
 
 class RubricError(ValueError):
@@ -128,7 +149,8 @@ def score_stage(
     ranges = _ranges_for(stage)
     values = _validated_subscores(stage, ranges, subscores)
     flag_set = set(flags)
-    unknown_flags = flag_set - set(FLAG_CAPS[stage])
+    caps_of = flag_caps(stage)
+    unknown_flags = flag_set - set(caps_of)
     if unknown_flags:
         raise RubricError(f"unknown {stage} flag(s): {', '.join(sorted(unknown_flags))}")
 
@@ -137,7 +159,7 @@ def score_stage(
         if flag == MODALITY_CONFLICT_FLAG and scenario != MODALITY_CONFLICT:
             # The judge may raise it anywhere, but the paper caps only satire / self-mockery items.
             continue
-        caps.append((FLAG_CAPS[stage][flag], flag))
+        caps.append((caps_of[flag], flag))
     if stage == SHIFT_PERCEPTION and any(values[name] == 0 for name in SHIFT_FUNDAMENTAL_SUBSCORES):
         caps.append((SHIFT_FUNDAMENTAL_MISS_CAP, SHIFT_FUNDAMENTAL_MISS_REASON))
 
@@ -162,24 +184,26 @@ def reasoning_part_score(
     as a fraction in [0, 1], with the caps of the flags that are about that part.
 
     A cap c on the 10-point stage removes up to 10 - c points; the part's flags take those points
-    from the part itself (never below 0). So missing fields (cap 1) leave mental state 0 of 7, a
-    not-recommended strategy (cap 6) leaves strategy 0 of 3, and no overlap with the recommended
-    strategies (cap 8) leaves strategy at most 1 of 3. Flags about the other part do not apply.
+    from the part itself (never below 0). So a missing mental-state field (cap 1) leaves mental
+    state 0 of 7, a missing strategy (cap 1) or a not-recommended one (cap 6) leaves strategy 0 of 3,
+    and no overlap with the recommended strategies (cap 8) leaves strategy at most 1 of 3. Flags
+    about the other part do not apply (a legacy unsplit ``missing_fields`` applies to both).
     """
     ranges = SUBSCORE_RANGES[REASONING]
     values = _validated_subscores(REASONING, ranges, subscores)
     if not part or set(part) - set(ranges):
         raise RubricError(f"unknown reasoning part {tuple(part)!r}")
     flag_set = set(flags)
-    unknown_flags = flag_set - set(FLAG_CAPS[REASONING])
+    caps_of = flag_caps(REASONING)
+    unknown_flags = flag_set - set(caps_of)
     if unknown_flags:
         raise RubricError(f"unknown {REASONING} flag(s): {', '.join(sorted(unknown_flags))}")
     part_max = float(sum(ranges[name][1] for name in part))
     points = math.fsum(values[name] for name in part)
     points_removed = [
-        stage_max(REASONING) - FLAG_CAPS[REASONING][flag]
+        stage_max(REASONING) - caps_of[flag]
         for flag in flag_set
-        if tuple(_REASONING_FLAG_PART[flag]) == tuple(part)
+        if tuple(part) in _REASONING_FLAG_PARTS[flag]
     ]
     if points_removed:
         points = min(points, max(0.0, part_max - max(points_removed)))
@@ -267,33 +291,36 @@ def automatic_flags(
     """
     _ranges_for(stage)
     if _is_empty(output):
-        return {_EMPTY_OUTPUT_FLAG[stage]}
+        return set(_EMPTY_OUTPUT_FLAGS[stage])
     if stage != REASONING or not isinstance(output, Mapping):
         return set()
 
     flags: set[str] = set()
-    if any(_is_empty(output.get(name)) for name in REQUIRED_REASONING_FIELDS):
-        flags.add("missing_fields")
+    if any(_is_empty(output.get(name)) for name in REQUIRED_MENTAL_STATE_FIELDS):
+        flags.add(MISSING_MENTAL_STATE)
+    if any(_is_empty(output.get(name)) for name in REQUIRED_STRATEGY_FIELDS):
+        flags.add(MISSING_STRATEGY)
     proposed = strategy_names(output.get("strategy"))
     recommended = strategy_names(gold.get("recommended_strategies"))
     not_recommended = strategy_names(gold.get("not_recommended_strategies"))
     if proposed & not_recommended:
         flags.add("recommends_not_recommended")
-    # Without proposed strategies the output already fails as missing_fields; without gold
+    # Without proposed strategies the output already fails as missing_strategy; without gold
     # recommendations there is nothing to overlap with.
     if proposed and recommended and not proposed & recommended:
         flags.add("no_recommended_overlap")
     return flags
 
 
-# The flag that an empty output earns at each stage. A response with no text is capped at 1 like
-# any other empty stage; a response with no audio cannot be understood.
-_EMPTY_OUTPUT_FLAG: dict[str, str] = {
-    PERCEPTION: "empty_or_off_topic",
-    REASONING: "missing_fields",
-    SHIFT_PERCEPTION: "empty_or_off_task",
-    RESPONSE_CONTENT: "empty_response",
-    RESPONSE_AUDIO: "unintelligible",
+# The flags that an empty output earns at each stage. A response with no text is capped at 1 like
+# any other empty stage; a response with no audio cannot be understood; empty reasoning misses
+# both its mental state and its strategy.
+_EMPTY_OUTPUT_FLAGS: dict[str, tuple[str, ...]] = {
+    PERCEPTION: ("empty_or_off_topic",),
+    REASONING: (MISSING_MENTAL_STATE, MISSING_STRATEGY),
+    SHIFT_PERCEPTION: ("empty_or_off_task",),
+    RESPONSE_CONTENT: ("empty_response",),
+    RESPONSE_AUDIO: ("unintelligible",),
 }
 
 

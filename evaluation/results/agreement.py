@@ -1,10 +1,16 @@
-"""Judge-human agreement (paper Table 3): Spearman's rho between hand rubric scores and a judge's."""
+"""Judge-human agreement (paper Table 3): Spearman's rho between hand rubric scores and a judge's.
+
+Each coefficient correlates one number per output. Response is the per-output sum of the content
+and audio scores (outputs with both, from both sides): pooling content pairs and audio pairs into
+one coefficient would correlate two different scales as if they were one. Content and audio each
+have their own row by stage, and "All stages" correlates per-output sums over every stage.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db.models import Avg
@@ -21,11 +27,19 @@ from webapp.lib.ratings import CorrelationCI, spearman_with_bootstrap_ci
 
 PERCEPTION_STAGES = (PERCEPTION, SHIFT_PERCEPTION)
 
-# Table 3's dimensions: shift perception counts as perception; content and audio are both response.
-AGREEMENT_DIMENSIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Perception", PERCEPTION_STAGES),
-    ("Reasoning", (REASONING,)),
-    ("Response", (RESPONSE_CONTENT, RESPONSE_AUDIO)),
+# Table 3's dimensions, each a sum over its parts per output: a part is one stage of several
+# alternatives (shift perception stands for perception on emotion-shift items). Response adds
+# content and audio; an output counts when the judge and the evaluators scored every part.
+AGREEMENT_DIMENSIONS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("Perception", (PERCEPTION_STAGES,)),
+    ("Reasoning", ((REASONING,),)),
+    ("Response (content + audio)", ((RESPONSE_CONTENT,), (RESPONSE_AUDIO,))),
+)
+ALL_STAGES_SUM: tuple[tuple[str, ...], ...] = (
+    PERCEPTION_STAGES,
+    (REASONING,),
+    (RESPONSE_CONTENT,),
+    (RESPONSE_AUDIO,),
 )
 AGREEMENT_STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Perception", (PERCEPTION,)),
@@ -50,6 +64,7 @@ class AgreementTable:
     all_average: float | None  # Table 3's "All (Avg.)": the mean of the dimensions' rho
     by_stage: list[AgreementRow]
     n_human_scores: int
+    all_stages_sum: AgreementRow | None = None  # per-output sums over every stage
 
 
 def judge_human_agreement(
@@ -72,23 +87,38 @@ def judge_human_agreement(
             output_id__in={output_id for output_id, _ in human_means},
         ).values_list("output_id", "stage", "score")
     }
-    pairs: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    by_output: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
     for key, human_score in human_means.items():
         if key in judge_scores:
-            pairs[key[1]].append((judge_scores[key], human_score))
+            by_output[key[0]][key[1]] = (judge_scores[key], human_score)
 
-    def row(label: str, stages: Sequence[str]) -> AgreementRow:
-        joined = [pair for stage in stages for pair in pairs[stage]]
-        return _agreement_row(label, joined, n_boot)
+    def row(label: str, parts: Sequence[Sequence[str]]) -> AgreementRow:
+        return _agreement_row(label, summed_pairs(by_output.values(), parts), n_boot)
 
-    dimensions = [row(label, stages) for label, stages in AGREEMENT_DIMENSIONS]
+    dimensions = [row(label, parts) for label, parts in AGREEMENT_DIMENSIONS]
     rhos = [dimension.correlation.rho for dimension in dimensions if dimension.correlation is not None]
     return AgreementTable(
         dimensions=dimensions,
         all_average=sum(rhos) / len(rhos) if len(rhos) == len(dimensions) else None,
-        by_stage=[row(label, stages) for label, stages in AGREEMENT_STAGES],
+        by_stage=[row(label, (stages,)) for label, stages in AGREEMENT_STAGES],
         n_human_scores=human.count(),
+        all_stages_sum=row("All stages (per-output sum)", ALL_STAGES_SUM),
     )
+
+
+def summed_pairs(
+    outputs: Iterable[Mapping[str, tuple[float, float]]], parts: Sequence[Sequence[str]]
+) -> list[tuple[float, float]]:
+    """Return one (judge, human) pair per output: each side's sum over ``parts``, where a part is
+    the first of its alternative stages the output has; outputs missing a part are left out."""
+    pairs: list[tuple[float, float]] = []
+    for stages in outputs:
+        chosen = [next((stage for stage in part if stage in stages), None) for part in parts]
+        if any(stage is None for stage in chosen):
+            continue
+        scored = [stages[stage] for stage in chosen if stage is not None]
+        pairs.append((math.fsum(j for j, _ in scored), math.fsum(h for _, h in scored)))
+    return pairs
 
 
 def _agreement_row(label: str, pairs: Sequence[tuple[float, float]], n_boot: int) -> AgreementRow:

@@ -6,10 +6,15 @@ averaged over those query tokens and over the chosen decoder layers and heads:
 
     rho = 1/|P| sum_{i in P} sum_{j in A} alpha_ij,    L_SFT = L_CE + lambda_AAA * L_AAA
 
-We take ``L_AAA = -log(rho + eps)``, averaged over the examples of a batch that have a perception
-span. The log is scale-free (halving rho costs the same at any level) and pushes hardest when the
-perception tokens have drifted away from the audio, which is the failure AAA targets; it is 0 at
-rho = 1 and bounded by -log(eps).
+The paper leaves L_AAA's form open; ``aaa_loss`` offers three, averaged over the examples of a
+batch that have a perception span:
+
+- "target" (the default): max(0, 1 - rho / target), target = ratio x the run's starting rho
+  (capped at 1). Bounded in [0, 1] and 0 once rho has risen by the ratio, so it raises rho the way
+  Figure 5 shows (+136%) and then leaves the perception tokens free to attend elsewhere.
+- "linear": 1 - rho, bounded, a constant pull.
+- "log": -log(rho + eps). Scale-free and unbounded above, it never stops pulling: at lambda 0.1
+  it drove rho from 0.17 to 0.99 on the mini-replication and cost perception accuracy (issue #25).
 
 How rho is measured without materialising attention maps: ``collect_audio_attention`` switches the
 text decoder to the ``aaa_sdpa`` attention function registered here. It calls transformers' own
@@ -38,7 +43,7 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
-from ml.core.config import DEFAULT_AAA_EPSILON
+from ml.core.config import DEFAULT_AAA_EPSILON, AaaObjective
 from ml.core.speech.inputs import SpeechBatch
 from ml.core.speech.model import SpeechLM
 
@@ -70,6 +75,8 @@ class AudioAttentionCollector:
         ) < self.row_counts.unsqueeze(1)
         self.audio_mask = audio_mask.to(torch.bool)
         self.heads = list(heads) if heads is not None else None
+        # False: rho is only logged (plain SFT), so no graph is kept for it.
+        self.track_gradient = True
         self._layer_values: list[torch.Tensor] = []
         # The mask is shared by all layers of one forward: gather its rows once.
         self._bias_source: torch.Tensor | None = None
@@ -84,6 +91,19 @@ class AudioAttentionCollector:
         scaling: float | None,
     ) -> None:
         """Record one layer: query B x H x T x D and key B x KV x S x D, after rotary embedding."""
+        if not self.track_gradient:
+            with torch.no_grad():
+                self._observe(query.detach(), key.detach(), attention_mask, scaling)
+            return
+        self._observe(query, key, attention_mask, scaling)
+
+    def _observe(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        scaling: float | None,
+    ) -> None:
         batch, heads_total, query_length, head_dim = query.shape
         key_heads, key_length = key.shape[1], key.shape[2]
         if key_length != self.audio_mask.shape[1]:
@@ -156,13 +176,46 @@ class AudioAttentionCollector:
         valid = ~values.isnan()
         return values[valid].mean() if valid.any() else values.new_tensor(float("nan"))
 
-    def loss(self, epsilon: float = DEFAULT_AAA_EPSILON) -> torch.Tensor:
-        """Return L_AAA = mean over examples of -log(rho + eps); 0 when no example has query rows."""
-        values = self.per_example_rho()
-        valid = ~values.isnan()
-        if not valid.any():
-            return values.new_zeros(())
-        return -torch.log(values[valid] + epsilon).mean()
+    def loss(
+        self,
+        epsilon: float = DEFAULT_AAA_EPSILON,
+        objective: AaaObjective = "log",
+        target: float | None = None,
+    ) -> torch.Tensor:
+        """Return L_AAA (``aaa_loss``) over the examples with query rows; 0 when none has."""
+        return aaa_loss(self.per_example_rho(), objective, target, epsilon)
+
+
+def aaa_loss(
+    per_example_rho: torch.Tensor,
+    objective: AaaObjective,
+    target: float | None = None,
+    epsilon: float = DEFAULT_AAA_EPSILON,
+) -> torch.Tensor:
+    """Return L_AAA averaged over the examples whose rho is not NaN (module docstring); 0 when none.
+
+    "target" needs ``target`` in (0, 1]: the rho at which the hinge stops pulling.
+    """
+    valid = ~per_example_rho.isnan()
+    if not valid.any():
+        return per_example_rho.new_zeros(())
+    rho = per_example_rho[valid]
+    if objective == "log":
+        return -torch.log(rho + epsilon).mean()
+    if objective == "linear":
+        return (1.0 - rho).mean()
+    if objective == "target":
+        if target is None or not 0.0 < target <= 1.0:
+            raise ValueError(f"the target objective needs a target rho in (0, 1], got {target}")
+        return torch.relu(1.0 - rho / target).mean()
+    raise ValueError(f"unknown AAA objective {objective!r}")
+
+
+def target_rho(starting_rho: float, ratio: float) -> float:
+    """Return the target hinge's rho: ``ratio`` x the starting rho, at most 1."""
+    if not starting_rho > 0.0:
+        raise ValueError(f"the starting rho must be positive, got {starting_rho}")
+    return min(1.0, ratio * starting_rho)
 
 
 def aaa_sdpa_attention_forward(

@@ -9,6 +9,10 @@ it travels into ``Job.parameters`` and the checkpoint's metadata.json with the s
 - ``no_response_reward``  RL without the reward model's signal: w_resp = 0, the other weights
   rescaled to keep their 5 : 1 ratio (5/6, 1/6), and the response span credited by the format
   reward alone: Table 6 V2 "Cascaded(SDCA)+Form.".
+- ``format_response_only``  RL without the cascaded reasoning reward: w_reas = 0, the response and
+  format weights rescaled to keep their 4 : 1 ratio (0.8, 0.2), one normalised R_total on every
+  token (vanilla GRPO: with no stage rewards there are no span signals, and the reasoning tokens
+  still learn from the outcome as in a response-level RL): Table 6 V3 "Format+Resp.".
 
 ``none`` is the full method. Pure: no torch, no Django.
 """
@@ -30,6 +34,7 @@ RL_ABLATIONS: dict[str, str] = {
     "no_gating": "Without gating (tau = 0; Table 8)",
     "vanilla_grpo": "Vanilla GRPO, no SDCA (Table 8, Table 6 V4)",
     "no_response_reward": "Without the response reward (Table 6 V2)",
+    "format_response_only": "Format and response rewards only, no reasoning reward (Table 6 V3)",
 }
 
 ConfigType = TypeVar("ConfigType", SftConfig, RlConfig)
@@ -60,4 +65,13 @@ def with_ablation(config: ConfigType, name: str) -> ConfigType:
             response_span_format_weight=1.0,
         )
         return replace(config, sdca=sdca, ablation=name)
+    if name == "format_response_only":
+        kept = config.sdca.response_weight + config.sdca.format_weight
+        sdca = replace(
+            config.sdca,
+            reasoning_weight=0.0,
+            response_weight=config.sdca.response_weight / kept,
+            format_weight=config.sdca.format_weight / kept,
+        )
+        return replace(config, mode="grpo", sdca=sdca, ablation=name)
     return replace(config, ablation=name)

@@ -15,8 +15,10 @@ for s2; a not-recommended strategy and no overlap with the recommended ones for 
 has one reasoning stage whose total holds the strategy sub-score and the strategy caps; taking
 s2 from that total would credit the strategy twice, and a wrong strategy would close gate g2,
 the mis-attribution SDCA exists to avoid. An empty span scores 0 without a call. An answer that
-is not valid JSON or breaks the rubric scores 0 and is counted; a judge that cannot be reached
-stops the run (``JudgeUnavailable``) instead of training on zeros.
+is not valid JSON or breaks the rubric is a judge error, not a score: the rollout gets no stage
+scores (None), is counted, and carries no advantage (``ml.core.sdca``), as C.3 leaves judge
+errors out; a judge that cannot be reached stops the run (``JudgeUnavailable``) instead of
+training on nothing.
 
 Pure: no Django, so ``ml.cli`` can score through a judge endpoint too.
 """
@@ -74,20 +76,21 @@ class JudgeGold:
 @dataclass
 class JudgeCounts:
     prompts: int = 0
-    judge_errors: int = 0
+    judge_errors: int = 0  # stage answers that were unusable
+    failed_rollouts: int = 0  # rollouts left without scores by one or more of them
     skipped_empty: int = 0
     last_error: str = ""
 
 
 class JudgeStageScorer:
-    """A ``ml.core.rl.StageJudge``: (item id, parsed rollout) -> (s1, s2, s3)."""
+    """A ``ml.core.rl.StageJudge``: (item id, parsed rollout) -> (s1, s2, s3), None on a judge error."""
 
     def __init__(self, client: JudgeClient, golds: Mapping[str, JudgeGold]) -> None:
         self.client = client
         self.golds = dict(golds)
         self.counts = JudgeCounts()
 
-    def __call__(self, item_id: str, parsed: ParsedOutput) -> tuple[float, float, float]:
+    def __call__(self, item_id: str, parsed: ParsedOutput) -> tuple[float, float, float] | None:
         gold = self.golds[item_id]
         said = {"user_utterance": gold.text}
         perception_stage = SHIFT_PERCEPTION if gold.scenario == EMOTION_SHIFT else PERCEPTION
@@ -124,8 +127,13 @@ class JudgeStageScorer:
         replies = dict(zip(prompts, self.client.judge_many(requests), strict=True)) if requests else {}
         self.counts.prompts += len(requests)
 
+        errors_before = self.counts.judge_errors
         perception = self._score(perception_stage, replies.get(perception_stage), prompts, gold.scenario)
         reasoning = self._score(REASONING, replies.get(REASONING), prompts, gold.scenario)
+        if self.counts.judge_errors > errors_before:
+            # One unusable stage answer leaves the cascade unknown (s1 gates s2 and s3).
+            self.counts.failed_rollouts += 1
+            return None
         s1 = perception.final / perception.max_score if perception is not None else 0.0
         s2 = s3 = 0.0
         if reasoning is not None:

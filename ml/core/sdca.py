@@ -15,6 +15,11 @@ standard deviation (ddof=1), and 0 when all G values are equal (no signal to ran
 outside the four spans (tags, whitespace, the end-of-turn token) get the normalised R_total,
 which is what every completion token gets under vanilla GRPO.
 
+A rollout whose judge failed (``judge_failed``: no usable answer for one of its stages) has no
+score, not a score of 0 (appendix C.3 excludes judge errors): it is left out of its group's
+mean and standard deviation and its advantages are 0, so the policy is neither punished nor
+rewarded for the judge's error. A group with fewer than two judged rollouts has no signal.
+
 What the weights 0.5 / 0.4 / 0.1 mean under SDCA. Normalising each span separately would erase
 them (any positive scale of a signal normalises to the same advantage), so they would reach only
 the tag and end-of-turn tokens. Instead each span's normalised advantage is scaled by the share
@@ -49,6 +54,7 @@ class RolloutScores:
     content: float
     audio_alignment: float
     format: float
+    judge_failed: bool = False
 
     def __post_init__(self) -> None:
         for name in ("perception", "reasoning", "strategy", "audio_alignment", "format"):
@@ -107,16 +113,31 @@ def span_weights(config: SdcaConfig) -> dict[SpanName, float]:
     return {name: len(SPAN_NAMES) * shares[name] for name in SPAN_NAMES}
 
 
-def group_normalise(values: torch.Tensor, std_epsilon: float = SdcaConfig.std_epsilon) -> torch.Tensor:
-    """Return (x - mean) / (sample std + eps) along dim 0; zeros where all values are equal."""
+def group_normalise(
+    values: torch.Tensor, std_epsilon: float = SdcaConfig.std_epsilon, valid: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Return (x - mean) / (sample std + eps) along dim 0; zeros where all values are equal.
+
+    With ``valid`` (a bool per row), the mean and deviation are those of the valid rows only and
+    every other row is 0 (a rollout whose judge failed).
+    """
     values = values.to(torch.float64)
-    if values.shape[0] < 2:
-        return torch.zeros_like(values, dtype=torch.float32)
-    mean = values.mean(dim=0, keepdim=True)
-    std = values.std(dim=0, unbiased=True, keepdim=True)
-    normalised = (values - mean) / (std + std_epsilon)
-    constant = (values.max(dim=0, keepdim=True).values - values.min(dim=0, keepdim=True).values) == 0
-    return torch.where(constant, torch.zeros_like(normalised), normalised).to(torch.float32)
+    keep = torch.ones(values.shape[0], dtype=torch.bool) if valid is None else valid.to(torch.bool)
+    normalised = torch.zeros_like(values, dtype=torch.float32)
+    if int(keep.sum()) < 2:
+        return normalised
+    kept = values[keep]
+    mean = kept.mean(dim=0, keepdim=True)
+    std = kept.std(dim=0, unbiased=True, keepdim=True)
+    scaled = (kept - mean) / (std + std_epsilon)
+    constant = (kept.max(dim=0, keepdim=True).values - kept.min(dim=0, keepdim=True).values) == 0
+    normalised[keep] = torch.where(constant, torch.zeros_like(scaled), scaled).to(torch.float32)
+    return normalised
+
+
+def judged(scores: Sequence[RolloutScores]) -> torch.Tensor:
+    """Return a bool per rollout: True where the judge gave usable scores."""
+    return torch.tensor([not rollout.judge_failed for rollout in scores], dtype=torch.bool)
 
 
 def span_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:
@@ -129,14 +150,14 @@ def span_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None =
     )
     weights = span_weights(settings)
     scale = torch.tensor([weights[name] for name in SPAN_NAMES], dtype=torch.float32)
-    return group_normalise(signals, settings.std_epsilon) * scale
+    return group_normalise(signals, settings.std_epsilon, judged(scores)) * scale
 
 
 def total_advantages(scores: Sequence[RolloutScores], config: SdcaConfig | None = None) -> torch.Tensor:
     """Return the G group-normalised R_total values (GRPO's one advantage per rollout)."""
     settings = config or SdcaConfig()
     totals = torch.tensor([total_reward(rollout, settings) for rollout in scores], dtype=torch.float64)
-    return group_normalise(totals, settings.std_epsilon)
+    return group_normalise(totals, settings.std_epsilon, judged(scores))
 
 
 def token_advantages(

@@ -1,8 +1,10 @@
 """Stage 1 of EchoChat: supervised fine-tuning with Acoustic-Anchored Attention (section 3.1).
 
 Each optimizer step takes ``gradient_accumulation_steps`` micro-batches of ``batch_size``
-examples; the loss is L_CE + lambda_AAA * L_AAA (see ``ml.core.aaa``). With ``lambda_aaa = 0`` the
-AAA branch is skipped entirely, which is plain SFT. Progress goes to ``on_progress(fraction,
+examples; the loss is L_CE + lambda_AAA * L_AAA (see ``ml.core.aaa``). With ``lambda_aaa = 0``
+there is no AAA loss, which is plain SFT; rho is still measured, without a gradient, and logged
+(``log_rho``), so a run with and one without AAA draw Figure 5 together. The target objective's
+target is fixed at the first micro-batch: ``aaa_target_ratio`` x its rho before any update. Progress goes to ``on_progress(fraction,
 message, metrics)``; ``should_cancel()`` is polled before every step and stops the run cleanly
 (the model keeps the updates made so far). Its defaults are ``ml.core.config.SftConfig``.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ml.core.aaa import collect_audio_attention, perception_query_mask
+from ml.core.aaa import collect_audio_attention, perception_query_mask, target_rho
 from ml.core.config import SftConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.runtime import prepare_for_training, seed_everything
@@ -47,15 +49,28 @@ def to_speech_examples(examples: Sequence[SftExample]) -> list[SpeechExample]:
     ]
 
 
+@dataclass
+class AaaTarget:
+    """The target objective's rho, set from the first micro-batch a run sees (None until then)."""
+
+    value: float | None = None
+
+
 def sft_loss(
-    speech_lm: SpeechLM, batch: SpeechBatch, config: SftConfig, scale: float = 1.0
+    speech_lm: SpeechLM,
+    batch: SpeechBatch,
+    config: SftConfig,
+    scale: float = 1.0,
+    target: AaaTarget | None = None,
 ) -> dict[str, float]:
     """Run forward and backward on one micro-batch (loss scaled by ``scale``); return its metrics.
 
     Backward runs inside the AAA context so gradient checkpointing recomputes the same path.
+    ``target`` carries the target objective's rho between calls (a fresh one: this batch sets it).
     """
     batch = batch.to(speech_lm.device)
-    if config.lambda_aaa <= 0:
+    with_aaa = config.lambda_aaa > 0
+    if not with_aaa and not config.log_rho:
         output = speech_lm.forward(batch)
         assert output.loss is not None
         (output.loss * scale).backward()
@@ -64,20 +79,35 @@ def sft_loss(
 
     query_mask = perception_query_mask(speech_lm, batch)
     audio_mask = speech_lm.current_audio_mask(batch.input_ids)
+    metrics: dict[str, float] = {}
     with collect_audio_attention(
         speech_lm, config.aaa_layers, query_mask, audio_mask, config.aaa_heads
     ) as collector:
+        collector.track_gradient = with_aaa
         output = speech_lm.forward(batch)
         assert output.loss is not None
-        aaa = collector.loss(config.aaa_epsilon)
         rho = float(collector.rho().detach())
-        loss = output.loss + config.lambda_aaa * aaa
+        loss = output.loss
+        aaa = math.nan
+        if with_aaa:
+            goal: float | None = None
+            if config.aaa_objective == "target":
+                target = target if target is not None else AaaTarget()
+                if target.value is None and math.isfinite(rho) and rho > 0:
+                    target.value = target_rho(rho, config.aaa_target_ratio)
+                goal = target.value
+                metrics["aaa_target"] = goal if goal is not None else math.nan
+            if goal is not None or config.aaa_objective != "target":
+                term = collector.loss(config.aaa_epsilon, config.aaa_objective, goal)
+                loss = loss + config.lambda_aaa * term
+                aaa = float(term.detach())
         (loss * scale).backward()
     return {
         "loss": float(loss.detach()),
         "ce": float(output.loss.detach()),
-        "aaa": float(aaa.detach()),
+        "aaa": aaa,
         "rho": rho,
+        **metrics,
     }
 
 
@@ -93,11 +123,13 @@ def sft_step(
     micro_batches: Sequence[SpeechBatch],
     optimizer: torch.optim.Optimizer,
     config: SftConfig,
+    target: AaaTarget | None = None,
 ) -> dict[str, float]:
     """Run one optimizer step over the micro-batches; return the metrics averaged over them."""
     optimizer.zero_grad(set_to_none=True)
     scale = 1.0 / len(micro_batches)
-    metrics = [sft_loss(speech_lm, batch, config, scale) for batch in micro_batches]
+    target = target if target is not None else AaaTarget()
+    metrics = [sft_loss(speech_lm, batch, config, scale, target) for batch in micro_batches]
     if config.max_grad_norm > 0:
         torch.nn.utils.clip_grad_norm_(speech_lm.trainable_parameters(), config.max_grad_norm)
     optimizer.step()
@@ -124,6 +156,7 @@ def train_sft(
     prepare_for_training(speech_lm, config)
     speech_examples = to_speech_examples(examples)
     optimizer = build_optimizer(speech_lm, config)
+    target = AaaTarget()
 
     def take_step(step: int, taken: list[int]) -> dict[str, float]:
         micro_batches = [
@@ -133,7 +166,8 @@ def train_sft(
         learning_rate = _learning_rate(config, step)
         for group in optimizer.param_groups:
             group["lr"] = learning_rate
-        return {**sft_step(speech_lm, micro_batches, optimizer, config), "learning_rate": learning_rate}
+        metrics = sft_step(speech_lm, micro_batches, optimizer, config, target)
+        return {**metrics, "learning_rate": learning_rate}
 
     examples_per_step = config.batch_size * config.gradient_accumulation_steps
     result = run_steps(len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel)

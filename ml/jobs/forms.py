@@ -138,9 +138,12 @@ class _TrainingForm(BuildSource, _JobForm):
         return name
 
 
-def _lora_parameters(rank: int) -> dict[str, int]:
+def _lora_parameters(rank: int, *, train_audio_encoder: bool = False) -> dict[str, Any]:
     """Return the job's LoRA settings at ``rank`` (alpha scaled as in ``LoraSettings``'s defaults)."""
-    return {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
+    parameters: dict[str, Any] = {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
+    if train_audio_encoder:
+        parameters["train_audio_encoder"] = True
+    return parameters
 
 
 def _ablation_field(presets: dict[str, str]) -> forms.ChoiceField:
@@ -179,12 +182,27 @@ class SftJobForm(_TrainingForm):
         label="AAA layers",
         help_text="Decoder layers rho averages over, e.g. -1,-2; blank: all",
     )
+    aaa_objective = forms.ChoiceField(
+        choices=[
+            ("target", "Target: stop pulling once rho has risen by the ratio"),
+            ("linear", "Linear: 1 - rho"),
+            ("log", "Log: -log rho (never stops pulling)"),
+        ],
+        initial=SFT_DEFAULTS.aaa_objective,
+        label="AAA objective",
+    )
+    aaa_target_ratio = forms.FloatField(
+        min_value=1.01,
+        initial=SFT_DEFAULTS.aaa_target_ratio,
+        label="AAA target ratio",
+        help_text="Target rho as a multiple of the starting rho (Figure 5: about 2)",
+    )
     lora_rank = forms.IntegerField(
         min_value=0,
-        initial=LORA_DEFAULTS.rank,
+        initial=SFT_DEFAULTS.lora.rank if SFT_DEFAULTS.lora else 0,
         label="LoRA rank",
-        help_text="0 trains every weight, as the paper's SFT does (for large models use the command line "
-        "with several GPUs)",
+        help_text="0 trains every weight, audio encoder included, as the paper's SFT does; with LoRA the "
+        "encoder and projector stay trainable (for large models use the command line with several GPUs)",
     )
     gradient_checkpointing = forms.BooleanField(required=False)
     ablation = _ablation_field(SFT_ABLATIONS)
@@ -215,8 +233,10 @@ class SftJobForm(_TrainingForm):
                 "batch_size": data["batch_size"],
                 "gradient_accumulation_steps": data["gradient_accumulation_steps"],
                 "lambda_aaa": data["lambda_aaa"],
+                "aaa_objective": data["aaa_objective"],
+                "aaa_target_ratio": data["aaa_target_ratio"],
                 "aaa_layers": data["aaa_layers"],
-                "lora": _lora_parameters(rank) if rank else None,
+                "lora": _lora_parameters(rank, train_audio_encoder=True) if rank else None,
                 "gradient_checkpointing": data["gradient_checkpointing"],
                 "device": data["device"],
                 "dtype": "auto",

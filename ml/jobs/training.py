@@ -152,7 +152,8 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
         if judge is not None:
             reporter.log(
                 f"Judge: {judge.counts.prompts} prompts, {judge.counts.judge_errors} unusable answers "
-                f"(scored 0), {judge.counts.skipped_empty} empty spans not sent"
+                f"({judge.counts.failed_rollouts} rollouts left out of their groups' advantages), "
+                f"{judge.counts.skipped_empty} empty spans not sent"
             )
         return result
 

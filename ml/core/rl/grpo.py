@@ -72,11 +72,15 @@ class RlStepResult:
     scores: list[list[RolloutScores]]
 
     def metrics(self) -> dict[str, float]:
-        """Return flat metrics for the job's history: loss, KL, mean rewards, mean |advantage| per span."""
+        """Return flat metrics for the job's history: loss, KL, mean rewards (of judged rollouts),
+        mean |advantage| per span, and how many rollouts the judge failed on (no advantage)."""
         values = {
             "loss": self.loss,
             "kl": self.kl,
             **{f"reward_{name}": value for name, value in self.rewards.items()},
+            "judge_failed_rollouts": float(
+                sum(score.judge_failed for scores in self.scores for score in scores)
+            ),
         }
         stacked = torch.cat(self.span_advantages)
         for column, name in enumerate(SPAN_NAMES):

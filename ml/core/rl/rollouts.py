@@ -26,19 +26,23 @@ RlPrompt = InferenceItem
 @dataclass(frozen=True)
 class StageScores:
     """A scorer's verdict on one rollout: judge stage scores in [0, 1], reward-model content in
-    [0, 5] and audio alignment in [0, 1]. The format reward is not here: the parser gives it."""
+    [0, 5] and audio alignment in [0, 1]. The format reward is not here: the parser gives it.
+    ``judge_failed``: the judge gave no usable answer, so the scores mean nothing (all 0) and the
+    rollout is left out of its group's advantages (``ml.core.sdca``)."""
 
     perception: float
     reasoning: float
     strategy: float
     content: float
     audio_alignment: float
+    judge_failed: bool = False
 
 
 # (item id, parsed rollout) -> stage scores. The Django side plugs in the judge and reward model.
 RolloutScorer = Callable[[str, ParsedOutput], StageScores]
-# (item id, parsed rollout) -> (s1, s2, s3) in [0, 1]: the judge's stage scores over their maxima.
-StageJudge = Callable[[str, ParsedOutput], tuple[float, float, float]]
+# (item id, parsed rollout) -> (s1, s2, s3) in [0, 1]: the judge's stage scores over their maxima,
+# or None when the judge's answer was unusable (a judge error, not a score).
+StageJudge = Callable[[str, ParsedOutput], tuple[float, float, float] | None]
 # (item id, parsed rollout) -> the reward model's content (0-5) and alignment (0-1).
 ResponseScorer = Callable[[str, ParsedOutput], RewardScore]
 
@@ -47,7 +51,11 @@ def combined_scorer(stage_judge: StageJudge, response_scorer: ResponseScorer) ->
     """Return the RL scorer made of a stage judge and a response scorer (e.g. ``response_reward_scorer``)."""
 
     def score(item_id: str, parsed: ParsedOutput) -> StageScores:
-        perception, reasoning, strategy = stage_judge(item_id, parsed)
+        stages = stage_judge(item_id, parsed)
+        if stages is None:
+            # No advantage will be drawn from this rollout: the reward model need not run.
+            return StageScores(0.0, 0.0, 0.0, 0.0, 0.0, judge_failed=True)
+        perception, reasoning, strategy = stages
         response = response_scorer(item_id, parsed)
         return StageScores(perception, reasoning, strategy, response.content, response.alignment)
 
@@ -92,16 +100,19 @@ def score_rollouts(item_id: str, completions: Sequence[str], scorer: RolloutScor
                 content=stage.content,
                 audio_alignment=stage.audio_alignment,
                 format=format_reward(parsed),
+                judge_failed=stage.judge_failed,
             )
         )
     return scores
 
 
 def mean_rewards(scores: Sequence[RolloutScores], config: SdcaConfig) -> dict[str, float]:
-    """Return the mean of each reward and score over the rollouts (for the step's metrics)."""
+    """Return the mean of each reward and score over the judged rollouts (for the step's metrics);
+    0 where no rollout was judged (``RlStepResult.metrics`` counts the ones left out)."""
+    scores = [score for score in scores if not score.judge_failed]
 
     def mean(values: Sequence[float]) -> float:
-        return float(np.mean(values))
+        return float(np.mean(values)) if values else 0.0
 
     return {
         "total": mean([total_reward(score, config) for score in scores]),

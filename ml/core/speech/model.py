@@ -46,6 +46,8 @@ class SpeechLM(ABC):
     default_system_prompt: ClassVar[str]
     # Module name (suffix) of the audio-to-text projector, kept trainable under LoRA.
     projector_module: ClassVar[str]
+    # The audio encoder's module path (trained in full by LoRA's ``train_audio_encoder``).
+    encoder_module: ClassVar[str] = "audio_tower"
 
     def __init__(
         self, model: nn.Module, tokenizer: Any, feature_extractor: Any, processor: Any = None
@@ -337,17 +339,26 @@ class SpeechLM(ABC):
             base.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)  # type: ignore[operator]
 
     def apply_lora(self, settings: LoraSettings) -> None:
-        """Wrap the model with LoRA adapters on the language model only (the audio encoder is frozen)."""
+        """Wrap the model with LoRA adapters on the language model; the projector and, with
+        ``train_audio_encoder``, the audio encoder are trained in full, anything else is frozen."""
         from peft import LoraConfig, get_peft_model
 
         targets = "|".join(settings.target_modules)
+        trained: list[str] = []
+        if settings.train_audio_encoder:
+            trained.append(self.encoder_module)
+        # A projector inside the encoder (Qwen2.5-Omni's audio_tower.proj) is trained with it.
+        if settings.train_audio_projector and not (
+            settings.train_audio_encoder and self.projector_module.startswith(self.encoder_module + ".")
+        ):
+            trained.append(self.projector_module)
         lora_config = LoraConfig(
             r=settings.rank,
             lora_alpha=settings.alpha,
             lora_dropout=settings.dropout,
             # A regex, so the audio encoder's same-named projections stay untouched.
             target_modules=rf".*language_model\.layers\.\d+\..*\.({targets})",
-            modules_to_save=[self.projector_module] if settings.train_audio_projector else None,
+            modules_to_save=trained or None,
         )
         self.model = get_peft_model(self.model, lora_config)
         self.lora = settings

@@ -9,7 +9,7 @@ from django.urls import reverse
 from evaluation.judging.human_scoring import HandScore, draw_rubric_sample, save_hand_scores
 from evaluation.judging.models import HumanJudgement, RubricSample
 from evaluation.outputs.models import System
-from evaluation.results.agreement import judge_human_agreement
+from evaluation.results.agreement import judge_human_agreement, summed_pairs
 from tests.evaluation.judging_support import GOOD_SUBSCORES, BenchmarkItemFactory
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.models import User
@@ -176,3 +176,58 @@ def test_save_hand_scores_records_the_apps_own_flags(db: None, users) -> None:
         judgement.stage: judgement for judgement in save_hand_scores(users["evaluator"], output, scores, "")
     }
     assert (saved["perception"].auto_flags, saved["perception"].score) == (["empty_or_off_topic"], 1)
+
+
+def test_summed_pairs_take_one_number_per_output_by_hand() -> None:
+    outputs = [
+        # content 4 + audio 2 (judge), 5 + 1 (human)
+        {"response_content": (4.0, 5.0), "response_audio": (2.0, 1.0), "reasoning": (7.0, 6.0)},
+        # no audio (a text-only system): left out of the response sum, not counted on another scale
+        {"response_content": (3.0, 3.0)},
+        # shift perception stands for perception
+        {"shift_perception": (6.0, 5.0), "reasoning": (2.0, 3.0)},
+    ]
+    response = (("response_content",), ("response_audio",))
+    assert summed_pairs(outputs, response) == [(6.0, 6.0)]
+    perception_and_reasoning = (("perception", "shift_perception"), ("reasoning",))
+    assert summed_pairs(outputs, perception_and_reasoning) == [(8.0, 8.0)]
+
+
+def test_response_agreement_is_on_per_output_sums_not_pooled_pairs(db: None, users) -> None:
+    # (judge content, judge audio, human content, human audio) for four outputs
+    scores = [(5, 1, 5, 1), (4, 4, 4, 4), (3, 5, 3, 5), (1, 2, 2, 1)]
+    judge = JudgeConfigFactory.create(name="judge")
+    system = System.objects.create(name="S")
+    for number, (judge_content, judge_audio, human_content, human_audio) in enumerate(scores):
+        output = ModelOutputFactory.create(
+            system=system, item=BenchmarkItemFactory.create(external_id=f"EE-{number}")
+        )
+        for stage, judged, hand in (
+            ("response_content", judge_content, human_content),
+            ("response_audio", judge_audio, human_audio),
+        ):
+            JudgementFactory.create(output=output, stage=stage, judge_config=judge, score=judged)
+            HumanJudgement.objects.create(
+                output=output,
+                stage=stage,
+                evaluator=users["evaluator"],
+                subscores={},
+                raw_sum=hand,
+                score=hand,
+            )
+
+    table = judge_human_agreement(judge, n_boot=200)
+
+    response = table.dimensions[2]
+    # sums: judge 6, 8, 8, 3 against human 6, 8, 8, 3: the same ranks, rho 1 over 4 outputs (not 8 pairs)
+    assert (response.label, response.n) == ("Response (content + audio)", 4)
+    assert response.correlation is not None and response.correlation.rho == pytest.approx(1.0)
+    by_stage = {row.label: row for row in table.by_stage}
+    # content apart: 5 4 3 1 vs 5 4 3 2, rho 1; audio apart: Pearson on the ranks (1, 3, 4, 2) and
+    # (1.5, 3, 4, 1.5): 4.5 / sqrt(5 x 4.5) = 0.9487
+    assert by_stage["Response content"].correlation is not None
+    assert by_stage["Response content"].correlation.rho == pytest.approx(1.0)
+    audio = by_stage["Response audio"].correlation
+    assert audio is not None and audio.rho == pytest.approx(0.9487, abs=1e-3)
+    # no output has perception or reasoning scores: nothing sums over every stage
+    assert table.all_stages_sum is not None and table.all_stages_sum.n == 0

@@ -40,8 +40,14 @@ def judgement(
         (judgement(strategy=0), ["no_recommended_overlap"], 6 / 7, 0.0),
         # both strategy flags: the larger cut wins
         (judgement(), ["no_recommended_overlap", "recommends_not_recommended"], 6 / 7, 0.0),
-        # missing fields (cap 1: 9 points off) leave mental state 0 and are not about the strategy
-        (judgement(), ["missing_fields"], 0.0, 1.0),
+        # a missing mental-state field (cap 1: 9 points off) leaves mental state 0, strategy untouched
+        (judgement(), ["missing_mental_state"], 0.0, 1.0),
+        # a missing strategy (cap 1: 9 points off) leaves strategy 0, mental state untouched
+        (judgement(), ["missing_strategy"], 6 / 7, 0.0),
+        (judgement(), ["missing_strategy", "no_recommended_overlap"], 6 / 7, 0.0),
+        (judgement(), ["missing_mental_state", "missing_strategy"], 0.0, 0.0),
+        # the unsplit flag of a stored judgement: which field was missing is unknown, both parts go
+        (judgement(), ["missing_fields"], 0.0, 0.0),
         # a wrong strategy never lowers s2 (the double credit of the whole-stage score)
         (judgement(context=0, latent_need=1, core_demand=0, constraints=0, strategy=0), [], 1 / 7, 0.0),
     ],
@@ -51,6 +57,18 @@ def test_hand_computed_parts(
 ) -> None:
     assert reasoning_part_score(subscores, flags, MENTAL_STATE_SUBSCORES) == pytest.approx(mental_state)
     assert reasoning_part_score(subscores, flags, STRATEGY_SUBSCORES) == pytest.approx(strategy)
+
+
+def test_perfect_mental_state_without_a_strategy_lowers_s3_only() -> None:
+    # The case: full mental-state fields, no strategy. The app flags the strategy alone,
+    # so s2 keeps 7 of 7 (gate g2 stays open) and s3 is 0; EchoEval's stage is still capped at 1.
+    fields = {"context": "c", "latent_need": "n", "core_demand": "d"}
+    flags = automatic_flags("reasoning", fields, {"recommended_strategies": ["reassurance"]})
+    assert flags == {"missing_strategy"}
+    subscores = judgement(core_demand=2, strategy=0)
+    assert reasoning_part_score(subscores, flags, MENTAL_STATE_SUBSCORES) == 1.0
+    assert reasoning_part_score(subscores, flags, STRATEGY_SUBSCORES) == 0.0
+    assert score_stage("reasoning", subscores, flags).final == 1.0
 
 
 def test_the_whole_stage_score_still_counts_the_strategy_for_echoeval() -> None:

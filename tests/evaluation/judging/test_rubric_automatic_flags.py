@@ -16,19 +16,20 @@ FULL_REASONING = {
 
 
 @pytest.mark.parametrize(
-    ("stage", "output", "flag"),
+    ("stage", "output", "flags"),
     [
-        ("perception", "", "empty_or_off_topic"),
-        ("perception", "  \n", "empty_or_off_topic"),
-        ("shift_perception", None, "empty_or_off_task"),
-        ("reasoning", "", "missing_fields"),
-        ("reasoning", {"context": "", "strategy": []}, "missing_fields"),
-        ("response_content", "", "empty_response"),
-        ("response_audio", None, "unintelligible"),
+        ("perception", "", {"empty_or_off_topic"}),
+        ("perception", "  \n", {"empty_or_off_topic"}),
+        ("shift_perception", None, {"empty_or_off_task"}),
+        # empty reasoning misses both parts
+        ("reasoning", "", {"missing_mental_state", "missing_strategy"}),
+        ("reasoning", {"context": "", "strategy": []}, {"missing_mental_state", "missing_strategy"}),
+        ("response_content", "", {"empty_response"}),
+        ("response_audio", None, {"unintelligible"}),
     ],
 )
-def test_empty_output_earns_the_stage_empty_flag(stage, output, flag):
-    assert automatic_flags(stage, output, GOLD) == {flag}
+def test_empty_output_earns_the_stage_empty_flag(stage, output, flags):
+    assert automatic_flags(stage, output, GOLD) == flags
 
 
 def test_non_empty_text_output_raises_no_flag():
@@ -40,13 +41,20 @@ def test_complete_reasoning_with_recommended_strategies_raises_no_flag():
     assert automatic_flags("reasoning", FULL_REASONING, GOLD) == set()
 
 
-def test_a_blank_required_field_is_missing_fields():
-    assert automatic_flags("reasoning", {**FULL_REASONING, "latent_need": " "}, GOLD) == {"missing_fields"}
+@pytest.mark.parametrize("field", ["context", "latent_need", "core_demand"])
+def test_a_blank_mental_state_field_is_missing_mental_state(field):
+    assert automatic_flags("reasoning", {**FULL_REASONING, field: " "}, GOLD) == {"missing_mental_state"}
 
 
-def test_no_strategy_is_missing_fields_not_a_strategy_mismatch():
+def test_no_strategy_is_missing_strategy_not_a_strategy_mismatch():
     without_strategy = {k: v for k, v in FULL_REASONING.items() if k != "strategy"}
-    assert automatic_flags("reasoning", without_strategy, GOLD) == {"missing_fields"}
+    assert automatic_flags("reasoning", without_strategy, GOLD) == {"missing_strategy"}
+    assert automatic_flags("reasoning", {**FULL_REASONING, "strategy": [" "]}, GOLD) == {"missing_strategy"}
+
+
+def test_a_missing_field_of_each_part_raises_both_flags():
+    output = {**FULL_REASONING, "core_demand": "", "strategy": None}
+    assert automatic_flags("reasoning", output, GOLD) == {"missing_mental_state", "missing_strategy"}
 
 
 def test_recommending_a_not_recommended_strategy_is_flagged_through_synonyms():

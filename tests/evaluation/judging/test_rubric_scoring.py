@@ -91,7 +91,11 @@ def test_missed_modality_conflict_caps_only_modality_conflict_items():
         (["no_recommended_overlap"], 8, 8.0),
         (["recommends_not_recommended"], 6, 6.0),
         (["recommends_not_recommended", "no_recommended_overlap"], 6, 6.0),
-        (["missing_fields", "no_recommended_overlap"], 1, 1.0),
+        (["missing_mental_state", "no_recommended_overlap"], 1, 1.0),
+        (["missing_strategy"], 1, 1.0),
+        (["missing_mental_state", "missing_strategy"], 1, 1.0),
+        # a stored judgement's unsplit flag keeps its cap
+        (["missing_fields"], 1, 1.0),
     ],
 )
 def test_reasoning_caps(flags, cap, final):

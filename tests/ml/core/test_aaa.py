@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
 import torch
 
-from ml.core.aaa import collect_audio_attention, measure_rho, perception_query_mask
-from ml.core.config import SftConfig
+from ml.core.aaa import aaa_loss, collect_audio_attention, measure_rho, perception_query_mask, target_rho
+from ml.core.config import AaaObjective, SftConfig
 from ml.core.sft import SftExample, train_sft
 from ml.core.speech.inputs import SpeechBatch, SpeechExample
 from ml.core.speech.model import SpeechLM
@@ -136,8 +137,40 @@ def test_training_with_aaa_raises_rho_more_than_plain_sft() -> None:
         speech_lm = build_tiny_speech_lm("qwen2_audio", seed=0)
         batch = speech_lm.collate([SpeechExample(example.audio, PROMPT, TARGET) for example in examples])
         before = measure_rho(speech_lm, batch).mean()
-        config = SftConfig(max_steps=12, batch_size=2, learning_rate=3e-3, lambda_aaa=lambda_aaa, seed=0)
+        config = SftConfig(
+            max_steps=12, batch_size=2, learning_rate=3e-3, lambda_aaa=lambda_aaa, aaa_objective="log", seed=0
+        )
         train_sft(speech_lm, examples, config)
         gains[lambda_aaa] = float(measure_rho(speech_lm, batch).mean() - before)
 
     assert gains[0.5] > gains[0.0] + 0.2
+
+
+@pytest.mark.parametrize(
+    ("objective", "target", "expected"),
+    [
+        # rho (0.2, 0.5; the NaN example has no perception span and is left out)
+        ("log", None, -(math.log(0.2 + 1e-6) + math.log(0.5 + 1e-6)) / 2),
+        ("linear", None, ((1 - 0.2) + (1 - 0.5)) / 2),
+        # target 0.4: 1 - 0.2 / 0.4 = 0.5, and rho 0.5 is past the target: 0
+        ("target", 0.4, (0.5 + 0.0) / 2),
+    ],
+)
+def test_aaa_loss_forms_by_hand(objective: AaaObjective, target: float | None, expected: float) -> None:
+    rho = torch.tensor([0.2, float("nan"), 0.5])
+    assert float(aaa_loss(rho, objective, target)) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_target_is_a_multiple_of_the_starting_rho_capped_at_one() -> None:
+    assert target_rho(0.17, 2.0) == pytest.approx(0.34)
+    assert target_rho(0.6, 2.0) == 1.0
+    with pytest.raises(ValueError, match="target rho"):
+        aaa_loss(torch.tensor([0.2]), "target", None)
+
+
+def test_the_target_hinge_stops_pulling_once_reached() -> None:
+    rho = torch.tensor([0.1, 0.5], requires_grad=True)
+    aaa_loss(rho, "target", 0.4).backward()
+    assert rho.grad is not None
+    # d/d rho of (1 - rho / 0.4) / 2 is -1.25 below the target, 0 above it
+    assert rho.grad.tolist() == pytest.approx([-1.25, 0.0])

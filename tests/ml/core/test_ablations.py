@@ -42,6 +42,26 @@ def test_no_response_reward_drops_the_reward_models_signal_everywhere() -> None:
     assert RlConfig.from_dict(config.to_dict()) == config
 
 
+def test_format_response_only_drops_the_reasoning_reward_table_6_v3() -> None:
+    config = with_ablation(RlConfig(), "format_response_only")
+    sdca = config.sdca
+    # 0.4 and 0.1 rescaled to sum to 1: 0.8 and 0.2; one trajectory-level advantage
+    assert (sdca.reasoning_weight, sdca.response_weight, sdca.format_weight) == pytest.approx((0.0, 0.8, 0.2))
+    assert config.mode == "grpo"
+    wrong_stages = RolloutScores(
+        perception=0, reasoning=0, strategy=0, content=5, audio_alignment=1, format=1
+    )
+    right_stages = RolloutScores(
+        perception=1, reasoning=1, strategy=1, content=5, audio_alignment=1, format=1
+    )
+    # the stages no longer matter: 0.8 x (0.5 x 5/5 + 0.5 x 1) + 0.2 x 1 = 1
+    assert total_reward(wrong_stages, sdca) == total_reward(right_stages, sdca) == pytest.approx(1.0)
+    half = RolloutScores(perception=1, reasoning=1, strategy=1, content=0, audio_alignment=1, format=0)
+    # 0.8 x (0 + 0.5) + 0 = 0.4
+    assert total_reward(half, sdca) == pytest.approx(0.4)
+    assert RlConfig.from_dict(config.to_dict()) == config
+
+
 def test_the_full_method_changes_nothing_and_unknown_presets_are_refused() -> None:
     assert with_ablation(RlConfig(), "none") == RlConfig()
     assert with_ablation(SftConfig(), "none") == SftConfig()

@@ -91,6 +91,44 @@ def test_heuristic_scorer_compares_spans_with_gold() -> None:
     assert SCORER("unknown", parse_output(COMPLETIONS[0])) == StageScores(0.0, 0.0, 0.0, 0.0, 0.0)
 
 
+def test_a_rollout_whose_judge_failed_carries_no_advantage_and_is_counted(
+    policy_and_reference: tuple[SpeechLM, SpeechLM],
+) -> None:
+    policy, reference = policy_and_reference
+    config = RlConfig(lora=LORA)
+    failed_text = COMPLETIONS[2]
+
+    def judge(item_id: str, parsed: ParsedOutput) -> tuple[float, float, float] | None:
+        if parsed.text == failed_text:
+            return None
+        scores = SCORER(item_id, parsed)
+        return scores.perception, scores.reasoning, scores.strategy
+
+    asked: list[str] = []
+
+    def response(item_id: str, parsed: ParsedOutput) -> RewardScore:
+        asked.append(parsed.text)
+        scores = SCORER(item_id, parsed)
+        return RewardScore(content=scores.content, alignment=scores.audio_alignment)
+
+    result = rl_update(
+        policy, reference, [RolloutGroup(PROMPT_ITEM, COMPLETIONS)], combined_scorer(judge, response), config
+    )
+
+    scores = result.scores[0]
+    assert [score.judge_failed for score in scores] == [False, False, True, False]
+    assert failed_text not in asked
+    assert torch.count_nonzero(result.token_advantages[0][2]) == 0
+    assert torch.count_nonzero(result.span_advantages[0][2]) == 0
+    # The other three are normalised among themselves, as if the failed one had not been sampled.
+    judged = [scores[0], scores[1], scores[3]]
+    assert torch.equal(result.span_advantages[0][[0, 1, 3]], span_advantages(judged, config.sdca))
+    metrics = result.metrics()
+    assert metrics["judge_failed_rollouts"] == 1.0
+    # Mean rewards are over the judged rollouts: perception 1, 0 (happy) and 1.
+    assert metrics["reward_perception_score"] == pytest.approx(sum(score.perception for score in judged) / 3)
+
+
 def test_sdca_step_gives_each_span_its_own_advantage(policy_and_reference: tuple[SpeechLM, SpeechLM]) -> None:
     policy, reference = policy_and_reference
     config = RlConfig(lora=LORA)

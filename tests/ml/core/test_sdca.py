@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -150,3 +152,39 @@ def test_weights_must_sum_to_one_and_scores_stay_in_range() -> None:
         RolloutScores(
             perception=0.5, reasoning=0.5, strategy=0.5, content=6.0, audio_alignment=1.0, format=1.0
         )
+
+
+def test_a_rollout_whose_judge_failed_is_left_out_of_its_groups_statistics() -> None:
+    def rollout(perception: float, judge_failed: bool = False) -> RolloutScores:
+        return RolloutScores(
+            perception=perception,
+            reasoning=0.0,
+            strategy=0.0,
+            content=0.0,
+            audio_alignment=0.0,
+            format=1.0,
+            judge_failed=judge_failed,
+        )
+
+    group = [rollout(1.0), rollout(0.0), rollout(0.0), rollout(0.0, judge_failed=True)]
+
+    # Judged perception (1, 0, 0): mean 1/3, deviations (2/3, -1/3, -1/3), sample variance
+    # (4/9 + 1/9 + 1/9) / 2 = 1/3; the failed rollout is not a fourth 0 (which would give mean 1/4).
+    std = math.sqrt(1 / 3) + 1e-4
+    expected = [2 / 3 * value / std for value in (2 / 3, -1 / 3, -1 / 3)] + [0.0]
+    advantages = span_advantages(group, CONFIG)
+    assert advantages[:, 0].tolist() == pytest.approx(expected, rel=1e-6)
+    assert advantages[3].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+    # R_total: 0.5 x (1/3) + 0.1 = a + 1/6 for the first, a = 0.1 for the other two judged ones:
+    # deviations (1/9, -1/18, -1/18), variance (1/81 + 2/324) / 2 = 1/108.
+    total_std = math.sqrt(1 / 108) + 1e-4
+    expected_totals = [value / total_std for value in (1 / 9, -1 / 18, -1 / 18)] + [0.0]
+    assert total_advantages(group, CONFIG).tolist() == pytest.approx(expected_totals, rel=1e-6)
+
+
+def test_a_group_with_one_judged_rollout_has_no_signal() -> None:
+    failed = RolloutScores(0.0, 0.0, 0.0, 0.0, 0.0, 1.0, judge_failed=True)
+    group = [GROUP[0], failed, failed]
+    assert torch.count_nonzero(span_advantages(group, CONFIG)) == 0
+    assert torch.count_nonzero(total_advantages(group, CONFIG)) == 0

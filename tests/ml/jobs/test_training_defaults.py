@@ -43,7 +43,15 @@ def _values(source: Any, names: tuple[str, ...]) -> dict[str, Any]:
 
 # The options both commands have (ml.cli.build_parser), then each command's own.
 SHARED_OPTIONS = ("epochs", "max_steps", "learning_rate", "seed")
-SFT_OPTIONS = (*SHARED_OPTIONS, "batch_size", "gradient_accumulation_steps", "lambda_aaa", "aaa_layers")
+SFT_OPTIONS = (
+    *SHARED_OPTIONS,
+    "batch_size",
+    "gradient_accumulation_steps",
+    "lambda_aaa",
+    "aaa_objective",
+    "aaa_target_ratio",
+    "aaa_layers",
+)
 RL_OPTIONS = (
     *SHARED_OPTIONS,
     "mode",
@@ -58,7 +66,7 @@ RL_OPTIONS = (
 @pytest.mark.parametrize(
     ("command", "config", "options", "lora"),
     [
-        ("sft", SftConfig(), SFT_OPTIONS, LoraSettings()),
+        ("sft", SftConfig(), SFT_OPTIONS, None),
         ("rl", RlConfig(), RL_OPTIONS, RlConfig().lora),
     ],
 )
@@ -94,12 +102,31 @@ def test_lora_at_another_rank_keeps_the_default_alpha_to_rank_ratio() -> None:
 
 
 @pytest.mark.django_db
-def test_the_sft_form_starts_from_the_sft_config_and_default_lora() -> None:
+def test_the_sft_form_starts_from_the_sft_config_training_every_weight() -> None:
     initial = _initial(SftJobForm())
-    fields = ("epochs", "learning_rate", "batch_size", "gradient_accumulation_steps", "lambda_aaa")
+    fields = (
+        "epochs",
+        "learning_rate",
+        "batch_size",
+        "gradient_accumulation_steps",
+        "lambda_aaa",
+        "aaa_objective",
+        "aaa_target_ratio",
+    )
 
     assert _values(initial, fields) == _values(SftConfig(), fields)
-    assert initial["lora_rank"] == LoraSettings().rank
+    # rank 0: no LoRA, the audio encoder trained with the adapter and the LLM (the paper's SFT)
+    assert SftConfig().lora is None and initial["lora_rank"] == 0
+
+
+def test_sft_lora_from_the_command_line_keeps_the_audio_encoder_trainable() -> None:
+    sft = build_parser().parse_args(
+        ["sft", "--data", "r.jsonl", "--model", "tiny", "--output", "o", "--lora-rank", "8"]
+    )
+    rl = build_parser().parse_args(["rl", "--data", "r.jsonl", "--model", "tiny", "--output", "o"])
+    assert _lora(sft) == LoraSettings.for_rank(8, train_audio_encoder=True)
+    lora = _lora(rl)
+    assert lora is not None and not lora.train_audio_encoder
 
 
 @pytest.mark.django_db
