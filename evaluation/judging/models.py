@@ -18,6 +18,7 @@ from evaluation.judging.rubrics import (
 )
 from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.llm_client import ChatJudgeConfig, api_key_from_environment, key_variable_problem
+from webapp.lib.url_shape import web_url_problem
 from webapp.models import FINISHED_STATUSES, User
 
 
@@ -86,6 +87,9 @@ class JudgeConfig(models.Model):
         super().clean()
         if self.api_key_env and (problem := key_variable_problem(self.api_key_env)):
             raise ValidationError({"api_key_env": problem})
+        # URLField also takes ftp://; the judge client speaks http(s) only.
+        if self.base_url and (problem := web_url_problem(self.base_url)):
+            raise ValidationError({"base_url": problem})
 
     def api_key(self) -> str:
         """Return the API key from the named ECHOSTUDIO_JUDGE_KEY_* variable, or the settings' key.
