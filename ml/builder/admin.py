@@ -77,7 +77,8 @@ class BuildAdminForm(forms.ModelForm):
 
     class Meta:
         model = Build
-        fields = ("config",)  # ModelAdmin adds the other editable fields
+        # Admin shows these fields and BuildAdmin.readonly_fields.
+        fields = ("name", "single_turn_count", "dialogue_count", "turns_per_dialogue", "seed", "config")
 
     def clean_config(self) -> Any:
         config = self.cleaned_data.get("config")
