@@ -18,6 +18,7 @@ from evaluation.judging.rubrics import (
 )
 from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.llm_client import ChatJudgeConfig, key_variable_problem
+from webapp.lib.url_shape import web_url_problem
 from webapp.models import FINISHED_STATUSES, User
 from webapp.outbound import (
     named_key,
@@ -92,7 +93,10 @@ class JudgeConfig(models.Model):
     def clean(self) -> None:
         super().clean()
         errors: dict[str, str] = {}
-        if self.base_url and (problem := outbound_url_problem(self.base_url)):
+        # URLField also takes ftp://; the judge client speaks http(s) only. Then the host policy.
+        if self.base_url and (
+            problem := web_url_problem(self.base_url) or outbound_url_problem(self.base_url)
+        ):
             errors["base_url"] = problem
         if self.api_key_env:
             problem = key_variable_problem(self.api_key_env)

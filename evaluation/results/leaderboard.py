@@ -28,7 +28,6 @@ two-decimal values that are displayed, so ties share a mark.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -43,6 +42,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
     STAGES,
 )
+from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.vocabulary import (
     AUDIO_DOMINANT,
     EMOTION_SHIFT,
@@ -236,7 +236,7 @@ def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
 def to_csv(table: Leaderboard) -> str:
     """Return the leaderboard as CSV: per column its value (4 decimals, empty for "-") and counts."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = NeutralWriter(buffer)
     header = ["system"]
     for column in table.columns:
         header += [column.key, f"{column.key}_n_valid", f"{column.key}_n_excluded"]

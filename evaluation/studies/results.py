@@ -10,7 +10,6 @@ arithmetic lives in `webapp.lib.ratings`; this module decides which ratings each
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 from collections import defaultdict
@@ -22,6 +21,7 @@ import numpy as np
 
 from evaluation.studies.screening import RatingRow
 from webapp.lib.ratings import PairedTest, bootstrap_mos_ci, mos_with_ci, pairwise_wilcoxon_holm
+from webapp.lib.spreadsheet import NeutralDictWriter
 from webapp.lib.stats import krippendorff_alpha
 
 BOOTSTRAP_REPLICATES = 2000
@@ -281,7 +281,7 @@ CSV_COLUMNS = (
 def summary_csv(summary: StudySummary) -> str:
     """Return every figure of the summary as CSV: one row per MOS cell, comparison and agreement."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, restval="", lineterminator="\n")
+    writer = NeutralDictWriter(buffer, fieldnames=CSV_COLUMNS, restval="")
     writer.writeheader()
     for system in summary.systems:
         for dimension in summary.dimensions:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest
 
@@ -78,9 +80,31 @@ class BuildStageInline(RoleAdminAccess, admin.TabularInline):
         return False
 
 
+class BuildAdminForm(forms.ModelForm):
+    """A build's configuration is checked on save by the rule every stage job reads it with
+    (``BuildConfig.from_json``): one the builder would refuse is never stored, so no build page
+    or stage job meets it."""
+
+    class Meta:
+        model = Build
+        # Admin shows these fields and BuildAdmin.readonly_fields.
+        fields = ("name", "single_turn_count", "dialogue_count", "turns_per_dialogue", "seed", "config")
+
+    def clean_config(self) -> Any:
+        config = self.cleaned_data.get("config")
+        if not isinstance(config, dict):
+            raise ValidationError('The configuration is a JSON object: {"endpoints": [...], ...}.')
+        try:
+            BuildConfig.from_json(config)
+        except ConfigProblem as problem:
+            raise ValidationError(f"This configuration cannot run: {problem}.") from problem
+        return config
+
+
 @admin.register(Build)
 class BuildAdmin(RoleAdminAccess, admin.ModelAdmin):
     admin_roles = BUILDER_ROLES
+    form = BuildAdminForm
     list_display = ("name", "status", "single_turn_count", "dialogue_count", "created_at", "exported_at")
     list_filter = ("status",)
     readonly_fields = ("status", "provenance", "export_path", "exported_at", "created_by", "created_at")

@@ -7,11 +7,12 @@ so a worker never runs with settings the admin did not see. Pure: no Django.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any
 
 from ml.builder.stages import PROMPT_VARIANTS
 from webapp.lib.llm_client import JUDGE_KEY_ENV_PREFIX, key_variable_problem
+from webapp.lib.url_shape import web_url_problem
 from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, NEUTRAL
 
 # The paper's six basic emotions (appendix B): neutral is not a target of generated queries.
@@ -76,8 +77,12 @@ class BuildConfig:
         unknown = sorted(set(raw) - known)
         if unknown:
             raise ConfigProblem(f"unknown setting(s): {', '.join(unknown)}")
+        _check_kinds(raw, fields(cls))
         values = dict(raw)
-        endpoints = tuple(_endpoint(entry) for entry in values.pop("endpoints", ()) or ())
+        raw_endpoints = values.pop("endpoints", ()) or ()
+        if not isinstance(raw_endpoints, list | tuple):
+            raise ConfigProblem("endpoints must be a list of endpoints (base_url and model)")
+        endpoints = tuple(_endpoint(entry) for entry in raw_endpoints)
         if not endpoints:
             raise ConfigProblem("list at least one LLM endpoint (base_url and model)")
         consistency = values.pop("consistency_endpoint", None)
@@ -141,6 +146,8 @@ class BuildConfig:
             raise ConfigProblem("tts_backend is 'espeak' or 'openai'")
         if self.tts_backend == "openai" and not self.tts_base_url:
             raise ConfigProblem("the openai TTS backend needs tts_base_url")
+        if self.tts_base_url and (problem := web_url_problem(self.tts_base_url)):
+            raise ConfigProblem(f"tts_base_url {problem}")
         if not 1 <= self.batch_size <= 1000 or not 1 <= self.shards <= 64 or self.audio_threads < 1:
             raise ConfigProblem("batch_size is 1-1000, shards 1-64, audio_threads at least 1")
         if not 0.0 <= self.spot_check_rate <= 1.0:
@@ -154,9 +161,44 @@ def _endpoint(raw: object) -> Endpoint:
     unknown = sorted(set(raw) - known)
     if unknown:
         raise ConfigProblem(f"unknown endpoint setting(s): {', '.join(unknown)}")
+    _check_kinds(raw, fields(Endpoint))
     endpoint = Endpoint(**dict(raw))
+    if problem := web_url_problem(endpoint.base_url):
+        raise ConfigProblem(f"an endpoint's base_url {problem}")
     if endpoint.api_key_env and key_variable_problem(endpoint.api_key_env, JUDGE_KEY_ENV_PREFIX):
         raise ConfigProblem(str(key_variable_problem(endpoint.api_key_env, JUDGE_KEY_ENV_PREFIX)))
     if endpoint.max_concurrency < 1 or endpoint.max_retries < 0 or endpoint.timeout_s <= 0:
         raise ConfigProblem("max_concurrency is at least 1, max_retries at least 0, timeout_s above 0")
     return endpoint
+
+
+def _check_kinds(raw: Mapping[str, Any], entries: tuple[Field[Any], ...]) -> None:
+    """Raise ConfigProblem when a setting holds the wrong kind of value (text for a number, ...).
+
+    The kind is the default's, so a configuration typed by hand (Django admin's JSON box) fails
+    here in words rather than as a TypeError in a stage job or on the build page.
+    """
+    for entry in entries:
+        if entry.name not in raw:
+            continue
+        default = entry.default_factory() if entry.default_factory is not MISSING else entry.default
+        if default is MISSING and entry.type == "str":
+            default = ""  # a required text setting (an endpoint's base_url and model)
+        value = raw[entry.name]
+        if isinstance(default, tuple):
+            fits = isinstance(value, list | tuple) and all(isinstance(part, str) for part in value)
+            kind = "a list of names"
+        elif isinstance(default, float):
+            fits = isinstance(value, int | float) and not isinstance(value, bool)
+            kind = "a number"
+        elif isinstance(default, int):
+            fits = isinstance(value, int) and not isinstance(value, bool)
+            kind = "a whole number"
+        elif isinstance(default, str):
+            fits, kind = isinstance(value, str), "text"
+        elif isinstance(default, dict):
+            fits, kind = isinstance(value, dict), "an object"
+        else:
+            continue  # endpoints and consistency_endpoint: read by _endpoint
+        if not fits:
+            raise ConfigProblem(f"{entry.name} must be {kind}; got {value!r}")

@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from ml.builder.config import ConfigProblem
 from ml.builder.export_versions import BuildExport, BuildInFlight, in_flight_refusal, start_export
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.access import BUILD_ROLES, SPOT_CHECK_ROLES, build_or_404, own_spot_check_or_404
@@ -49,10 +50,18 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
     build = build_or_404(build_id)
     checks = checked_samples(build)
     acceptance = acceptance_by_stage(checks)
-    thresholds = [
-        (setting, STAGE_TITLES[stage], current_threshold(build, setting))
-        for setting, stage in THRESHOLD_STAGES.items()
-    ]
+    try:
+        thresholds = [
+            (setting, STAGE_TITLES[stage], current_threshold(build, setting))
+            for setting, stage in THRESHOLD_STAGES.items()
+        ]
+    except ConfigProblem as problem:
+        # Stored before configurations were checked on save, or written around Django admin.
+        thresholds = []
+        if not request.htmx:
+            messages.error(
+                request, f"This build's configuration cannot run: {problem}. Correct it in Django admin."
+            )
     template = "ml/builder/build.html#stages" if request.htmx else "ml/builder/build.html"
     return render(
         request,
@@ -115,7 +124,7 @@ def tighten_page(request: StudioRequest, build_id: int) -> HttpResponse:
         return redirect("ml:builder:build", build_id=build.pk)
     try:
         jobs, samples = tighten(build, form.cleaned_data["setting"], form.cleaned_data["value"], request.user)
-    except (TighteningRefused, BuildBusy) as refused:
+    except (TighteningRefused, BuildBusy, ConfigProblem) as refused:
         messages.error(request, f"Not re-run: {refused}")
     else:
         stage = STAGE_TITLES[THRESHOLD_STAGES[form.cleaned_data["setting"]]]

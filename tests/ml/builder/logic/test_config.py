@@ -26,6 +26,28 @@ def test_a_configuration_round_trips_through_json() -> None:
         ({"endpoints": [{**ENDPOINT, "api_key_env": "DJANGO_SECRET_KEY"}]}, "ECHOSTUDIO_JUDGE_KEY_"),
         ({"endpoints": [ENDPOINT], "consistency_method": "endpoint"}, "needs consistency_endpoint"),
         ({"endpoints": [ENDPOINT], "tts_backend": "openai"}, "needs tts_base_url"),
+        ({"endpoints": [{**ENDPOINT, "base_url": "javascript:alert(1)"}]}, "http:// or https://"),
+        ({"endpoints": [{**ENDPOINT, "base_url": "file:///etc/passwd"}]}, "http:// or https://"),
+        ({"endpoints": [{**ENDPOINT, "base_url": "http://"}]}, "names no host"),
+        ({"endpoints": [ENDPOINT], "tts_base_url": "ftp://tts/v1"}, "tts_base_url .* http://"),
+        (
+            {
+                "endpoints": [ENDPOINT],
+                "consistency_method": "endpoint",
+                "consistency_endpoint": {"base_url": "data:text/html,x", "model": "m"},
+            },
+            "http:// or https://",
+        ),
+        ({"endpoints": "http://llm:8000/v1"}, "endpoints must be a list"),
+        ({"endpoints": 5}, "endpoints must be a list"),
+        ({"endpoints": [ENDPOINT], "batch_size": "25"}, "batch_size must be a whole number"),
+        ({"endpoints": [ENDPOINT], "query_min_score": True}, "query_min_score must be a whole number"),
+        ({"endpoints": [ENDPOINT], "spot_check_rate": None}, "spot_check_rate must be a number"),
+        ({"endpoints": [ENDPOINT], "emotions": "sad"}, "emotions must be a list of names"),
+        ({"endpoints": [ENDPOINT], "voices": [1, 2]}, "voices must be a list of names"),
+        ({"endpoints": [ENDPOINT], "extra": []}, "extra must be an object"),
+        ({"endpoints": [{**ENDPOINT, "max_concurrency": "4"}]}, "max_concurrency must be a whole number"),
+        ({"endpoints": [{**ENDPOINT, "model": 7}]}, "model must be text"),
     ],
 )
 def test_a_bad_configuration_says_what_is_wrong(raw: dict, message: str) -> None:
@@ -38,3 +60,8 @@ def test_a_speech_server_build_gets_speech_server_voices_unless_told() -> None:
     assert "alloy" in BuildConfig.from_json(server).voices
     assert BuildConfig.from_json({**server, "voices": ["ryan"]}).voices == ("ryan",)
     assert BuildConfig.from_json({"endpoints": [ENDPOINT]}).voices[0] == "en-us"
+
+
+def test_whole_numbers_are_numbers_where_a_fraction_is_asked() -> None:
+    config = BuildConfig.from_json({"endpoints": [{**ENDPOINT, "timeout_s": 30}], "spot_check_rate": 1})
+    assert (config.spot_check_rate, config.endpoints[0].timeout_s) == (1, 30)

@@ -1,0 +1,29 @@
+"""A judge endpoint saved through the judge form is an http(s) address with a host, or refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluation.judging.forms import JudgeConfigForm
+
+
+def _form(base_url: str) -> JudgeConfigForm:
+    return JudgeConfigForm({"name": "lab", "base_url": base_url, "max_retries": 1, "temperature": 0})
+
+
+@pytest.mark.parametrize("base_url", ["javascript:alert(1)", "ftp://files.example/v1", "file:///etc/passwd"])
+def test_an_address_that_is_not_http_is_refused_in_words(db: None, base_url: str) -> None:
+    form = _form(base_url)
+    assert not form.is_valid()
+    assert form.errors["base_url"]
+
+
+def test_the_scheme_is_named_where_the_url_field_lets_one_through(db: None) -> None:
+    form = _form("ftp://files.example/v1")
+    assert not form.is_valid()
+    assert "must start with http:// or https://" in form.errors["base_url"][0]
+
+
+@pytest.mark.parametrize("base_url", ["https://api.openai.com/v1", "http://gpu-box.lab:8000/v1", ""])
+def test_web_addresses_and_blank_are_accepted(db: None, base_url: str) -> None:
+    assert _form(base_url).is_valid()
