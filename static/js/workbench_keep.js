@@ -220,10 +220,11 @@
     const refusal = document.getElementById("submit-refusal");
     const theirs = page.getElementById("submit-refusal");
     if (refusal && theirs) refusal.innerHTML = theirs.innerHTML;
-    form.querySelectorAll(".has-problem").forEach((node) => node.classList.remove("has-problem"));
-    page.querySelectorAll("#workbench-form .has-problem").forEach((node) => {
+    // Field marks: in the form, and on the segments table under the waveform.
+    document.querySelectorAll("main .has-problem").forEach((node) => node.classList.remove("has-problem"));
+    page.querySelectorAll("main .has-problem").forEach((node) => {
       const key = node.getAttribute("name") ? `[name="${node.getAttribute("name")}"]` : `[data-field="${node.dataset.field}"]`;
-      const mine = form.querySelector(key);
+      const mine = document.querySelector("main " + key);
       if (mine) mine.classList.add("has-problem");
     });
     const theirStatus = page.getElementById("save-status");
