@@ -163,9 +163,9 @@
       const points = contourPoints(contours, pair[0]);
       const known = points.filter(function (p) { return p[1] !== null && p[1] !== undefined; });
       if (known.length < 2) return;
-      const range = robustRange(known.map(function (p) { return p[1]; }));
-      let low = range[0];
-      const high = range[1];
+      const extent = robustRange(known.map(function (p) { return p[1]; }));
+      let low = extent[0];
+      const high = extent[1];
       if (pair[0] === "energy" && energySpanDb) low = Math.max(low, high - energySpanDb);
       extents[pair[0]] = [low, high];
       const valueSpan = high - low || 1;
