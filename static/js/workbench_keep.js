@@ -247,8 +247,13 @@
     try {
       await autosaveIdle();
       state.sentEdits = state.edits;
-      const response = await fetch(form.action, { method: "POST", body: new FormData(form), credentials: "same-origin" });
-      if (response.redirected) { state.dirty = false; forget(); window.location.assign(response.url); return; }
+      // Marked as htmx's: the server then names the next page (HX-Redirect) rather than
+      // redirecting, so its "Submitted" message is shown on that page, not to this fetch.
+      const response = await fetch(form.action, {
+        method: "POST", body: new FormData(form), credentials: "same-origin", headers: { "HX-Request": "true" },
+      });
+      const next = response.headers.get("HX-Redirect") || (response.redirected ? response.url : "");
+      if (next) { state.dirty = false; forget(); window.location.assign(next); return; }
       if (response.status === 422 || response.status === 409) {
         showRefusal(new DOMParser().parseFromString(await response.text(), "text/html"), response.status);
       } else {
