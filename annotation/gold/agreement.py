@@ -181,6 +181,10 @@ def _alpha(name: str, level: str, label: str, table: list[list[Hashable | None]]
     note = ""
     if rated_twice == 0:
         note = "no item has two annotations yet"
+    elif rated_twice == 1:
+        # One item is no sample: its alpha is 0 when the two differ and undefined when they agree,
+        # whatever the annotators' habits; shown as a red 0.000 it read as "no agreement".
+        note = "only one item has two annotations: alpha needs two or more"
     else:
         try:
             value = krippendorff_alpha(table, "ordinal" if level == "ordinal" else "nominal")

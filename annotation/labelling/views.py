@@ -15,8 +15,10 @@ from django.contrib import messages
 from django.db.models import OuterRef
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.labelling import workflows
@@ -267,7 +269,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
     except FormError as error:
         annotation = own_annotation(request.user, annotation_id)
         messages.error(request, str(error))
-        return redirect("annotation:workbench", annotation_id=annotation.pk)
+        return _go_to(request, reverse("annotation:workbench", args=[annotation.pk]))
     try:
         submitted = workflows.submit_annotation(
             annotation_id,
@@ -302,12 +304,20 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
         return render(request, "annotation/labelling/workbench.html", context, status=409)
     except workflows.AnnotationClosed as closed:
         messages.error(request, str(closed))
-        return redirect("annotation:workbench", annotation_id=annotation_id)
+        return _go_to(request, reverse("annotation:workbench", args=[annotation_id]))
     following = workflows.next_open_id(submitted)
     messages.success(request, f"Submitted {submitted.item.external_id}.")
     if following is None:
-        return redirect("annotation:annotator_queue")
-    return redirect("annotation:workbench", annotation_id=following)
+        return _go_to(request, reverse("annotation:annotator_queue"))
+    return _go_to(request, reverse("annotation:workbench", args=[following]))
+
+
+def _go_to(request: StudioRequest, url: str) -> HttpResponse:
+    """Redirect; the workbench's script submits with fetch (a refusal keeps its page), and a
+    redirect it followed itself would show the next page's messages to nobody: tell it where."""
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
 
 
 @role_required(Role.ANNOTATOR)

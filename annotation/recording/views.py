@@ -80,6 +80,7 @@ class TakeRow:
 class ScriptRow:
     item: Item
     takes: list[TakeRow]
+    refusal: str | None = None  # why it may not be recorded now (a dialogue turn before its turn)
 
 
 def _take_rows(takes: list[Take], viewer: User) -> list[TakeRow]:
@@ -96,7 +97,16 @@ def _take_rows(takes: list[Take], viewer: User) -> list[TakeRow]:
 def _scripts_with_takes(items: Any, actor: User) -> list[ScriptRow]:
     actors_takes = Take.objects.filter(actor=actor).prefetch_related("reviews").order_by("-created_at")
     with_takes = items.prefetch_related(Prefetch("takes", queryset=actors_takes, to_attr="own_takes"))
-    return [ScriptRow(item, _take_rows(item.own_takes, actor)) for item in with_takes]
+    # A dialogue turn opens after the turns before it: the queue asks the recorder's one rule, so a
+    # locked turn shows why instead of a Record button (one query per open dialogue turn shown).
+    return [
+        ScriptRow(
+            item,
+            _take_rows(item.own_takes, actor),
+            recordable_refusal(item, actor) if item.dialogue_id and item.state in RECORDABLE_STATES else None,
+        )
+        for item in with_takes
+    ]
 
 
 # --- Actors ---------------------------------------------------------------------------------------

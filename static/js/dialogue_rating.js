@@ -56,6 +56,20 @@
       }
     }
 
+    // Replies are heard in order (the server's rule): say so as soon as a later one is started,
+    // not only after it has played to the end for nothing.
+    reply.addEventListener("play", () => {
+      if (unlocked()) return;
+      const sections = Array.from(root.querySelectorAll(".dialogue-turn"));
+      const waiting = sections.slice(0, sections.indexOf(section)).filter(
+        (earlier) => earlier.querySelector(".reply-audio") && earlier.dataset.unlocked !== "true"
+      );
+      if (waiting.length) {
+        const turns = waiting.map((earlier) => earlier.dataset.turn).join(", ");
+        say(`Play the reply of turn ${turns} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
+      }
+    });
+
     reply.addEventListener("timeupdate", () => {
       if (!reply.seeking) heardUntil = Math.max(heardUntil, reply.currentTime);
     });

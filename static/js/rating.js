@@ -91,7 +91,8 @@
     const input = questions[active].querySelector(`input[value="${value}"]`);
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
-    activate(questions.every(chosen) ? active : firstUnanswered());
+    // The highlight stays: the hint says digits score and arrows move, so a digit that also
+    // moved on made digit-then-down skip every other question.
     say(hint, "");
   }
 
@@ -116,7 +117,7 @@
   });
 
   questions.forEach((question, index) => {
-    question.addEventListener("change", () => activate(questions.every(chosen) ? index : firstUnanswered()));
+    question.addEventListener("change", () => activate(index));
   });
 
   document.addEventListener("keydown", (event) => {

@@ -1,6 +1,6 @@
 // Rubric scoring by hand with the keyboard: the highlighted sub-score takes the digit pressed
-// (0-6, as its scale allows) and the highlight moves on to the next unanswered one; up/down (or
-// k/j) move the highlight; Enter saves and goes to the next output. Typing in the comment box is
+// (0-6, as its scale allows) and stays there; up/down (or k/j) move the highlight, as the page's
+// hint says (a digit that also moved on made digit-then-down skip every other line); Enter saves and goes to the next output. Typing in the comment box is
 // never taken for a shortcut (Escape leaves it).
 (function () {
   "use strict";
@@ -47,7 +47,6 @@
       }
       input.checked = true;
       if (hint) hint.textContent = "";
-      activate(firstUnanswered(active));
     } else if (event.key === "ArrowDown" || event.key === "j") {
       event.preventDefault();
       activate(active + 1);

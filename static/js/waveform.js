@@ -2,7 +2,8 @@
  * the colours (read from the CSS custom properties in studio.css, so pitch and energy look the
  * same on every page), a height that fits the screen, zoom with the mouse wheel and the +/- keys,
  * playback speed remembered per user (localStorage), and pitch/energy contours drawn over the
- * part of the waveform that is in view, so they stay aligned when zoomed and scrolled.
+ * part of the waveform that is in view, so they stay aligned when zoomed and scrolled; a time
+ * ruler under it and the zoom level in words.
  * Uses the vendored wavesurfer.js 7. Exposes window.EchoWaveform. */
 (function () {
   "use strict";
@@ -130,6 +131,15 @@
     return [(left / total) * duration, ((left + container.clientWidth) / total) * duration];
   }
 
+  /* The range a contour is scaled to: its 2nd to 98th percentile, so one stray frame (a pitch
+   * tracker's octave jump on the last syllable) does not flatten the rest into a line; values
+   * outside are drawn at the edge. */
+  function robustRange(values) {
+    const sorted = values.slice().sort(function (a, b) { return a - b; });
+    const at = function (share) { return sorted[Math.round(share * (sorted.length - 1))]; };
+    return sorted.length >= 20 ? [at(0.02), at(0.98)] : [sorted[0], sorted[sorted.length - 1]];
+  }
+
   /* Draw pitch and energy over the waveform's visible part. `energySpanDb`: only the top of the
    * energy range is shown (pauses read near 0 dB and would flatten the speech's own movement). */
   function drawContours(ws, container, canvas, contours, energySpanDb) {
@@ -153,9 +163,9 @@
       const points = contourPoints(contours, pair[0]);
       const known = points.filter(function (p) { return p[1] !== null && p[1] !== undefined; });
       if (known.length < 2) return;
-      const values = known.map(function (p) { return p[1]; });
-      let low = Math.min.apply(null, values);
-      const high = Math.max.apply(null, values);
+      const extent = robustRange(known.map(function (p) { return p[1]; }));
+      let low = extent[0];
+      const high = extent[1];
       if (pair[0] === "energy" && energySpanDb) low = Math.max(low, high - energySpanDb);
       extents[pair[0]] = [low, high];
       const valueSpan = high - low || 1;
@@ -169,7 +179,7 @@
       points.forEach(function (p) {
         if (p[1] === null || p[1] === undefined) { previous = null; return; }
         const x = ((p[0] - range[0]) / span) * width;
-        const share = Math.max(0, (p[1] - low) / valueSpan);
+        const share = Math.min(1, Math.max(0, (p[1] - low) / valueSpan));
         const y = height - 6 - share * (height - 12);
         if (previous === null || p[0] - previous > gap) context.moveTo(x, y); else context.lineTo(x, y);
         previous = p[0];
@@ -177,6 +187,63 @@
       context.stroke();
     });
     return extents;
+  }
+
+  /* --- Time ruler and zoom level (under the waveform; a word ruler may follow it) ------------ */
+
+  const TICK_STEPS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60];
+  const MIN_TICK_PX = 64;
+
+  function addScale(container) {
+    const scale = document.createElement("div");
+    scale.className = "waveform-scale";
+    const ruler = document.createElement("canvas");
+    ruler.className = "waveform-ruler";
+    ruler.setAttribute("aria-hidden", "true");
+    const level = document.createElement("span");
+    level.className = "zoom-level";
+    level.setAttribute("data-testid", "zoom-level");
+    scale.appendChild(ruler);
+    scale.appendChild(level);
+    container.insertAdjacentElement("afterend", scale);
+    return { ruler: ruler, level: level };
+  }
+
+  function drawScale(ws, container, scale) {
+    const duration = ws.getDuration();
+    if (!duration) return;
+    const range = visibleRange(ws, container);
+    const span = range[1] - range[0] || 1;
+    const width = container.clientWidth, height = 22;
+    const ratio = window.devicePixelRatio || 1;
+    const canvas = scale.ruler;
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+    canvas.style.width = width + "px";
+    canvas.style.height = height + "px";
+    const context = canvas.getContext("2d");
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, width, height);
+    const step = TICK_STEPS.find(function (s) { return (s / span) * width >= MIN_TICK_PX; }) || 60;
+    const decimals = step < 0.1 ? 2 : step < 1 ? 1 : 0;
+    context.fillStyle = context.strokeStyle = cssColour("--muted", "#5b6477");
+    context.font = "11px system-ui, sans-serif";
+    context.beginPath();
+    for (let t = Math.ceil(range[0] / step) * step; t <= range[1] + 1e-9; t += step) {
+      const x = Math.round(((t - range[0]) / span) * width) + 0.5;
+      context.moveTo(x, 0);
+      context.lineTo(x, 6);
+      const label = t.toFixed(decimals) + " s";
+      const textWidth = context.measureText(label).width;
+      context.fillText(label, Math.min(Math.max(0, x - textWidth / 2), width - textWidth), 18);
+    }
+    context.stroke();
+    const zoom = parseFloat(container.dataset.zoom || "0");
+    const factor = zoom ? zoom / fitPxPerSec(ws, container) : 1;
+    container.dataset.zoomFactor = factor.toFixed(1);
+    scale.level.textContent = zoom
+      ? "zoom ×" + factor.toFixed(1) + " · " + span.toFixed(2) + " of " + duration.toFixed(2) + " s in view"
+      : "whole take · " + duration.toFixed(2) + " s";
   }
 
   /* --- Creating a waveform --------------------------------------------------------------------- */
@@ -211,6 +278,18 @@
       ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, redraw); });
       window.addEventListener("resize", redraw);
     }
+    const scale = addScale(container);
+    let scaleFrame = 0;
+    const redrawScale = function () {
+      cancelAnimationFrame(scaleFrame);
+      scaleFrame = requestAnimationFrame(function () { drawScale(ws, container, scale); });
+    };
+    ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, redrawScale); });
+    window.addEventListener("resize", redrawScale);
+    ws.on("destroy", function () { // the recorder makes a new waveform per take
+      window.removeEventListener("resize", redrawScale);
+      scale.ruler.parentNode.remove();
+    });
     ws.on("ready", function () { container.dataset.ready = "true"; });
     return ws;
   }

@@ -26,6 +26,9 @@
     const plugins = [];
     if (WaveSurfer.Regions) {
       state.regions = WaveSurfer.Regions.create();
+      // layoutLabels places every label; the plugin's own nudge (later regions only, run on a
+      // timer of its own) would move labels after it and let them cover each other again.
+      state.regions.avoidOverlapping = () => {};
       plugins.push(state.regions);
     }
     const dataNode = document.getElementById("contours-data");
@@ -43,6 +46,7 @@
     state.ws.on("play", () => { if (play) play.textContent = "Pause"; });
     state.ws.on("pause", () => { if (play) play.textContent = "Play"; });
     state.ws.on("ready", () => { panel.dataset.ready = "true"; segments.restoreRegions(); });
+    ["zoom", "scroll", "redrawcomplete"].forEach((name) => state.ws.on(name, layoutLabels));
     if (play) play.addEventListener("click", () => state.ws.playPause());
     document.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach((button) => {
       button.addEventListener("click", () => EchoWaveform.zoomBy(state.ws, container, button.dataset.action === "zoom-in" ? 1 : -1));
@@ -98,6 +102,41 @@
 
   const REGION_COLOUR = "rgba(47, 91, 211, 0.18)";
   const ACTIVE_COLOUR = "rgba(211, 84, 0, 0.28)";
+  const OVERLAP_COLOUR = "rgba(192, 57, 43, 0.30)";
+  const LABEL_ROW_PX = 18;
+
+  /* The numbers of the segments that start before the one before them ends: the server's rule
+   * (annotation/labelling/schema.py, _check_segments) on the values it will be sent. */
+  function overlapping(list) {
+    const seconds = (value) => Math.round(Number(value) * 100) / 100;
+    const found = [];
+    list.forEach((segment, index) => {
+      if (index && seconds(segment.start) < seconds(list[index - 1].end) - 1e-6) found.push(index);
+    });
+    return found;
+  }
+
+  /* Region labels in rows so that none covers another: each label takes the first row whose last
+   * label ends left of it. Run after regions are drawn, and after every zoom or scroll, which move
+   * the labels. */
+  let labelTimer = 0;
+  function layoutLabels() {
+    clearTimeout(labelTimer);
+    labelTimer = setTimeout(() => {
+      if (!state.regions) return;
+      const rows = [];
+      state.regions.getRegions().slice().sort((a, b) => a.start - b.start).forEach((region) => {
+        const label = region.content;
+        if (!label) return;
+        const box = label.getBoundingClientRect(); // only its left and right: top is ours
+        let row = rows.findIndex((right) => right + 4 <= box.left);
+        if (row === -1) { row = rows.length; rows.push(0); }
+        rows[row] = box.right;
+        label.style.top = 2 + row * LABEL_ROW_PX + "px";
+      });
+      if (panel) panel.dataset.labelRows = String(rows.length);
+    }, 30);
+  }
   const NUDGE_SECONDS = 0.05;
 
   const segments = {
@@ -143,14 +182,24 @@
       if (!this.table || !state.regions || !panel || panel.dataset.ready !== "true") return;
       this.restoring = true;
       state.regions.clearRegions();
+      const overlaps = overlapping(this.list);
       this.list.forEach((segment, index) => {
+        const label = document.createElement("span");
+        label.className = "region-label";
+        label.textContent = `${index + 1} ${segment.emotion || "?"}`;
+        Object.assign(label.style, {
+          position: "absolute", left: "1px", top: "2px", zIndex: "3", padding: "0 .3em", font: "12px system-ui, sans-serif", lineHeight: "16px",
+          background: "rgba(255, 255, 255, 0.92)", borderRadius: "3px", whiteSpace: "nowrap",
+        });
+        const colour = overlaps.includes(index) ? OVERLAP_COLOUR : index === this.active ? ACTIVE_COLOUR : REGION_COLOUR;
         const region = state.regions.addRegion({
-          start: segment.start, end: segment.end, color: index === this.active ? ACTIVE_COLOUR : REGION_COLOUR,
-          drag: !!this.editable, resize: !!this.editable, content: segment.emotion || "?",
+          start: segment.start, end: segment.end, color: colour,
+          drag: !!this.editable, resize: !!this.editable, content: label,
         });
         segment.regionId = region.id;
       });
       this.restoring = false;
+      layoutLabels();
     },
 
     select(index) {
@@ -230,6 +279,16 @@
       changed();
     },
 
+    /* Say which segments overlap while they are edited, not only when submitting. */
+    flagOverlaps() {
+      const overlaps = overlapping(this.list);
+      this.table.querySelectorAll("tbody tr").forEach((row, index) => row.classList.toggle("overlap", overlaps.includes(index)));
+      const note = document.querySelector("[data-testid=segment-overlaps]");
+      if (!note) return;
+      note.hidden = !overlaps.length;
+      note.textContent = overlaps.map((index) => `Segment ${index + 1} overlaps the one before it.`).join(" ");
+    },
+
     render() {
       const body = this.table.querySelector("tbody");
       body.innerHTML = "";
@@ -256,12 +315,14 @@
             const key = input.dataset.key;
             segment[key] = key === "start" || key === "end" ? parseFloat(input.value) || 0 : input.value;
           };
-          // Every keystroke reaches the hidden field (and so autosave and the browser's copy); the
-          // table and the regions are redrawn when the field is left, not under the typing hand.
+          // Every keystroke reaches the hidden field (and so autosave and the browser's copy) and the
+          // regions; the table is redrawn when the field is left, not under the typing hand.
           input.addEventListener("input", (event) => {
             event.stopPropagation();
             read();
             this.store();
+            this.flagOverlaps();
+            this.restoreRegions(); // the regions follow the typed times (the table stays as it is)
             changed();
           });
           input.addEventListener("change", () => {
@@ -274,6 +335,7 @@
         if (remove) remove.addEventListener("click", () => this.remove(index));
         body.appendChild(row);
       });
+      this.flagOverlaps();
     },
   };
 

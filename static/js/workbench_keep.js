@@ -1,6 +1,9 @@
 /* The workbench never loses a keystroke:
- * - undo/redo (Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y, and the Undo/Redo buttons) over every label and
- *   segment change; inside a text box the browser's own undo of that box's typing applies;
+ * - undo/redo (Ctrl+Z, Ctrl+Shift+Z or Ctrl+Y, and the Undo/Redo buttons), one step per edit (a
+ *   key, a click, a drag) however quick; a run of typing in one text box is one step, and inside
+ *   the box the browser's own undo steps through its characters;
+ * - a refused submit stays on the page (sent with fetch): its messages are swapped in, the undo
+ *   history and the browser's copy stay;
  * - a copy of the labels in this browser (localStorage) from each change until the server has
  *   taken it: a refused save (another tab saved, the connection dropped, the server said no)
  *   keeps it, and the next visit offers it back;
@@ -15,8 +18,8 @@
   const status = document.getElementById("save-status");
   const storageKey = "echostudio.workbench." + (form.dataset.keepKey || form.getAttribute("hx-post"));
   const HISTORY_LIMIT = 200;
-  const SETTLE_MS = 400;
-  const state = { dirty: false, edits: 0, sentEdits: 0, applying: false };
+  const state = { dirty: false, edits: 0, sentEdits: 0, applying: false, submitting: false, inFlight: 0 };
+  const idleWaiters = [];
 
   /* --- The labels as one string: every field but the CSRF token and the version ------------- */
 
@@ -77,9 +80,9 @@
     banner.hidden = false;
     banner.querySelector("[data-action=restore]").addEventListener("click", () => {
       banner.hidden = true;
-      recordNow();
+      recordNow(null);
       apply(copy.labels);
-      recordNow();
+      recordNow(null);
     });
     banner.querySelector("[data-action=discard]").addEventListener("click", () => {
       banner.hidden = true;
@@ -92,26 +95,41 @@
   const history = { past: [], future: [], current: snapshot() };
   const undoButton = document.querySelector("[data-action=undo]");
   const redoButton = document.querySelector("[data-action=redo]");
-  let settle = 0;
+  // The text box whose run of typing the newest step holds (null: the newest step is closed).
+  let typingIn = null;
 
   function showHistory() {
     if (undoButton) undoButton.disabled = history.past.length === 0;
     if (redoButton) redoButton.disabled = history.future.length === 0;
+    form.dataset.undoSteps = String(history.past.length);
+    form.dataset.redoSteps = String(history.future.length);
   }
 
-  function recordNow() {
-    clearTimeout(settle);
+  function typingBox() {
+    const box = document.activeElement;
+    return box && form.contains(box) && box.matches("textarea, input[type=text], input[type=number]") ? box : null;
+  }
+
+  /* Take the form as it is now as a step. Each edit is its own step, at once: merging by time
+   * (edits 400 ms apart were one step) made one Ctrl+Z revert a whole fast keyboard run. */
+  function recordNow(box) {
     const now = snapshot();
     if (now === history.current) return;
-    history.past.push(history.current);
-    if (history.past.length > HISTORY_LIMIT) history.past.shift();
-    history.current = now;
+    if (box && box === typingIn) {
+      history.current = now; // the same run of typing: the step grows
+    } else {
+      history.past.push(history.current);
+      if (history.past.length > HISTORY_LIMIT) history.past.shift();
+      history.current = now;
+    }
+    typingIn = box || null;
     history.future = [];
     showHistory();
   }
 
   function step(from, to) {
-    recordNow();
+    recordNow(null);
+    typingIn = null;
     if (!from.length) return;
     to.push(history.current);
     history.current = from.pop();
@@ -140,7 +158,7 @@
     state.dirty = true;
     state.edits += 1;
     keepInBrowser();
-    if (!state.applying) { clearTimeout(settle); settle = setTimeout(recordNow, SETTLE_MS); }
+    if (!state.applying) recordNow(typingBox());
   }
 
   /* Say (once per refusal) that the work is safe here; the status keeps its version input. */
@@ -156,12 +174,22 @@
   }
 
   form.addEventListener("input", changedNow);
+  form.addEventListener("focusout", () => { typingIn = null; });
   form.addEventListener("labels-changed", changedNow);
   document.body.addEventListener("htmx:beforeRequest", (event) => {
     if (event.detail.elt !== form) return;
     // After a refusal for staleness, saving again would only be refused again: stop and ask for a reload.
     if (form.dataset.stale === "true") { event.preventDefault(); sayKept(); return; }
+    // A submit carries the same labels and saves them as a draft when refused: an autosave beside
+    // it would be judged against the version the submit replaced.
+    if (state.submitting) { event.preventDefault(); return; }
     state.sentEdits = state.edits;
+    state.inFlight += 1;
+  });
+  document.body.addEventListener("htmx:afterRequest", (event) => {
+    if (event.detail.elt !== form) return;
+    state.inFlight = Math.max(0, state.inFlight - 1);
+    if (!state.inFlight) idleWaiters.splice(0).forEach((resolve) => resolve());
   });
   document.body.addEventListener("htmx:beforeSwap", (event) => {
     const code = event.detail.xhr.status;
@@ -180,6 +208,65 @@
     if (event.detail.elt !== form) return;
     sayKept("Not saved: the server could not be reached.");
   });
+  /* --- Submitting: sent with fetch, so a refusal keeps this page and its undo history ------- */
+
+  function autosaveIdle() {
+    if (!state.inFlight) return Promise.resolve();
+    return new Promise((resolve) => { idleWaiters.push(resolve); setTimeout(resolve, 5000); });
+  }
+
+  /* Put the refused page's messages and field marks into this page; its values are ours. */
+  function showRefusal(page, code) {
+    const refusal = document.getElementById("submit-refusal");
+    const theirs = page.getElementById("submit-refusal");
+    if (refusal && theirs) refusal.innerHTML = theirs.innerHTML;
+    // Field marks: in the form, and on the segments table under the waveform.
+    document.querySelectorAll("main .has-problem").forEach((node) => node.classList.remove("has-problem"));
+    page.querySelectorAll("main .has-problem").forEach((node) => {
+      const key = node.getAttribute("name") ? `[name="${node.getAttribute("name")}"]` : `[data-field="${node.dataset.field}"]`;
+      const mine = document.querySelector("main " + key);
+      if (mine) mine.classList.add("has-problem");
+    });
+    const theirStatus = page.getElementById("save-status");
+    if (code === 409) {
+      form.dataset.stale = "true"; // another tab saved: the newer version is not ours to write over
+    } else if (theirStatus && status) {
+      status.innerHTML = theirStatus.innerHTML; // the draft the refusal kept, and its new version
+      if (state.edits === state.sentEdits) { state.dirty = false; forget(); }
+    }
+    if (refusal) { refusal.scrollIntoView({ block: "nearest" }); refusal.focus({ preventScroll: true }); }
+  }
+
+  form.addEventListener("submit", async (event) => {
+    if (!window.fetch || !window.DOMParser) return; // the plain form post still works
+    event.preventDefault();
+    if (state.submitting) return;
+    state.submitting = true;
+    const button = form.querySelector("[type=submit]");
+    if (button) button.disabled = true;
+    try {
+      await autosaveIdle();
+      state.sentEdits = state.edits;
+      // Marked as htmx's: the server then names the next page (HX-Redirect) rather than
+      // redirecting, so its "Submitted" message is shown on that page, not to this fetch.
+      const response = await fetch(form.action, {
+        method: "POST", body: new FormData(form), credentials: "same-origin", headers: { "HX-Request": "true" },
+      });
+      const next = response.headers.get("HX-Redirect") || (response.redirected ? response.url : "");
+      if (next) { state.dirty = false; forget(); window.location.assign(next); return; }
+      if (response.status === 422 || response.status === 409) {
+        showRefusal(new DOMParser().parseFromString(await response.text(), "text/html"), response.status);
+      } else {
+        sayKept("Not submitted: the server answered " + response.status + ".");
+      }
+    } catch (error) {
+      sayKept("Not submitted: the server could not be reached.");
+    } finally {
+      state.submitting = false;
+      if (button) button.disabled = false;
+    }
+  });
+
   window.addEventListener("pagehide", () => {
     if (state.dirty && form.dataset.stale !== "true") navigator.sendBeacon(form.getAttribute("hx-post"), new FormData(form));
   });

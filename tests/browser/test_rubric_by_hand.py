@@ -44,9 +44,14 @@ def test_rubric_scoring_by_keyboard(browser_page, live_server, transactional_db,
     page.locator("h2").first.click()
     page.keyboard.press("Enter")
     assert "Score every sub-score first" in page.locator("[data-testid=rubric-hint]").inner_text()
-    for _ in range(count):
+    # Digits score the highlighted line and arrows move, as the hint says: digit-then-down fills
+    # every line in order (a digit that also moved on skipped every other line).
+    for index in range(count):
         page.keyboard.press("1")
-    assert page.locator("#rubric-form input[type=radio]:checked").count() == count
+        assert lines.nth(index).locator("input[type=radio]:checked").count() == 1
+        assert page.locator("#rubric-form input[type=radio]:checked").count() == index + 1
+        page.keyboard.press("ArrowDown")
+    assert "score the highlighted line, ↑ ↓ move" in page.inner_text("body")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("0")  # the line above the last one now reads 0
     page.screenshot(path="/tmp/h11ui-rubric.png", full_page=True)

@@ -146,15 +146,15 @@ def test_undo_and_redo_labels_and_segments(browser_page, live_server, transactio
 
     title.click()
     page.keyboard.press("Digit3")  # angry
-    page.wait_for_timeout(600)  # one undo step per settled change
-    page.keyboard.press("Digit4")  # surprise
+    page.keyboard.press("Digit4")  # surprise, at once: still a step of its own
     page.keyboard.press("g")  # a segment
-    page.wait_for_timeout(600)
     assert page.locator("[data-testid=segments] tbody tr").count() == 1
 
     title.click()
     page.keyboard.press("Control+z")
     assert page.locator("[data-testid=segments] tbody tr").count() == 0
+    assert page.locator("input[name=p_emotion][value=surprise]").is_checked()
+    page.keyboard.press("Control+z")
     assert page.locator("input[name=p_emotion][value=angry]").is_checked()
     page.keyboard.press("Control+z")
     assert not page.locator("input[name=p_emotion]:checked").count()
@@ -162,6 +162,7 @@ def test_undo_and_redo_labels_and_segments(browser_page, live_server, transactio
     assert page.locator("input[name=p_emotion][value=angry]").is_checked()
     page.click("[data-testid=redo]")
     assert page.locator("input[name=p_emotion][value=surprise]").is_checked()
+    page.click("[data-testid=redo]")
     assert page.locator("[data-testid=segments] tbody tr").count() == 1
     page.click("[data-testid=undo]")
     assert page.locator("[data-testid=segments] tbody tr").count() == 0
@@ -171,7 +172,7 @@ def test_undo_and_redo_labels_and_segments(browser_page, live_server, transactio
 
     def saved_after_undo() -> bool:
         mine.refresh_from_db()
-        return mine.perception["emotion"] == "angry" and mine.perception["emotion_segments"] == []
+        return mine.perception["emotion"] == "surprise" and mine.perception["emotion_segments"] == []
 
     wait_until(saved_after_undo, timeout=10, message="the undone state was never saved")
 

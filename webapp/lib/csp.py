@@ -3,7 +3,8 @@
 A script an attacker manages to put into a page (a label, an item text, an imported output)
 does not run: the policy allows no inline script, no event-handler attributes, no eval. Audio
 comes from this site, or from the S3 bucket's origin when media live on S3 (browsers get
-presigned URLs there), plus any origin listed in ECHOSTUDIO_CSP_MEDIA_ORIGINS.
+presigned URLs there), plus any origin listed in ECHOSTUDIO_CSP_MEDIA_ORIGINS. Media and fetches
+also allow `blob:`: a take recorded or picked in the browser is played and drawn before upload.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ def content_security_policy(media_origins: Iterable[str]) -> str:
         "style-src": "'self' 'unsafe-inline'",
         "img-src": "'self' data: blob:",
         "media-src": f"{media} blob:",
-        "connect-src": media,
+        # The recorder's preview: wavesurfer fetches the take's local blob: URL to draw it (the
+        # bytes never leave the browser; a blob: URL can only name data this page made).
+        "connect-src": f"{media} blob:",
         "font-src": "'self'",
         "object-src": "'none'",
         "base-uri": "'self'",

@@ -37,5 +37,5 @@ def test_numbers_and_charts_filtered_by_scenario(client_for, users, trio) -> Non
     only_neutral = lead.get(reverse("annotation:agreement"), {"scenario": "audio-dominant"})
     text = only_neutral.content.decode()
     assert "3 submitted annotations of 1 item; 0 with gold." in text
-    assert "every annotation gives the same value: alpha is undefined" in text
+    assert "only one item has two annotations: alpha needs two or more" in text
     assert client_for("admin").get(reverse("annotation:agreement")).status_code == 200

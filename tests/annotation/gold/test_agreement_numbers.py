@@ -81,10 +81,25 @@ def test_undefined_figures_say_why() -> None:
     rows = {row.field: row for row in field_agreements(records()) if row.measure.startswith("alpha")}
     assert rows["emotion"].value is None
     assert rows["emotion"].note == "no item has two annotations yet"
-    same = [AnnotatorLabels(item="x", annotator=name, perception={"emotion": "sad"}, tom={}) for name in "AB"]
+    same = [
+        AnnotatorLabels(item=item, annotator=name, perception={"emotion": "sad"}, tom={})
+        for item in "xy"
+        for name in "AB"
+    ]
     emotion = next(row for row in field_agreements(same) if row.field == "emotion")
     assert emotion.value is None
     assert "undefined" in emotion.note
+
+
+def test_one_item_rated_twice_gives_no_alpha() -> None:
+    # A single unit's alpha is 0 whenever its two values differ: not a figure about the annotators.
+    one = [
+        AnnotatorLabels(item="x", annotator=name, perception={"emotion": emotion}, tom={})
+        for name, emotion in (("A", "sad"), ("B", "fear"))
+    ]
+    emotion = next(row for row in field_agreements(one) if row.field == "emotion")
+    assert emotion.value is None and emotion.n_items == 1
+    assert emotion.note == "only one item has two annotations: alpha needs two or more"
 
 
 def test_each_annotator_against_gold_and_peers() -> None:

@@ -191,3 +191,18 @@ def test_submit_names_fields_as_people_read_them(opened, ana_annotation) -> None
     assert "Polarity: Choose a value." in text
     assert "Emotion segments: Segment 1 needs an emotion." in text
     assert "perception.polarity" not in text and "perception.emotion_segments" not in text
+
+
+def test_the_workbench_script_is_told_where_to_go_after_a_submit(opened, ana_annotation) -> None:
+    # The script submits with fetch; a redirect it followed itself would eat the next page's
+    # "Submitted" message, so it is told the address (HX-Redirect) and goes there.
+    response = opened.post(
+        reverse("annotation:submit_annotation", args=[ana_annotation.pk]),
+        form_data(perception(), tom(), ana_annotation.version),
+        HTTP_HX_REQUEST="true",
+    )
+
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == reverse("annotation:annotator_queue")
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.is_submitted

@@ -56,6 +56,11 @@ def test_turn_two_opens_only_after_its_reply_played_and_both_turns_are_saved(
         assert page.locator("#turn-2 input[type=radio]").first.is_disabled()
         page.screenshot(path=str(tmp_path / "dialogue-locked.png"), full_page=True)
 
+        # Turn 2's reply started first: the page says at once which reply comes first.
+        page.locator("#turn-2 .reply-audio").evaluate("audio => audio.play()")
+        page.wait_for_selector("[data-testid=playback-status-2]:has-text('Play the reply of turn 1 first')")
+        page.locator("#turn-2 .reply-audio").evaluate("audio => { audio.pause(); audio.currentTime = 0; }")
+
         _play_reply(page, 1)
         page.wait_for_selector("#turn-1[data-unlocked=true]", timeout=20_000)
         assert page.locator("#turn-1 .reply-audio").evaluate("audio => audio.ended")

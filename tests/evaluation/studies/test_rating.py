@@ -129,7 +129,7 @@ def test_an_evaluator_stops_and_resumes_where_they_left_off(setup, users):
         play(pending)
         _submit(later, pending)
     assert (
-        "You have rated all"
+        f"You have rated all {total} samples of this study"
         in later.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
     )
     assert "Finished" in later.get(reverse("evaluation:evaluator_queue")).content.decode()

@@ -187,3 +187,18 @@ def test_the_results_page_context_takes_a_fixed_number_of_queries(
     assert all(row["screens"] for row in context["raters"])
     assert [row["system"] for row in context["table"]] == list(context["summary"].systems)
     assert (context["submitted"], context["total"]) == (4 * 11, 4 * 11)
+
+
+def test_two_studies_of_one_title_read_apart_in_the_queue(users: dict[str, User], client_for) -> None:
+    from django.urls import reverse
+
+    rater = users["evaluator"]
+    samples = _study(users["admin"], [rater], n_stimuli=2, n_submitted=0)
+    conversations = _study(users["admin"], [rater], n_stimuli=3, n_submitted=0)
+    Study.objects.filter(pk=conversations.pk).update(unit=Study.Unit.DIALOGUE)
+
+    page = client_for("evaluator").get(reverse("evaluation:evaluator_queue")).content.decode()
+
+    assert page.count("Listening study") >= 2  # the raters' title, the same for both
+    assert "· 2 samples · ref. " + str(samples.public_id)[:6] in page
+    assert "· 3 conversations · ref. " + str(conversations.public_id)[:6] in page

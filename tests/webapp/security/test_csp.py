@@ -74,3 +74,10 @@ def test_no_template_has_inline_script_or_event_handler_attributes() -> None:
             if any(f" on{event}=" in line for event in ("click", "change", "submit", "load", "input")):
                 offenders.append(f"{template.relative_to(ROOT)}:{number}")
     assert offenders == []
+
+
+def test_a_take_made_in_the_browser_may_be_played_and_drawn_before_upload() -> None:
+    # The recorder's preview fetches its own blob: URL (wavesurfer) and plays it; nothing else may.
+    policy = directives(content_security_policy([]))
+    assert "blob:" in policy["connect-src"] and "blob:" in policy["media-src"]
+    assert "blob:" not in policy["script-src"] + policy["default-src"]

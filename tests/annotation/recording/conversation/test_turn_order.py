@@ -86,3 +86,18 @@ def test_the_actor_queue_lists_dialogue_turns_together_in_order(users: dict[str,
     positions = [page.index(f'id="item-{external_id}"') for external_id in order]
     assert positions == sorted(positions)
     assert page.count('data-testid="dialogue-heading"') == 2
+
+
+def test_the_actor_queue_offers_record_only_for_the_turn_that_is_open(
+    users: dict[str, User], client_for
+) -> None:
+    DialogueFactory.create(external_id="ED-1", turns=3, turns__actor=users["actor"])
+
+    page = client_for("actor").get(reverse("annotation:actor_queue")).content.decode()
+
+    record_links = [
+        f'href="{reverse("annotation:record_item", args=[f"ED-1.t{turn}"])}"' for turn in (1, 2, 3)
+    ]
+    assert [link in page for link in record_links] == [True, False, False]
+    assert page.count('data-testid="turn-locked"') == 2
+    assert "Locked: Record turns 1, 2 of this dialogue first" in page
