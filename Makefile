@@ -11,14 +11,16 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt | $(PY)
+$(VENV)/.installed: requirements.txt requirements-speech.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
 	printf '#!/bin/sh\nPYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" exec "$(CURDIR)/$(PY)" -m webapp.client "$$@"\n' > $(VENV)/bin/echostudio
 	chmod +x $(VENV)/bin/echostudio
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(PY)
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt requirements-speech.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -34,8 +34,35 @@ _EE_OK = 0
 MIN_RATE_WPM = 80
 MAX_RATE_WPM = 450
 
-# int callback(short *wav, int numsamples, espeak_EVENT *events); the events are not needed.
-_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+_INITIALIZE_PHONEME_EVENTS = 0x0001  # also report each phoneme's start (for `synthesize_timed`)
+_EVENT_LIST_TERMINATED = 0
+_EVENT_WORD = 1
+_EVENT_PHONEME = 7
+
+
+class _EventId(ctypes.Union):
+    _fields_ = [("number", ctypes.c_int), ("name", ctypes.c_char_p), ("string", ctypes.c_char * 8)]
+
+
+class _Event(ctypes.Structure):
+    """espeak_EVENT: `audio_position` is in milliseconds from the start of the text's audio."""
+
+    _fields_ = [
+        ("type", ctypes.c_int),
+        ("unique_identifier", ctypes.c_uint),
+        ("text_position", ctypes.c_int),
+        ("length", ctypes.c_int),
+        ("audio_position", ctypes.c_int),
+        ("sample", ctypes.c_int),
+        ("user_data", ctypes.c_void_p),
+        ("id", _EventId),
+    ]
+
+
+# int callback(short *wav, int numsamples, espeak_EVENT *events): events end with LIST_TERMINATED.
+_SynthCallback = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.POINTER(_Event)
+)
 
 
 class _VoiceSpec(ctypes.Structure):
@@ -55,9 +82,19 @@ class _VoiceSpec(ctypes.Structure):
 
 
 @dataclass(frozen=True)
+class TimedWord:
+    """A word as eSpeak NG spoke it: its text, its start in seconds, and its phonemes' starts."""
+
+    text: str
+    start: float
+    phoneme_starts: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class SynthesizedSpeech:
     samples: npt.NDArray[np.int16]
     sample_rate: int
+    words: tuple[TimedWord, ...] = ()
 
     @property
     def duration_seconds(self) -> float:
@@ -77,12 +114,23 @@ class _Engine:
         self._library: ctypes.CDLL | None = None
         self._sample_rate = 0
         self._chunks: list[npt.NDArray[np.int16]] = []
+        self._events: list[tuple[int, int, int, int, bytes]] = []
         # Kept on the instance so the C side never calls a garbage-collected trampoline.
         self._callback = _SynthCallback(self._collect)
 
-    def _collect(self, wav: ctypes._Pointer[ctypes.c_short], numsamples: int, _events: int | None) -> int:
+    def _collect(
+        self, wav: ctypes._Pointer[ctypes.c_short], numsamples: int, events: ctypes._Pointer[_Event]
+    ) -> int:
         if numsamples > 0 and wav:
             self._chunks.append(np.ctypeslib.as_array(wav, shape=(numsamples,)).astype(np.int16))
+        index = 0
+        while events and events[index].type != _EVENT_LIST_TERMINATED:
+            event = events[index]
+            if event.type in (_EVENT_WORD, _EVENT_PHONEME):
+                self._events.append(
+                    (event.type, event.text_position, event.length, event.audio_position, event.id.string)
+                )
+            index += 1
         return 0  # 0 = carry on synthesising
 
     def _start(self) -> ctypes.CDLL:
@@ -112,7 +160,7 @@ class _Engine:
         library.espeak_Synth.restype = ctypes.c_int
         data_path = espeakng_loader.get_data_path().encode()
         sample_rate = library.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path, _INITIALIZE_DONT_EXIT
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, data_path, _INITIALIZE_DONT_EXIT | _INITIALIZE_PHONEME_EVENTS
         )
         if sample_rate <= 0:
             raise RuntimeError(f"eSpeak NG failed to initialise with data at {data_path.decode()}")
@@ -134,7 +182,7 @@ class _Engine:
             library.espeak_SetParameter(_PARAM_RATE, rate_wpm, 0)
             library.espeak_SetParameter(_PARAM_PITCH, pitch, 0)
             encoded = text.encode()
-            self._chunks = []
+            self._chunks, self._events = [], []
             try:
                 status = library.espeak_Synth(
                     encoded,
@@ -151,9 +199,23 @@ class _Engine:
                 samples = np.concatenate(self._chunks) if self._chunks else np.zeros(0, dtype=np.int16)
                 if ssml:
                     samples = _without_trailing_pause(samples, self._sample_rate)
+                words = () if ssml else _timed_words(text, self._events)
             finally:
-                self._chunks = []
-            return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate)
+                self._chunks, self._events = [], []
+            return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate, words=words)
+
+
+def _timed_words(text: str, events: list[tuple[int, int, int, int, bytes]]) -> tuple[TimedWord, ...]:
+    """Group eSpeak's word and phoneme events into words (pauses, written "_", are no phonemes)."""
+    encoded = text.encode()
+    words: list[tuple[str, float, list[float]]] = []
+    for kind, position, length, milliseconds, name in events:
+        if kind == _EVENT_WORD:
+            spoken = encoded[position - 1 : position - 1 + length].decode(errors="replace")
+            words.append((spoken, milliseconds / 1000, []))
+        elif words and name and not name.startswith(b"_"):
+            words[-1][2].append(milliseconds / 1000)
+    return tuple(TimedWord(text=w, start=start, phoneme_starts=tuple(p)) for w, start, p in words)
 
 
 _ENGINE = _Engine()

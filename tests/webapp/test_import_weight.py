@@ -14,7 +14,22 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("torch", "pyarrow", "pandas", "datasets", "scipy", "parselmouth", "transformers")
+HEAVY = (
+    "torch",
+    "pyarrow",
+    "pandas",
+    "datasets",
+    "scipy",
+    "parselmouth",
+    "transformers",
+    # the speech models of annotation.audio.speech (issue 26) load in the take analysis job only
+    "onnxruntime",
+    "pocketsphinx",
+    "speechmos",
+    "resemblyzer",
+    "librosa",
+    "pyloudnorm",
+)
 
 LOAD_THE_WEB_APP = """
 import json, os, sys

@@ -1,0 +1,103 @@
+"""How good does a recording sound? DNSMOS P.808 and P.835, and PLCMOS (speechmos, ONNX models).
+
+`dnsmos_scores` is the one entry point for a mean opinion score estimate of any speech audio
+(takes here, systems' response audio in evaluation): 16 kHz mono floats in [-1, 1].
+
+The padding rule, the same for every caller: DNSMOS reads 9.01 s windows a second apart, so a
+clip shorter than 9.01 s is tiled (repeated end to end) until it is long enough, as Microsoft's
+reference script does; never padded with silence, which the models score as bad background.
+Scores of clips shorter than MIN_SECONDS are not reported (a tiled 0.3 s clip is a buzz).
+PLCMOS reads the clip as it is (tiling would add the very discontinuities it listens for).
+Measured here (issue 26): P.808 falls steadily with noise, babble, clipping, low-pass, packet
+loss and reverb; clean eSpeak speech 3.56, real studio recordings 3.70 on average.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from annotation.audio.speech.paths import DNSMOS_MODEL_ENV, P808_MODEL_ENV, model_path, package_dir
+
+SAMPLE_RATE = 16_000
+WINDOW_SECONDS = 9.01
+MIN_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Dnsmos:
+    p808: float  # overall quality as P.808 listeners rate it (1-5)
+    signal: float  # P.835 SIG: the speech itself
+    background: float  # P.835 BAK: the background noise (5 = none heard)
+    overall: float  # P.835 OVRL
+
+
+def tiled(samples: npt.NDArray[np.float64], seconds: float = WINDOW_SECONDS) -> npt.NDArray[np.float64]:
+    """Return `samples` repeated end to end until at least `seconds` long (the padding rule)."""
+    needed = round(seconds * SAMPLE_RATE)
+    if len(samples) == 0 or len(samples) >= needed:
+        return samples
+    return np.tile(samples, -(-needed // len(samples)))
+
+
+class _Models:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._dnsmos: Any = None
+        self._plcmos: Any = None
+
+    def dnsmos(self) -> Any:
+        with self._lock:
+            if self._dnsmos is None:
+                from speechmos.dnsmos import DNSMOS
+
+                folder = package_dir("speechmos") / "dnsmos_models"
+                self._dnsmos = DNSMOS(
+                    str(model_path(DNSMOS_MODEL_ENV, folder / "sig_bak_ovr.onnx")),
+                    str(model_path(P808_MODEL_ENV, folder / "model_v8.onnx")),
+                )
+            return self._dnsmos
+
+    def plcmos(self) -> Any:
+        with self._lock:
+            if self._plcmos is None:
+                from speechmos.plcmos import PLCMOS
+
+                self._plcmos = PLCMOS()
+            return self._plcmos
+
+
+_MODELS = _Models()
+
+
+def _checked(samples: npt.ArrayLike) -> npt.NDArray[np.float64]:
+    array = np.clip(np.asarray(samples, dtype=np.float64), -1.0, 1.0)
+    if array.ndim != 1:
+        raise ValueError("expected mono samples")
+    return array
+
+
+def dnsmos_scores(samples: npt.ArrayLike) -> Dnsmos | None:
+    """Return DNSMOS P.808 and P.835 of 16 kHz mono `samples`; None for a clip under MIN_SECONDS."""
+    array = _checked(samples)
+    if len(array) < MIN_SECONDS * SAMPLE_RATE:
+        return None
+    scores = _MODELS.dnsmos()(tiled(array).astype(np.float32), SAMPLE_RATE, False)
+    return Dnsmos(
+        p808=round(float(scores["p808_mos"]), 3),
+        signal=round(float(scores["sig_mos"]), 3),
+        background=round(float(scores["bak_mos"]), 3),
+        overall=round(float(scores["ovrl_mos"]), 3),
+    )
+
+
+def plcmos_score(samples: npt.ArrayLike) -> float | None:
+    """Return PLCMOS (v2) of 16 kHz mono `samples`: how audible dropouts and their concealment are."""
+    array = _checked(samples)
+    if len(array) < MIN_SECONDS * SAMPLE_RATE:
+        return None
+    return round(float(_MODELS.plcmos()(array.astype(np.float32))["plcmos"]), 3)
