@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from tests.factories import tiny_wav
 
@@ -14,7 +15,7 @@ def audio_name(case: int, attribute: str, topic: str, role: str) -> str:
 def echomind_files(with_audio: bool = True) -> dict[str, bytes]:
     """Return {path: bytes}: two paralinguistic cases (one with all three deliveries), one speaker
     case (no neutral), three understanding and two reasoning questions, and their audio."""
-    para = [
+    para: list[dict[str, Any]] = [
         {
             "id": "id_1",
             "topic": "weather",
@@ -35,7 +36,7 @@ def echomind_files(with_audio: bool = True) -> dict[str, bytes]:
             "audio": {role: audio_name(2, "whispering", "work", role) for role in ("target", "neutral")},
         },
     ]
-    speaker = [
+    speaker: list[dict[str, Any]] = [
         {
             "id": "id_3",
             "topic": "travel",
@@ -81,5 +82,5 @@ def _question(
     }
 
 
-def _dumps(document: list[dict[str, object]]) -> bytes:
+def _dumps(document: list[dict[str, Any]]) -> bytes:
     return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()

@@ -87,7 +87,7 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     assert Delivery.objects.get(item__external_id="EM-id_1-target").item.state == Item.State.RECORDED
 
     # 4. The admin imports a system's answers; the leaderboard shows its numbers.
-    SystemFactory(name="Parrot")
+    SystemFactory.create(name="Parrot")
     answers = [
         {"question_id": "u1", "answer": "The answer is: [B]"},
         {"question_id": "u2", "answer": "Hmm, hard to say"},

@@ -25,7 +25,7 @@ def _forget_everything() -> None:
 
 
 def test_a_set_in_echomind_s_layout_imports_exports_and_reimports_unchanged(media_root: Path) -> None:
-    admin = UserFactory()
+    admin = UserFactory.create()
     fixture = echomind_files()
     report = import_layout(fixture, admin)
     assert report.imported, report.problems
@@ -56,7 +56,7 @@ def test_a_file_with_a_bad_question_is_refused_whole(media_root: Path) -> None:
     bad = json.loads(files["MCQ/reasoning.json"])
     bad[0]["answer"] = "D"  # three options: A-C
     files["MCQ/reasoning.json"] = json.dumps(bad).encode()
-    report = import_layout(files, UserFactory())
+    report = import_layout(files, UserFactory.create())
     assert not report.imported
     assert report.problems == ["MCQ/reasoning.json entry 1: the answer must be one of A, B, C"]
     assert not DeliverySet.objects.exists() and not Question.objects.exists()
@@ -64,8 +64,8 @@ def test_a_file_with_a_bad_question_is_refused_whole(media_root: Path) -> None:
 
 
 def test_answers_are_parsed_counted_and_scored_as_by_hand(media_root: Path) -> None:
-    import_layout(echomind_files(with_audio=False), UserFactory())
-    system = SystemFactory(name="Parrot")
+    import_layout(echomind_files(with_audio=False), UserFactory.create())
+    system = SystemFactory.create(name="Parrot")
     lines = [
         {"question_id": "u1", "answer": "The answer is: [B]"},  # right
         {"question_id": "u2", "answer": "I would say happy, or maybe neutral"},  # unparseable
