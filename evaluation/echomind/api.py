@@ -13,7 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluation.echomind import board, reports
+from evaluation.echomind import reports
+from evaluation.echomind import scoring as board
 from evaluation.echomind.scoring import Accuracy
 from evaluation.outputs.access import SYSTEM_ADMINS
 from webapp.roles import HasRole

@@ -3,14 +3,15 @@ Items for actors to record (the attribute as the instruction), mix environment d
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
 from django.db import transaction
+from pydub import AudioSegment
 
 from annotation.recording.models import Emotion, Item, Scenario, Take
 from annotation.recording.takes import record_take
 from evaluation.echomind import taxonomy
-from evaluation.echomind.mixing import mix_background
 from evaluation.echomind.models import Delivery, DeliverySet, VocalAttribute
 from evaluation.echomind.scoring import ALTERNATIVE, NEUTRAL, TARGET
 from webapp.models import User
@@ -132,3 +133,24 @@ def mix_environment_delivery(
     delivery.mixed_from, delivery.background, delivery.background_gain_db = source, background, gain_db
     delivery.save(update_fields=["mixed_from", "background", "background_gain_db"])
     return take
+
+
+# Mixing (pydub): 16 kHz mono 16-bit WAV in and out, the speech's length.
+SAMPLE_RATE = 16_000
+
+
+def _read(data: bytes) -> AudioSegment:
+    return AudioSegment.from_file(io.BytesIO(data), format="wav").set_channels(1).set_frame_rate(SAMPLE_RATE)
+
+
+def mix_background(speech_wav: bytes, background_wav: bytes, gain_db: float) -> bytes:
+    """Return the speech with the background (looped to its length) added at `gain_db` relative to
+    the background clip's own level (negative: quieter)."""
+    speech = _read(speech_wav).set_sample_width(2)
+    background = _read(background_wav).set_sample_width(2)
+    if len(background) == 0:
+        raise ValueError("the background clip is empty")
+    mixed = speech.overlay(background.apply_gain(gain_db), loop=True)
+    out = io.BytesIO()
+    mixed.export(out, format="wav")
+    return out.getvalue()

@@ -13,7 +13,7 @@ from annotation.audio.upload import normalise_upload
 from annotation.recording.models import Take
 from evaluation.echomind import layout
 from evaluation.echomind.answers import import_answers
-from evaluation.echomind.mixing import mix_background
+from evaluation.echomind.deliveries import mix_background
 from evaluation.echomind.models import Delivery, DeliverySet
 from evaluation.echomind.transfer import import_layout
 from evaluation.outputs.models import System

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluation.echomind.board import BoardRow, build_board
 from evaluation.echomind.models import Answer, Delivery, Reply, Transcript
 from evaluation.echomind.scoring import (
     GROUPINGS,
     Accuracy,
     AnswerRecord,
+    BoardRow,
     DeliveryEffect,
     DeliveryScore,
     accuracy_by,
+    build_board,
     delivery_effects,
 )
 from evaluation.outputs.models import System

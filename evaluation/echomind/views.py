@@ -9,7 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation.recording.items import assign_items
-from evaluation.echomind import board, reports, taxonomy
+from evaluation.echomind import reports, taxonomy
+from evaluation.echomind import scoring as board
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
 from evaluation.echomind.models import Delivery, VocalAttribute

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.echomind.board import NOT_COMPUTED, build_board, cells, to_csv, to_latex
 from evaluation.echomind.scoring import (
+    NOT_COMPUTED,
     AnswerRecord,
     DeliveryScore,
     accuracy,
     accuracy_by,
+    build_board,
+    cells,
     corpus_wer,
     delivery_effects,
+    to_csv,
+    to_latex,
     word_errors,
 )
 
