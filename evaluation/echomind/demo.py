@@ -20,7 +20,9 @@ from evaluation.outputs.models import System
 from webapp.models import User
 
 # (case, type, topic, script, target, alternative, {role: (voice, rate, pitch) or a background})
-CASES = (
+Voice = tuple[str, int, int]
+NEUTRAL_VOICE: Voice = ("en-us", 170, 50)
+CASES: tuple[tuple[str, str, str, str, str, str, dict[str, Voice | str]], ...] = (
     ("id_901", "paralinguistic", "weather", "The forecast says it will rain tomorrow.", "sad_tone", "happy_tone",
      {"target": ("en-us", 120, 25), "neutral": ("en-us", 170, 50), "alternative": ("en-us", 210, 80)}),
     ("id_902", "paralinguistic", "work", "I finished the report this afternoon.", "whispering", "shouting",
@@ -71,7 +73,7 @@ def seed_echomind_demo() -> int:
     files: dict[str, bytes] = {}
     cases = []
     for case_id, script_type, topic, text, target, alternative, voices in CASES:
-        neutral_voice = voices.get("neutral", ("en-us", 170, 50))
+        neutral_voice = voices.get("neutral", NEUTRAL_VOICE)
         neutral = _speech(text, *neutral_voice) if isinstance(neutral_voice, tuple) else b""
         audio = {}
         for role, how in voices.items():
