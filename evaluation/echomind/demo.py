@@ -5,18 +5,22 @@ for environment), their multiple-choice questions, and two demo systems' answers
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import numpy as np
 
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.audio.upload import normalise_upload
+from annotation.demo.recording import _SilentProgress
 from annotation.recording.models import Take
+from annotation.recording.takes import analyze_take
 from evaluation.echomind import layout
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import mix_background
 from evaluation.echomind.models import Delivery, DeliverySet
 from evaluation.echomind.transfer import import_layout
 from evaluation.outputs.models import System
+from webapp.jobs import JobReporter
 from webapp.models import User
 
 # (case, type, topic, script, target, alternative, {role: (voice, rate, pitch) or a background})
@@ -98,9 +102,11 @@ def seed_echomind_demo() -> int:
         report = import_layout(files, User.objects.get(username="admin"))
         if report.problems:
             raise RuntimeError("; ".join(report.problems))
-        Take.objects.filter(item__echomind_delivery__isnull=False, qc__source="imported").update(
-            qc={"source": "demo"}
-        )
+        # Measured like every demo take, so take pages show their contours.
+        for take_id in Take.objects.filter(item__echomind_delivery__isnull=False).values_list(
+            "pk", flat=True
+        ):
+            analyze_take(take_id, cast(JobReporter, _SilentProgress()))
     _seed_answers()
     return DeliverySet.objects.count()
 

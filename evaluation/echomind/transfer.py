@@ -1,8 +1,9 @@
 """Import and export in EchoMind's released layout (`layout`): a lab brings its set in (scripts,
 deliveries with or without audio, questions) and takes it, with its systems' answers, back out.
 
-Imported audio becomes each delivery's accepted take, recorded as imported (qc "source"): it was
-made and checked outside the studio. A file with any problem is refused whole.
+Imported audio becomes each delivery's accepted take, the importing admin as its actor: it was made
+and checked outside the studio, so no reviewer sees it (and it is not measured on the way in). A
+file with any problem is refused whole.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from webapp.models import User
 from webapp.storage import new_media_key, read_media, save_media
 
 MAX_ARCHIVE_FILES = 20_000
-IMPORTED = "imported"
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,6 @@ def _store_imported_take(item: Item, data: bytes, by: User) -> Take:
         original_key=save_media(new_media_key("original", "wav"), data),
         original_format="wav",
         duration_seconds=audio.duration_seconds,
-        qc={"source": IMPORTED},
         decided_at=now,
     )
     item.recording, item.state = take, Item.State.RECORDED
@@ -224,8 +223,8 @@ def export_layout() -> dict[str, bytes]:
 
 
 def _original_or_audio(take: Take) -> bytes:
-    # An imported take goes back out byte for byte; a studio take as its 16 kHz WAV.
-    return read_media(take.original_key if take.qc.get("source") == IMPORTED else take.audio_key)
+    # A WAV (imported, or uploaded as WAV) goes back out byte for byte; other uploads as the 16 kHz WAV.
+    return read_media(take.original_key if take.original_format == "wav" else take.audio_key)
 
 
 def _system_files() -> dict[str, bytes]:

@@ -23,6 +23,7 @@ def test_the_demo_is_voiced_recorded_answered_and_seeds_twice_without_duplicates
     assert deliveries.count() == 11  # 3 + 3 + 2 (speaker: no neutral) + 3
     durations = [d.item.recording.duration_seconds if d.item.recording else 0.0 for d in deliveries]
     assert all(d.item.state == Item.State.RECORDED for d in deliveries) and min(durations) > 0.5
+    assert all(d.item.recording and d.item.recording.contours for d in deliveries), "measured like demo takes"
     rows = {row.system: row for row in reports.board()}
     listener, text_only = rows["EchoMind demo listener"], rows["EchoMind demo text-only"]
     # Listener: 5 of 6 understanding (age group wrong), 3 of 3 reasoning, perfect transcripts.
