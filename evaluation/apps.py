@@ -17,6 +17,7 @@ class EvaluationConfig(AppConfig):
     def seed_demo(self, progress: Callable[[float, str], None]) -> dict[str, Any]:
         """Seed two demo systems with spoken outputs for the recorded test items, and the offline
         heuristic judge the leaderboard can use without any endpoint (`manage.py seed_demo`)."""
+        from evaluation.echomind.demo import seed_echomind_demo
         from evaluation.judging.heuristic import DEMO_JUDGE_NAME
         from evaluation.judging.models import JudgeConfig
         from evaluation.outputs.demo import seed_demo_outputs
@@ -26,4 +27,4 @@ class EvaluationConfig(AppConfig):
         JudgeConfig.objects.update_or_create(
             name=DEMO_JUDGE_NAME, defaults={"offline_heuristic": True, "attach_audio": False}
         )
-        return {"outputs": outputs}
+        return {"outputs": outputs, "echomind_cases": seed_echomind_demo()}

@@ -1,9 +1,18 @@
 """The evaluation app's models, for Django's registry only.
 
-Each model lives in its workflow's subpackage (outputs, judging, studies); code imports it from
+Each model lives in its workflow's subpackage (outputs, judging, studies, echomind); code imports it from
 there, so that imports keep running one way. Django loads this module to register them all.
 """
 
+from evaluation.echomind.models import (
+    Answer,
+    Delivery,
+    DeliverySet,
+    Question,
+    Reply,
+    Transcript,
+    VocalAttribute,
+)
 from evaluation.judging.models import (
     HumanJudgement,
     JudgeCacheEntry,
@@ -17,12 +26,17 @@ from evaluation.outputs.models import ModelOutput, System
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
 
 __all__ = [
+    "Answer",
+    "Delivery",
+    "DeliverySet",
     "HumanJudgement",
     "JudgeCacheEntry",
     "JudgeConfig",
     "JudgeRun",
     "Judgement",
     "ModelOutput",
+    "Question",
+    "Reply",
     "RubricSample",
     "RubricSampleEntry",
     "Study",
@@ -31,4 +45,6 @@ __all__ = [
     "StudyRating",
     "StudyStimulus",
     "System",
+    "Transcript",
+    "VocalAttribute",
 ]

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("evaluation.outputs.urls")),
     path("", include("evaluation.judging.urls")),
     path("", include("evaluation.results.urls")),
+    path("", include("evaluation.echomind.urls")),
 ]

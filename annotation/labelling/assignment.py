@@ -97,8 +97,13 @@ def start_annotation_when_recorded(sender: object, *, item_id: int, **_: object)
     transaction.on_commit(lambda: _assign_if_still_there(item_id))
 
 
+# An EchoMind delivery (evaluation.echomind) is scored by its questions, not labelled: named by
+# its relation only, so labelling imports nothing after it.
+NOT_FOR_LABELLING = {"echomind_delivery__isnull": True}
+
+
 def _assign_if_still_there(item_id: int) -> None:
-    item = Item.objects.filter(pk=item_id).first()
+    item = Item.objects.filter(pk=item_id, **NOT_FOR_LABELLING).first()
     if item is not None:
         assign_annotators(item)
 
@@ -110,6 +115,7 @@ def assign_waiting_items(limit: int | None = None) -> list[AssignmentResult]:
     most = max([project.annotators_per_item for project in projects] + [DEFAULT_ANNOTATORS_PER_ITEM])
     waiting = (
         Item.objects.waiting_for_labels()
+        .filter(**NOT_FOR_LABELLING)
         .annotate(assigned=Count("annotations"))
         .filter(assigned__lt=most)
         .order_by("pk")

@@ -44,6 +44,9 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("--benchmark-version", default="")
     board.add_argument("--judge", default="")
 
+    echomind = sub.add_parser("echomind-leaderboard", help="Print the EchoMind leaderboard")
+    echomind.add_argument("--format", default="table", choices=["table", "csv", "latex", "json"])
+
     gold = sub.add_parser("export-gold", help="Download the gold references of a split")
     gold.add_argument("--split", required=True)
     gold.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
@@ -91,6 +94,8 @@ def run(argv: list[str] | None = None) -> int:
                     studio, args.format, benchmark_version=args.benchmark_version, judge_name=args.judge
                 )
             )
+        elif args.command == "echomind-leaderboard":
+            sys.stdout.write(commands.echomind_leaderboard(studio, args.format))
         elif args.command == "export-gold":
             if args.output:
                 with args.output.open("wb") as handle:

@@ -117,6 +117,40 @@ def leaderboard(studio: Studio, fmt: str, *, benchmark_version: str = "", judge_
     return _plain_table(board)
 
 
+def echomind_leaderboard(studio: Studio, fmt: str) -> str:
+    """Return the EchoMind leaderboard as a plain table, CSV, LaTeX or JSON text."""
+    if fmt in ("csv", "latex"):
+        return studio.request("GET", f"echomind/leaderboard/{fmt}/").text
+    board = studio.json("GET", "echomind/leaderboard/")
+    if fmt == "json":
+        import json
+
+        return json.dumps(board, indent=2)
+
+    def percent(value: float | None) -> str:
+        return "not computed" if value is None else f"{100 * value:.1f}"
+
+    headers = ["System", "Understanding %", "Reasoning %", "Unparsed", "WER %", "VES"]
+    rows = [
+        [
+            row["system"],
+            percent(row["understanding"]["rate"]),
+            percent(row["reasoning"]["rate"]),
+            str(row["understanding"]["unparsed"] + row["reasoning"]["unparsed"]),
+            percent(row["wer"]),
+            "not computed" if row["replies"].get("ves") is None else f"{row['replies']['ves']:.2f}",
+        ]
+        for row in board["rows"]
+    ]
+    widths = [max(len(line[index]) for line in [headers, *rows]) for index in range(len(headers))]
+    return (
+        "\n".join(
+            "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in [headers, *rows]
+        )
+        + "\n"
+    )
+
+
 def _plain_table(board: dict[str, Any]) -> str:
     headers = ["System"] + [f"{column['group']} {column['label']}" for column in board["columns"]]
     rows = [

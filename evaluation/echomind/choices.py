@@ -1,0 +1,69 @@
+"""Reading a system's multiple-choice answer from free text (pure): the documented patterns only.
+
+EchoMind's prompts ask for "The answer is: [X]". A reply is read by the first of these that fits,
+and an answer is never guessed: a reply that fits none, names a letter beyond the options, or
+states two different letters is unparseable (counted, and scored as wrong):
+
+1. "The answer is: [X]" and its loose spellings ("answer is X", "Answer: (X)", "answer: X.");
+2. the whole reply is one letter, bracketed or not ("B", "[B]", "(B).");
+3. the reply opens with a letter and a separator ("B. Sad", "(B) sad", "B: sad", "B) sad", "B - sad"; "B sad" is not);
+4. the whole reply is one option's text (case, spaces and end punctuation aside).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# A letter: bracketed in any case, or a bare capital (a bare "a" is the article: "answer is a guess").
+_BRACKETED = r"\[\s*([A-Za-z])\s*\]|\(\s*([A-Za-z])\s*\)"
+_LETTER = r"(?:" + _BRACKETED + r"|([A-Z]))(?![A-Za-z])"
+STATED = re.compile(r"(?i:\banswer\s*(?:is)?\s*[:：]?)\s*" + _LETTER)
+LONE = re.compile(r"^\W*" + _LETTER + r"\W*$")
+# An opening capital needs a separator ("B. sad", "B) sad", "B - sad"): "I think" is a word.
+OPENING = re.compile(r"^\s*(?:(?:" + _BRACKETED + r")\s*[.:]?|([A-Z])\s*[.:)]|([A-Z])\s+[-–])\s*\S")
+PATTERNS = ("stated", "lone letter", "opening letter", "option text")
+
+
+@dataclass(frozen=True)
+class ChoiceReading:
+    letter: str | None  # "A", "B", ...; None when unparseable
+    pattern: str  # which documented pattern read it, or why it could not be read
+
+    @property
+    def parsed(self) -> bool:
+        return self.letter is not None
+
+
+def letters_for(options: Sequence[str]) -> str:
+    """Return the option letters of a question: A, B, C ... one per option."""
+    if len(options) > len(string.ascii_uppercase):
+        raise ValueError("at most 26 options")
+    return string.ascii_uppercase[: len(options)]
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split()).strip(string.punctuation + " ")
+
+
+def read_choice(text: str, options: Sequence[str]) -> ChoiceReading:
+    """Return the option letter a reply chooses among `options`, or why none can be read."""
+    letters = letters_for(options)
+    stated = {"".join(groups).upper() for groups in STATED.findall(text)}
+    if stated:
+        if len(stated) > 1:
+            return ChoiceReading(None, "several letters stated")
+        letter = stated.pop()
+        return ChoiceReading(letter, "stated") if letter in letters else ChoiceReading(None, "no such option")
+    for pattern, name in ((LONE, "lone letter"), (OPENING, "opening letter")):
+        match = pattern.match(text)
+        if match:
+            letter = "".join(group or "" for group in match.groups()).upper()
+            return ChoiceReading(letter, name) if letter in letters else ChoiceReading(None, "no such option")
+    wanted = _normal(text)
+    same = [letter for letter, option in zip(letters, options, strict=True) if _normal(option) == wanted]
+    if wanted and len(same) == 1:
+        return ChoiceReading(same[0], "option text")
+    return ChoiceReading(None, "unparseable")

@@ -1,0 +1,163 @@
+"""EchoMind's released layout (pure): what its files hold, as this studio reads and writes them.
+
+    script_info_<type>.json   [{"id", "topic", "text", "attribute", "alternative_attribute",
+                                "audio": {"target", "neutral", "alternative"}}]  (no neutral for speaker)
+    MCQ/understanding.json    [{"question_id", "audio", "question", "options", "answer", "type"}]
+    MCQ/reasoning.json        the same, for level 2
+    audio/id_<n>_<attribute>_<topic>_<target|neutral|alternative>.wav
+    responses/<system>/id_<n>_..._<role>_response.wav   (export only)
+
+Documents are plain lists of dicts; reading one checks it and returns rows or problems.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.echomind.choices import letters_for
+from evaluation.echomind.scoring import DELIVERY_ROLES, REASONING, UNDERSTANDING
+
+SCRIPT_INFO = re.compile(r"(?:.*/)?script_info_([A-Za-z0-9_-]+)\.json")
+MCQ_FILES = {UNDERSTANDING: "MCQ/understanding.json", REASONING: "MCQ/reasoning.json"}
+AUDIO_DIR = "audio/"
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    case_id: str
+    script_type: str
+    topic: str
+    text: str
+    attribute: str
+    alternative_attribute: str
+    audio: dict[str, str] = field(default_factory=dict)  # role -> file name (may be empty)
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    question_id: str
+    level: str
+    audio: str  # the delivery's audio file name
+    question: str
+    options: list[str]
+    answer: str
+    question_type: str
+
+
+def _text(row: Mapping[str, Any], key: str) -> str:
+    value = row.get(key, "")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def read_script_info(name: str, data: bytes) -> tuple[list[CaseRow], list[str]]:
+    """Return the cases of one script_info_<type>.json and its problems."""
+    match = SCRIPT_INFO.fullmatch(name)
+    if match is None:
+        return [], [f"{name}: not a script_info_<type>.json"]
+    document = _json_list(name, data)
+    if isinstance(document, str):
+        return [], [document]
+    rows, problems = [], []
+    for index, row in enumerate(document):
+        where = f"{name} entry {index + 1}"
+        audio = row.get("audio", {}) if isinstance(row, dict) else None
+        if not isinstance(row, dict) or not isinstance(audio, dict):
+            problems.append(f"{where}: an object with an audio object is expected")
+            continue
+        case = CaseRow(
+            case_id=_text(row, "id"),
+            script_type=match.group(1),
+            topic=_text(row, "topic"),
+            text=_text(row, "text"),
+            attribute=_text(row, "attribute"),
+            alternative_attribute=_text(row, "alternative_attribute"),
+            audio={role: str(audio[role]) for role in DELIVERY_ROLES if audio.get(role)},
+        )
+        missing = [key for key in ("case_id", "text", "attribute") if not getattr(case, key)]
+        if missing:
+            problems.append(f"{where}: {', '.join(missing)} missing")
+        else:
+            rows.append(case)
+    return rows, problems
+
+
+def script_info_document(cases: Sequence[CaseRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": case.case_id,
+            "topic": case.topic,
+            "text": case.text,
+            "attribute": case.attribute,
+            "alternative_attribute": case.alternative_attribute,
+            "audio": dict(case.audio),
+        }
+        for case in cases
+    ]
+
+
+def read_mcq(level: str, data: bytes) -> tuple[list[QuestionRow], list[str]]:
+    """Return the questions of MCQ/<level>.json and its problems (a key must name an option)."""
+    name = MCQ_FILES[level]
+    document = _json_list(name, data)
+    if isinstance(document, str):
+        return [], [document]
+    rows, problems = [], []
+    for index, row in enumerate(document):
+        where = f"{name} entry {index + 1}"
+        options = row.get("options") if isinstance(row, dict) else None
+        if not isinstance(row, dict) or not isinstance(options, list) or not 2 <= len(options) <= 26:
+            problems.append(f"{where}: an object with 2 to 26 options is expected")
+            continue
+        question = QuestionRow(
+            question_id=_text(row, "question_id"),
+            level=level,
+            audio=_text(row, "audio"),
+            question=_text(row, "question"),
+            options=[str(option) for option in options],
+            answer=_text(row, "answer").upper(),
+            question_type=_text(row, "type"),
+        )
+        if not (question.question_id and question.audio and question.question and question.question_type):
+            problems.append(f"{where}: question_id, audio, question and type are required")
+        elif question.answer not in letters_for(question.options) or len(question.answer) != 1:
+            problems.append(f"{where}: the answer must be one of {', '.join(letters_for(question.options))}")
+        else:
+            rows.append(question)
+    return rows, problems
+
+
+def mcq_document(questions: Sequence[QuestionRow]) -> list[dict[str, Any]]:
+    return [
+        {
+            "question_id": q.question_id,
+            "audio": q.audio,
+            "question": q.question,
+            "options": list(q.options),
+            "answer": q.answer,
+            "type": q.question_type,
+        }
+        for q in questions
+    ]
+
+
+def dumps(document: list[dict[str, Any]]) -> bytes:
+    """Return a document as the export writes it (stable: sorted keys, two-space indent)."""
+    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def response_name(audio_name: str) -> str:
+    return audio_name.removesuffix(".wav") + "_response.wav"
+
+
+def _json_list(name: str, data: bytes) -> list[Any] | str:
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return f"{name}: not UTF-8 JSON"
+    if not isinstance(document, list):
+        return f"{name}: a JSON list is expected"
+    return document

@@ -1,0 +1,173 @@
+"""EchoMind's data: the vocal-attribute taxonomy, delivery sets (one neutral script, its target,
+neutral and alternative deliveries, each recorded as an Item), multiple-choice questions on
+deliveries, and systems' answers, transcripts and spoken replies."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from annotation.recording.models import Item, Take
+from evaluation.echomind import scoring, taxonomy
+from evaluation.outputs.models import System
+
+
+class VocalAttribute(models.Model):
+    """One vocal attribute of the taxonomy (EchoMind's 45 are the default; edit or import more)."""
+
+    class Coarse(models.TextChoices):
+        SPEAKER = taxonomy.SPEAKER, "Speaker"
+        PARALINGUISTIC = taxonomy.PARALINGUISTIC, "Paralinguistic"
+        ENVIRONMENT = taxonomy.ENVIRONMENT, "Environment"
+
+    code = models.CharField(max_length=48, unique=True)
+    label = models.CharField(max_length=100)
+    coarse = models.CharField(max_length=16, choices=Coarse.choices)
+    fine = models.CharField(max_length=60, help_text="Fine dimension, e.g. emotion, weather")
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "code"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class DeliverySet(models.Model):
+    """One EchoMind case: a semantically neutral script recorded in several deliveries."""
+
+    case_id = models.CharField(max_length=40, unique=True, help_text="e.g. id_12")
+    script_type = models.CharField(max_length=40, help_text="The <type> of script_info_<type>.json")
+    topic = models.CharField(max_length=100, blank=True)
+    text = models.TextField(help_text="The neutral script every delivery speaks")
+    attribute = models.ForeignKey(VocalAttribute, on_delete=models.PROTECT, related_name="delivery_sets")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["case_id"]
+
+    def __str__(self) -> str:
+        return self.case_id
+
+
+class Delivery(models.Model):
+    """One delivery of a case: an Item an actor records with the attribute as the instruction."""
+
+    class Role(models.TextChoices):
+        TARGET = scoring.TARGET, "Target"
+        NEUTRAL = scoring.NEUTRAL, "Neutral"
+        ALTERNATIVE = scoring.ALTERNATIVE, "Alternative"
+
+    delivery_set = models.ForeignKey(DeliverySet, on_delete=models.CASCADE, related_name="deliveries")
+    role = models.CharField(max_length=12, choices=Role.choices)
+    attribute = models.ForeignKey(
+        VocalAttribute, null=True, blank=True, on_delete=models.PROTECT, help_text="None for the neutral one"
+    )
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="echomind_delivery")
+    audio_file = models.CharField(max_length=200, blank=True, help_text="Name in the released layout")
+    reference_replies = models.JSONField(default=list, blank=True)
+    # An environment delivery may be the accepted neutral take mixed with a background clip.
+    mixed_from = models.ForeignKey(Take, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    background = models.CharField(
+        max_length=200, blank=True, help_text="Name of the background clip mixed in"
+    )
+    background_gain_db = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["delivery_set", "role"]
+        constraints = [models.UniqueConstraint(fields=["delivery_set", "role"], name="one_delivery_per_role")]
+
+    def __str__(self) -> str:
+        return f"{self.delivery_set_id}:{self.role}"
+
+    def audio_name(self) -> str:
+        """Return the released layout's file name: as imported, else id_<n>_<attribute>_<topic>_<role>.wav."""
+        if self.audio_file:
+            return self.audio_file
+        case = self.delivery_set
+        number = case.case_id.removeprefix("id_")
+        topic = "_".join(case.topic.split()) or "none"
+        return f"id_{number}_{case.attribute.code}_{topic}_{self.role}.wav"
+
+
+class Question(models.Model):
+    """A multiple-choice question about one delivery (levels 1 and 2)."""
+
+    class Level(models.TextChoices):
+        UNDERSTANDING = scoring.UNDERSTANDING, "Understanding"
+        REASONING = scoring.REASONING, "Reasoning"
+
+    question_id = models.CharField(max_length=60, unique=True)
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="questions")
+    level = models.CharField(max_length=16, choices=Level.choices)
+    question_type = models.CharField(max_length=60, help_text="e.g. emotion, speaker intent")
+    text = models.TextField()
+    options = models.JSONField(help_text="Option texts, lettered A, B, C ... in order")
+    answer = models.CharField(max_length=1, help_text="The key: the correct option's letter")
+
+    class Meta:
+        ordering = ["question_id"]
+
+    def __str__(self) -> str:
+        return self.question_id
+
+
+class Answer(models.Model):
+    """A system's answer to a question: its text as given and the letter read from it (or none)."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_answers")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    raw_text = models.TextField()
+    letter = models.CharField(
+        max_length=1, blank=True, help_text="Blank: unparseable (counted, never guessed)"
+    )
+    pattern = models.CharField(
+        max_length=40, help_text="The documented pattern that read it, or why none did"
+    )
+    imported_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["system", "question"], name="one_answer_per_question")]
+
+    def __str__(self) -> str:
+        return f"{self.system_id}:{self.question_id} {self.letter or '?'}"
+
+
+class Transcript(models.Model):
+    """A system's transcription of a delivery (level 1 content, scored by WER)."""
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_transcripts")
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="transcripts")
+    text = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "delivery"], name="one_transcript_per_delivery")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system_id}:{self.delivery_id}"
+
+
+class Reply(models.Model):
+    """A system's one-turn spoken reply to a delivery under a prompt strength (level 3)."""
+
+    class Prompt(models.TextChoices):
+        NONE = "none", "None"
+        BASIC = "basic", "Basic"
+        ENHANCED = "enhanced", "Enhanced"
+
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_replies")
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="replies")
+    prompt = models.CharField(max_length=10, choices=Prompt.choices, default=Prompt.NONE)
+    text = models.TextField(blank=True)
+    audio_key = models.CharField(max_length=200, blank=True)
+    # By metric key (c1-c4, ves, bleu4, rouge_l, dnsmos ...): a metric absent is "not computed".
+    scores = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["system", "delivery", "prompt"], name="one_reply_per_prompt")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system_id}:{self.delivery_id}:{self.prompt}"

@@ -1,0 +1,113 @@
+"""EchoMind results from the database: the records `scoring` and `board` work on, and the board,
+breakdowns and delivery effect built from them (so the pages, API and exports agree)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaluation.echomind.models import Answer, Delivery, Reply, Transcript
+from evaluation.echomind.scoring import (
+    GROUPINGS,
+    Accuracy,
+    AnswerRecord,
+    BoardRow,
+    DeliveryEffect,
+    DeliveryScore,
+    accuracy_by,
+    build_board,
+    delivery_effects,
+)
+from evaluation.outputs.models import System
+
+
+def answer_records() -> list[AnswerRecord]:
+    rows = Answer.objects.select_related(
+        "system", "question__delivery__delivery_set__attribute", "question__delivery__attribute"
+    ).order_by("system__name", "question__question_id")
+    records = []
+    for answer in rows:
+        question = answer.question
+        case = question.delivery.delivery_set
+        records.append(
+            AnswerRecord(
+                system=answer.system.name,
+                question_id=question.question_id,
+                level=question.level,
+                question_type=question.question_type,
+                attribute=case.attribute.code,
+                dimension=case.attribute.coarse,
+                delivery=question.delivery.role,
+                parsed=bool(answer.letter),
+                correct=answer.letter == question.answer,
+            )
+        )
+    return records
+
+
+def delivery_scores() -> list[DeliveryScore]:
+    replies = Reply.objects.select_related("system", "delivery__delivery_set__attribute")
+    return [
+        DeliveryScore(
+            reply.system.name,
+            reply.delivery.delivery_set.case_id,
+            reply.delivery.delivery_set.attribute.code,
+            reply.prompt,
+            metric,
+            reply.delivery.role,
+            float(value),
+        )
+        for reply in replies
+        for metric, value in sorted(reply.scores.items())
+    ]
+
+
+def systems() -> list[str]:
+    """Return the systems with any EchoMind answer, transcript or reply, by name."""
+    return list(
+        System.objects.filter(
+            pk__in=[
+                *Answer.objects.values_list("system_id", flat=True),
+                *Transcript.objects.values_list("system_id", flat=True),
+                *Reply.objects.values_list("system_id", flat=True),
+            ]
+        )
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+
+
+@dataclass(frozen=True)
+class EchoMindResults:
+    rows: list[BoardRow]
+    breakdowns: dict[str, dict[tuple[str, str], Accuracy]]  # by GROUPINGS name
+    effects: list[DeliveryEffect]
+
+
+def board() -> list[BoardRow]:
+    transcripts = [
+        (t.system.name, t.delivery.delivery_set.text, t.text)
+        for t in Transcript.objects.select_related("system", "delivery__delivery_set")
+    ]
+    scores = [(s.system, s.metric, s.value) for s in delivery_scores()]
+    return build_board(systems(), answer_records(), transcripts, scores)
+
+
+def results() -> EchoMindResults:
+    records = answer_records()
+    return EchoMindResults(
+        rows=board(),
+        breakdowns={grouping: accuracy_by(records, grouping) for grouping in GROUPINGS},
+        effects=delivery_effects(delivery_scores()),
+    )
+
+
+def delivery_sets_summary() -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+    """Return (case, attribute, [(role, item id, state)]) per case, for the delivery sets page."""
+    summary: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
+    for delivery in Delivery.objects.select_related("delivery_set__attribute", "item").order_by(
+        "delivery_set__case_id", "role"
+    ):
+        case = delivery.delivery_set
+        entry = summary.setdefault(case.case_id, (case.attribute.label, []))
+        entry[1].append((delivery.role, delivery.item.external_id, delivery.item.get_state_display()))
+    return [(case_id, label, parts) for case_id, (label, parts) in summary.items()]

@@ -1,0 +1,365 @@
+"""EchoMind's scores over plain records (pure): accuracy with intervals, WER, the delivery effect.
+
+Every figure here can be checked by hand (the tests do): accuracy is correct / asked with a Wilson
+95% interval, an unparseable answer counting as asked and wrong (it is never guessed, and its
+count is reported beside the rate); WER is the corpus rate, all word errors over all reference
+words, after lower-casing and dropping punctuation; the delivery effect is the mean of paired
+differences (the same case, system and prompt strength, target minus neutral or alternative)
+with a t interval over those pairs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from webapp.lib.stats import wilson_interval
+
+TARGET, NEUTRAL, ALTERNATIVE = "target", "neutral", "alternative"
+DELIVERY_ROLES = (TARGET, NEUTRAL, ALTERNATIVE)
+UNDERSTANDING, REASONING, CONVERSATION = "understanding", "reasoning", "conversation"
+LEVELS = (UNDERSTANDING, REASONING, CONVERSATION)
+CONTRASTS = ((TARGET, NEUTRAL), (TARGET, ALTERNATIVE))
+T_95_BY_DF = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """One system's answer to one multiple-choice question, with what the question is about."""
+
+    system: str
+    question_id: str
+    level: str
+    question_type: str
+    attribute: str
+    dimension: str  # the coarse dimension of the attribute
+    delivery: str  # target, neutral or alternative
+    parsed: bool
+    correct: bool
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    correct: int
+    asked: int
+    unparsed: int
+    low: float | None
+    high: float | None
+
+    @property
+    def rate(self) -> float | None:
+        return self.correct / self.asked if self.asked else None
+
+
+def accuracy(records: Iterable[AnswerRecord]) -> Accuracy:
+    """Return the accuracy of some answers: unparseable ones are asked and wrong, and counted."""
+    rows = list(records)
+    correct = sum(row.correct and row.parsed for row in rows)
+    share = wilson_interval(correct, len(rows))
+    return Accuracy(correct, len(rows), sum(not row.parsed for row in rows), share.low, share.high)
+
+
+GROUPINGS: dict[str, Callable[[AnswerRecord], str]] = {
+    "level": lambda row: row.level,
+    "question type": lambda row: row.question_type,
+    "attribute": lambda row: row.attribute,
+    "dimension": lambda row: row.dimension,
+}
+
+
+def accuracy_by(records: Iterable[AnswerRecord], grouping: str) -> dict[tuple[str, str], Accuracy]:
+    """Return the accuracy per (system, group) for a grouping of GROUPINGS, in sorted order."""
+    key = GROUPINGS[grouping]
+    groups: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
+    for row in records:
+        groups[(row.system, key(row))].append(row)
+    return {group: accuracy(groups[group]) for group in sorted(groups)}
+
+
+# --- WER ------------------------------------------------------------------------------------------
+
+_WORD = re.compile(r"[\w']+")
+
+
+def words(text: str) -> list[str]:
+    """Return the words WER compares: lower case, punctuation dropped (apostrophes kept)."""
+    return [word.strip("'") for word in _WORD.findall(text.lower()) if word.strip("'")]
+
+
+@dataclass(frozen=True)
+class WordErrors:
+    errors: int  # substitutions + deletions + insertions
+    reference_words: int
+
+
+def word_errors(reference: str, hypothesis: str) -> WordErrors:
+    """Return the word errors of a transcript against its reference (jiwer's alignment)."""
+    import jiwer  # loaded by scoring only, not by every page
+
+    truth = words(reference)
+    if not truth:
+        raise ValueError("a reference transcript needs at least one word")
+    heard = words(hypothesis)
+    if not heard:
+        return WordErrors(len(truth), len(truth))
+    out = jiwer.process_words(" ".join(truth), " ".join(heard))
+    return WordErrors(out.substitutions + out.deletions + out.insertions, len(truth))
+
+
+def corpus_wer(pairs: Iterable[tuple[str, str]]) -> float | None:
+    """Return the WER over (reference, hypothesis) pairs: all errors over all reference words."""
+    counted = [word_errors(reference, hypothesis) for reference, hypothesis in pairs]
+    total = sum(count.reference_words for count in counted)
+    return sum(count.errors for count in counted) / total if total else None
+
+
+# --- The delivery effect --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeliveryScore:
+    """One score of a system's reply to one delivery of a case (C1-C4, VES, BLEU ...)."""
+
+    system: str
+    case_id: str
+    attribute: str  # the target delivery's attribute: the case's
+    prompt: str  # prompt strength: none, basic, enhanced
+    metric: str
+    delivery: str
+    value: float
+
+
+@dataclass(frozen=True)
+class DeliveryEffect:
+    system: str
+    attribute: str
+    prompt: str
+    metric: str
+    contrast: str  # "target - neutral" or "target - alternative"
+    pairs: int
+    mean: float
+    low: float | None  # None with a single pair: no interval
+    high: float | None
+
+
+def paired_interval(differences: Sequence[float]) -> tuple[float, float | None, float | None]:
+    """Return the mean difference with its 95% t interval (None bounds for a single pair)."""
+    n = len(differences)
+    mean = sum(differences) / n
+    if n < 2:
+        return mean, None, None
+    sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / (n - 1))
+    half = _t95(n - 1) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def _t95(df: int) -> float:
+    if df in T_95_BY_DF:
+        return T_95_BY_DF[df]
+    from scipy import stats as scipy_stats  # heavy: only for larger sets
+
+    return float(scipy_stats.t.ppf(0.975, df))
+
+
+def delivery_effects(scores: Iterable[DeliveryScore]) -> list[DeliveryEffect]:
+    """Return, per system, attribute, prompt strength and metric, how the target delivery's score
+    differs from the neutral's and the alternative's, over the cases holding both (paired)."""
+    by_case: dict[tuple[str, str, str, str], dict[str, dict[str, float]]] = defaultdict(dict)
+    for score in scores:
+        by_case[(score.system, score.attribute, score.prompt, score.metric)].setdefault(score.case_id, {})[
+            score.delivery
+        ] = score.value
+    effects = []
+    for (system, attribute, prompt, metric), cases in sorted(by_case.items()):
+        for first, second in CONTRASTS:
+            differences = [
+                values[first] - values[second]
+                for _, values in sorted(cases.items())
+                if first in values and second in values
+            ]
+            if differences:
+                mean, low, high = paired_interval(differences)
+                effects.append(
+                    DeliveryEffect(
+                        system,
+                        attribute,
+                        prompt,
+                        metric,
+                        f"{first} - {second}",
+                        len(differences),
+                        mean,
+                        low,
+                        high,
+                    )
+                )
+    return effects
+
+
+# --- Text overlap with reference replies ----------------------------------------------------------
+
+
+def bleu4(hypothesis: str, references: Sequence[str]) -> float:
+    """Return sentence BLEU-4 (sacrebleu, 0-100) of a reply against its reference replies."""
+    import sacrebleu
+
+    return float(sacrebleu.sentence_bleu(hypothesis, list(references)).score)
+
+
+def rouge_l(hypothesis: str, references: Sequence[str]) -> float:
+    """Return ROUGE-L F1 (rouge-score, 0-1), the best over the reference replies."""
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"])
+    return max(scorer.score(reference, hypothesis)["rougeL"].fmeasure for reference in references)
+
+
+# --- The EchoMind leaderboard --------------------------------------------------------------------
+# Per system: understanding and reasoning accuracy (intervals, unparsed counts), transcription WER,
+# C1-C4, VES, text overlap and audio quality; a metric nobody computed reads "not computed", never zero.
+
+NOT_COMPUTED = "not computed"
+# Reply metrics in column order: key, heading.
+REPLY_METRICS = (
+    ("c1", "C1 context fit"),
+    ("c2", "C2 naturalness"),
+    ("c3", "C3 colloquialism"),
+    ("c4", "C4 speech info"),
+    ("ves", "VES"),
+    ("bleu4", "BLEU-4"),
+    ("rouge_l", "ROUGE-L"),
+    ("bertscore", "BERTScore"),
+    ("emotion_alignment", "Emotion alignment"),
+    ("dnsmos", "DNSMOS"),
+    ("nisqa", "NISQA"),
+)
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    system: str
+    understanding: Accuracy
+    reasoning: Accuracy
+    wer: float | None
+    replies: dict[str, float | None]  # mean per REPLY_METRICS key; None: not computed
+
+
+def build_board(
+    systems: Sequence[str],
+    answers: Iterable[AnswerRecord],
+    transcripts: Iterable[tuple[str, str, str]],
+    reply_scores: Iterable[tuple[str, str, float]],
+) -> list[BoardRow]:
+    """Return one row per system: answers, (system, reference, transcript) and (system, metric, value)."""
+    by_level: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
+    for answer in answers:
+        by_level[(answer.system, answer.level)].append(answer)
+    pairs: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for system, reference, hypothesis in transcripts:
+        pairs[system].append((reference, hypothesis))
+    values: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for system, metric, value in reply_scores:
+        values[(system, metric)].append(value)
+    rows = []
+    for system in systems:
+        means = {
+            key: (sum(found) / len(found) if (found := values.get((system, key))) else None)
+            for key, _ in REPLY_METRICS
+        }
+        rows.append(
+            BoardRow(
+                system,
+                accuracy(by_level[(system, UNDERSTANDING)]),
+                accuracy(by_level[(system, REASONING)]),
+                corpus_wer(pairs[system]) if pairs[system] else None,
+                means,
+            )
+        )
+    return rows
+
+
+def percent(value: float | None) -> str:
+    return NOT_COMPUTED if value is None else f"{100 * value:.1f}"
+
+
+def number(value: float | None, digits: int = 2) -> str:
+    return NOT_COMPUTED if value is None else f"{value:.{digits}f}"
+
+
+HEADINGS = (
+    "System",
+    "Understanding acc. (%)",
+    "Understanding 95% CI",
+    "Reasoning acc. (%)",
+    "Reasoning 95% CI",
+    "Unparsed",
+    "WER (%)",
+    *(heading for _, heading in REPLY_METRICS),
+)
+
+
+def _interval(acc: Accuracy) -> str:
+    if acc.low is None or acc.high is None:
+        return NOT_COMPUTED
+    return f"{100 * acc.low:.1f}-{100 * acc.high:.1f}"
+
+
+def cells(row: BoardRow) -> list[str]:
+    """Return a row's cells as the page, CSV and LaTeX show them, in HEADINGS order."""
+    return [
+        row.system,
+        percent(row.understanding.rate),
+        _interval(row.understanding),
+        percent(row.reasoning.rate),
+        _interval(row.reasoning),
+        str(row.understanding.unparsed + row.reasoning.unparsed),
+        percent(row.wer),
+        *(number(row.replies[key]) for key, _ in REPLY_METRICS),
+    ]
+
+
+def to_csv(rows: Sequence[BoardRow]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(HEADINGS)
+    for row in rows:
+        # A leading =, +, - or @ would run as a formula in a spreadsheet (system names are typed in).
+        values = cells(row)
+        if values[0][:1] in ("=", "+", "-", "@"):
+            values[0] = "'" + values[0]
+        writer.writerow(values)
+    return out.getvalue()
+
+
+def _latex_escape(text: str) -> str:
+    for char, escaped in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("#", r"\#"),
+    ):
+        text = text.replace(char, escaped)
+    return text
+
+
+def to_latex(rows: Sequence[BoardRow]) -> str:
+    """Return the main columns as a LaTeX tabular (accuracy, WER, C1-C4, VES); "--" for not computed."""
+    keep = [0, 1, 3, 6, *range(7, 12)]
+    lines = [
+        r"\begin{tabular}{l" + "r" * (len(keep) - 1) + "}",
+        r"\toprule",
+        " & ".join(_latex_escape(HEADINGS[i]) for i in keep) + r" \\",
+        r"\midrule",
+    ]
+    for row in rows:
+        values = cells(row)
+        lines.append(
+            " & ".join("--" if values[i] == NOT_COMPUTED else _latex_escape(values[i]) for i in keep) + r" \\"
+        )
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""EchoMind's vocal-attribute taxonomy as data (pure): the shipped default and its JSONL reading.
+
+Three coarse dimensions, twelve fine ones, 45 attributes as EchoMind's released code lists them
+(the paper counts 39). A lab may edit or replace them (admin, JSONL import); this is only the
+default a fresh database starts from.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+SPEAKER, PARALINGUISTIC, ENVIRONMENT = "speaker", "paralinguistic", "environment"
+COARSE_DIMENSIONS = (SPEAKER, PARALINGUISTIC, ENVIRONMENT)
+# Speaker attributes are who speaks, so a speaker delivery has no neutral counterpart.
+WITHOUT_NEUTRAL = (SPEAKER,)
+CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
+
+
+@dataclass(frozen=True)
+class Attribute:
+    code: str
+    label: str
+    coarse: str
+    fine: str
+
+
+def _rows(coarse: str, fine: str, labels: str) -> list[Attribute]:
+    return [
+        Attribute(re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"), label, coarse, fine)
+        for label in labels.split(", ")
+    ]
+
+
+DEFAULT_TAXONOMY: tuple[Attribute, ...] = (
+    *_rows(SPEAKER, "gender", "Male, Female"),
+    *_rows(SPEAKER, "age", "Child, Adult, Elderly"),
+    *_rows(PARALINGUISTIC, "physiological state", "Hoarse voice, Vocal fatigue, Breathless, Sobbing"),
+    *_rows(
+        PARALINGUISTIC,
+        "emotion",
+        "Happy tone, Sad tone, Surprised tone, Angry tone, Fearful tone, Disgusted tone",
+    ),
+    *_rows(PARALINGUISTIC, "volume", "Shouting, Whispering"),
+    *_rows(PARALINGUISTIC, "speech rate", "Fast pace, Slow pace"),
+    *_rows(PARALINGUISTIC, "non-verbal expression", "Cough, Sigh, Laughter, Yawn, Moan"),
+    *_rows(ENVIRONMENT, "weather", "Wind, Thunderstorm, Rain"),
+    *_rows(ENVIRONMENT, "location", "Driving, Subway, Sea waves, Basketball"),
+    *_rows(
+        ENVIRONMENT, "human sounds", "Applause, Cheering, Crowd chatter, Children playing, Children speaking"
+    ),
+    *_rows(ENVIRONMENT, "sudden event", "Dogs barking, Alarm clock, Ringtone, Honking"),
+    *_rows(
+        ENVIRONMENT,
+        "background music",
+        "Happy music, Funny music, Sad music, Exciting music, Angry music",
+    ),
+)
+
+
+def has_neutral(coarse: str) -> bool:
+    """Return whether a script of this coarse dimension is also recorded neutrally."""
+    return coarse not in WITHOUT_NEUTRAL
+
+
+def parse_taxonomy_jsonl(lines: Iterable[str]) -> tuple[list[Attribute], list[str]]:
+    """Return the attributes of a JSONL file ({"code", "label", "coarse", "fine"} a line) and its
+    problems, one sentence per bad line; a file with problems should be refused whole."""
+    attributes: list[Attribute] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            problems.append(f"line {number}: not JSON")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"line {number}: not a JSON object")
+            continue
+        code, label = str(row.get("code", "")).strip(), str(row.get("label", "")).strip()
+        coarse, fine = str(row.get("coarse", "")).strip(), str(row.get("fine", "")).strip()
+        if not CODE.fullmatch(code):
+            problems.append(f"line {number}: code must be lower-case letters, digits and _ ({code!r})")
+        elif code in seen:
+            problems.append(f"line {number}: {code} appears twice")
+        elif coarse not in COARSE_DIMENSIONS:
+            problems.append(f"line {number}: coarse must be one of {', '.join(COARSE_DIMENSIONS)}")
+        elif not label or not fine:
+            problems.append(f"line {number}: label and fine are required")
+        else:
+            seen.add(code)
+            attributes.append(Attribute(code, label, coarse, fine))
+    return attributes, problems
+
+
+def to_jsonl(attributes: Iterable[Attribute]) -> str:
+    """Return the taxonomy as the JSONL `parse_taxonomy_jsonl` reads."""
+    return "".join(
+        json.dumps({"code": a.code, "label": a.label, "coarse": a.coarse, "fine": a.fine}) + "\n"
+        for a in attributes
+    )

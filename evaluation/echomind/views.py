@@ -1,0 +1,168 @@
+"""EchoMind pages (admins): the delivery sets with their import and export, the taxonomy, systems'
+answers import, and the EchoMind leaderboard with its breakdowns and delivery effect."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from annotation.recording.items import assign_items
+from evaluation.echomind import reports, taxonomy
+from evaluation.echomind import scoring as board
+from evaluation.echomind.answers import import_answers
+from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
+from evaluation.echomind.models import Delivery, VocalAttribute
+from evaluation.echomind.scoring import GROUPINGS
+from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
+from evaluation.outputs.models import System
+from webapp.http import StudioRequest
+from webapp.roles import Role, role_required, users_with_role
+
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+
+
+def _uploaded_files(request: StudioRequest) -> dict[str, bytes]:
+    files: dict[str, bytes] = {}
+    for upload in request.FILES.getlist("files"):
+        if (upload.size or 0) > MAX_UPLOAD_BYTES:
+            raise DeliveryProblem(f"{upload.name} is larger than {MAX_UPLOAD_BYTES // 2**20} MiB.")
+        data = upload.read()
+        name = upload.name or ""
+        if name.lower().endswith(".zip"):
+            files.update(read_archive(data))
+        else:
+            # A browser sends base names only: an MCQ file keeps its folder by its name.
+            stem = name.rsplit("/", 1)[-1]
+            files[f"MCQ/{stem}" if stem in ("understanding.json", "reasoning.json") else stem] = data
+    return files
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def delivery_sets(request: StudioRequest) -> HttpResponse:
+    """The cases and the state of each delivery; import a set (zip or files) in EchoMind's layout."""
+    ensure_default_taxonomy()
+    if request.method == "POST":
+        try:
+            report = import_layout(_uploaded_files(request), request.user)
+        except DeliveryProblem as problem:
+            messages.error(request, str(problem))
+        else:
+            if report.imported:
+                messages.success(
+                    request,
+                    f"Imported {report.cases} cases ({report.unchanged} already here), "
+                    f"{report.questions} questions, {report.audio} recordings.",
+                )
+            else:
+                for problem_text in report.problems[:20]:
+                    messages.error(request, problem_text)
+        return redirect("evaluation:echomind_sets")
+    return render(
+        request,
+        "evaluation/echomind/sets.html",
+        {
+            "cases": reports.delivery_sets_summary(),
+            "systems": System.objects.all(),
+            "actors": users_with_role(Role.VOICE_ACTOR),
+        },
+    )
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def assign_deliveries(request: StudioRequest) -> HttpResponse:
+    """Give every delivery not yet recorded to the chosen actors (the recording pipeline's assignment)."""
+    actors = list(users_with_role(Role.VOICE_ACTOR).filter(pk__in=request.POST.getlist("actors")))
+    if not actors:
+        messages.error(request, "Choose at least one actor.")
+        return redirect("evaluation:echomind_sets")
+    items = Delivery.objects.filter(item__recording__isnull=True).values_list("item_id", flat=True)
+    report = assign_items(list(items), actors)
+    given = ", ".join(f"{actor}: {count}" for actor, count in report.assigned)
+    messages.success(request, f"Assigned deliveries ({given}); {report.skipped} left with their actor.")
+    return redirect("evaluation:echomind_sets")
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def answers_import(request: StudioRequest) -> HttpResponse:
+    system = get_object_or_404(System, pk=request.POST.get("system") or 0)
+    upload = request.FILES.get("answers")
+    if upload is None:
+        messages.error(request, "Choose an answers file (JSONL).")
+        return redirect("evaluation:echomind_sets")
+    report = import_answers(system, upload.read())
+    if report.problems:
+        for problem in report.problems[:20]:
+            messages.error(request, problem)
+    else:
+        messages.success(
+            request,
+            f"{system}: {report.answers} answers ({report.unparsed} unparseable), "
+            f"{report.transcripts} transcripts, {report.replies} replies.",
+        )
+    return redirect("evaluation:echomind_sets")
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def export(request: StudioRequest) -> HttpResponse:
+    response = HttpResponse(write_archive(export_layout()), content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="echomind-export.zip"'
+    return response
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def taxonomy_page(request: StudioRequest) -> HttpResponse:
+    """The vocal-attribute taxonomy by dimension; import attributes from JSONL (by code)."""
+    ensure_default_taxonomy()
+    if request.method == "POST":
+        upload = request.FILES.get("taxonomy")
+        text = upload.read().decode("utf-8-sig", errors="replace") if upload else ""
+        attributes, problems = taxonomy.parse_taxonomy_jsonl(text.splitlines())
+        if problems or not attributes:
+            for problem in problems[:20] or ["The file holds no attributes."]:
+                messages.error(request, problem)
+        else:
+            created, updated = import_taxonomy(attributes)
+            messages.success(request, f"{created} attributes added, {updated} updated.")
+        return redirect("evaluation:echomind_taxonomy")
+    return render(request, "evaluation/echomind/taxonomy.html", {"attributes": VocalAttribute.objects.all()})
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def leaderboard(request: StudioRequest) -> HttpResponse:
+    results = reports.results()
+    return render(
+        request,
+        "evaluation/echomind/leaderboard.html",
+        {
+            "headings": board.HEADINGS,
+            "rows": [board.cells(row) for row in results.rows],
+            "breakdowns": [
+                (
+                    grouping,
+                    [(system, group, acc) for (system, group), acc in results.breakdowns[grouping].items()],
+                )
+                for grouping in GROUPINGS
+            ],
+            "effects": results.effects,
+        },
+    )
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def leaderboard_export(request: StudioRequest, fmt: str) -> HttpResponse:
+    rows = reports.board()
+    text = board.to_csv(rows) if fmt == "csv" else board.to_latex(rows)
+    response = HttpResponse(
+        text, content_type=f"{'text/csv' if fmt == 'csv' else 'text/x-tex'}; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="echomind-leaderboard.{fmt}"'
+    return response

@@ -1,0 +1,138 @@
+"""EchoMind pages and API: admins only, the taxonomy import, exports, and the environment mix."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from annotation.audio.joining import read_wav
+from annotation.recording.models import Take
+from evaluation.echomind.answers import import_answers
+from evaluation.echomind.deliveries import (
+    DeliveryProblem,
+    create_delivery_set,
+    ensure_default_taxonomy,
+    mix_background,
+    mix_environment_delivery,
+)
+from evaluation.echomind.models import Delivery, VocalAttribute
+from evaluation.echomind.transfer import import_layout
+from tests.evaluation.echomind.fixture import echomind_files
+from tests.factories import RecordingFactory, SystemFactory, speech_like_wav, stored_wav, tiny_wav
+from webapp.models import User
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_pages_are_for_admins(client_for: Callable[[str], Client]) -> None:
+    assert client_for("evaluator").get("/echomind/leaderboard/").status_code == 403
+    admin = client_for("admin")
+    for path in ("/echomind/", "/echomind/taxonomy/", "/echomind/leaderboard/"):
+        assert admin.get(path).status_code == 200, path
+    assert "Sea waves" in admin.get("/echomind/taxonomy/").content.decode()
+
+
+def test_a_taxonomy_file_adds_and_updates_attributes_and_a_bad_one_changes_nothing(
+    client_for: Callable[[str], Client],
+) -> None:
+    admin = client_for("admin")
+    ensure_default_taxonomy()
+    lines = [
+        {"code": "purring", "label": "Purring", "coarse": "environment", "fine": "animals"},
+        {"code": "sigh", "label": "Deep sigh", "coarse": "paralinguistic", "fine": "non-verbal expression"},
+    ]
+    data = "\n".join(json.dumps(line) for line in lines).encode()
+    admin.post("/echomind/taxonomy/", {"taxonomy": SimpleUploadedFile("t.jsonl", data)})
+    assert VocalAttribute.objects.count() == 46
+    assert VocalAttribute.objects.get(code="sigh").label == "Deep sigh"
+    admin.post("/echomind/taxonomy/", {"taxonomy": SimpleUploadedFile("t.jsonl", b'{"code": "x"}\n')})
+    assert VocalAttribute.objects.count() == 46
+
+
+def test_leaderboard_csv_latex_api_and_export_carry_the_same_numbers(
+    client_for: Callable[[str], Client], users: dict[str, User], media_root: Path
+) -> None:
+    import_layout(echomind_files(), users["admin"])
+    system = SystemFactory.create(name="Parrot")
+    import_answers(
+        system,
+        b'{"question_id": "u1", "answer": "The answer is: [B]"}\n{"question_id": "u2", "answer": "?"}\n',
+    )
+    admin = client_for("admin")
+    csv_text = admin.get("/echomind/leaderboard.csv").content.decode()
+    assert csv_text.splitlines()[1].startswith("Parrot,50.0,")
+    assert "Parrot & 50.0" in admin.get("/echomind/leaderboard.tex").content.decode()
+    body = admin.get("/api/echomind/leaderboard/").json()
+    assert body["rows"][0]["understanding"] == {
+        "correct": 1, "asked": 2, "unparsed": 1, "rate": 0.5,
+        "low": pytest.approx(0.0945, abs=1e-3), "high": pytest.approx(0.9055, abs=1e-3),
+    }  # fmt: skip
+    assert admin.get("/api/echomind/leaderboard/csv/").content.decode() == csv_text
+    names = zipfile.ZipFile(io.BytesIO(admin.get("/echomind/export.zip").content)).namelist()
+    assert "script_info_speaker.json" in names and "answers/Parrot.jsonl" in names
+
+
+def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mixed_in(
+    media_root: Path, users: dict[str, User]
+) -> None:
+    ensure_default_taxonomy()
+    case = create_delivery_set(
+        case_id="id_7",
+        script_type="environment",
+        topic="home",
+        text="I am home.",
+        attribute="rain",
+        alternative="wind",
+    )
+    target = case.deliveries.get(role=Delivery.Role.TARGET)
+    with pytest.raises(DeliveryProblem, match="no accepted take"):
+        mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
+    neutral = case.deliveries.get(role=Delivery.Role.NEUTRAL)
+    recording = RecordingFactory.create(
+        item=neutral.item, actor=users["actor"], audio_key=stored_wav(speech_like_wav())
+    )
+    neutral.item.recording = recording
+    neutral.item.save()
+    take = mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
+    assert (take.item_id, take.actor_id, take.status) == (
+        target.item_id,
+        users["actor"].pk,
+        Take.Status.ANALYSING,
+    )
+    target.refresh_from_db()
+    assert (target.mixed_from_id, target.background, target.background_gain_db) == (
+        recording.pk,
+        "rain.wav",
+        -10.0,
+    )
+    assert take.duration_seconds == pytest.approx(1.5, abs=0.05)  # the speech's length, not the clip's
+
+
+def test_mixing_adds_the_background_at_the_chosen_gain() -> None:
+    silence = read_wav(tiny_wav(1.0, 0.0))
+    quiet = np.array(
+        read_wav(mix_background(tiny_wav(1.0, 0.0), tiny_wav(0.3, 200.0), -20.0)).get_array_of_samples()
+    )
+    loud = np.array(
+        read_wav(mix_background(tiny_wav(1.0, 0.0), tiny_wav(0.3, 200.0), 0.0)).get_array_of_samples()
+    )
+    assert len(silence) == 1000
+    # Over silence the mix is the looped clip itself: -20 dB is a tenth of the amplitude.
+    assert np.abs(loud).max() == pytest.approx(8000, rel=0.01)
+    assert np.abs(quiet).max() == pytest.approx(800, rel=0.02)
+
+
+def test_a_delivery_set_refuses_an_alternative_of_another_dimension() -> None:
+    ensure_default_taxonomy()
+    with pytest.raises(DeliveryProblem, match="another attribute of emotion"):
+        create_delivery_set(
+            case_id="id_8", script_type="p", topic="", text="x", attribute="sad_tone", alternative="rain"
+        )
