@@ -35,8 +35,8 @@ if DEBUG and PRODUCTION:
 SECRET_KEY = env_str("DJANGO_SECRET_KEY")
 if PRODUCTION and (problem := secret_key_problem(SECRET_KEY)):
     raise ImproperSetting(
-        f"DJANGO_SECRET_KEY {problem}: production needs at least 50 random characters "
-        "(python -c 'import secrets; print(secrets.token_urlsafe(50))'), the same on every machine"
+        f"DJANGO_SECRET_KEY must be set to at least 50 random characters in production (it {problem}): "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))', the same on every machine"
     )
 if not SECRET_KEY:
     # Outside production: a random key made once and kept in the var folder (mode 0600).

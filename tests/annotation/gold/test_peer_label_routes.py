@@ -12,6 +12,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -140,7 +141,11 @@ def _urls(scene: Scene) -> tuple[list[str], list[str]]:
 
 def _admin_urls(scene: Scene) -> list[str]:
     urls = []
-    objects = {Annotation: scene.peers, GoldReference: [scene.gold], Item: [scene.item]}
+    objects: dict[type, list[Any]] = {
+        Annotation: scene.peers,
+        GoldReference: [scene.gold],
+        Item: [scene.item],
+    }
     for model in admin.site._registry:
         if model._meta.app_label != "annotation":
             continue

@@ -37,7 +37,7 @@ from tests.factories import (
     TakeFactory,
     UserFactory,
 )
-from webapp.models import Job, User
+from webapp.models import EndpointUrlChange, Job, User
 from webapp.roles import Role, ensure_role_groups
 
 pytestmark = pytest.mark.django_db
@@ -69,6 +69,9 @@ BUILDERS: dict[str, Callable[[], Model]] = {
     "webapp.User": lambda: UserFactory.create(username="someone"),
     "auth.Group": lambda: ensure_role_groups()[Role.REVIEWER],
     "webapp.Job": lambda: Job.objects.create(kind="diagnostic_sleep"),
+    "webapp.EndpointUrlChange": lambda: EndpointUrlChange.objects.create(
+        endpoint="judge lab: base_url", new_url="https://api.example/v1"
+    ),
     "axes.AccessAttempt": lambda: AccessAttempt.objects.create(
         **LOGIN_RECORD, get_data="", post_data="", failures_since_start=1, username="someone"
     ),
