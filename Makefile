@@ -23,8 +23,12 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt requirements-speec
 	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
 	touch $@ $(VENV)/.installed
 
+# Test-only browser tools from the npm registry (axe-core for the accessibility test), pinned by package-lock.json.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+
 install: $(VENV)/.installed
-install-dev: $(VENV)/.installed-dev
+install-dev: $(VENV)/.installed-dev node_modules/.package-lock.json
 
 ## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker and beat).
 run: install

@@ -11,10 +11,20 @@ from django.db import models
 from django.utils import timezone
 
 
+class ShortcutKeys(models.TextChoices):
+    """How the pages' single-character shortcuts (a, r, 1-7, Space, +) answer (WCAG 2.1.4)."""
+
+    SINGLE = "single", "Single keys (a, r, 1-7, Space)"
+    MODIFIER = "modifier", "Only with Alt held (Alt+a, Alt+1, ...)"
+    OFF = "off", "Off"
+
+
 class User(AbstractUser):
     """A person using EchoStudio; what they may do comes from their groups (see webapp.roles)."""
 
     display_name = models.CharField(max_length=150, blank=True)
+    # Read by static/js/shortcuts.js through <body data-shortcuts>, before any page's own keys.
+    shortcut_keys = models.CharField(max_length=10, choices=ShortcutKeys.choices, default=ShortcutKeys.SINGLE)
 
     class Meta:
         permissions = [

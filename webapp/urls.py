@@ -15,6 +15,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/", auth_views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
+    path("accounts/keyboard/", views.keyboard_settings, name="keyboard_settings"),
     path("accounts/tokens/", api_views.api_tokens, name="api_tokens"),
     path("accounts/tokens/<int:token_id>/revoke/", api_views.api_token_revoke, name="api_token_revoke"),
     path("manage/jobs/", views.job_list, name="job_list"),

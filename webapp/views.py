@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from functools import cache
 
+from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -14,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from webapp.health import check_broker, check_database
 from webapp.http import StudioRequest
 from webapp.jobs import cancel_job, start_job
-from webapp.models import Job
+from webapp.models import Job, User
 from webapp.roles import Role, home_url_for, role_required
 
 
@@ -87,3 +89,22 @@ def start_demo_resynthesis(request: StudioRequest) -> HttpResponse:
     """Start the demo job that synthesises the demo items' speech again."""
     job = start_job("resynthesize_demo_audio", started_by=request.user, parameters={})
     return redirect("job_detail", job_id=job.pk)
+
+
+class ShortcutForm(forms.ModelForm):
+    class Meta:
+        model = User
+        fields = ["shortcut_keys"]
+        widgets = {"shortcut_keys": forms.RadioSelect}
+        labels = {"shortcut_keys": "Keyboard shortcuts"}
+
+
+@login_required
+def keyboard_settings(request: StudioRequest) -> HttpResponse:
+    """Each person chooses whether single-key shortcuts act, need Alt, or are off (WCAG 2.1.4)."""
+    form = ShortcutForm(request.POST or None, instance=request.user)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, "Keyboard shortcuts saved.")
+        return redirect("keyboard_settings")
+    return render(request, "webapp/keyboard_settings.html", {"form": form})

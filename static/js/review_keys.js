@@ -26,9 +26,10 @@
 
   const player = EchoWaveform.create({ container: container, url: section.dataset.audioUrl, speedSelect: speed });
   // The page's state for people and tests alike: is the take playing right now?
-  player.on("play", function () { container.dataset.playing = "true"; });
-  player.on("pause", function () { container.dataset.playing = "false"; });
-  player.on("finish", function () { container.dataset.playing = "false"; });
+  // aria-pressed tells a screen reader whether Play / pause is playing now (WCAG 4.1.2).
+  player.on("play", function () { container.dataset.playing = "true"; playButton.setAttribute("aria-pressed", "true"); });
+  player.on("pause", function () { container.dataset.playing = "false"; playButton.setAttribute("aria-pressed", "false"); });
+  player.on("finish", function () { container.dataset.playing = "false"; playButton.setAttribute("aria-pressed", "false"); });
   playButton.addEventListener("click", function () { player.playPause(); });
   section.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach(function (button) {
     button.addEventListener("click", function () {

@@ -25,7 +25,12 @@
       view.dataset.contoursDrawn = "true";
     },
   });
-  document.getElementById("play-toggle").addEventListener("click", function () { player.playPause(); });
+  const playButton = document.getElementById("play-toggle");
+  playButton.addEventListener("click", function () { player.playPause(); });
+  // aria-pressed tells a screen reader whether Play / pause is playing now (WCAG 4.1.2).
+  ["play", "pause", "finish"].forEach(function (name) {
+    player.on(name, function () { playButton.setAttribute("aria-pressed", String(name === "play")); });
+  });
   document.addEventListener("keydown", function (event) {
     if (event.target.matches("input, textarea, select")) return;
     const zoom = EchoWaveform.zoomKey(event);

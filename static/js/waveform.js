@@ -172,8 +172,6 @@
       // Unvoiced frames are null or missing: a step well above the usual one is a gap, left open.
       const steps = known.slice(1).map(function (p, i) { return p[0] - known[i][0]; }).sort(function (a, b) { return a - b; });
       const gap = 2.5 * steps[Math.floor(steps.length / 2)];
-      context.strokeStyle = pair[1];
-      context.lineWidth = 1.75;
       context.beginPath();
       let previous = null;
       points.forEach(function (p) {
@@ -184,8 +182,17 @@
         if (previous === null || p[0] - previous > gap) context.moveTo(x, y); else context.lineTo(x, y);
         previous = p[0];
       });
+      // Told apart by more than colour (WCAG 1.4.1): energy dashed, pitch solid, as in the
+      // legend's samples; a white halo under each line keeps 3:1 over the waveform (1.4.11).
+      context.setLineDash(pair[0] === "energy" ? [6, 4] : []);
+      context.strokeStyle = "rgba(255, 255, 255, 0.9)";
+      context.lineWidth = 4;
+      context.stroke();
+      context.strokeStyle = pair[1];
+      context.lineWidth = 2;
       context.stroke();
     });
+    context.setLineDash([]);
     return extents;
   }
 

@@ -56,6 +56,7 @@ def test_verdict_after_playback_changed_until_decided(
     page.screenshot(path="/tmp/h11ui-review-locked.png", full_page=True)
 
     page.click("#play-toggle")
+    page.wait_for_selector("#play-toggle[aria-pressed=true]")  # the button says it is playing
     page.wait_for_selector("#review[data-unlocked=true]")
     assert page.locator("#accept").is_enabled()
     page.keyboard.press("a")

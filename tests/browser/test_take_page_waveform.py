@@ -24,10 +24,10 @@ def test_the_take_page_draws_contours_in_the_shared_colours(
     assert "Hz" in page.locator("#contour-range").inner_text()
     colours = page.evaluate(
         "() => [EchoWaveform.colours.pitch, EchoWaveform.colours.energy,"
-        " getComputedStyle(document.querySelector('.swatch.pitch')).backgroundColor]"
+        " getComputedStyle(document.querySelector('.line-sample.pitch')).borderTopColor]"
     )
-    assert colours[:2] == ["#d35400", "#16a085"]  # static/css/studio.css --pitch, --energy
-    assert colours[2] == "rgb(211, 84, 0)"  # the legend shows the same pitch colour
+    assert colours[:2] == ["#a84300", "#0b7360"]  # static/css/studio.css --pitch, --energy
+    assert colours[2] == "rgb(168, 67, 0)"  # the legend's line sample shows the same pitch colour
     # The contour canvas lies exactly over the waveform box.
     waveform, canvas = page.locator("#waveform").bounding_box(), page.locator("#contours").bounding_box()
     assert abs(waveform["y"] - canvas["y"]) < 2 and abs(waveform["x"] - canvas["x"]) < 2
