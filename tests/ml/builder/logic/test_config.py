@@ -26,6 +26,9 @@ def test_a_configuration_round_trips_through_json() -> None:
         ({"endpoints": [{**ENDPOINT, "api_key_env": "DJANGO_SECRET_KEY"}]}, "ECHOSTUDIO_JUDGE_KEY_"),
         ({"endpoints": [ENDPOINT], "consistency_method": "endpoint"}, "needs consistency_endpoint"),
         ({"endpoints": [ENDPOINT], "tts_backend": "openai"}, "needs tts_base_url"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "acoustic"}, "a different check"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "local"}, "needs consistency_model_path"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "votes"}, "consistency_joint_method is"),
     ],
 )
 def test_a_bad_configuration_says_what_is_wrong(raw: dict, message: str) -> None:
@@ -38,3 +41,16 @@ def test_a_speech_server_build_gets_speech_server_voices_unless_told() -> None:
     assert "alloy" in BuildConfig.from_json(server).voices
     assert BuildConfig.from_json({**server, "voices": ["ryan"]}).voices == ("ryan",)
     assert BuildConfig.from_json({"endpoints": [ENDPOINT]}).voices[0] == "en-us"
+
+
+def test_the_joint_rule_names_both_checks() -> None:
+    assert BuildConfig.from_json({"endpoints": [ENDPOINT]}).consistency_methods() == ("acoustic",)
+    joint = BuildConfig.from_json(
+        {
+            "endpoints": [ENDPOINT],
+            "consistency_method": "local",
+            "consistency_model_path": "/models/wavlm-emotion",
+            "consistency_joint_method": "acoustic",
+        }
+    )
+    assert joint.consistency_methods() == ("local", "acoustic")
