@@ -38,6 +38,9 @@ class Endpoint:
     timeout_s: float = 60.0
 
 
+CONSISTENCY_METHODS = ("acoustic", "endpoint", "local")
+
+
 @dataclass(frozen=True)
 class BuildConfig:
     endpoints: tuple[Endpoint, ...]
@@ -52,6 +55,9 @@ class BuildConfig:
     # "acoustic" (offline, weaker), "endpoint" (an audio chat endpoint) or "local" (a transformers
     # audio-classification model in a folder on the workers, `consistency_model_path`).
     consistency_method: str = "acoustic"
+    # A second check for the paper's joint rule (B.2: two classifiers must agree, confidently): ""
+    # (none), or another of the methods above; both must hear the target with the confidence.
+    consistency_joint_method: str = ""
     consistency_endpoint: Endpoint | None = None
     consistency_model_path: str = ""
     tts_backend: str = "espeak"
@@ -119,7 +125,7 @@ class BuildConfig:
             (f"endpoints[{index}]", endpoint.base_url, endpoint.api_key_env)
             for index, endpoint in enumerate(self.endpoints)
         ]
-        if self.consistency_method == "endpoint" and self.consistency_endpoint is not None:
+        if "endpoint" in self.consistency_methods() and self.consistency_endpoint is not None:
             endpoint = self.consistency_endpoint
             endpoints.append(("consistency_endpoint", endpoint.base_url, endpoint.api_key_env))
         if self.tts_backend == "openai":
@@ -130,17 +136,26 @@ class BuildConfig:
         """Return {what: URL} of the endpoints this build calls (their changes are recorded)."""
         return {what: url for what, url, _ in self.outbound_endpoints()}
 
+    def consistency_methods(self) -> tuple[str, ...]:
+        """Return the emotion-consistency checks a sample must pass (one, or two for the joint rule)."""
+        return tuple(method for method in (self.consistency_method, self.consistency_joint_method) if method)
+
     def check(self) -> None:
         """Raise ConfigProblem when a number is out of range or a method is unknown."""
         if not 1 <= self.query_min_score <= 5 or not 1 <= self.response_min_score <= 5:
             raise ConfigProblem("filter scores are on a 1-5 scale")
         if not 0.0 <= self.consistency_min_confidence <= 1.0:
             raise ConfigProblem("consistency_min_confidence is a probability in [0, 1]")
-        if self.consistency_method not in ("acoustic", "endpoint", "local"):
+        if self.consistency_method not in CONSISTENCY_METHODS:
             raise ConfigProblem("consistency_method is 'acoustic', 'endpoint' or 'local'")
-        if self.consistency_method == "endpoint" and self.consistency_endpoint is None:
+        if self.consistency_joint_method not in ("", *CONSISTENCY_METHODS):
+            raise ConfigProblem("consistency_joint_method is '', 'acoustic', 'endpoint' or 'local'")
+        if self.consistency_joint_method == self.consistency_method:
+            raise ConfigProblem("consistency_joint_method must be a different check from consistency_method")
+        methods = self.consistency_methods()
+        if "endpoint" in methods and self.consistency_endpoint is None:
             raise ConfigProblem("the endpoint consistency check needs consistency_endpoint")
-        if self.consistency_method == "local" and not self.consistency_model_path.strip():
+        if "local" in methods and not self.consistency_model_path.strip():
             raise ConfigProblem("the local consistency check needs consistency_model_path (a model folder)")
         if self.tts_backend not in ("espeak", "openai"):
             raise ConfigProblem("tts_backend is 'espeak' or 'openai'")

@@ -22,6 +22,7 @@ from django.utils import timezone
 from annotation.audio.tts import TtsError
 from ml.builder.config import BuildConfig
 from ml.builder.export_versions import BuildExport, in_flight_refusal
+from ml.builder.logic.statistics import STATISTICS_LABELS, DatasetStatistics
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.queue import corrections
 from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
@@ -152,6 +153,7 @@ def export_build(
         "fixed_by_annotators": 0,
         "response_audio_not_revoiced": 0,
     }
+    statistics = DatasetStatistics()  # B.6's figures, from what is written
     tts_failure: list[str] = []  # the first failure to voice a fixed reply, once there is one
     fixes = corrections(build)
     voicing = AudioStepContext.for_build(BuildConfig.from_json(build.config))
@@ -163,7 +165,8 @@ def export_build(
         def write(sample: BuildSample, history: tuple[HistoryTurn, ...]) -> HistoryTurn:
             """Write the sample's record, audio and provenance; return it as the next turns hear it."""
             audio_path = f"{AUDIO_FOLDER}/{sample.external_id}.wav"
-            (target / audio_path).write_bytes(read_media(sample.user_audio_key))
+            query_audio = read_media(sample.user_audio_key)
+            (target / audio_path).write_bytes(query_audio)
             record = record_of(sample, audio_path, history, fixes.get(sample.pk))
             response_path = f"{RESPONSE_AUDIO_FOLDER}/{sample.external_id}.wav"
             response_audio, revoice_error = read_media(sample.response_audio_key), ""
@@ -180,6 +183,7 @@ def export_build(
                         tts_failure.append(revoice_error)
                 counts["response_audio_not_revoiced"] += bool(revoice_error)
             (target / response_path).write_bytes(response_audio)
+            statistics.add(record, query_audio, response_audio)
             revoiced = record.response != sample.response and not revoice_error
             counts["fixed_by_annotators"] += sample.pk in fixes
             records.write(record.to_json() + "\n")
@@ -227,6 +231,7 @@ def export_build(
         "counts": counts,
         "spot_check_decisions": {**decisions, "checks": decided_checks},
         "reruns": reruns,
+        "statistics": statistics.to_json(),
         "provenance": build.provenance,
         "exported_at": timezone.now().isoformat(),
     }
@@ -254,3 +259,14 @@ def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
         return {"skipped": f"{version.label} not written: {refusal}"}
     reporter.progress(0.0, f"Writing records and audio of {version.label}", force=True)
     return {"version": version.version, **export_build(version.build, version=version)}
+
+
+def exported_statistics(build: Build) -> list[tuple[str, Any]] | None:
+    """Return B.6's figures of the build's last export as (label, value) rows, None before one."""
+    manifest = Path(build.export_path) / MANIFEST_FILE if build.export_path else None
+    if manifest is None or not manifest.is_file():
+        return None
+    figures = json.loads(manifest.read_text(encoding="utf-8")).get("statistics")
+    if not isinstance(figures, dict):
+        return None  # exported before the statistics were part of the manifest
+    return [(label, figures.get(key)) for key, label in STATISTICS_LABELS.items()]

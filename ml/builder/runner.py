@@ -151,13 +151,14 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
             llm.concurrency,
             llm,
         )
-    classifier: EmotionClassifier | None = None
-    if stage == CONSISTENCY and config.consistency_method == "endpoint" and config.consistency_endpoint:
-        classifier = EndpointClassifier(endpoint_client(config.consistency_endpoint))
-    if stage == CONSISTENCY and config.consistency_method == "local":
+    classifiers: dict[str, EmotionClassifier] = {}
+    methods = config.consistency_methods() if stage == CONSISTENCY else ()
+    if "endpoint" in methods and config.consistency_endpoint:
+        classifiers["endpoint"] = EndpointClassifier(endpoint_client(config.consistency_endpoint))
+    if "local" in methods:
         # Loaded once per stage job (not per sample); its threads share it.
-        classifier = LocalModelClassifier(config.consistency_model_path)
-    context = audio_steps.AudioStepContext.for_build(config, classifier)
+        classifiers["local"] = LocalModelClassifier(config.consistency_model_path)
+    context = audio_steps.AudioStepContext.for_build(config, classifiers)
     return context, config.audio_threads, None
 
 

@@ -34,6 +34,11 @@ DEFAULT_AAA_EPSILON = 1e-6
 # multiple of its starting value; "linear", 1 - rho; "log", -log(rho + eps).
 AaaObjective = Literal["target", "linear", "log"]
 AAA_OBJECTIVES: tuple[AaaObjective, ...] = get_args(AaaObjective)
+AAA_OBJECTIVE_LABELS: dict[str, str] = {
+    "target": "Target: rho up to the target ratio x its start, then no pull",
+    "linear": "Linear: 1 - rho",
+    "log": "Log: -log rho (never stops pulling)",
+}
 # Figure 5: AAA "doubles" the perception tokens' attention mass on audio (+136%).
 DEFAULT_AAA_TARGET_RATIO = 2.0
 _WEIGHT_TOLERANCE = 1e-6

@@ -18,6 +18,7 @@ from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.ablations import NO_ABLATION, RL_ABLATIONS, SFT_ABLATIONS
 from ml.core.config import (
+    AAA_OBJECTIVE_LABELS,
     ADVANTAGE_MODES,
     INFERENCE_BATCH_SIZE,
     INFERENCE_MAX_NEW_TOKENS,
@@ -49,8 +50,7 @@ SFT_DEFAULTS = SftConfig()
 RL_DEFAULTS = RlConfig()
 REWARD_DEFAULTS = RewardTrainingConfig()
 # SFT itself defaults to full fine-tuning; the form offers LoRA at its default rank, which fits one GPU.
-LORA_DEFAULTS = LoraSettings()
-RL_LORA_DEFAULTS = RL_DEFAULTS.lora or LORA_DEFAULTS
+RL_LORA_DEFAULTS = RL_DEFAULTS.lora or LoraSettings()
 
 
 def base_model_choice() -> tuple[str, str]:
@@ -138,12 +138,9 @@ class _TrainingForm(BuildSource, _JobForm):
         return name
 
 
-def _lora_parameters(rank: int, *, train_audio_encoder: bool = False) -> dict[str, Any]:
+def _lora_parameters(rank: int) -> dict[str, int]:
     """Return the job's LoRA settings at ``rank`` (alpha scaled as in ``LoraSettings``'s defaults)."""
-    parameters: dict[str, Any] = {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
-    if train_audio_encoder:
-        parameters["train_audio_encoder"] = True
-    return parameters
+    return {"rank": rank, "alpha": LoraSettings.for_rank(rank).alpha}
 
 
 def _ablation_field(presets: dict[str, str]) -> forms.ChoiceField:
@@ -172,37 +169,15 @@ class SftJobForm(_TrainingForm):
         min_value=1, initial=SFT_DEFAULTS.gradient_accumulation_steps
     )
     lambda_aaa = forms.FloatField(
-        min_value=0.0,
-        initial=SFT_DEFAULTS.lambda_aaa,
-        label="lambda AAA",
-        help_text="0 turns Acoustic-Anchored Attention off",
+        min_value=0.0, initial=SFT_DEFAULTS.lambda_aaa, label="lambda AAA", help_text="0 turns AAA off"
     )
-    aaa_layers = forms.CharField(
-        required=False,
-        label="AAA layers",
-        help_text="Decoder layers rho averages over, e.g. -1,-2; blank: all",
-    )
+    aaa_layers = forms.CharField(required=False, label="AAA layers", help_text="e.g. -1,-2; blank: all")
     aaa_objective = forms.ChoiceField(
-        choices=[
-            ("target", "Target: stop pulling once rho has risen by the ratio"),
-            ("linear", "Linear: 1 - rho"),
-            ("log", "Log: -log rho (never stops pulling)"),
-        ],
-        initial=SFT_DEFAULTS.aaa_objective,
-        label="AAA objective",
+        choices=list(AAA_OBJECTIVE_LABELS.items()), initial=SFT_DEFAULTS.aaa_objective, label="AAA objective"
     )
-    aaa_target_ratio = forms.FloatField(
-        min_value=1.01,
-        initial=SFT_DEFAULTS.aaa_target_ratio,
-        label="AAA target ratio",
-        help_text="Target rho as a multiple of the starting rho (Figure 5: about 2)",
-    )
+    aaa_target_ratio = forms.FloatField(min_value=1.01, initial=SFT_DEFAULTS.aaa_target_ratio)
     lora_rank = forms.IntegerField(
-        min_value=0,
-        initial=SFT_DEFAULTS.lora.rank if SFT_DEFAULTS.lora else 0,
-        label="LoRA rank",
-        help_text="0 trains every weight, audio encoder included, as the paper's SFT does; with LoRA the "
-        "encoder and projector stay trainable (for large models use the command line with several GPUs)",
+        min_value=0, initial=0, label="LoRA rank", help_text="0 (SftConfig's default) trains every weight"
     )
     gradient_checkpointing = forms.BooleanField(required=False)
     ablation = _ablation_field(SFT_ABLATIONS)
@@ -236,7 +211,8 @@ class SftJobForm(_TrainingForm):
                 "aaa_objective": data["aaa_objective"],
                 "aaa_target_ratio": data["aaa_target_ratio"],
                 "aaa_layers": data["aaa_layers"],
-                "lora": _lora_parameters(rank, train_audio_encoder=True) if rank else None,
+                # SFT's LoRA trains the audio encoder too, as full SFT does (``SFT_LORA``).
+                "lora": {**_lora_parameters(rank), "train_audio_encoder": True} if rank else None,
                 "gradient_checkpointing": data["gradient_checkpointing"],
                 "device": data["device"],
                 "dtype": "auto",

@@ -7,13 +7,18 @@ against the same voice speaking neutrally), so it can tell a sad delivery from a
 anger from joy. It is labelled ``method="acoustic-arousal (weaker)"`` wherever it is stored.
 ``EndpointClassifier`` asks an OpenAI-compatible audio chat endpoint for the emotion and a
 confidence instead, and ``local_classifier.LocalModelClassifier`` runs a local transformers model.
+
+The paper's joint rule is ``joint_verdict``: with a second check configured
+(``BuildConfig.consistency_joint_method``: two classifiers, or a classifier and the acoustic
+check), a sample is kept only when every check hears it as consistent and the least confident of
+them reaches the build's confidence threshold.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -85,6 +90,31 @@ def acoustic_verdict(
         round(confidence, 3),
         predicted == expected,
         {"arousal": arousal},
+    )
+
+
+JOINT_PREFIX = "joint"
+
+
+def joint_verdict(verdicts: Sequence[ConsistencyVerdict]) -> ConsistencyVerdict:
+    """Return the joint verdict of several checks: consistent only when all are, as confident as
+    the least confident (so a threshold on it holds for each), each check's own verdict kept."""
+    if not verdicts:
+        raise ValueError("a joint verdict needs at least one check")
+    if len(verdicts) == 1:
+        return verdicts[0]
+    return ConsistencyVerdict(
+        method=f"{JOINT_PREFIX}({' + '.join(verdict.method for verdict in verdicts)})",
+        expected=" / ".join(verdict.expected for verdict in verdicts),
+        predicted=" / ".join(verdict.predicted or "nothing" for verdict in verdicts),
+        confidence=min(verdict.confidence for verdict in verdicts),
+        consistent=all(verdict.consistent for verdict in verdicts),
+        scores={
+            f"{verdict.method}:{name}": value
+            for verdict in verdicts
+            for name, value in verdict.scores.items()
+        }
+        | {f"{verdict.method}:confidence": verdict.confidence for verdict in verdicts},
     )
 
 

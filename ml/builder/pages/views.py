@@ -10,6 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from ml.builder.config import ConfigProblem
+from ml.builder.export import exported_statistics
 from ml.builder.export_versions import BuildExport, BuildInFlight, in_flight_refusal, start_export
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.access import BUILD_ROLES, SPOT_CHECK_ROLES, build_or_404, own_spot_check_or_404
@@ -73,6 +74,7 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
             "spot": spot_check_summary(build, checks),
             "chart": acceptance_chart(acceptance),
             "thresholds": thresholds,
+            "statistics": exported_statistics(build),
             "draw_form": DrawForm(),
             "tighten_form": TightenForm(),
             "exports": BuildExport.objects.filter(build=build).select_related("job", "created_by")[:20],

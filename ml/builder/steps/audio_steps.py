@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -23,7 +23,7 @@ from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
 from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
 from ml.builder.claims import SampleResult
 from ml.builder.config import BuildConfig
-from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict
+from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict, joint_verdict
 from ml.builder.logic.perception import perception_labels
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody
 from ml.builder.models import BuildSample
@@ -43,11 +43,14 @@ BASELINE_TEXT = (
 class AudioStepContext:
     config: BuildConfig
     api_key: str = ""
-    classifier: EmotionClassifier | None = None
+    # The configured classifiers by method ("endpoint", "local"); the acoustic check needs none.
+    classifiers: dict[str, EmotionClassifier] = field(default_factory=dict)
     outbound: OutboundPolicy | None = None
 
     @classmethod
-    def for_build(cls, config: BuildConfig, classifier: EmotionClassifier | None = None) -> AudioStepContext:
+    def for_build(
+        cls, config: BuildConfig, classifiers: dict[str, EmotionClassifier] | None = None
+    ) -> AudioStepContext:
         """Return the context of a build's audio stages: the deployment's TTS key only when the
         build's TTS URL is ECHOSTUDIO_TTS_BASE_URL's own host, every call checked and pinned."""
         return cls(
@@ -55,7 +58,7 @@ class AudioStepContext:
             api_key=settings_key(
                 config.tts_base_url, django_settings.TTS_API_KEY, django_settings.TTS_BASE_URL
             ),
-            classifier=classifier,
+            classifiers=dict(classifiers or {}),
             outbound=outbound_policy(),
         )
 
@@ -156,10 +159,14 @@ def consistency(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Samp
         wav = read_media(sample.user_audio_key)
         features = _features(wav, sample.text)
         baseline = voice_baseline(_voice_of(sample), ctx)
-        if ctx.classifier is not None:
-            verdict = ctx.classifier.verdict(wav, sample.emotion)
-        else:
-            verdict = acoustic_verdict(features, baseline, sample.emotion, sample.intensity)
+        verdict = joint_verdict(
+            [
+                acoustic_verdict(features, baseline, sample.emotion, sample.intensity)
+                if method == "acoustic"
+                else ctx.classifiers[method].verdict(wav, sample.emotion)
+                for method in ctx.config.consistency_methods()
+            ]
+        )
         stored = {**verdict.to_json(), "baseline": baseline}
         fields = {"features": features, "consistency": stored}
         if not verdict.consistent:

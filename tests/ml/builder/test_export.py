@@ -129,3 +129,44 @@ def test_a_fix_the_speech_server_cannot_voice_keeps_the_old_audio_and_says_why(
     # and the second fix is not tried against the server that failed, and the counts say so
     assert provenance["S-2"]["response_audio_error"] == fixed["response_audio_error"]
     assert counts["response_audio_not_revoiced"] == 2
+
+
+def test_the_manifest_and_the_build_page_carry_the_b6_statistics(
+    tmp_path: Path, media_root: Path, client_for
+) -> None:
+    from django.urls import reverse
+
+    from annotation.audio.acoustics import count_words
+    from ml.builder.logic.statistics import wav_seconds
+
+    build = finished_build(single=2, dialogues=1, audio=True)
+    Build.objects.filter(pk=build.pk).update(turns_per_dialogue=3)
+    build.refresh_from_db()
+    export_build(build, tmp_path)
+
+    statistics = json.loads((tmp_path / "manifest.json").read_text())["statistics"]
+    records = list(_records(tmp_path).values())
+    provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
+    query_seconds = sum(wav_seconds((tmp_path / record.audio_path).read_bytes()) for record in records)
+    response_seconds = sum(
+        wav_seconds((tmp_path / line["response_audio"]).read_bytes()) for line in provenance
+    )
+    assert query_seconds > 0 and response_seconds > 0
+    assert statistics == {
+        "single_turn_samples": 2,
+        "multi_turn_sessions": 1,
+        "turns_per_session": 3.0,
+        "query_audio_hours": round(query_seconds / 3600, 3),
+        "response_audio_hours": round(response_seconds / 3600, 3),
+        "mean_query_words": round(sum(count_words(r.text) for r in records) / 5, 1),
+        "mean_reasoning_words": round(
+            sum(count_words(" ".join([r.perception, r.reasoning, *r.strategies])) for r in records) / 5, 1
+        ),
+        "mean_response_words": round(sum(count_words(r.response) for r in records) / 5, 1),
+    }
+
+    Build.objects.filter(pk=build.pk).update(export_path=str(tmp_path))
+    html = client_for("admin").get(reverse("ml:builder:build", args=[build.pk])).content.decode()
+    assert 'data-testid="build-statistics"' in html
+    assert "Sessions (multi-turn)</dt><dd>1</dd>" in html
+    assert f"Average query length (words)</dt><dd>{statistics['mean_query_words']}</dd>" in html

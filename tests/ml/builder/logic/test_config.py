@@ -48,6 +48,9 @@ def test_a_configuration_round_trips_through_json() -> None:
         ({"endpoints": [ENDPOINT], "extra": []}, "extra must be an object"),
         ({"endpoints": [{**ENDPOINT, "max_concurrency": "4"}]}, "max_concurrency must be a whole number"),
         ({"endpoints": [{**ENDPOINT, "model": 7}]}, "model must be text"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "acoustic"}, "a different check"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "local"}, "needs consistency_model_path"),
+        ({"endpoints": [ENDPOINT], "consistency_joint_method": "votes"}, "consistency_joint_method is"),
     ],
 )
 def test_a_bad_configuration_says_what_is_wrong(raw: dict, message: str) -> None:
@@ -65,3 +68,16 @@ def test_a_speech_server_build_gets_speech_server_voices_unless_told() -> None:
 def test_whole_numbers_are_numbers_where_a_fraction_is_asked() -> None:
     config = BuildConfig.from_json({"endpoints": [{**ENDPOINT, "timeout_s": 30}], "spot_check_rate": 1})
     assert (config.spot_check_rate, config.endpoints[0].timeout_s) == (1, 30)
+
+
+def test_the_joint_rule_names_both_checks() -> None:
+    assert BuildConfig.from_json({"endpoints": [ENDPOINT]}).consistency_methods() == ("acoustic",)
+    joint = BuildConfig.from_json(
+        {
+            "endpoints": [ENDPOINT],
+            "consistency_method": "local",
+            "consistency_model_path": "/models/wavlm-emotion",
+            "consistency_joint_method": "acoustic",
+        }
+    )
+    assert joint.consistency_methods() == ("local", "acoustic")

@@ -6,7 +6,14 @@ import pytest
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.synthesis import synthesize
-from ml.builder.logic.consistency import ACOUSTIC_METHOD, acoustic_verdict, arousal_band, measured_arousal
+from ml.builder.logic.consistency import (
+    ACOUSTIC_METHOD,
+    ConsistencyVerdict,
+    acoustic_verdict,
+    arousal_band,
+    joint_verdict,
+    measured_arousal,
+)
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody, target_arousal
 
 TEXT = "I cannot believe they cancelled the whole trip at the very last minute again."
@@ -67,3 +74,34 @@ def test_an_endpoint_classifier_keeps_only_its_confident_agreement() -> None:
     assert (disagreed.consistent, disagreed.predicted, disagreed.confidence) == (False, "happy", 0.0)
     assert not failed.consistent
     assert sent["messages"][0]["content"][1]["type"] == "input_audio"
+
+
+def _verdict(method: str, consistent: bool, confidence: float) -> ConsistencyVerdict:
+    return ConsistencyVerdict(
+        method, "sad", "sad" if consistent else "angry", confidence, consistent, {"p": 1.0}
+    )
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "consistent", "confidence"),
+    [
+        # both agree, the joint confidence is the lesser: a 0.5 threshold holds for each
+        ((("a", True, 0.9), ("b", True, 0.6)), True, 0.6),
+        # one disagrees: inconsistent however sure the other is
+        ((("a", True, 0.99), ("b", False, 0.8)), False, 0.8),
+        # both agree but one is unsure: consistent, and the threshold drops it as not confident
+        ((("a", True, 0.95), ("b", True, 0.3)), True, 0.3),
+    ],
+)
+def test_the_joint_rule_keeps_only_agreeing_confident_checks(
+    verdicts: tuple[tuple[str, bool, float], ...], consistent: bool, confidence: float
+) -> None:
+    joint = joint_verdict([_verdict(*entry) for entry in verdicts])
+    assert (joint.consistent, joint.confidence) == (consistent, confidence)
+    assert joint.method == "joint(a + b)"
+    assert joint.scores["a:confidence"] == verdicts[0][2] and joint.scores["b:p"] == 1.0
+
+
+def test_one_check_is_its_own_verdict() -> None:
+    single = _verdict("a", True, 0.7)
+    assert joint_verdict([single]) is single
