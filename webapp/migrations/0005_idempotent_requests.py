@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('webapp', '0002_api_tokens'),
+        ('webapp', '0004_user_shortcut_keys'),
     ]
 
     operations = [

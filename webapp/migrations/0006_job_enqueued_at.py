@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('webapp', '0003_idempotent_requests'),
+        ('webapp', '0005_idempotent_requests'),
     ]
 
     operations = [

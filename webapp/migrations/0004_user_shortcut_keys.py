@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webapp", "0002_api_tokens"),
+        ("webapp", "0003_endpoint_url_changes"),
     ]
 
     operations = [
