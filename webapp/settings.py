@@ -7,8 +7,11 @@ Production sets DATABASE_URL, CELERY_BROKER_URL and ECHOSTUDIO_S3_BUCKET (see RE
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from pathlib import Path
+
+from django.core.exceptions import PermissionDenied
 
 from webapp.env import (
     ImproperSetting,
@@ -313,10 +316,25 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "webapp.models.JobStatus"},
 }
 
+
+class _ForbiddenWithoutTraceback(logging.Filter):
+    """Keep "Forbidden (Permission denied): /path" to its one line: a refused request is the access
+    rules working, and the traceback Django attaches buried every real error in the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], PermissionDenied):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"forbidden_without_traceback": {"()": _ForbiddenWithoutTraceback}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # On the logger, so Django's own DEBUG console handler prints the one line too.
+    "loggers": {"django.request": {"filters": ["forbidden_without_traceback"]}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
 }
 

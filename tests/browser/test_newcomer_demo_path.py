@@ -86,8 +86,9 @@ def test_a_newcomer_judges_rates_and_trains_on_the_demo(
         page.wait_for_selector(f"[data-testid=progress-text]:has-text('Sample {number} of {total}')")
         page.keyboard.press(" ")
         page.wait_for_selector("#rating[data-unlocked=true]", timeout=30_000)
-        for _ in study.dimensions:
+        for _ in study.dimensions:  # a digit scores, the down arrow moves on (the page's hint)
             page.keyboard.press("4")
+            page.keyboard.press("ArrowDown")
         page.keyboard.press("Enter")
     page.wait_for_selector("[data-testid=study-done]")
     rated = set(StudyRating.objects.filter(assignment__study=study).values_list("dimension", flat=True))

@@ -110,3 +110,14 @@ def test_a_decided_check_opens_with_its_decision(db, client_for, users) -> None:
     assert reopened.initial["note"] == "louder"
     assert reopened.initial["perception_intensity"] == "high"
     assert reopened.initial["stage"] == ""  # the reason names the stage; no explicit choice was made
+
+
+def test_a_refused_fix_says_why_once_and_keeps_the_fix_fields_open(db, client_for, users) -> None:
+    build = finished_build(single=1)
+    check = open_check_of(BuildSample.objects.get(build=build), users["annotator"])
+    url = reverse("ml:builder:spot_check", args=[check.pk])
+
+    html = client_for("annotator").post(url, {"verdict": "fix"}).content.decode()
+
+    assert html.count("give at least one reason") == 1
+    assert '<details data-testid="fix-fields" open>' in html

@@ -1,0 +1,11 @@
+// The spot-check decision: choosing "Fix" opens the fields a fix edits (and another verdict
+// closes them), so the corrections are in view when they are asked for.
+(function () {
+  "use strict";
+  const form = document.querySelector("[data-testid=decision-form]");
+  const fields = document.querySelector("[data-testid=fix-fields]");
+  if (!form || !fields) return;
+  form.addEventListener("change", function (event) {
+    if (event.target.name === "verdict") fields.open = event.target.value === "fix";
+  });
+})();
