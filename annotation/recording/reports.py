@@ -279,7 +279,7 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     dnsmos = speech.get("dnsmos") or {}
     level = speech.get("loudness") or {}
     verdicts = {"matches": "matches", "doubtful": "doubtful", "does_not_match": "does not match"}
-    script = verdicts.get(check.get("verdict"), "not checked")
+    script = verdicts.get(str(check.get("verdict")), "not checked")
     if check.get("doubtful_words"):
         script += " (" + ", ".join(f"'{word}'" for word in check["doubtful_words"]) + ")"
     similarity = speech.get("speaker_similarity")
