@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.audio.suggestions import contours_for_waveform
+from annotation.recording.reports import word_ruler
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -165,6 +166,7 @@ def workbench_context(
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
+        "word_ruler": word_ruler(recording.qc) if recording else [],
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted
