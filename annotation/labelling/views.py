@@ -19,7 +19,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.audio.suggestions import contours_for_waveform
-from annotation.recording.reports import word_ruler
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -40,6 +39,7 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
+from annotation.recording.reports import word_ruler
 from webapp.http import StudioRequest, keyset_page
 from webapp.lib.progress import QueueProgress
 from webapp.models import User
