@@ -240,6 +240,14 @@ CELERY_BEAT_SCHEDULE = {
     "purge-idempotency-keys": {"task": "webapp.purge_idempotency_keys", "schedule": 3600.0},
 }
 
+# Take QC by the pretrained speech models (annotation/audio/speech, issue 26): script check,
+# trimming, pauses, quality, loudness, speaker. A flag sends a take to review with its reason,
+# never rejects it. Each model's weights can be a lab's own by path (annotation/audio/speech/paths.py).
+SPEECH_CHECKS = env_bool("ECHOSTUDIO_SPEECH_CHECKS", True)
+SPEECH_CHECK_DOUBTFUL_WORD_RATIO = env_float("ECHOSTUDIO_SPEECH_CHECK_DOUBTFUL_WORD_RATIO", 3.0, minimum=1.0)
+SPEECH_CHECK_DOUBTFUL_SPEAKER = env_float("ECHOSTUDIO_SPEECH_CHECK_DOUBTFUL_SPEAKER", 0.7, minimum=0.0)
+SPEECH_CHECK_MIN_P808 = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_P808", 3.0, minimum=0.0)
+
 # OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.
 DRAFT_LLM_BASE_URL = env_str("ECHOSTUDIO_DRAFT_LLM_BASE_URL")
 DRAFT_LLM_MODEL = env_str("ECHOSTUDIO_DRAFT_LLM_MODEL", "gpt-4o-mini")

@@ -41,6 +41,7 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
+from annotation.recording.reports import word_ruler
 from webapp.http import StudioRequest, keyset_page
 from webapp.lib.progress import QueueProgress
 from webapp.models import User
@@ -167,6 +168,7 @@ def workbench_context(
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
+        "word_ruler": word_ruler(recording.qc) if recording else [],
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

@@ -259,3 +259,58 @@ def feature_rows(features: dict[str, Any]) -> list[tuple[str, str]]:
         ("Mean intensity", _number(features.get("mean_intensity_db"), 1, "dB")),
         ("Against the speaker's other takes", levels),
     ]
+
+
+def speech_flags(qc: dict[str, Any]) -> list[str]:
+    """Return the speech models' flags on a take as sentences for its actor (empty when none)."""
+    speech = qc.get("speech") if qc else None
+    if not isinstance(speech, dict):
+        return []
+    return [str(flag["reason"]) for flag in speech.get("flags", [])]
+
+
+def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return the speech models' figures of a take as (label, display) pairs; empty when unchecked."""
+    speech = qc.get("speech") if qc else None
+    if not isinstance(speech, dict):
+        return []
+    check = speech.get("script_check") or {}
+    activity = speech.get("activity") or {}
+    dnsmos = speech.get("dnsmos") or {}
+    level = speech.get("loudness") or {}
+    verdicts = {"matches": "matches", "doubtful": "doubtful", "does_not_match": "does not match"}
+    script = verdicts.get(str(check.get("verdict")), "not checked")
+    if check.get("doubtful_words"):
+        script += " (" + ", ".join(f"'{word}'" for word in check["doubtful_words"]) + ")"
+    similarity = speech.get("speaker_similarity")
+    return [
+        ("Script", script),
+        ("Speaking rate", _number(speech.get("phones_per_second"), 1, "phones/s")),
+        (
+            "Silence at start / end",
+            f"{_number(activity.get('leading_silence_seconds'), 1, 's')} / "
+            f"{_number(activity.get('trailing_silence_seconds'), 1, 's')}",
+        ),
+        (
+            "Pauses",
+            f"{activity.get('pause_count', 0)} (longest {_number(activity.get('longest_pause_seconds'), 1, 's')})",
+        ),
+        ("Estimated quality (DNSMOS P.808)", _number(dnsmos.get("p808"), 2, "of 5")),
+        ("True peak", _number(level.get("true_peak_dbtp"), 1, "dBTP")),
+        (
+            "Voice against accepted takes",
+            _number(similarity, 2, "") if similarity is not None else "no accepted takes yet",
+        ),
+    ]
+
+
+def word_ruler(qc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return a take's aligned words (text, start and end in seconds) for the ruler under a waveform."""
+    speech = qc.get("speech") if qc else None
+    if not isinstance(speech, dict):
+        return []
+    return [
+        {"text": word["text"], "start": word["start"], "end": word["end"]}
+        for word in speech.get("words", [])
+        if isinstance(word, dict)
+    ]

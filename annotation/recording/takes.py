@@ -191,6 +191,10 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         **{name: value for name, value in measured.items() if name not in QC_FIELDS},
         **levels_against(measured, others),
     }
+    speech = None
+    if settings.SPEECH_CHECKS:
+        reporter.progress(0.5, "Checking the script, silences, quality and voice")
+        speech = speech_check(take, samples, sample_rate)
     reporter.progress(0.8, "Assigning reviewers")
 
     with transaction.atomic():
@@ -198,6 +202,8 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         locked.qc = {name: measured[name] for name in QC_FIELDS}
+        if speech is not None:
+            locked.qc["speech"] = speech
         locked.features = features
         locked.contours = dict(contours_for_display(analysis))
         fields = ["qc", "features", "contours"]
@@ -214,6 +220,31 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         "reviewers": len(reviewers),
         "intonation": analysis.intonation,
     }
+
+
+def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -> dict[str, Any]:
+    """Return the speech models' check of a take (`annotation.audio.speech.take_check`).
+
+    The speaker is compared with the same actor's accepted takes. Imported here, in the job,
+    so the web process never loads the models."""
+    from annotation.audio.speech.take_check import Thresholds, check_take
+
+    if sample_rate != 16_000:
+        raise ValueError("takes are stored at 16 kHz")
+    accepted = Take.objects.filter(actor_id=take.actor_id, status=Take.Status.ACCEPTED).exclude(pk=take.pk)
+    embeddings = [
+        qc["speech"]["speaker_embedding"]
+        for qc in accepted.values_list("qc", flat=True)[:20]
+        if isinstance(qc, dict)
+        and isinstance(qc.get("speech"), dict)
+        and qc["speech"].get("speaker_embedding")
+    ]
+    thresholds = Thresholds(
+        doubtful_word_ratio=settings.SPEECH_CHECK_DOUBTFUL_WORD_RATIO,
+        doubtful_speaker_similarity=settings.SPEECH_CHECK_DOUBTFUL_SPEAKER,
+        min_p808=settings.SPEECH_CHECK_MIN_P808,
+    )
+    return check_take(samples.astype(np.float64) / 32768, take.item.text, embeddings, thresholds)
 
 
 def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:

@@ -185,6 +185,8 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         "contours": take.contours or None,
         "qc_rows": reports.qc_rows(take.qc),
         "feature_rows": reports.feature_rows(take.features),
+        "speech_rows": reports.speech_rows(take.qc),
+        "speech_flags": reports.speech_flags(take.qc),
         "feedback": feedback_from(reviews) if take.status in Take.DECIDED_STATUSES else None,
     }
     if is_admin:

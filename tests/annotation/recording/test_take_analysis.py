@@ -36,7 +36,7 @@ def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
     take = record(users["actor"], item, take_wav)
 
     assert take.analysis_job is not None and take.analysis_job.status == JobStatus.SUCCEEDED
-    assert set(take.qc) == set(QC_FIELDS) and not set(QC_FIELDS) & set(take.features)
+    assert set(take.qc) == {*QC_FIELDS, "speech"} and not set(QC_FIELDS) & set(take.features)
     assert take.qc["peak_dbfs"] == pytest.approx(20 * math.log10(0.3), abs=0.1)  # the tone peaks at 0.3
     assert take.features["words_per_second"] > 0
     assert take.features["pitch_level"] is None and take.features["levels_compared_with"] == 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from annotation.audio.speech.loudness import loudness, normalised, true_peak_dbtp
-from annotation.audio.speech.quality import dnsmos_scores, tiled
+from annotation.audio.speech.quality import dnsmos_scores, tiled, windows
 from tests.annotation.audio.speech.espeak import RATE, SENTENCES, spoken, with_noise
 
 
@@ -45,3 +45,12 @@ def test_normalising_reaches_the_study_level_without_clipping() -> None:
     assert loudness(quiet, RATE).integrated_lufs == pytest.approx(-26.0, abs=0.2)
     loud = normalised(speech, RATE, target_lufs=0.0)
     assert loudness(loud, RATE).true_peak_dbtp <= -0.9
+
+
+def test_long_clips_are_read_in_windows_side_by_side_the_last_ending_at_the_end() -> None:
+    size = round(9.01 * RATE)
+    clip = np.arange(2 * size + 3 * RATE, dtype=np.float64)
+    starts = [int(window[0]) for window in windows(clip)]
+    assert starts == [0, size, len(clip) - size]
+    assert all(len(window) == size for window in windows(clip))
+    assert [int(w[0]) for w in windows(clip[: 2 * size + RATE // 2])] == [0, size]  # a short rest is left

@@ -1,0 +1,53 @@
+"""The speech models in take QC: a take reading another word is flagged by name, sent to review, never rejected."""
+
+from __future__ import annotations
+
+import numpy as np
+from django.test import Client
+from django.urls import reverse
+
+from annotation.audio.synthesis import to_wav_bytes
+from annotation.recording.models import Take
+from tests.annotation.audio.speech.espeak import spoken
+from tests.annotation.recording.support import record
+from tests.factories import ItemFactory
+from webapp.models import User
+
+SCRIPT = "The quick brown fox jumps over the lazy dog near the river bank."
+
+
+def espeak_wav(text: str) -> bytes:
+    samples, _ = spoken(text)
+    return to_wav_bytes(np.round(samples * 32767).astype(np.int16), 16_000)
+
+
+def test_a_take_reading_another_word_is_flagged_by_name_and_still_reviewed(
+    users: dict[str, User], review_panel: list[User]
+) -> None:
+    item = ItemFactory.create(actor=users["actor"], text=SCRIPT)
+
+    take = record(users["actor"], item, espeak_wav(SCRIPT.replace("bank", "house")))
+
+    speech = take.qc["speech"]
+    assert speech["script_check"]["verdict"] == "doubtful"
+    assert speech["script_check"]["doubtful_words"] == ["bank"]
+    assert [flag["kind"] for flag in speech["flags"]] == ["script"]
+    assert take.status == Take.Status.IN_REVIEW and take.reviews.count() == 3
+    client = Client()
+    client.force_login(users["actor"])
+    page = client.get(reverse("annotation:take_detail", args=[take.public_id])).content.decode()
+    assert "The take may not say &#x27;bank&#x27; where the script has it." in page
+
+
+def test_the_right_reading_carries_no_flag_and_its_words_are_timed(
+    users: dict[str, User], review_panel: list[User]
+) -> None:
+    item = ItemFactory.create(actor=users["actor"], text=SCRIPT)
+
+    take = record(users["actor"], item, espeak_wav(SCRIPT))
+
+    speech = take.qc["speech"]
+    assert speech["flags"] == []
+    assert [word["text"] for word in speech["words"]][:3] == ["the", "quick", "brown"]
+    assert 8 < speech["phones_per_second"] < 20
+    assert len(speech["speaker_embedding"]) == 256 and speech["speaker_similarity"] is None
