@@ -165,3 +165,18 @@ def test_c1_to_c4_and_ves_come_from_a_judge_endpoint_once_then_from_the_cache(
         assert len(server.chat_requests) == 2
     board_row = reports.board()[0]
     assert board_row.replies["c1"] == 4.0 and board_row.replies["dnsmos"] is None
+
+
+def test_judging_replies_is_queued_as_a_job_for_a_real_judge_only(
+    client_for: Callable[[str], Client],
+) -> None:
+    from tests.factories import JudgeConfigFactory
+    from webapp.models import Job
+
+    admin = client_for("admin")
+    heuristic = JudgeConfigFactory.create(offline_heuristic=True)
+    assert admin.post("/echomind/judge/", {"judge": heuristic.pk}).status_code == 404
+    real = JudgeConfigFactory.create()
+    response = admin.post("/echomind/judge/", {"judge": real.pk})
+    job = Job.objects.get(kind="echomind_judge_replies")
+    assert response.status_code == 302 and job.parameters == {"judge": real.pk}
