@@ -11,3 +11,13 @@ from webapp.models import Job
 def judge_run(job: Job, reporter: JobReporter) -> JobResult:
     """Judge every stage of a system's outputs not yet judged by the run's judge configuration."""
     return run_judge_run(int(job.parameters["judge_run_id"]), reporter)
+
+
+@job_task("echomind_judge_replies", queue="default", title="Judge EchoMind replies (C1-C4, VES)")
+def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
+    """Score every EchoMind reply lacking C1-C4 and VES with one judge configuration."""
+    from evaluation.echomind.answers import judge_replies
+    from evaluation.judging.models import JudgeConfig
+
+    judged, errors = judge_replies(JudgeConfig.objects.get(pk=int(job.parameters["judge"])))
+    return {"judged": judged, "judge_errors": errors}

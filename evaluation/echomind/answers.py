@@ -20,6 +20,7 @@ from django.db import transaction
 from evaluation.echomind.choices import read_choice
 from evaluation.echomind.models import Answer, Delivery, Question, Reply, Transcript
 from evaluation.echomind.scoring import bleu4, rouge_l
+from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 
 SCORE_KEYS = (
@@ -133,3 +134,79 @@ def _case_references(delivery: Delivery) -> list[str]:
         delivery_set_id=delivery.delivery_set_id, role=Delivery.Role.TARGET
     ).first()
     return list(target.reference_replies) if target and delivery.role == Delivery.Role.TARGET else []
+
+
+# --- C1-C4 and VES through a judge endpoint (the judge configurations and cache of evaluation.judging)
+
+RUBRIC = (
+    "You judge one spoken reply to a user's utterance. The user's words are neutral; how they were said "
+    "matters. Score 1-5 each: c1 context fit, c2 naturalness, c3 colloquialism, c4 use of the speech "
+    "information (the vocal cue below), and ves, vocal empathy of the reply (judge the words when no audio "
+    'is attached). Answer with one JSON object: {"c1": n, "c1_reason": "...", "c2": n, "c2_reason": "...", '
+    '"c3": n, "c3_reason": "...", "c4": n, "c4_reason": "...", "ves": n}.'
+)
+JUDGED = ("c1", "c2", "c3", "c4", "ves")
+
+
+def reply_prompt(script: str, cue: str, reply: str) -> list[dict[str, str]]:
+    """Return the judge's messages for one reply (the cue: the delivery's attribute, or neutral)."""
+    return [
+        {"role": "system", "content": RUBRIC},
+        {"role": "user", "content": f"User said: {script}\nVocal cue: {cue}\nReply: {reply}"},
+    ]
+
+
+def judged_scores(data: dict[str, Any] | None) -> dict[str, float] | None:
+    """Return the five 1-5 scores of a judge's answer, or None when any is missing or out of range."""
+    if data is None:
+        return None
+    scores = {key: data.get(key) for key in JUDGED}
+    if not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and 1 <= v <= 5 for v in scores.values()
+    ):
+        return None
+    return {key: float(value) for key, value in scores.items() if isinstance(value, int | float)}
+
+
+def judge_replies(judge: JudgeConfig) -> tuple[int, int]:
+    """Ask the judge for C1-C4 and VES of every reply lacking them (answers cached like every judge
+    prompt); return (judged, judge errors). An erroneous answer leaves the reply "not computed"."""
+    from evaluation.judging.cache import DatabaseJudgeCache
+    from webapp.lib.llm_client import JudgeClient, JudgeRequest
+
+    replies = [
+        reply
+        for reply in Reply.objects.select_related("delivery__delivery_set", "delivery__attribute")
+        if not all(key in reply.scores for key in JUDGED) and reply.text.strip()
+    ]
+    requests = [
+        JudgeRequest(
+            reply.pk,
+            reply_prompt(
+                reply.delivery.delivery_set.text,
+                reply.delivery.attribute.label if reply.delivery.attribute else "neutral delivery",
+                reply.text,
+            ),
+        )
+        for reply in replies
+    ]
+    cache = DatabaseJudgeCache()
+    by_pk = {reply.pk: reply for reply in replies}
+    judged = errors = 0
+    if judge.offline_heuristic:
+        raise ValueError("The offline heuristic scores EchoEval outputs only; choose a judge endpoint.")
+    with JudgeClient(judge.client_config(), cache) as client:
+        # The pool threads read and write memory only (DatabaseJudgeCache): load and store here.
+        cache.prefetch(client.cache_key(request.messages) for request in requests)
+        answers = client.judge_many(requests)
+        cache.flush()
+        for request, answer in zip(requests, answers, strict=True):
+            scores = judged_scores(answer.data if answer.ok else None)
+            if scores is None:
+                errors += 1
+                continue
+            reply = by_pk[int(str(request.key))]
+            reply.scores = {**reply.scores, **scores}
+            reply.save(update_fields=["scores"])
+            judged += 1
+    return judged, errors

@@ -8,6 +8,7 @@ urlpatterns = [
     path("echomind/", views.delivery_sets, name="echomind_sets"),
     path("echomind/assign/", views.assign_deliveries, name="echomind_assign"),
     path("echomind/answers/", views.answers_import, name="echomind_answers"),
+    path("echomind/judge/", views.judge, name="echomind_judge"),
     path("echomind/export.zip", views.export, name="echomind_export"),
     path("echomind/taxonomy/", views.taxonomy_page, name="echomind_taxonomy"),
     path("echomind/leaderboard/", views.leaderboard, name="echomind_leaderboard"),

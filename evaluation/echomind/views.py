@@ -16,8 +16,10 @@ from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxon
 from evaluation.echomind.models import Delivery, VocalAttribute
 from evaluation.echomind.scoring import GROUPINGS
 from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
+from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from webapp.http import StudioRequest
+from webapp.jobs import start_job
 from webapp.roles import Role, role_required, users_with_role
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
@@ -108,6 +110,15 @@ def answers_import(request: StudioRequest) -> HttpResponse:
 
 
 @role_required(Role.ADMIN)
+@require_POST
+def judge(request: StudioRequest) -> HttpResponse:
+    """Queue C1-C4 and VES for the replies lacking them, by a judge endpoint (a job with progress)."""
+    config = get_object_or_404(JudgeConfig, pk=request.POST.get("judge") or 0, offline_heuristic=False)
+    job = start_job("echomind_judge_replies", started_by=request.user, parameters={"judge": config.pk})
+    return redirect("job_detail", job_id=job.pk)
+
+
+@role_required(Role.ADMIN)
 @require_GET
 def export(request: StudioRequest) -> HttpResponse:
     response = HttpResponse(write_archive(export_layout()), content_type="application/zip")
@@ -152,6 +163,7 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
                 for grouping in GROUPINGS
             ],
             "effects": results.effects,
+            "judges": JudgeConfig.objects.filter(offline_heuristic=False),
         },
     )
 

@@ -15,6 +15,7 @@ from django.test import Client
 
 from annotation.audio.joining import read_wav
 from annotation.recording.models import Take
+from evaluation.echomind import reports
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import (
     DeliveryProblem,
@@ -136,3 +137,46 @@ def test_a_delivery_set_refuses_an_alternative_of_another_dimension() -> None:
         create_delivery_set(
             case_id="id_8", script_type="p", topic="", text="x", attribute="sad_tone", alternative="rain"
         )
+
+
+def test_c1_to_c4_and_ves_come_from_a_judge_endpoint_once_then_from_the_cache(
+    media_root: Path, users: dict[str, User]
+) -> None:
+    from evaluation.echomind.answers import judge_replies
+    from evaluation.echomind.models import Reply
+    from tests.factories import JudgeConfigFactory
+    from tests.support.fake_chat_server import json_reply, running_chat_server
+
+    import_layout(echomind_files(with_audio=False), users["admin"])
+    system = SystemFactory.create(name="Parrot")
+    target = Delivery.objects.get(delivery_set__case_id="id_1", role="target")
+    neutral = Delivery.objects.get(delivery_set__case_id="id_1", role="neutral")
+    rows = [
+        {"delivery": target.audio_name(), "response": "I'm sorry, that sounds hard."},
+        {"delivery": neutral.audio_name(), "response": "Okay, noted."},
+    ]
+    import_answers(system, "\n".join(json.dumps(row) for row in rows).encode())
+    good = {"c1": 4, "c2": 5, "c3": 4, "c4": 5, "ves": 4, "c1_reason": "fits"}
+    with running_chat_server([json_reply(good), json_reply({"c1": 9})]) as server:
+        judge = JudgeConfigFactory.create(base_url=server.base_url)
+        assert judge_replies(judge) == (1, 1)  # the out-of-range answer is an error, not a score
+        scores = {r.delivery.role: r.scores for r in Reply.objects.select_related("delivery")}
+        assert sorted(s.get("c4") for s in scores.values() if "c4" in s) == [5.0]
+        assert len(server.chat_requests) == 2
+    board_row = reports.board()[0]
+    assert board_row.replies["c1"] == 4.0 and board_row.replies["dnsmos"] is None
+
+
+def test_judging_replies_is_queued_as_a_job_for_a_real_judge_only(
+    client_for: Callable[[str], Client],
+) -> None:
+    from tests.factories import JudgeConfigFactory
+    from webapp.models import Job
+
+    admin = client_for("admin")
+    heuristic = JudgeConfigFactory.create(offline_heuristic=True)
+    assert admin.post("/echomind/judge/", {"judge": heuristic.pk}).status_code == 404
+    real = JudgeConfigFactory.create()
+    response = admin.post("/echomind/judge/", {"judge": real.pk})
+    job = Job.objects.get(kind="echomind_judge_replies")
+    assert response.status_code == 302 and job.parameters == {"judge": real.pk}
