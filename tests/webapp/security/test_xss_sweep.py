@@ -12,9 +12,12 @@ so the sweep cannot pass by reaching nothing.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +45,7 @@ TAGS = (
     "jsonl-instructions",
     "dialogue-topic",
     "turn-text",
+    "turn-instructions",
     "turn-reply",
     "taxonomy-domain",
     "taxonomy-subcategory",
@@ -49,6 +53,7 @@ TAGS = (
     "taxonomy-description",
     "build-name",
     "build-model",
+    "build-extra",
 )
 SHORT = '"><img src=x onerror=alert(1)>'  # for fields of 64 characters at most
 RAW = (
@@ -56,8 +61,30 @@ RAW = (
     re.compile(r"<img src=x onerror", re.I),
     re.compile(r"calc 49 end"),  # {{7*7}} evaluated
     re.compile(r"dbg (?!\{% debug %\})"),  # {% debug %} evaluated (or the marker mangled)
-    re.compile(r"""href\s*=\s*["']?javascript:""", re.I),
 )
+
+
+class _Handlers(HTMLParser):
+    """Collect what the browser would run: event-handler attributes and javascript: links in tags.
+
+    Parsed, not searched, because an escaped payload inside a quoted attribute value
+    (``value="&quot;&gt;&lt;img src=x onerror=..."``) is inert text; no template has an inline
+    handler (the CSP forbids them), so any ``on*`` attribute came from data."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.found.append(f"<{tag} {name}=...>")
+            if name in ("href", "src", "action", "formaction") and (value or "").strip().lower().startswith(
+                "javascript:"
+            ):
+                self.found.append(f"<{tag} {name}=javascript:...>")
+
+
 # Routes keyed by ids of objects none of these imports makes (tokens, studies, systems, judges...).
 UNFILLED = {
     "token",
@@ -103,9 +130,6 @@ def _item_row(external_id: str, tag: str) -> dict[str, str]:
 
 
 def _csv(*rows: dict[str, str]) -> str:
-    import csv
-    import io
-
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]))
     writer.writeheader()
@@ -279,7 +303,7 @@ def _urls(scene: Imported, role: str) -> tuple[list[str], set[str]]:
             skipped |= names - set(values)
             continue
         urls.append(reverse(f"{namespace}{pattern.name}", kwargs={name: values[name] for name in names}))
-    # Every turn of the dialogue as the actor records it, and the items as the item API lists them.
+    # Every turn of the dialogue as the actor records it.
     urls += [
         reverse("annotation:record_item", kwargs={"external_id": turn.external_id})
         for turn in scene.dialogue.turns.all()
@@ -303,6 +327,9 @@ def _findings(url: str, status: int, content_type: str, text: str) -> list[str]:
     found = [f"{url}: answered {status}"] if status >= 500 else []
     if content_type.startswith("text/html"):
         found += [f"{url}: {pattern.pattern!r}" for pattern in RAW if pattern.search(text)]
+        parser = _Handlers()
+        parser.feed(text)
+        found += [f"{url}: {handler}" for handler in parser.found]
     return found
 
 
@@ -315,16 +342,14 @@ def _body(client: Client, url: str) -> tuple[int, str, str]:
     return response.status_code, response.get("Content-Type", ""), content.decode("utf-8", "replace")
 
 
-def test_the_imports_stored_the_hostile_text_as_text(imported: Imported) -> None:
+def test_no_page_of_any_role_shows_an_imported_payload_unescaped(imported: Imported) -> None:
+    # The imports stored the hostile text as it came (refusing only the javascript: and data: URLs).
     assert imported.queued.text == payload("csv-text")
     assert imported.labelled.instructions == payload("jsonl-instructions")
     assert imported.dialogue.topic == payload("dialogue-topic")
     assert TaxonomyTopic.objects.get().description == payload("taxonomy-description")
     assert imported.build.config["endpoints"][0]["model"] == payload("build-model")
     assert not Build.objects.filter(name__startswith="refused").exists()  # javascript: / data: URLs
-
-
-def test_no_page_of_any_role_shows_an_imported_payload_unescaped(imported: Imported) -> None:
     findings: list[str] = []
     for url, status, content_type, html in imported.import_pages:
         findings += _findings(url, status, content_type, html)
