@@ -14,6 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.gold.access import gold_hidden_from
 from annotation.gold.models import GoldReference
 from annotation.labelling.comparison import readable_fields
 from annotation.labelling.models import Strategy
@@ -105,10 +106,12 @@ def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
     if request.htmx:
         return render(request, "evaluation/results/judge_run.html#counts", {"run": run, "counts": counts})
     errors = run.judgements.errors().select_related("output__item")[:50]
+    # A judge's raw answer can quote the gold it was shown: not for an admin still labelling the item.
+    hidden = {row["item_id"] for row in gold_hidden_from(request.user)}
     return render(
         request,
         "evaluation/results/judge_run.html",
-        {"run": run, "counts": counts, "errors": errors},
+        {"run": run, "counts": counts, "errors": errors, "hidden_items": hidden},
     )
 
 
