@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.labelling.models import AnnotationProject, MachineDraft, Strategy
+from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
 from ml.builder.models import (
     Build,
     BuildSample,
@@ -60,6 +61,26 @@ def _build_sample() -> BuildSample:
     return BuildSample.objects.create(build=build, external_id="S-1", text="I missed the promotion.")
 
 
+def _vocal_attribute() -> VocalAttribute:
+    return VocalAttribute.objects.get_or_create(
+        code="admin-test-sad", defaults={"label": "sad tone", "coarse": "paralinguistic", "fine": "emotion"}
+    )[0]
+
+
+def _delivery_set() -> DeliverySet:
+    return DeliverySet.objects.create(
+        case_id="id_admin", script_type="emotion", text="The bus comes at nine.", attribute=_vocal_attribute()
+    )
+
+
+def _question() -> Question:
+    delivery = Delivery.objects.create(delivery_set=_delivery_set(), role="target", item=ItemFactory.create())
+    return Question.objects.create(
+        question_id="q-admin", delivery=delivery, level="understanding", question_type="emotion",
+        text="How does the speaker sound?", options=["sad", "happy"], answer="A",
+    )  # fmt: skip
+
+
 def _spot_check() -> SpotCheck:
     sample = _build_sample()
     return SpotCheck.objects.create(build=sample.build, sample=sample)
@@ -87,6 +108,9 @@ BUILDERS: dict[str, Callable[[], Model]] = {
     "annotation.Item": lambda: ItemFactory.create(),
     "annotation.Take": lambda: TakeFactory.create(),
     "annotation.Review": lambda: ReviewFactory.create(),
+    "evaluation.VocalAttribute": _vocal_attribute,
+    "evaluation.DeliverySet": _delivery_set,
+    "evaluation.Question": _question,
     "ml.Checkpoint": _checkpoint,
     "ml.DatasetSnapshot": lambda: DatasetSnapshot.objects.create(purpose="sft", content_hash="0" * 64),
     "ml.TaxonomyDomain": lambda: TaxonomyDomain.objects.create(name="Family"),
