@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q
 
 from evaluation.judging.heuristic import OFFLINE_HEURISTIC_MODEL
+from evaluation.judging.outcome import run_outcome
 from evaluation.judging.rubrics import (
     PERCEPTION,
     REASONING,
@@ -145,6 +146,18 @@ class JudgeRun(models.Model):
 
     def __str__(self) -> str:
         return f"judge run {self.pk}: {self.system_id} {self.benchmark_version} by {self.judge_config_id}"
+
+    def counts(self) -> dict[str, int]:
+        """Return this run's judgements so far: valid, and each kind of judge error (the one count
+        the page, the API, the client and the run's status read)."""
+        return self.judgements.error_counts()
+
+    def status(self, counts: dict[str, int] | None = None) -> str:
+        """Return what happened: the job's status while it is not done, else ``outcome.run_outcome``."""
+        job_status = self.job.status if self.job is not None else "queued"
+        if job_status != "succeeded":
+            return str(job_status)
+        return run_outcome(self.counts() if counts is None else counts)
 
 
 class JudgementQuerySet(models.QuerySet["Judgement"]):
