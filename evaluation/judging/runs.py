@@ -28,8 +28,7 @@ from annotation.gold.models import GoldReference
 from evaluation.judging.cache import DatabaseJudgeCache
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.heuristic import heuristic_answer
-from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
-from evaluation.judging.outcome import FAILED, outcome_sentence, run_outcome
+from evaluation.judging.models import FAILED, JudgeConfig, Judgement, JudgeRun, outcome_sentence, run_outcome
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
 from evaluation.judging.stages import applicable_stages, stage_input

@@ -27,8 +27,7 @@ from evaluation.judging.access import (
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.forms import HandRubricForm, JudgeConfigForm, JudgeRunForm, RubricSampleForm
 from evaluation.judging.human_scoring import SampleError, draw_rubric_sample, output_stages, save_hand_scores
-from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage
-from evaluation.judging.outcome import outcome_sentence
+from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage, outcome_sentence
 from evaluation.judging.rubrics import RubricError
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import blind_audio_url, query_audio_url

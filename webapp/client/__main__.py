@@ -84,7 +84,7 @@ def run(argv: list[str] | None = None) -> int:
             )
             print(json.dumps(run_row))
             if args.wait and run_row.get("status", run_row["job"]["status"]) != "succeeded":
-                return 2  # failed, cancelled, or finished with errors beyond outcome.ERROR_SHARE_LIMIT
+                return 2  # failed, cancelled, or finished with errors (judging.models.ERROR_SHARE_LIMIT)
         elif args.command == "leaderboard":
             sys.stdout.write(
                 commands.leaderboard(

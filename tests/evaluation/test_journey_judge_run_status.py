@@ -1,5 +1,5 @@
 """Journey: a judge answering garbage, and one answering half garbage, end in the documented statuses
-(``evaluation.judging.outcome``), with the same counts on the run page, in the API and in what the
+(``evaluation.judging.models.run_outcome``), with the same counts on the run page, in the API and in what the
 client prints (the API's JSON)."""
 
 from __future__ import annotations
