@@ -38,11 +38,16 @@ class JudgeRunSerializer(serializers.ModelSerializer[JudgeRun]):
     system = serializers.CharField(source="system.name", read_only=True)
     judge = serializers.CharField(source="judge_config.name", read_only=True)
     job = JobSerializer(read_only=True, allow_null=True)
+    status = serializers.SerializerMethodField()
 
     class Meta:
         model = JudgeRun
-        fields = ["id", "system", "judge", "benchmark_version", "retry_errors", "job", "created_at"]
+        fields = ["id", "system", "judge", "benchmark_version", "retry_errors", "job", "status", "created_at"]
         read_only_fields = fields
+
+    def get_status(self, run: JudgeRun) -> str:
+        """What happened: the job's status while it is not done, then ``outcome.run_outcome``."""
+        return run.status()
 
 
 class JudgeRunDetailSerializer(JudgeRunSerializer):
@@ -54,7 +59,7 @@ class JudgeRunDetailSerializer(JudgeRunSerializer):
 
     def get_counts(self, run: JudgeRun) -> dict[str, int]:
         """Judgements of this run so far: valid, and each kind of judge error."""
-        return run.judgements.error_counts()
+        return run.counts()
 
 
 class StartRunSerializer(serializers.Serializer[Any]):

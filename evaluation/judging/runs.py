@@ -28,7 +28,7 @@ from annotation.gold.models import GoldReference
 from evaluation.judging.cache import DatabaseJudgeCache
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.heuristic import heuristic_answer
-from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
+from evaluation.judging.models import FAILED, JudgeConfig, Judgement, JudgeRun, outcome_sentence, run_outcome
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
 from evaluation.judging.stages import applicable_stages, stage_input
@@ -50,6 +50,10 @@ ANSWER_ERROR_PREFIXES = (
 
 class JudgeRunRefused(Exception):
     """A judge run cannot start (another is active, or the judge has no endpoint)."""
+
+
+class JudgeRunFailed(Exception):
+    """The run stored answers, none of them a valid judgement (``outcome``); its judgements stay."""
 
 
 def start_judge_run(
@@ -186,7 +190,11 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     if counts.unreachable:
         message += f"; {counts.unreachable} got no answer (start the run again to judge them)"
     reporter.progress(1.0, message, force=True)
-    return counts.as_result()
+    stored = run.counts()
+    if run_outcome(stored) == FAILED:
+        # The job fails too, so the job list, the page, the API and the client all say so.
+        raise JudgeRunFailed(outcome_sentence(stored))
+    return {**counts.as_result(), "outcome": run_outcome(stored)}
 
 
 class _ChunkJudge:

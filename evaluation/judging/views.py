@@ -29,7 +29,7 @@ from evaluation.judging.access import (
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.forms import HandRubricForm, JudgeConfigForm, JudgeRunForm, RubricSampleForm
 from evaluation.judging.human_scoring import SampleError, draw_rubric_sample, output_stages, save_hand_scores
-from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage
+from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage, outcome_sentence
 from evaluation.judging.rubrics import RubricError
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import blind_audio_url, query_audio_url
@@ -102,16 +102,20 @@ def judge_run_list(request: StudioRequest) -> HttpResponse:
 def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
     """A run's progress bar (the job partial polls itself), its counts (polled while it runs) and its errors."""
     run = judge_run_for_admin(run_id)
-    counts = run.judgements.error_counts()
+    counts = run.counts()
+    context = {
+        "run": run,
+        "counts": counts,
+        "status": run.status(counts),
+        "sentence": outcome_sentence(counts),
+    }
     if request.htmx:
-        return render(request, "evaluation/results/judge_run.html#counts", {"run": run, "counts": counts})
+        return render(request, "evaluation/results/judge_run.html#counts", context)
     errors = run.judgements.errors().select_related("output__item")[:50]
     # A judge's raw answer can quote the gold it was shown: not for an admin still labelling the item.
     hidden = {row["item_id"] for row in gold_hidden_from(request.user)}
     return render(
-        request,
-        "evaluation/results/judge_run.html",
-        {"run": run, "counts": counts, "errors": errors, "hidden_items": hidden},
+        request, "evaluation/results/judge_run.html", {**context, "errors": errors, "hidden_items": hidden}
     )
 
 

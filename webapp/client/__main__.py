@@ -86,8 +86,8 @@ def run(argv: list[str] | None = None) -> int:
                 wait=args.wait,
             )
             print(json.dumps(run_row))
-            if args.wait and run_row["job"]["status"] != "succeeded":
-                return 2
+            if args.wait and run_row.get("status", run_row["job"]["status"]) != "succeeded":
+                return 2  # failed, cancelled, or finished with errors (judging.models.ERROR_SHARE_LIMIT)
         elif args.command == "leaderboard":
             sys.stdout.write(
                 commands.leaderboard(

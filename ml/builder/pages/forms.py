@@ -147,3 +147,17 @@ class DrawForm(forms.Form):
 class TightenForm(forms.Form):
     setting = forms.ChoiceField(choices=list(THRESHOLD_TITLES.items()), label="Filter")
     value = forms.FloatField(label="New, stricter value")
+
+
+class StartBuildForm(forms.Form):
+    """The arguments of ``manage.py start_build``; ``ml.builder.launch`` checks them for both."""
+
+    name = forms.CharField(max_length=200)
+    single = forms.IntegerField(min_value=0, initial=1000, label="Single-turn samples")
+    dialogues = forms.IntegerField(min_value=0, initial=10, label="Five-turn dialogues")
+    seed = forms.IntegerField(min_value=0, initial=0)
+    config = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false"}),
+        label="Configuration (JSON)",
+        help_text="The settings of ml.builder.config.BuildConfig: the same file start_build --config reads.",
+    )

@@ -6,6 +6,7 @@ app_name = "builder"
 
 urlpatterns = [
     path("manage/builds/", views.build_list, name="builds"),
+    path("manage/builds/new/", views.start_page, name="start"),
     path("manage/builds/<int:build_id>/", views.build_page, name="build"),
     path("manage/builds/<int:build_id>/draw/", views.draw_page, name="draw"),
     path("manage/builds/<int:build_id>/tighten/", views.tighten_page, name="tighten"),

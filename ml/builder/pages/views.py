@@ -12,9 +12,10 @@ from django.views.decorators.http import require_POST
 from ml.builder.config import ConfigProblem
 from ml.builder.export import exported_statistics
 from ml.builder.export_versions import BuildExport, BuildInFlight, in_flight_refusal, start_export
+from ml.builder.launch import BuildRefused, check_request, default_config_text, launch
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.access import BUILD_ROLES, SPOT_CHECK_ROLES, build_or_404, own_spot_check_or_404
-from ml.builder.pages.forms import DecisionForm, DrawForm, TightenForm
+from ml.builder.pages.forms import DecisionForm, DrawForm, StartBuildForm, TightenForm
 from ml.builder.pages.queue import DecisionProblem, decide, draw_spot_checks, open_checks, take_next
 from ml.builder.pages.reports import (
     acceptance_chart,
@@ -40,6 +41,25 @@ def build_list(request: StudioRequest) -> HttpResponse:
         checks_decided=Count("spot_checks", filter=Q(spot_checks__submitted_at__isnull=False), distinct=True),
     )[:200]
     return render(request, "ml/builder/builds.html", {"builds": builds})
+
+
+@role_required(*BUILD_ROLES)
+def start_page(request: StudioRequest) -> HttpResponse:
+    """Start a build with the arguments of ``manage.py start_build``, checked by the same code."""
+    form = StartBuildForm(request.POST or None, initial={"config": default_config_text()})
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            checked = check_request(
+                data["name"], data["config"], data["single"], data["dialogues"], data["seed"]
+            )
+            build = launch(checked, request.user)
+        except BuildRefused as refused:
+            form.add_error(None, f"Not started: {refused}.")
+        else:
+            messages.success(request, f"Build {build.name} started: its stages run on the Celery workers.")
+            return redirect("ml:builder:build", build_id=build.pk)
+    return render(request, "ml/builder/start.html", {"form": form})
 
 
 @role_required(*BUILD_ROLES)

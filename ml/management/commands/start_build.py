@@ -1,21 +1,18 @@
 """manage.py start_build NAME --config build.json --single 1000 --dialogues 10: start an EchoDialogue build.
 
 The configuration file is ``ml.builder.config.BuildConfig`` as JSON (at least ``endpoints``); it is
-checked before anything is stored. Workers (``celery -A webapp worker -Q default``) then run the stages.
+checked before anything is stored, by the same code as the "Start a build" page
+(``ml.builder.launch``). Workers (``celery -A webapp worker -Q default``) then run the stages.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ml.builder.config import BuildConfig, ConfigProblem
-from ml.builder.models import Build
-from ml.builder.runner import start_build
-from webapp.outbound import endpoint_problems
+from ml.builder.launch import BuildRefused, check_request, launch
 
 
 class Command(BaseCommand):
@@ -30,24 +27,15 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            raw = json.loads(options["config"].read_text(encoding="utf-8"))
-            config = BuildConfig.from_json(raw)
-        except ConfigProblem as exc:
-            raise CommandError(str(exc)) from exc
+            text = options["config"].read_text(encoding="utf-8")
         except (OSError, ValueError) as exc:
             raise CommandError(f"the configuration file cannot be read: {exc}") from exc
-        if problems := endpoint_problems(config.outbound_endpoints()):
-            raise CommandError("; ".join(problems))
-        if min(options["single"], options["dialogues"]) < 0:
-            raise CommandError("counts cannot be negative")
-        if Build.objects.filter(name=options["name"]).exists():
-            raise CommandError(f"a build named {options['name']!r} exists already")
-        build = Build.objects.create(
-            name=options["name"],
-            single_turn_count=options["single"],
-            dialogue_count=options["dialogues"],
-            seed=options["seed"],
-            config=config.to_json(),
-        )
-        start_build(build)
+        # The same check as the "Start a build" page (ml.builder.launch): the same refusals.
+        try:
+            request = check_request(
+                options["name"], text, options["single"], options["dialogues"], options["seed"]
+            )
+            build = launch(request)
+        except BuildRefused as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(f"build {build.pk} started: its stages run on the Celery workers")

@@ -86,6 +86,7 @@ def test_good_answers_are_scored_with_caps_and_automatic_flags(system: System) -
         "already_judged": 0,
         "no_gold": 1,
         "cached": 0,
+        "outcome": "succeeded",
     }
     assert len(server.chat_requests) == 12
     assert _scores(system) == {
