@@ -42,8 +42,8 @@ def earlier_replies(
     if not reach:
         return result
     wanted = Q()
-    for dialogue_id, turn in reach.items():
-        wanted |= Q(dialogue_id=dialogue_id, turn__lt=turn)
+    for dialogue_id, reached in reach.items():
+        wanted |= Q(dialogue_id=dialogue_id, turn__lt=reached)
     earlier = list(
         Item.objects.filter(wanted)
         .only("pk", "dialogue_id", "turn", "text", "reference_reply")
