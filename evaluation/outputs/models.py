@@ -69,6 +69,10 @@ class ModelOutput(models.Model):
     structured = models.BooleanField(default=False, help_text="Parsed from EchoChat's <think> format")
     parse_problems = models.JSONField(default=list, blank=True)
     response_audio_key = models.CharField(max_length=200, blank=True)
+    # A dialogue turn's history as the system heard it: {"source": "gold" | "own", "replies":
+    # [{"turn": 1, "reply": ...}, ...]}, written by inference; the judge reads exactly this.
+    # None: not known (an import without it), so the judge rebuilds it by the "own" rule.
+    history = models.JSONField(null=True, blank=True, default=None)
     # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
     response_audio_sha256 = models.CharField(max_length=64, blank=True)
     imported_at = models.DateTimeField(auto_now=True)

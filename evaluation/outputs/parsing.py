@@ -21,7 +21,8 @@ from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse
 
 AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
 STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
-KNOWN_FIELDS = frozenset({"item_id", "dialogue_id", "turn", "output", "audio", *STAGE_FIELDS})
+KNOWN_FIELDS = frozenset({"item_id", "dialogue_id", "turn", "output", "audio", "history", *STAGE_FIELDS})
+HISTORY_SOURCES = ("gold", "own")
 # No dialogue is this long; a larger number is a mistake, not a turn to look up.
 MAX_TURN = 99
 MAX_DIALOGUE_ID_LENGTH = 60
@@ -39,6 +40,7 @@ CONTENT_FIELDS = (
     "response_text",
     "structured",
     "parse_problems",
+    "history",
 )
 
 
@@ -69,6 +71,8 @@ class OutputRow:
     # A row addressed to a dialogue turn: its dialogue's external id and the turn (1-based).
     dialogue_id: str = ""
     turn: int = 0
+    # The history the output was produced with (`ModelOutput.history`); None when not given.
+    history: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -166,9 +170,41 @@ def _row_from_json(line: int, value: object) -> OutputRow | Problem:
         return address
     item_id, dialogue_id, turn = address
     row = _row_at(line, item_id or f"{dialogue_id} turn {turn}", value)
-    if isinstance(row, Problem) or not dialogue_id:
+    if isinstance(row, Problem):
+        return row
+    history = _history(line, row.label, value.get("history"))
+    if isinstance(history, Problem):
+        return history
+    row = replace(row, history=history)
+    if not dialogue_id:
         return row
     return replace(row, item_id="", dialogue_id=dialogue_id, turn=turn)
+
+
+def _history(line: int, label: str, value: object) -> dict[str, Any] | Problem | None:
+    """Return a row's "history" ({"source", "replies": [{"turn", "reply"}]}) checked, or None."""
+    if value is None:
+        return None
+    problem = Problem(
+        line,
+        label,
+        f'"history" must be {{"source": {" or ".join(HISTORY_SOURCES)}, "replies": [{{"turn": 1, "reply": text}}, ...]}}',
+    )
+    if not isinstance(value, dict) or set(value) != {"source", "replies"}:
+        return problem
+    source, replies = value["source"], value["replies"]
+    if source not in HISTORY_SOURCES or not isinstance(replies, list):
+        return problem
+    checked = []
+    for position, entry in enumerate(replies, start=1):
+        if (
+            not isinstance(entry, dict)
+            or entry.get("turn") != position
+            or not isinstance(entry.get("reply"), str)
+        ):
+            return problem
+        checked.append({"turn": position, "reply": entry["reply"]})
+    return {"source": source, "replies": checked}
 
 
 def _address(line: int, value: Mapping[str, Any]) -> tuple[str, str, int] | Problem:

@@ -14,11 +14,12 @@ This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.config import HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
-from ml.core.inference import run_dialogue_inference, run_inference
+from ml.core.inference import InferenceOutput, run_dialogue_inference, run_inference
 from ml.core.runtime import load_start_model, resolve_device_and_dtype
 from ml.core.training_inputs import dialogue_inference_items, inference_items
 from ml.jobs.checkpoint_registry import resolve_start
@@ -27,6 +28,12 @@ from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_can
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
 from webapp.jobs import JobReporter, JobResult
 from webapp.models import Job
+
+
+def produced_history(history_mode: str, output: InferenceOutput) -> dict[str, Any]:
+    """Return the history a dialogue turn's output was produced with, as `ModelOutput.history`."""
+    replies = [{"turn": turn, "reply": reply} for turn, reply in enumerate(output.history_replies, start=1)]
+    return {"source": history_mode, "replies": replies}
 
 
 def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
@@ -105,7 +112,15 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     system.text_only = False
     system.save(update_fields=["version", "text_only"])
     lines = "\n".join(
-        json.dumps({"item_id": output.item_id, "output": output.raw_text, "audio": f"{output.item_id}.wav"})
+        json.dumps(
+            {
+                "item_id": output.item_id,
+                "output": output.raw_text,
+                "audio": f"{output.item_id}.wav",
+                # The history this turn was answered with: its judge reads exactly these replies.
+                **({"history": produced_history(history_mode, output)} if history_mode else {}),
+            }
+        )
         for output in outputs
     )
     report = import_outputs(

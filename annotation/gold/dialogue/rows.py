@@ -12,7 +12,7 @@ and no history:
 
 `history` holds the turns before this one, first first; `reply` is that turn's current gold
 reference response when it has one, else its item's `reference_reply` (the one rule:
-`annotation.labelling.dialogue.history.reply_of`). In JSONL `audio` is the path of a WAV file
+`annotation.dialogues.history`, "gold" source: blank gold falls back, replies are stripped). In JSONL `audio` is the path of a WAV file
 beside the row's own audio; in parquet the WAV bytes, as for the row.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from annotation.dialogues.history import earlier_replies
 from annotation.labelling.dialogue.cross_turn import check_cross_turn, needs_cross_turn, normalise_cross_turn
-from annotation.labelling.dialogue.history import reply_of
 from annotation.recording.models import Dialogue, Item
 from webapp.storage import read_media
 
@@ -51,11 +51,7 @@ def dialogue_fields(
     if not needs_cross_turn(item.turn):
         return fields
     earlier = Item.objects.earlier_turns(item).select_related("recording")
-    gold_replies = dict(
-        Item.objects.earlier_turns(item)
-        .filter(gold_references__is_current=True)
-        .values_list("pk", "gold_references__reference_response")
-    )
+    replies = {turn.item_id: turn.reply for turn in earlier_replies([item], "gold")[item.pk]}
     for turn in earlier:
         audio: Any = None
         if turn.recording is not None and turn.recording.audio_key and audio_link is not None:
@@ -68,7 +64,7 @@ def dialogue_fields(
                 "turn": turn.turn,
                 "text": turn.text,
                 "audio": audio,
-                "reply": reply_of(turn.reference_reply, gold_replies.get(turn.pk)),
+                "reply": replies[turn.pk],
             }
         )
     return fields

@@ -2,8 +2,8 @@
 
 For each earlier turn: the user's words, their accepted take (a signed link for the viewer) and
 the assistant's reply that followed, which is that turn's current gold reference response when a
-lead wrote one, else the item's scripted `reference_reply`. Gold export builds its `history` from
-the same rule (`reply_of`).
+lead wrote one, else the item's scripted `reference_reply`: the one rule of
+`annotation.dialogues.history` with the "gold" source, which the gold export and training use too.
 
 Blindness (`annotation.labelling.access.may_see_others_labels`): the history carries no
 annotation of any turn, the viewer's own or anyone else's. Of the labels of the turn just before,
@@ -22,6 +22,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
+from annotation.dialogues.history import earlier_replies
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.storage import audio_url
@@ -47,11 +48,6 @@ class PreviousGold:
     polarity: str
 
 
-def reply_of(reference_reply: str, gold_reference_response: str | None) -> str:
-    """Return the assistant's reply to a turn: its gold reference response if any, else its scripted one."""
-    return gold_reference_response or reference_reply
-
-
 def _current_gold(items: Any) -> dict[int, dict[str, Any]]:
     rows = items.filter(gold_references__is_current=True).values(
         "pk", "gold_references__reference_response", "gold_references__perception"
@@ -70,10 +66,10 @@ def dialogue_history(item: Item, viewer: User | AnonymousUser) -> list[EarlierTu
     earlier = list(Item.objects.earlier_turns(item).select_related("recording"))
     if not earlier:
         return []
-    gold = _current_gold(Item.objects.earlier_turns(item))
+    replies = {turn.item_id: turn for turn in earlier_replies([item], "gold")[item.pk]}
     history = []
     for turn in earlier:
-        gold_reply = gold.get(turn.pk, {}).get("reply") or ""
+        reply = replies[turn.pk]
         recording = turn.recording
         history.append(
             EarlierTurn(
@@ -81,8 +77,8 @@ def dialogue_history(item: Item, viewer: User | AnonymousUser) -> list[EarlierTu
                 external_id=turn.external_id,
                 text=turn.text,
                 audio_url=audio_url(recording.audio_key, viewer) if recording and recording.audio_key else "",
-                reply=reply_of(turn.reference_reply, gold_reply),
-                reply_is_gold=bool(gold_reply),
+                reply=reply.reply,
+                reply_is_gold=reply.origin == "gold",
             )
         )
     return history

@@ -7,62 +7,77 @@ so an admin reads exactly the context the judge read.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from annotation.dialogues.history import EarlierReply, earlier_replies
 from annotation.gold.models import GoldReference
-from annotation.recording.models import Item
-from evaluation.judging.dialogues.history import DialogueHistory, EarlierTurn, choose_reply
+from evaluation.judging.dialogues.history import DialogueHistory, EarlierTurn, ReplySource
 from evaluation.outputs.models import ModelOutput
+
+_ORIGIN_LABELS: dict[str | None, ReplySource] = {"own": "own", "planned": "reference", None: "none"}
+
+
+def _stored_replies(stored: Mapping[str, Any]) -> dict[int, tuple[str, ReplySource]]:
+    """Return {turn: (reply, source)} of a stored history (`ModelOutput.history`)."""
+    source: ReplySource = "own" if stored.get("source") == "own" else "gold"
+    return {int(entry["turn"]): (str(entry["reply"]), source) for entry in stored.get("replies") or ()}
 
 
 def histories_for(outputs: Iterable[ModelOutput]) -> dict[int, DialogueHistory]:
     """Return {output id: the conversation before its turn} for the outputs that answer a dialogue
     turn (single items are left out). Outputs must come with their item (`select_related("item")`).
 
-    Earlier replies are the same system's outputs for the same benchmark version, else the turn's
-    reference reply.
+    An output that stores the history it was produced with is judged with exactly those replies.
+    Otherwise earlier replies follow the "own" rule of `annotation.dialogues.replies`: the same
+    system's outputs for the same benchmark version, else the turn's reference reply.
     """
     turns = [output for output in outputs if output.item.dialogue_id is not None and output.item.turn]
     if not turns:
         return {}
-    earlier_items: dict[int, list[Item]] = defaultdict(list)
-    for item in (
-        Item.objects.filter(dialogue_id__in={output.item.dialogue_id for output in turns})
-        .only("pk", "dialogue_id", "turn", "text", "reference_reply")
-        .order_by("dialogue_id", "turn")
-    ):
-        earlier_items[item.dialogue_id or 0].append(item)
-    item_ids = [item.pk for items in earlier_items.values() for item in items]
-    golds = GoldReference.objects.current_by_item(item_ids)
-    own_replies = {
-        (system_id, version, item_id): text
-        for system_id, version, item_id, text in ModelOutput.objects.filter(
-            item_id__in=item_ids,
-            system_id__in={output.system_id for output in turns},
-            benchmark_version__in={output.benchmark_version for output in turns},
+    groups: dict[tuple[int, str], list[ModelOutput]] = defaultdict(list)
+    for output in turns:
+        groups[(output.system_id, output.benchmark_version)].append(output)
+    earlier: dict[int, tuple[EarlierReply, ...]] = {}
+    for (system_id, version), group in groups.items():
+        rebuilt = [output for output in group if output.history is None]
+        own = (
+            dict(
+                ModelOutput.objects.filter(
+                    system_id=system_id,
+                    benchmark_version=version,
+                    item__dialogue_id__in={output.item.dialogue_id for output in rebuilt},
+                )
+                .order_by()
+                .values_list("item_id", "response_text")
+            )
+            if rebuilt
+            else {}
         )
-        .order_by()
-        .values_list("system_id", "benchmark_version", "item_id", "response_text")
-    }
+        by_item = earlier_replies([output.item for output in group], "own", own)
+        for output in group:
+            earlier[output.pk] = by_item[output.item.pk]
+    golds = GoldReference.objects.current_by_item(
+        {turn.item_id for replies in earlier.values() for turn in replies}
+    )
     histories = {}
     for output in turns:
-        current = output.item.turn or 0
-        earlier = []
-        for item in earlier_items[output.item.dialogue_id or 0]:
-            if (item.turn or 0) >= current:
-                break
-            gold = golds.get(item.pk)
-            reply, source = choose_reply(
-                own_replies.get((output.system_id, output.benchmark_version, item.pk)), item.reference_reply
-            )
-            earlier.append(
+        stored = _stored_replies(output.history) if output.history is not None else None
+        lines = []
+        for turn in earlier[output.pk]:
+            gold = golds.get(turn.item_id)
+            if stored is not None:
+                reply, source = stored.get(turn.turn, ("", "none"))
+            else:
+                reply, source = turn.reply, _ORIGIN_LABELS[turn.origin]
+            lines.append(
                 EarlierTurn(
-                    turn=item.turn or 0,
-                    user_text=item.text,
+                    turn=turn.turn,
+                    user_text=turn.text,
                     perception=gold.perception if gold is not None else None,
                     reply=reply,
                     reply_source=source,
                 )
             )
-        histories[output.pk] = DialogueHistory(turn=current, earlier=tuple(earlier))
+        histories[output.pk] = DialogueHistory(turn=output.item.turn or 0, earlier=tuple(lines))
     return histories

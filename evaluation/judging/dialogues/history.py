@@ -4,8 +4,9 @@ A dialogue's user turns are items; a system answers each with its own output. Wh
 turns is judged, the judge reads what came before, turn by turn: the user's words, the reference
 perception of the user (for the stages that judge understanding of the user's state, which in a
 conversation is read against how it developed) and the assistant's reply. The reply is the judged
-system's own output for that turn when it has one, else the turn's reference reply: the judge then
-sees the conversation the system most plausibly answered.
+system's own output for that turn when it has one, else the turn's reference reply (the "own" source
+of `annotation.dialogues.replies`, blank replies falling back). An output that stores the history it
+was produced with (`ModelOutput.history`) is judged with exactly that history instead.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from annotation.dialogues.replies import earlier_reply
 from evaluation.judging.rubrics import PERCEPTION, REASONING, SHIFT_PERCEPTION
 
 # Stored with every judgement of a dialogue turn beside the stage's own prompt version: bump it
@@ -27,7 +29,8 @@ STAGES_WITH_EARLIER_PERCEPTION = frozenset({PERCEPTION, SHIFT_PERCEPTION, REASON
 # trajectory, without burying the judged turn under earlier prosody captions.
 PERCEPTION_SUMMARY_FIELDS = ("emotion", "emotion_variant", "intensity", "polarity")
 
-ReplySource = Literal["own", "reference", "none"]
+# "gold": the output was produced hearing the gold replies (else the planned ones), as it stores.
+ReplySource = Literal["own", "gold", "reference", "none"]
 
 
 @dataclass(frozen=True)
@@ -48,14 +51,11 @@ class DialogueHistory:
 def choose_reply(own_reply: str | None, reference_reply: str) -> tuple[str, ReplySource]:
     """Return the assistant reply the judge reads for an earlier turn, and where it came from.
 
-    `own_reply` is the judged system's response text for that turn, None when it has no output
-    there (then the reference reply stands in, or nothing when the turn has none).
+    `own_reply` is the judged system's response text for that turn, None (or blank) when it has no
+    output there (then the reference reply stands in, or nothing when the turn has none).
     """
-    if own_reply is not None:
-        return own_reply, "own"
-    if reference_reply.strip():
-        return reference_reply, "reference"
-    return "", "none"
+    reply, origin = earlier_reply("own", planned=reference_reply, own=own_reply)
+    return reply, "own" if origin == "own" else "reference" if origin == "planned" else "none"
 
 
 def perception_summary(perception: Mapping[str, Any] | None) -> str:
@@ -68,6 +68,7 @@ def perception_summary(perception: Mapping[str, Any] | None) -> str:
 
 _REPLY_LABELS: dict[ReplySource, str] = {
     "own": "Assistant (the judged model's own reply)",
+    "gold": "Assistant (the reply the model heard: the gold reply, else the planned one)",
     "reference": "Assistant (reference reply; the model has no output for this turn)",
     "none": "Assistant (no reply recorded)",
 }

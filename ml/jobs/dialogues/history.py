@@ -5,8 +5,8 @@ turn's item, accepted take and current gold (``history``), so the records it yie
 however the studio moves on. A turn whose earlier turns are not all recorded and accepted is
 left out: the model cannot hear a conversation with a hole in it.
 
-The reply of an earlier turn is that turn's gold reference response when it has current gold
-with one, else the item's planned ``reference_reply``. Cross-turn gold fields another stage adds
+The reply of an earlier turn is the snapshot's pinned gold reference response when it has one,
+else the item's planned ``reference_reply`` (the "gold" source of ``annotation.dialogues.history``). Cross-turn gold fields another stage adds
 are not read here: the record's history is audio and replies only.
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from annotation.dialogues.replies import earlier_reply
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item, Take
 from ml.core.config import HISTORY_GOLD, HISTORY_OWN
@@ -34,9 +35,8 @@ INFERENCE_TURN_CHOICES = (
 
 def history_reply(item: Item, gold: GoldReference | None) -> str:
     """Return what the assistant said after an earlier turn: its gold response, else the planned reply."""
-    if gold is not None and gold.reference_response.strip():
-        return gold.reference_response.strip()
-    return item.reference_reply.strip()
+    response = gold.reference_response if gold is not None else None
+    return earlier_reply("gold", planned=item.reference_reply, gold=response)[0]
 
 
 def history_entries(items: Sequence[Item]) -> dict[int, list[dict[str, Any]] | None]:

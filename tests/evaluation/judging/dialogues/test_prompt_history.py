@@ -124,7 +124,7 @@ def test_turn_judgements_record_the_history_version() -> None:
 
 def test_the_own_reply_wins_over_the_reference_even_when_empty() -> None:
     assert choose_reply("Mine.", "Reference.") == ("Mine.", "own")
-    assert choose_reply("", "Reference.") == ("", "own")
+    assert choose_reply("  ", "Reference.") == ("Reference.", "reference")  # blank falls back
     assert choose_reply(None, "Reference.") == ("Reference.", "reference")
     assert choose_reply(None, "  ") == ("", "none")
 
