@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluation", "0006_dialogue_trapping_turns"),
+        ("evaluation", "0007_echomind"),
     ]
 
     operations = [
