@@ -179,6 +179,7 @@ def parse_items(data: bytes, filename: str) -> ParsedItems:
     for number, record in records:
         if isinstance(record, RowError):
             errors.append(record)
+            rows_read += record.row != 0  # an unparseable line is a row read, as in `items._load`
             continue
         rows_read += 1
         row, row_errors = check_row(number, record, row_label)
