@@ -177,10 +177,10 @@ def parse_items(data: bytes, filename: str) -> ParsedItems:
     errors: list[RowError] = []
     rows_read = 0
     for number, record in records:
+        rows_read += number != 0  # an unparseable line is a row read too, as in `items._load`
         if isinstance(record, RowError):
             errors.append(record)
             continue
-        rows_read += 1
         row, row_errors = check_row(number, record, row_label)
         errors.extend(row_errors)
         if row is not None:

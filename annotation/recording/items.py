@@ -135,7 +135,10 @@ def _load(
     with staging.loader() as load:
         for number, record in records:
             if isinstance(record, RowError):
+                # A line that could not be parsed is still a row of the file: counted as read
+                # (and invalid), so "N of M rows have problems" counts every line with content.
                 invalid += record.row != 0
+                rows_read += record.row != 0
                 if len(errors) < MAX_ERRORS_KEPT or record.row == 0:
                     errors.append(record)
                 continue

@@ -82,11 +82,13 @@ class JudgeRunForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # Preselected, so the form can be sent as it comes whenever there is one of each.
+        # Preselected, so the form can be sent as it comes whenever there is one of each. The judge
+        # only while there is a single one: with several, the person names the judge whose scores
+        # the leaderboard will show (defaulting to the newest changed results when one was added).
         self.fields["system"].initial = System.objects.order_by("pk").values_list("pk", flat=True).first()
-        self.fields["judge_config"].initial = (
-            JudgeConfig.objects.order_by("-created_at").values_list("pk", flat=True).first()
-        )
+        judges = list(JudgeConfig.objects.values_list("pk", flat=True)[:2])
+        self.fields["judge_config"].initial = judges[0] if len(judges) == 1 else None
+        self.fields["judge_config"].empty_label = "Choose a judge"  # type: ignore[attr-defined]
 
 
 class RubricSampleForm(forms.Form):

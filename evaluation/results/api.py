@@ -35,7 +35,12 @@ from webapp.roles import HasRole
 
 FILTER_PARAMETERS = [
     OpenApiParameter("version", str, description="Benchmark version; default: the newest with outputs"),
-    OpenApiParameter("judge", int, description="Judge configuration id; default: the most used judge"),
+    OpenApiParameter(
+        "judge",
+        int,
+        required=True,
+        description="Judge configuration id (required: a script's figures must not change when a judge is added)",
+    ),
     OpenApiParameter(
         "set",
         str,
@@ -43,6 +48,7 @@ FILTER_PARAMETERS = [
         description="Items: single-turn EchoEval (default) or the turns of dialogues",
     ),
 ]
+MISSING_JUDGE = "Name the judge configuration (its id): results do not default to the newest judge here."
 FALL_THRESHOLD = OpenApiParameter(
     "fall_threshold", float, description="Dialogues: a turn falls below this overall score (out of 10)"
 )
@@ -53,6 +59,7 @@ class CellSerializer(serializers.Serializer[Any]):
     n_valid = serializers.IntegerField()
     n_excluded = serializers.IntegerField(help_text="Judge errors left out of the mean")
     mark = serializers.ChoiceField(choices=["best", "second"], allow_null=True)
+    tied = serializers.BooleanField(help_text="The mark is shared with another system (a tie)")
 
 
 class LeaderboardRowSerializer(serializers.Serializer[Any]):
@@ -72,6 +79,7 @@ class ColumnSerializer(serializers.Serializer[Any]):
 class LeaderboardSerializer(serializers.Serializer[Any]):
     benchmark_version = serializers.CharField()
     judge = serializers.CharField(allow_null=True)
+    judge_id = serializers.IntegerField(help_text="The judge configuration the figures come from")
     set = serializers.CharField()
     columns = ColumnSerializer(many=True)
     rows = LeaderboardRowSerializer(many=True, required=False, help_text="Single-turn set only")
@@ -89,7 +97,10 @@ class LeaderboardSerializer(serializers.Serializer[Any]):
 def _filtered(
     request: Request, form_class: type[ResultsFilterForm]
 ) -> tuple[ResultsFilterForm, str, JudgeConfig]:
-    """Return the page's (form, version, judge) choice; 400 on a bad parameter, 404 with no judge."""
+    """Return the page's (form, version, judge) choice; 400 on a bad parameter or without a judge
+    (the pages default to the latest judge for a reader; a script names the one it means)."""
+    if not request.query_params.get("judge"):
+        raise ValidationError({"judge": [MISSING_JUDGE]})
     versions = ModelOutput.objects.benchmark_versions() or [DEFAULT_BENCHMARK_VERSION]
     checked = form_class(request.query_params or None, versions=versions)
     if checked.is_bound and not checked.is_valid():
@@ -101,7 +112,13 @@ def _filtered(
 
 
 def _cell(cell: Cell) -> dict[str, Any]:
-    return {"value": cell.value, "n_valid": cell.n_valid, "n_excluded": cell.n_excluded, "mark": cell.mark}
+    return {
+        "value": cell.value,
+        "n_valid": cell.n_valid,
+        "n_excluded": cell.n_excluded,
+        "mark": cell.mark,
+        "tied": cell.tied,
+    }
 
 
 class LeaderboardView(APIView):
@@ -115,7 +132,12 @@ class LeaderboardView(APIView):
     )
     def get(self, request: Request) -> Response:
         form, version, judge = _filtered(request, LeaderboardForm)
-        head = {"benchmark_version": version, "judge": judge.name, "set": item_set_of(form)}
+        head = {
+            "benchmark_version": version,
+            "judge": judge.name,
+            "judge_id": judge.pk,
+            "set": item_set_of(form),
+        }
         columns = [asdict(column) for column in COLUMNS]
         if item_set_of(form) == reports.DIALOGUES:
             return Response(
@@ -172,7 +194,9 @@ class LeaderboardExportView(APIView):
         form, version, judge = _filtered(request, ResultsFilterForm)
         text = leaderboard_text(version, judge, item_set_of(form), self.fmt)
         content_type = "text/csv" if self.fmt == "csv" else "text/x-tex"
-        return HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+        response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
+        response["X-Judge"] = f"{judge.pk} {judge.name}".encode("ascii", "replace").decode()
+        return response
 
 
 class PropagationSerializer(serializers.Serializer[Any]):

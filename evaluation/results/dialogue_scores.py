@@ -6,8 +6,9 @@ leaderboard reads, with the dialogue and the turn it belongs to.
 - Per turn: the Table-2 leaderboard of every system's outputs for that turn index (turn 1 of
   every dialogue, turn 2 of every dialogue, ...), by the rules of `evaluation.results.leaderboard`.
 - A turn's overall score: Table 2's All of that one output, (perception + reasoning + response)
-  / 3 on the 10-point scale, response = content + audio (content alone for a system without
-  audio scores). A turn missing a valid stage score has none and is left out ("not judged").
+  / 3 on the 10-point scale, response = content + audio (`response_average`: none when audio was
+  not judged, so the fall threshold never compares a mixed-scale figure). A turn missing a valid
+  stage score, audio included, has none and is left out ("not judged").
 - A dialogue's score, per system: the mean of its judged turns' overall scores, and the first
   turn whose overall score fell below `DEFAULT_FALL_THRESHOLD` (None when none did).
 - Per system: the mean of its dialogue scores, the share of its dialogues that fell, and at which

@@ -13,17 +13,20 @@ How Table 2 is computed (checked against the paper's own rows):
   3.15, 3.12, 2.13, 1.41 weighted by the 220/220/220/220/120 items of Table 10 give 2.80, as
   printed, where the unweighted column mean would give 2.68.
 - Reasoning Avg.: mean reasoning score over all items.
-- Response Content and Audio: mean 1-5 scores; Response Avg. is their sum (a 10-point scale). A
-  system with no audio scores at all (a speech-to-text model) has Audio "-" and Response Avg. =
-  Content alone, as the paper does for MERaLiON and BLSP-Emo.
+- Response Content and Audio: mean 1-5 scores; Response Avg. is their sum (a 10-point scale). When
+  audio was not judged (a speech-to-text system, or a judge run without attached audio) Audio,
+  Response Avg. and All are "-": the paper prints Content alone (out of 5) under a header that
+  says Content + Audio out of 10 for MERaLiON and BLSP-Emo, so its All for them mixes scales and
+  reaches at most 8.33. We never show a figure on a scale its header does not name; Content
+  stays shown on its own 1-5 scale.
 - All Avg.: mean of Perception Avg., Reasoning Avg. and Response Avg. (each on a 10-point scale).
-  This reproduces every row of Table 2, e.g. EchoChat (8.23 + 8.43 + 9.26) / 3 = 8.64 and
-  MERaLiON (5.74 + 3.85 + 4.16) / 3 = 4.58, so for text-only systems the paper's All mixes in a
-  response column out of 5; we follow the paper so our numbers stay comparable with it. All is
-  "-" when a system has no valid score at all for one of the three stages.
+  This reproduces every row of Table 2 that has audio scores, e.g. EchoChat (8.23 + 8.43 + 9.26)
+  / 3 = 8.64. All is "-" when a system has no valid score at all for one of the three stages.
 
 Top two per column (higher is better everywhere) are marked "best" and "second", compared on the
-two-decimal values that are displayed, so ties share a mark.
+two-decimal values that are displayed, so ties share a mark; a marked value shared by another
+system is flagged `tied` and every renderer says so ("=" on the page, the client and in LaTeX),
+so three systems at 0.00 read as tied for second, not as three second-best systems.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ class Cell:
     n_valid: int
     n_excluded: int  # judge errors left out of the mean
     mark: Mark | None = None
+    tied: bool = False  # the mark is shared: another system shows the same value in this column
 
 
 @dataclass(frozen=True)
@@ -192,10 +196,12 @@ def _system_cells(entries: Sequence[tuple[str, str, float | None]]) -> dict[str,
 
 
 def response_average(content: float | None, audio: float | None) -> float | None:
-    """Return Table 2's Response Avg.: Content + Audio (10-point), Content alone without audio scores."""
-    if content is None:
+    """Return Table 2's Response Avg.: Content + Audio, out of 10; None when either is missing (Content
+    alone is out of 5, so it is never shown under this header). The one rule of the leaderboard, its
+    exports, the API and the dialogue turn scores."""
+    if content is None or audio is None:
         return None
-    return content if audio is None else content + audio
+    return content + audio
 
 
 def all_average(perception: float | None, reasoning: float | None, response: float | None) -> float | None:
@@ -207,7 +213,7 @@ def all_average(perception: float | None, reasoning: float | None, response: flo
 
 
 def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
-    marks: dict[tuple[str, str], Mark] = {}
+    marks: dict[tuple[str, str], tuple[Mark, bool]] = {}
     for column in COLUMNS:
         shown = {
             row.system: round(value, 2) for row in rows if (value := row.cells[column.key].value) is not None
@@ -215,19 +221,22 @@ def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
         distinct = sorted(set(shown.values()), reverse=True)
         for rank, mark in enumerate(_MARKS):
             if rank < len(distinct):
-                for system, value in shown.items():
-                    if value == distinct[rank]:
-                        marks[(system, column.key)] = mark
+                sharing = [system for system, value in shown.items() if value == distinct[rank]]
+                for system in sharing:
+                    marks[(system, column.key)] = (mark, len(sharing) > 1)
     return [
         LeaderboardRow(
             row.system,
-            {
-                key: Cell(cell.value, cell.n_valid, cell.n_excluded, marks.get((row.system, key)))
-                for key, cell in row.cells.items()
-            },
+            {key: _marked(cell, marks.get((row.system, key))) for key, cell in row.cells.items()},
         )
         for row in rows
     ]
+
+
+def _marked(cell: Cell, mark: tuple[Mark, bool] | None) -> Cell:
+    if mark is None:
+        return Cell(cell.value, cell.n_valid, cell.n_excluded)
+    return Cell(cell.value, cell.n_valid, cell.n_excluded, mark[0], mark[1])
 
 
 # --- Renderers ------------------------------------------------------------------------------------
@@ -293,17 +302,23 @@ def to_latex(table: Leaderboard) -> str:
         values = [_latex_cell(row.cells[column.key]) for column in table.columns]
         lines.append(f"{_latex_escape(row.system)} & {' & '.join(values)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    if any(cell.tied for row in table.rows for cell in row.cells.values()):
+        lines.append(TIE_NOTE_LATEX)
     return "\n".join(lines) + "\n"
+
+
+TIE_NOTE_LATEX = r"% $^{=}$: tied with another system in this column"
 
 
 def _latex_cell(cell: Cell) -> str:
     if cell.value is None:
         return "-"
     text = f"{cell.value:.2f}"
+    tie = "$^{=}$" if cell.tied else ""
     if cell.mark == "best":
-        return rf"\textbf{{{text}}}"
+        return rf"\textbf{{{text}}}{tie}"
     if cell.mark == "second":
-        return rf"\underline{{{text}}}"
+        return rf"\underline{{{text}}}{tie}"
     return text
 
 

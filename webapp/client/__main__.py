@@ -42,7 +42,9 @@ def parser() -> argparse.ArgumentParser:
     board = sub.add_parser("leaderboard", help="Print the leaderboard")
     board.add_argument("--format", default="table", choices=["table", "csv", "latex", "json"])
     board.add_argument("--benchmark-version", default="")
-    board.add_argument("--judge", default="")
+    board.add_argument(
+        "--judge", required=True, help="The judge whose figures to print (required: no silent default)"
+    )
 
     echomind = sub.add_parser("echomind-leaderboard", help="Print the EchoMind leaderboard")
     echomind.add_argument("--format", default="table", choices=["table", "csv", "latex", "json"])

@@ -100,13 +100,12 @@ def judge(
     return run
 
 
-def leaderboard(studio: Studio, fmt: str, *, benchmark_version: str = "", judge_name: str = "") -> str:
-    """Return the leaderboard as a plain table, CSV, LaTeX or JSON text."""
-    params: dict[str, Any] = {}
+def leaderboard(studio: Studio, fmt: str, *, judge_name: str, benchmark_version: str = "") -> str:
+    """Return the leaderboard as a plain table, CSV, LaTeX or JSON text, as judged by the named judge
+    (required: the API does not pick one, so a script's figures stay put when a judge is added)."""
+    params: dict[str, Any] = {"judge": studio.one_named("judges/", judge_name, "judge")["id"]}
     if benchmark_version:
         params["version"] = benchmark_version
-    if judge_name:
-        params["judge"] = studio.one_named("judges/", judge_name, "judge")["id"]
     if fmt in ("csv", "latex"):
         return studio.request("GET", f"leaderboard/{fmt}/", params=params).text
     board = studio.json("GET", "leaderboard/", params=params)
@@ -151,15 +150,23 @@ def echomind_leaderboard(studio: Studio, fmt: str) -> str:
     )
 
 
+def _shown(cell: dict[str, Any]) -> str:
+    if cell["value"] is None:
+        return "-"
+    return f"{cell['value']:.2f}" + ("=" if cell.get("tied") else "")
+
+
 def _plain_table(board: dict[str, Any]) -> str:
-    headers = ["System"] + [f"{column['group']} {column['label']}" for column in board["columns"]]
+    headers = [
+        "System",
+        *(f"{column['group']} {column['label']}" for column in board["columns"]),
+        "Excluded",
+    ]
     rows = [
-        [row["system"]]
-        + [
-            "-"
-            if row["cells"][column["key"]]["value"] is None
-            else f"{row['cells'][column['key']]['value']:.2f}"
-            for column in board["columns"]
+        [
+            row["system"],
+            *(_shown(row["cells"][column["key"]]) for column in board["columns"]),
+            str(row["excluded"]),
         ]
         for row in board["rows"]
     ]
@@ -168,7 +175,12 @@ def _plain_table(board: dict[str, Any]) -> str:
         "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
         for line in [headers, *rows]
     ]
-    return f"{board['benchmark_version']} judged by {board['judge']}\n" + "\n".join(lines) + "\n"
+    notes = [
+        "Excluded: judge errors left out of the means. =: tied with another system.",
+        "Response Avg. (Content + Audio, out of 10) and All are - where audio was not judged.",
+    ]
+    head = f"{board['benchmark_version']} judged by {board['judge']} (judge id {board['judge_id']})"
+    return head + "\n" + "\n".join([*lines, *notes]) + "\n"
 
 
 def export_gold(studio: Studio, split: str, fmt: str, output: IO[bytes] | None = None) -> int:

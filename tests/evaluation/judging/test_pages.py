@@ -141,3 +141,18 @@ def test_the_judge_run_page_says_how_to_add_a_judge_instead_of_an_empty_choice(c
     html = client_for("admin").get(page).content.decode()
     assert 'id="start-judge-run"' in html and 'data-testid="no-judge"' not in html
     assert f'<option value="{judge.pk}" selected>' in html
+
+
+def test_the_run_form_preselects_a_judge_only_when_there_is_one(db: None) -> None:
+    from evaluation.judging.forms import JudgeRunForm
+
+    only = JudgeConfigFactory.create(name="only")
+    assert JudgeRunForm().fields["judge_config"].initial == only.pk
+    JudgeConfigFactory.create(name="newer")
+    # with two, nobody's run silently lands on the newest judge: the person names one
+    form = JudgeRunForm()
+    assert form.fields["judge_config"].initial is None
+    assert 'value="" selected>Choose a judge</option>' in str(form["judge_config"])
+    system = System.objects.create(name="S")
+    unnamed = JudgeRunForm({"system": system.pk, "benchmark_version": "echoeval-v1"})
+    assert not unnamed.is_valid() and "judge_config" in unnamed.errors

@@ -24,11 +24,9 @@ TURN_SCENARIOS = {
 #   A D2: t1 (9 + 8 + 5+4)/3 = 8.6667; t2 reasoning error: not judged; t3 (8 + 8 + 4+5)/3 = 8.3333
 #         dialogue mean (8.6667 + 8.3333) / 2 = 8.5, never below 6
 #   A: mean of dialogues (6.5556 + 8.5) / 2 = 7.5278; 1 of 2 fell (0.5), at turn 3
-#   B D1: t1 (5 + 6 + 3)/3 = 4.6667 falls at 1; t2 (7 + 7 + 4)/3 = 6.0 (not below); t3 (6 + 6 + 3)/3 = 5.0
-#         dialogue mean 15.6667 / 3 = 5.2222
-#   B D2: t1 (8 + 8 + 4)/3 = 6.6667; t2 (6 + 5 + 3)/3 = 4.6667 falls at 2; t3 (7 + 6 + 5)/3 = 6.0
-#         dialogue mean 17.3333 / 3 = 5.7778
-#   B: mean (5.2222 + 5.7778) / 2 = 5.5; 2 of 2 fell (1.0), one at turn 1 and one at turn 2
+#   B: no turn has an overall score: with audio not judged its response is Content alone (out of 5),
+#      which is not Table 2's response (out of 10), so no turn is judged and nothing falls:
+#      0 dialogues judged, mean "-", share fell "-"
 SCORES: dict[str, dict[str, dict[int, tuple[float | None, ...]]]] = {
     "A": {
         "D1": {1: (8, 8, 4, 4), 2: (6, 7, 4, 3), 3: (4, 5, 3, 3)},
@@ -43,30 +41,48 @@ SCORES: dict[str, dict[str, dict[int, tuple[float | None, ...]]]] = {
 # Table 2 per turn index (turn 1 of both dialogues, then turn 2, then turn 3):
 #   turn 1  A: perception (8 + 9)/2 = 8.5, reasoning 8, content 4.5, audio 4, response 8.5,
 #              All (8.5 + 8 + 8.5)/3 = 8.3333
-#           B: perception 6.5, reasoning 7, content 3.5, response 3.5, All 17/3 = 5.6667
+#           B: perception 6.5, reasoning 7, content 3.5, audio "-" -> response "-", All "-"
 #   turn 2  A: perception (6 + 7)/2 = 6.5 (Intense 6, Implicit 7), reasoning 7 (1 excluded),
 #              content 4, audio 3.5, response 7.5, All 7.0
-#           B: perception 6.5, reasoning 6, content 3.5, All 16/3 = 5.3333
+#           B: perception 6.5, reasoning 6, content 3.5, response "-", All "-"
 #   turn 3  A: perception (4 + 8)/2 = 6 (Shift 4, Neutral 8), reasoning 6.5, content 3.5, audio 4,
 #              response 7.5, All 20/3 = 6.6667
-#           B: perception 6.5, reasoning 6, content 4, All 16.5/3 = 5.5
+#           B: perception 6.5, reasoning 6, content 4, response "-", All "-"
 EXPECTED_PER_TURN = {
     1: {
         "A": {"perception_avg": 8.5, "reasoning_avg": 8.0, "response_avg": 8.5, "all_avg": 25 / 3},
-        "B": {"perception_avg": 6.5, "reasoning_avg": 7.0, "response_avg": 3.5, "all_avg": 17 / 3},
+        "B": {
+            "perception_avg": 6.5,
+            "reasoning_avg": 7.0,
+            "response_content": 3.5,
+            "response_avg": None,
+            "all_avg": None,
+        },
     },
     2: {
         "A": {"perception_avg": 6.5, "reasoning_avg": 7.0, "response_avg": 7.5, "all_avg": 7.0},
-        "B": {"perception_avg": 6.5, "reasoning_avg": 6.0, "response_avg": 3.5, "all_avg": 16 / 3},
+        "B": {
+            "perception_avg": 6.5,
+            "reasoning_avg": 6.0,
+            "response_content": 3.5,
+            "response_avg": None,
+            "all_avg": None,
+        },
     },
     3: {
         "A": {"perception_avg": 6.0, "reasoning_avg": 6.5, "response_avg": 7.5, "all_avg": 20 / 3},
-        "B": {"perception_avg": 6.5, "reasoning_avg": 6.0, "response_avg": 4.0, "all_avg": 5.5},
+        "B": {
+            "perception_avg": 6.5,
+            "reasoning_avg": 6.0,
+            "response_content": 4.0,
+            "response_avg": None,
+            "all_avg": None,
+        },
     },
 }
 EXPECTED_SUMMARIES = {
     "A": {"n_dialogues": 2, "mean": (59 / 9 + 8.5) / 2, "n_fell": 1, "share_fell": 0.5, "fell_at": {3: 1}},
-    "B": {"n_dialogues": 2, "mean": 5.5, "n_fell": 2, "share_fell": 1.0, "fell_at": {1: 1, 2: 1}},
+    "B": {"n_dialogues": 0, "mean": None, "n_fell": 0, "share_fell": None, "fell_at": {}},
 }
 
 STAGE_ORDER = ("perception", "reasoning", "response_content", "response_audio")

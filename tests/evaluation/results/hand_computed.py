@@ -26,8 +26,10 @@ ITEM_SCENARIOS = {
 #     -> Implicit 6.0, Neutral 4, Conflict 6, Intense 8, Shift 2
 #     -> Avg. pooled 32/6 = 5.3333 (the mean of the five columns would be 5.2)
 #   reasoning   4, 6, 5, 5, 5, 5 -> 5.0
-#   content     3, 3, 4, 4, 3, error -> 17/5 = 3.4; audio "-"; response = content = 3.4
-#   All = (5.3333 + 5.0 + 3.4) / 3 = 4.57778; 17 valid, 1 excluded
+#   content     3, 3, 4, 4, 3, error -> 17/5 = 3.4 (out of 5); audio "-" (not judged)
+#   -> Response Avg. "-" and All "-": 3.4 is out of 5, not Content + Audio out of 10, so it is not
+#      shown under that header (nor averaged into All); counts still add up: response 5 valid,
+#      1 excluded; All 17 valid, 1 excluded
 # System C: only implicit perception 7, 7 -> Implicit 7.0 and Avg. 7.0, no other stage, All "-".
 SCORES: dict[str, dict[str, dict[str, float | None]]] = {
     "A": {

@@ -7,6 +7,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.recording.models import Item
+from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from tests.factories import DialogueFactory, JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.api.tokens import create_token
@@ -54,10 +55,11 @@ def test_dialogue_pages_open_for_admins_only(client: Client, client_for, turn: I
 def test_the_dialogue_set_of_the_api_is_for_admins_only(
     users: dict[str, User], turn: Item, path: str
 ) -> None:
-    assert Client().get(path, DIALOGUES).status_code == 403
+    named = {**DIALOGUES, "judge": JudgeConfig.objects.get(name="judge").pk}  # the API needs a judge
+    assert Client().get(path, named).status_code == 403
     for role in ROLES:
         client = Client(HTTP_AUTHORIZATION=f"Token {create_token(users[role], 'tests').secret}")
-        response = client.get(path, DIALOGUES)
+        response = client.get(path, named)
         assert response.status_code == (200 if role == "admin" else 403), (role, path)
 
 

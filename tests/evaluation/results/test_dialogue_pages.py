@@ -39,7 +39,7 @@ def config(db: None) -> JudgeConfig:
 def test_single_turn_numbers_do_not_move_when_dialogues_are_judged(config: JudgeConfig) -> None:
     a, b, c = leaderboard("echoeval-v1", config).table.rows
     assert cell_values(a) == pytest.approx(EXPECTED_A)
-    assert cell_values(b)["all_avg"] == pytest.approx((32 / 6 + 5.0 + 3.4) / 3)
+    assert (cell_values(b)["response_content"], cell_values(b)["all_avg"]) == (pytest.approx(3.4), None)
     assert (cell_values(c)["perception_avg"], cell_values(c)["all_avg"]) == (7.0, None)
 
 
@@ -54,7 +54,8 @@ def test_dialogue_figures_from_the_database_match_the_hand_computed_ones(config:
             assert {key: rows[system].cells[key].value for key in values} == pytest.approx(values)
     summaries = {summary.system: summary for summary in board.board.summaries}
     assert summaries["A"].mean == pytest.approx(EXPECTED_SUMMARIES["A"]["mean"])
-    assert (summaries["B"].share_fell, summaries["B"].fell_at) == (1.0, {1: 1, 2: 1})
+    # B's audio was not judged: no turn has a 10-point overall score, so none falls below 6.0
+    assert (summaries["B"].n_dialogues, summaries["B"].share_fell, summaries["B"].fell_at) == (0, None, {})
 
 
 def test_the_dialogue_page_shows_turn_tables_the_dialogue_scores_and_the_chart(
@@ -72,8 +73,8 @@ def test_the_dialogue_page_shows_turn_tables_the_dialogue_scores_and_the_chart(
     assert row_a is not None and row_b is not None
     assert 'data-testid="dialogue-mean">7.53<' in row_a.group(1) and 'title="1 of 2">50%<' in row_a.group(1)
     assert re.findall(r'data-testid="fell-at-\d">(\d)<', row_a.group(1)) == ["0", "0", "1"]
-    assert 'data-testid="dialogue-mean">5.50<' in row_b.group(1) and 'title="2 of 2">100%<' in row_b.group(1)
-    assert re.findall(r'data-testid="fell-at-\d">(\d)<', row_b.group(1)) == ["1", "1", "0"]
+    assert 'data-testid="dialogue-mean">-<' in row_b.group(1) and 'title="0 of 0">-<' in row_b.group(1)
+    assert re.findall(r'data-testid="fell-at-\d">(\d)<', row_b.group(1)) == ["0", "0", "0"]
     assert 'data-testid="fall-threshold">6.0<' in html
     for turn in (1, 2, 3):
         assert f'id="leaderboard-turn-{turn}"' in html
@@ -135,17 +136,20 @@ def test_the_api_serves_both_sets(config: JudgeConfig, client_for) -> None:
     turn_two = {row["system"]: row for row in dialogues["turns"][1]["rows"]}
     assert turn_two["A"]["cells"]["all_avg"]["value"] == pytest.approx(7.0)
     assert turn_two["A"]["cells"]["reasoning_avg"]["n_excluded"] == 1
-    assert turn_two["B"]["cells"]["all_avg"]["value"] == pytest.approx(16 / 3)
+    assert turn_two["B"]["cells"]["all_avg"]["value"] is None  # audio not judged
+    assert turn_two["B"]["cells"]["response_content"]["value"] == pytest.approx(3.5)
     by_system = {row["system"]: row for row in dialogues["dialogues"]}
     assert by_system["A"]["mean"] == pytest.approx((59 / 9 + 8.5) / 2)
     assert {key: by_system["B"][key] for key in ("n_dialogues", "n_fell", "share_fell", "fell_at")} == {
-        "n_dialogues": 2,
-        "n_fell": 2,
-        "share_fell": 1.0,
-        "fell_at": {"1": 1, "2": 1},
+        "n_dialogues": 0,
+        "n_fell": 0,
+        "share_fell": None,
+        "fell_at": {},
     }
-    assert client.get("/api/leaderboard/", {"set": "everything"}).status_code == 400
-    bad_threshold = client.get("/api/leaderboard/", {"set": "dialogues", "fall_threshold": "0"})
+    assert client.get("/api/leaderboard/", {"judge": config.pk, "set": "everything"}).status_code == 400
+    bad_threshold = client.get(
+        "/api/leaderboard/", {"judge": config.pk, "set": "dialogues", "fall_threshold": "0"}
+    )
     assert bad_threshold.status_code == 400 and bad_threshold.json()["problems"][0].startswith(
         "fall_threshold: "
     )
@@ -154,7 +158,7 @@ def test_the_api_serves_both_sets(config: JudgeConfig, client_for) -> None:
     )
     assert {row["system"]: row["fell_at"] for row in stricter.json()["dialogues"]} == {
         "A": {"1": 1, "3": 1},
-        "B": {"1": 2},
+        "B": {},
     }
 
 
@@ -165,11 +169,11 @@ def test_exports_of_the_dialogue_set_carry_the_turn(config: JudgeConfig, client_
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [(row["turn"], row["system"], row["all_avg"]) for row in rows] == [
         ("1", "A", "8.3333"),
-        ("1", "B", "5.6667"),
+        ("1", "B", ""),
         ("2", "A", "7.0000"),
-        ("2", "B", "5.3333"),
+        ("2", "B", ""),
         ("3", "A", "6.6667"),
-        ("3", "B", "5.5000"),
+        ("3", "B", ""),
     ]
     api_latex = client.get(
         "/api/leaderboard/latex/", {"judge": config.pk, "set": "dialogues"}

@@ -46,9 +46,13 @@ def test_a_turns_overall_score_is_table_twos_all_of_the_one_output() -> None:
     assert turn_score({"perception": 6, "reasoning": 7, "response_content": 4, "response_audio": 3}) == (
         pytest.approx(20 / 3)
     )
-    # a text-only system: response is content alone, as in Table 2
-    assert turn_score({"perception": 5, "reasoning": 6, "response_content": 3}) == pytest.approx(14 / 3)
-    assert turn_score({"shift_perception": 4, "reasoning": 5, "response_content": 3}) == pytest.approx(4.0)
+    assert turn_score(
+        {"shift_perception": 4, "reasoning": 5, "response_content": 3, "response_audio": 3}
+    ) == pytest.approx(5.0)
+    # audio not judged: content alone is out of 5, not Table 2's response out of 10, so the turn has
+    # no overall score and cannot "fall below 6.0" on a mixed scale
+    assert turn_score({"perception": 5, "reasoning": 6, "response_content": 3}) is None
+    assert turn_score({"perception": 9, "reasoning": 9, "response_content": 5}) is None
     # a judge error (or a missing stage) leaves the turn unjudged
     assert turn_score({"perception": 6, "reasoning": None, "response_content": 4}) is None
     assert turn_score({"perception": 6, "response_content": 4}) is None
@@ -69,12 +73,12 @@ def test_dialogue_level_figures_by_hand() -> None:
     expected_dialogues = {
         ("A", "D1"): (59 / 9, 3),
         ("A", "D2"): (8.5, None),
-        ("B", "D1"): (47 / 9, 1),
-        ("B", "D2"): (52 / 9, 2),
+        ("B", "D1"): (None, None),  # no turn judged on the 10-point scale (audio not judged)
+        ("B", "D2"): (None, None),
     }
     assert set(by_dialogue) == set(expected_dialogues)
     for key, (mean, first_fall) in expected_dialogues.items():
-        assert by_dialogue[key] == (pytest.approx(mean), first_fall)
+        assert by_dialogue[key] == (mean if mean is None else pytest.approx(mean), first_fall)
 
 
 def test_per_turn_table_two_by_hand() -> None:
@@ -93,7 +97,7 @@ def test_per_turn_table_two_by_hand() -> None:
         turn_three_a["perception_emotion_shift"].value,
         turn_three_a["perception_audio_dominant"].value,
     ) == (4, 8)
-    assert [row.cells["all_avg"].mark for row in board.per_turn[1].rows] == ["best", "second"]
+    assert [row.cells["all_avg"].mark for row in board.per_turn[1].rows] == ["best", None]
 
 
 def test_a_stricter_threshold_moves_the_falls() -> None:
@@ -102,4 +106,4 @@ def test_a_stricter_threshold_moves_the_falls() -> None:
     summaries = {summary.system: summary for summary in board.summaries}
     # A D1 turn 1 (8.0) and A D2 turn 2 is unjudged, turn 3 8.3333: both fall, D2 at turn 3
     assert summaries["A"].fell_at == {1: 1, 3: 1}
-    assert summaries["B"].fell_at == {1: 2}
+    assert summaries["B"].fell_at == {}  # never judged on the 10-point scale, so never fell

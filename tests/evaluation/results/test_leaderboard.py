@@ -24,8 +24,8 @@ def test_table_two_values_by_hand():
             "reasoning_avg": 5.0,
             "response_content": 3.4,
             "response_audio": None,
-            "response_avg": 3.4,
-            "all_avg": (32 / 6 + 5.0 + 3.4) / 3,
+            "response_avg": None,  # audio not judged: 3.4 is out of 5, not Content + Audio
+            "all_avg": None,
         }
     )
     assert cell_values(c)["perception_avg"] == 7.0
@@ -46,10 +46,13 @@ def test_top_two_marks_with_ties():
     a, b, c = build_leaderboard(RECORDS, systems=["A", "B", "C"]).rows
     # Implicit: A 7.0 and C 7.0 tie for best, B 6.0 second
     assert [row.cells["perception_implicit"].mark for row in (a, b, c)] == ["best", "second", "best"]
+    assert [row.cells["perception_implicit"].tied for row in (a, b, c)] == [True, False, True]
     # Conflict: only B has a value
     assert [row.cells["perception_modality_conflict"].mark for row in (a, b, c)] == [None, "best", None]
-    assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", "second", None]
-    assert [row.cells["response_avg"].mark for row in (a, b, c)] == ["best", "second", None]
+    assert [row.cells["perception_modality_conflict"].tied for row in (a, b, c)] == [False] * 3
+    # B's Response and All are empty (audio not judged): A alone is marked
+    assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", None, None]
+    assert [row.cells["response_avg"].mark for row in (a, b, c)] == ["best", None, None]
 
 
 def test_rows_default_to_sorted_system_names():
@@ -64,6 +67,8 @@ def test_csv_has_values_and_counts():
     assert rows[0]["perception_modality_conflict_n_excluded"] == "1"
     assert rows[1]["perception_avg"] == "5.3333"
     assert rows[1]["response_audio"] == ""
+    assert (rows[1]["response_avg"], rows[1]["all_avg"]) == ("", "")
+    assert (rows[1]["response_avg_n_valid"], rows[1]["response_avg_n_excluded"]) == ("5", "1")
 
 
 def test_latex_bolds_best_underlines_second_and_escapes_names():
@@ -118,3 +123,31 @@ def test_reproduces_a_row_of_the_paper():
     (row,) = build_leaderboard(records).rows
     shown = {key: f"{cell.value:.2f}" for key, cell in row.cells.items() if cell.value is not None}
     assert (shown["perception_avg"], shown["response_avg"], shown["all_avg"]) == ("2.80", "5.37", "3.32")
+
+
+def test_three_systems_tied_at_zero_are_marked_as_tied_second_everywhere():
+    # Reasoning: A 8, then B, C and D all 0 -> A best; B, C, D share second and say so
+    records = [StageRecord("A", "i1", "implicit", "reasoning", 8.0)] + [
+        StageRecord(system, "i1", "implicit", "reasoning", 0.0) for system in "BCD"
+    ]
+    table = build_leaderboard(records)
+    cells = [row.cells["reasoning_avg"] for row in table.rows]
+    assert [(cell.mark, cell.tied) for cell in cells] == [
+        ("best", False),
+        ("second", True),
+        ("second", True),
+        ("second", True),
+    ]
+    latex = to_latex(table).splitlines()
+    assert next(line for line in latex if line.startswith("A &")).count(r"\textbf{8.00} &") == 1
+    row_b = next(line for line in latex if line.startswith("B &"))
+    assert r"\underline{0.00}$^{=}$" in row_b
+    assert latex[-1] == r"% $^{=}$: tied with another system in this column"
+
+
+def test_latex_has_no_tie_note_without_ties():
+    records = [
+        StageRecord("A", "i1", "implicit", "reasoning", 8.0),
+        StageRecord("B", "i1", "implicit", "reasoning", 1.0),
+    ]
+    assert "$^{=}$" not in to_latex(build_leaderboard(records))

@@ -65,11 +65,12 @@ def test_table_two_figures_from_the_database(config: JudgeConfig) -> None:
     a, b, c = leaderboard("echoeval-v1", config).table.rows
     assert cell_values(a) == pytest.approx(EXPECTED_A)
     assert cell_values(b)["perception_avg"] == pytest.approx(32 / 6)
-    assert cell_values(b)["response_avg"] == pytest.approx(3.4)
-    assert cell_values(b)["all_avg"] == pytest.approx((32 / 6 + 5.0 + 3.4) / 3)
+    # audio not judged: content (3.4 out of 5) is not shown as Response or averaged into All
+    assert cell_values(b)["response_content"] == pytest.approx(3.4)
+    assert (cell_values(b)["response_avg"], cell_values(b)["all_avg"]) == (None, None)
     assert (cell_values(c)["perception_avg"], cell_values(c)["all_avg"]) == (7.0, None)
     assert (a.cells["perception_modality_conflict"].n_excluded, a.cells["reasoning_avg"].n_excluded) == (1, 1)
-    assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", "second", None]
+    assert [row.cells["all_avg"].mark for row in (a, b, c)] == ["best", None, None]
 
 
 def _row(html: str, system: str) -> str:
@@ -83,12 +84,26 @@ def test_the_page_shows_marks_excluded_counts_and_the_chart(config: JudgeConfig,
     html = response.content.decode()
     assert response.status_code == 200
     row_a = _row(html, "A")
-    assert 'data-mark="best" title="22 valid, 2 excluded">7.40<span class="excluded">−2</span></td>' in row_a
-    assert '<td class="num" title="0 valid, 1 excluded">-<span class="excluded">−1</span></td>' in row_a
+    assert (
+        'data-mark="best" title="22 valid, 2 excluded">7.40<span class="excluded"> (2 excl.)</span></td>'
+        in row_a
+    )
+    # an empty cell with an excluded judgement reads "- (1 excl.)", never "-−1"
+    assert (
+        '<td class="num" title="0 valid, 1 excluded">-<span class="excluded"> (1 excl.)</span></td>' in row_a
+    )
+    assert "-−" not in html and '-<span class="excluded">−' not in html
     assert '<td class="num" data-testid="excluded">2</td>' in row_a
     row_b = _row(html, "B")
+    # B's Response Avg. and All are empty (audio not judged), with their counts kept
     assert (
-        'data-mark="second" title="17 valid, 1 excluded">4.58<span class="excluded">−1</span></td>' in row_b
+        '<td class="num" title="17 valid, 1 excluded">-<span class="excluded"> (1 excl.)</span></td>' in row_b
+    )
+    assert 'data-testid="content-only-note"' in html
+    # Implicit: A and C tie for best at 7.00, and say so
+    assert (
+        'data-mark="best" data-tied="true" title="2 valid, 0 excluded, tied">7.00<span class="tie">=</span>'
+        in row_a
     )
     assert 'id="leaderboard-chart"' in html and "chart-4.6.1.umd.min.js" in html
 
@@ -118,11 +133,15 @@ def test_csv_and_latex_exports(config: JudgeConfig, client_for) -> None:
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [(row["system"], row["all_avg"], row["perception_avg_n_excluded"]) for row in rows] == [
         ("A", "7.4000", "1"),
-        ("B", "4.5778", "0"),
+        ("B", "", "0"),
         ("C", "", "0"),
     ]
     latex = client.get(reverse("evaluation:leaderboard_tex"), {"judge": config.pk}).content.decode()
-    assert r"\textbf{7.40} \\" in latex and r"\underline{4.58} \\" in latex
+    assert r"\textbf{7.40} \\" in latex and "4.58" not in latex
+    row_b = next(line for line in latex.splitlines() if line.startswith("B &"))
+    assert row_b.endswith(
+        r"& \underline{3.40} & - & - & - \\"
+    )  # Content on its own scale; Audio, Response, All empty
 
 
 def test_rows_follow_the_papers_grouping_by_category(db: None) -> None:

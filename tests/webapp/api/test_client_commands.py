@@ -40,7 +40,9 @@ def test_a_refused_upload_prints_every_problem_and_exits_1(common, tmp_path, cap
 
 
 def test_a_bad_token_or_an_unknown_system_exits_1_with_the_reason(common, live_server, capsys) -> None:
-    assert run(["--url", live_server.url, "--token", "es_nope", "--quiet", "leaderboard"]) == 1
+    assert (
+        run(["--url", live_server.url, "--token", "es_nope", "--quiet", "leaderboard", "--judge", "J"]) == 1
+    )
     assert "unknown or revoked" in capsys.readouterr().err
     assert run([*common, "judge", "--system", "Nobody", "--judge", "J"]) == 1
     assert "No system is called 'Nobody'" in capsys.readouterr().err

@@ -69,7 +69,17 @@ def test_a_script_submits_judges_and_reads_the_pages_leaderboard(
 
     # then the leaderboard it prints (through the installed entry point) is the page's
     printed = subprocess.run(
-        [sys.executable, "-m", "webapp.client", *common, "leaderboard", "--format", "csv"],
+        [
+            sys.executable,
+            "-m",
+            "webapp.client",
+            *common,
+            "leaderboard",
+            "--judge",
+            "local judge",
+            "--format",
+            "csv",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -79,7 +89,7 @@ def test_a_script_submits_judges_and_reads_the_pages_leaderboard(
     page_csv = admin.get(reverse("evaluation:leaderboard_csv")).content.decode()
     assert list(csv.reader(io.StringIO(printed))) == list(csv.reader(io.StringIO(page_csv)))
     page_rows = admin.get(reverse("evaluation:leaderboard")).context["table_rows"]
-    assert run([*common, "leaderboard", "--format", "json"]) == 0
+    assert run([*common, "leaderboard", "--judge", "local judge", "--format", "json"]) == 0
     api_board = __import__("json").loads(capsys.readouterr().out)
     [(system, cells, excluded)] = page_rows
     [api_row] = api_board["rows"]
@@ -88,7 +98,9 @@ def test_a_script_submits_judges_and_reads_the_pages_leaderboard(
     assert api_row["excluded"] == excluded
     assert round(api_row["cells"]["all_avg"]["value"], 2) == 8.22
     page_propagation = admin.get(reverse("evaluation:error_propagation")).context["rows"]
-    api_propagation = admin.get("/api/error-propagation/").json()
+    judge_id = JudgeConfig.objects.get(name="local judge").pk
+    assert api_board["judge_id"] == judge_id
+    api_propagation = admin.get("/api/error-propagation/", {"judge": judge_id}).json()
     assert [row["p_reasoning_given_perception"] for row in api_propagation] == [
         figures.p_reasoning_given_perception for _, figures in page_propagation
     ]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.recording.item_import import parse_items
 from annotation.recording.items import import_items
 from annotation.recording.models import Emotion, Intensity, Item, Scenario, Split
 from tests.factories import ItemFactory
@@ -112,6 +113,24 @@ def test_the_management_command_imports_and_reports(db: None, tmp_path: Path) ->
     assert "1 created, 0 updated, 0 unchanged, 1 rows left out" in out.getvalue()
     assert err.getvalue().strip() == "Line 2, text: is required."
     assert list(Item.objects.values_list("external_id", flat=True)) == ["J-1"]
+
+
+def test_a_line_that_is_not_json_counts_as_a_row_read(db: None, tmp_path: Path) -> None:
+    # 3 lines: one good, one that is not JSON, one missing its text -> 2 of 3 rows have problems
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        '{"external_id": "J-1", "text": "Hi.", "scenario": "implicit", "target_emotion": "happy"}\n'
+        '{"external_id": "J-2", "text": "Hi\n'
+        '{"external_id": "J-3", "text": "", "scenario": "implicit", "target_emotion": "happy"}\n'
+    )
+    with pytest.raises(CommandError, match="2 of 3 rows have problems"):
+        call_command("import_items", str(path), stdout=io.StringIO(), stderr=io.StringIO())
+    parsed = parse_items(path.read_bytes(), "items.jsonl")
+    assert (parsed.rows_read, len(parsed.rows), len(parsed.errors)) == (3, 1, 2)
+    only_broken = tmp_path / "broken.jsonl"
+    only_broken.write_text('{"external_id": "J-2", "text": "Hi\n')
+    with pytest.raises(CommandError, match="1 of 1 rows have problems"):
+        call_command("import_items", str(only_broken), stdout=io.StringIO(), stderr=io.StringIO())
 
 
 def test_the_file_vocabularies_match_the_models() -> None:
