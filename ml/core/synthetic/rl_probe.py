@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ml.core.config import RlConfig
 from ml.core.rl.heuristic import word_f1
@@ -27,7 +28,7 @@ from ml.core.rl.training import train_rl
 from ml.core.runtime import seed_everything
 from ml.core.speech.inputs import SAMPLE_RATE
 from ml.core.speech.model import SpeechLM
-from ml.core.synthetic.prosody import PROMPT, Utterance
+from ml.core.synthetic.prosody import PROMPT, Gold, Utterance
 from ml.core.synthetic.sft_probe import heard_emotion, perception_accuracy
 from webapp.lib.output_format import ParsedOutput, parse_reasoning_fields, parse_strategy_fields
 
@@ -47,11 +48,22 @@ GROUP_SIZE = 8
 PROMPTS_PER_STEP = 8
 
 
+class GoldItem(Protocol):
+    """What the scorer reads of an item (``Utterance`` here, ``ConflictItem`` of the conflict task)."""
+
+    @property
+    def item_id(self) -> str: ...
+    @property
+    def emotion(self) -> str: ...
+    @property
+    def gold(self) -> Gold: ...
+
+
 def _normalised(text: str) -> str:
     return " ".join(text.lower().strip().rstrip(".").split())
 
 
-def synthetic_stage_scorer(utterances: Sequence[Utterance]) -> RolloutScorer:
+def synthetic_stage_scorer(utterances: Sequence[GoldItem]) -> RolloutScorer:
     """Return the rule-based scorer of rollouts for these utterances (module docstring)."""
     by_id = {utterance.item_id: utterance for utterance in utterances}
 
