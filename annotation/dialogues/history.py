@@ -1,4 +1,4 @@
-"""The replies after earlier dialogue turns, read in one batch (the rule: `annotation.dialogues.replies`).
+"""The replies after earlier dialogue turns, read in one batch (the rule: `webapp.lib.replies`).
 
 The source ("planned", "gold" or "own") is the caller's; gold is read through the item's reverse
 relation by name (`annotation.gold` is a later layer) and a system's own replies come in as data.
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from annotation.dialogues.replies import ReplySource, earlier_reply
 from annotation.recording.models import Item
+from webapp.lib.replies import ReplySource, earlier_reply
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from django.db.models import Q, QuerySet
 
 from annotation.recording.conversation.replies import voiced_reply
 from annotation.recording.models import Item, Take
+from webapp.lib.replies import earlier_reply
 from webapp.models import User
 from webapp.storage import audio_url
 
@@ -88,10 +89,13 @@ def conversations_so_far(
         [turn.pk for turn in earlier_turns], viewer if own_takes_only else None
     ):
         takes_by_turn[candidate.item_id].append(candidate)
-    reply_keys = {text: voiced_reply(text) for text in {turn.reference_reply for turn in earlier_turns}}
+    # What the actor hears after an earlier turn: the one reply rule, planned source (stripped; a
+    # blank reply is no reply), as labelling, the gold export, judging and training read it.
+    replies = {turn.pk: earlier_reply("planned", planned=turn.reference_reply)[0] for turn in earlier_turns}
+    reply_keys = {text: voiced_reply(text) for text in set(replies.values()) if text}
     by_dialogue: dict[int, list[HistoryTurn]] = defaultdict(list)
     for earlier in earlier_turns:
-        take, reply_key = _standing(takes_by_turn[earlier.pk]), reply_keys[earlier.reference_reply]
+        take, reply_key = _standing(takes_by_turn[earlier.pk]), reply_keys.get(replies[earlier.pk], "")
         by_dialogue[earlier.dialogue_id or 0].append(
             HistoryTurn(
                 turn=earlier.turn or 0,
@@ -101,7 +105,7 @@ def conversations_so_far(
                 audio_url=audio_url(take.audio_key, viewer) if take else "",
                 # A reviewer is not told how other reviewers decided earlier turns' takes.
                 take_status=take.get_status_display() if take and own_takes_only else "",
-                reply=earlier.reference_reply,
+                reply=replies[earlier.pk],
                 reply_audio_url=audio_url(reply_key, viewer) if reply_key else "",
             )
         )

@@ -29,7 +29,7 @@ def histories_for(outputs: Iterable[ModelOutput]) -> dict[int, DialogueHistory]:
     turn (single items are left out). Outputs must come with their item (`select_related("item")`).
 
     An output that stores the history it was produced with is judged with exactly those replies.
-    Otherwise earlier replies follow the "own" rule of `annotation.dialogues.replies`: the same
+    Otherwise earlier replies follow the "own" rule of `webapp.lib.replies`: the same
     system's outputs for the same benchmark version, else the turn's reference reply.
     """
     turns = [output for output in outputs if output.item.dialogue_id is not None and output.item.turn]

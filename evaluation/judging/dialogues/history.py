@@ -5,7 +5,7 @@ turns is judged, the judge reads what came before, turn by turn: the user's word
 perception of the user (for the stages that judge understanding of the user's state, which in a
 conversation is read against how it developed) and the assistant's reply. The reply is the judged
 system's own output for that turn when it has one, else the turn's reference reply (the "own" source
-of `annotation.dialogues.replies`, blank replies falling back). An output that stores the history it
+of `webapp.lib.replies`, blank replies falling back). An output that stores the history it
 was produced with (`ModelOutput.history`) is judged with exactly that history instead.
 """
 
@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from annotation.dialogues.replies import earlier_reply
 from evaluation.judging.rubrics import PERCEPTION, REASONING, SHIFT_PERCEPTION
+from webapp.lib.replies import earlier_reply
 
 # Stored with every judgement of a dialogue turn beside the stage's own prompt version: bump it
 # whenever the wording of the history block changes.

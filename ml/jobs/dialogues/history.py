@@ -17,11 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from annotation.dialogues.replies import earlier_reply
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item, Take
 from ml.core.config import HISTORY_GOLD, HISTORY_OWN
 from ml.core.training_records import HistoryTurn, RecordAudio, TrainingRecord, read_wav
+from webapp.lib.replies import earlier_reply
 from webapp.storage import read_media
 
 EXCLUDED_EARLIER_TURN_UNRECORDED = "an earlier dialogue turn without an accepted recording"

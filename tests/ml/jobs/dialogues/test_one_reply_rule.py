@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 import pytest
 
-from annotation.dialogues.replies import earlier_reply
 from annotation.gold.dialogue.rows import dialogue_fields
 from annotation.gold.models import GoldReference
 from annotation.labelling.dialogue.history import dialogue_history
@@ -14,6 +13,7 @@ from annotation.recording.models import Item
 from ml.jobs.datasets import create_snapshot, snapshot_records
 from ml.jobs.models import DatasetSnapshot
 from tests.ml.jobs.dialogues.support import planned_reply, recorded_dialogue
+from webapp.lib.replies import earlier_reply
 from webapp.models import User
 from webapp.roles import Role
 
@@ -54,3 +54,9 @@ def test_each_source_falls_back_past_blank_replies_the_same_way() -> None:
     assert earlier_reply("planned", planned="  ") == ("", None)
     with pytest.raises(ValueError, match="reply source"):
         earlier_reply("judge", planned="Plan.")  # type: ignore[arg-type]
+
+
+def test_the_actor_hears_the_planned_reply_stripped_and_a_blank_one_not_at_all() -> None:
+    # The recording side asks the same rule with the planned source (annotation.recording.conversation).
+    assert earlier_reply("planned", planned="  I'm here.  ") == ("I'm here.", "planned")
+    assert earlier_reply("planned", planned="   ") == ("", None)
