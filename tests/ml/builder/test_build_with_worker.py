@@ -142,4 +142,5 @@ def test_a_killed_worker_resumes_the_build_without_doing_a_sample_twice(
     )
     assert status == 0
     metadata = json.loads((tmp_path / "sft" / "metadata.json").read_text())
-    assert metadata["dataset_snapshot_ids"] == [f"build-{build.pk}"]
+    # The finished build's export is its version 1: the checkpoint names that versioned snapshot.
+    assert metadata["dataset_snapshot_ids"] == [manifest["snapshot"]] == [f"build-{build.pk}/v1"]
