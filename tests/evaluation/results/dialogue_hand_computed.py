@@ -4,6 +4,8 @@ expected values."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from annotation.recording.models import Dialogue
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
@@ -48,7 +50,7 @@ SCORES: dict[str, dict[str, dict[int, tuple[float | None, ...]]]] = {
 #   turn 3  A: perception (4 + 8)/2 = 6 (Shift 4, Neutral 8), reasoning 6.5, content 3.5, audio 4,
 #              response 7.5, All 20/3 = 6.6667
 #           B: perception 6.5, reasoning 6, content 4, response "-", All "-"
-EXPECTED_PER_TURN = {
+EXPECTED_PER_TURN: dict[int, dict[str, Any]] = {
     1: {
         "A": {"perception_avg": 8.5, "reasoning_avg": 8.0, "response_avg": 8.5, "all_avg": 25 / 3},
         "B": {
@@ -80,7 +82,7 @@ EXPECTED_PER_TURN = {
         },
     },
 }
-EXPECTED_SUMMARIES = {
+EXPECTED_SUMMARIES: dict[str, dict[str, Any]] = {
     "A": {"n_dialogues": 2, "mean": (59 / 9 + 8.5) / 2, "n_fell": 1, "share_fell": 0.5, "fell_at": {3: 1}},
     "B": {"n_dialogues": 0, "mean": None, "n_fell": 0, "share_fell": None, "fell_at": {}},
 }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from django.test import Client
 from django.urls import reverse
@@ -55,7 +57,7 @@ def test_dialogue_pages_open_for_admins_only(client: Client, client_for, turn: I
 def test_the_dialogue_set_of_the_api_is_for_admins_only(
     users: dict[str, User], turn: Item, path: str
 ) -> None:
-    named = {**DIALOGUES, "judge": JudgeConfig.objects.get(name="judge").pk}  # the API needs a judge
+    named: dict[str, Any] = {**DIALOGUES, "judge": JudgeConfig.objects.get(name="judge").pk}  # needs a judge
     assert Client().get(path, named).status_code == 403
     for role in ROLES:
         client = Client(HTTP_AUTHORIZATION=f"Token {create_token(users[role], 'tests').secret}")

@@ -254,8 +254,8 @@ def imported(
     # Put the imported items where each role meets them.
     actor, reviewer = users["actor"], users["reviewer"]
     Item.objects.filter(external_id="XSS-CSV-1").update(actor=actor, state=Item.State.RECORDING)
-    dialogue = Dialogue.objects.get(external_id="XSS-DLG")
-    Item.objects.filter(dialogue=dialogue).update(actor=actor, state=Item.State.RECORDING)
+    imported_dialogue = Dialogue.objects.get(external_id="XSS-DLG")
+    Item.objects.filter(dialogue=imported_dialogue).update(actor=actor, state=Item.State.RECORDING)
     in_review = Item.objects.get(external_id="XSS-CSV-2")
     Item.objects.filter(pk=in_review.pk).update(actor=actor, state=Item.State.IN_REVIEW)
     take = TakeFactory.create(item=in_review, actor=actor, status=Take.Status.IN_REVIEW)
