@@ -144,7 +144,7 @@ def answered(db: None) -> System:
             item=Dialogue.objects.get(external_id=item_id.split(".")[0]).turns.get(external_id=item_id),
             response_text=f"answer to {item_id}",
         )
-    ModelOutputFactory.create(system=system, response_text="single")
+    ModelOutputFactory.create(system=system, response_text="a single-turn answer")
     return system
 
 
@@ -196,4 +196,4 @@ def test_the_dialogue_outputs_page_shows_each_dialogues_turns_in_order(
     assert dl1.index('data-turn="1"') < dl1.index('data-turn="2"') < dl1.index('data-turn="3"')
     assert "answer to DL-1.t1" in dl1 and "answer to DL-1.t3" in dl1
     assert "No output for this turn." in dl1
-    assert "single" not in html
+    assert "a single-turn answer" not in html  # single-turn outputs are not dialogue turns
