@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -20,18 +21,22 @@ def _python_files() -> list[Path]:
     ]
 
 
-def test_no_module_is_longer_than_the_limit() -> None:
+def report_long_modules() -> None:
+    """The line and folder caps are a report, not a failure (issue #29): run this file with -rw."""
     too_long = {
         str(path.relative_to(ROOT)): lines
         for path in _python_files()
         if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
     }
-    assert too_long == {}
+    if too_long:
+        warnings.warn(f"modules over {MAX_MODULE_LINES} lines: {too_long}", stacklevel=1)
 
 
-def test_no_folder_holds_more_modules_than_the_limit() -> None:
+def test_layout_report() -> None:
+    report_long_modules()
     modules = Counter(
         str(path.parent.relative_to(ROOT)) for path in _python_files() if path.name != "__init__.py"
     )
     crowded = {folder: count for folder, count in modules.items() if count > MAX_MODULES_PER_FOLDER}
-    assert crowded == {}
+    if crowded:
+        warnings.warn(f"folders over {MAX_MODULES_PER_FOLDER} modules: {crowded}", stacklevel=1)

@@ -173,9 +173,12 @@ class SftJobForm(_TrainingForm):
     )
     aaa_layers = forms.CharField(required=False, label="AAA layers", help_text="e.g. -1,-2; blank: all")
     aaa_objective = forms.ChoiceField(
-        choices=list(AAA_OBJECTIVE_LABELS.items()), initial=SFT_DEFAULTS.aaa_objective, label="AAA objective"
+        choices=list(AAA_OBJECTIVE_LABELS.items()),
+        initial=SFT_DEFAULTS.aaa_objective,
+        required=False,  # a script that names none gets the default (SftConfig's), as before
+        label="AAA objective",
     )
-    aaa_target_ratio = forms.FloatField(min_value=1.01, initial=SFT_DEFAULTS.aaa_target_ratio)
+    aaa_target_ratio = forms.FloatField(min_value=1.01, initial=SFT_DEFAULTS.aaa_target_ratio, required=False)
     lora_rank = forms.IntegerField(
         min_value=0, initial=0, label="LoRA rank", help_text="0 (SftConfig's default) trains every weight"
     )
@@ -208,8 +211,8 @@ class SftJobForm(_TrainingForm):
                 "batch_size": data["batch_size"],
                 "gradient_accumulation_steps": data["gradient_accumulation_steps"],
                 "lambda_aaa": data["lambda_aaa"],
-                "aaa_objective": data["aaa_objective"],
-                "aaa_target_ratio": data["aaa_target_ratio"],
+                "aaa_objective": data["aaa_objective"] or SFT_DEFAULTS.aaa_objective,
+                "aaa_target_ratio": data["aaa_target_ratio"] or SFT_DEFAULTS.aaa_target_ratio,
                 "aaa_layers": data["aaa_layers"],
                 # SFT's LoRA trains the audio encoder too, as full SFT does (``SFT_LORA``).
                 "lora": {**_lora_parameters(rank), "train_audio_encoder": True} if rank else None,

@@ -90,7 +90,7 @@ def test_a_valid_start_snapshots_the_data_and_opens_the_job_page(
     assert response["Location"] == reverse("ml:job", args=[job.pk])
     assert (job.queue, job.started_by) == ("gpu", users["admin"])
     assert job.parameters["config"]["aaa_layers"] == [-1, -2]
-    assert job.parameters["config"]["lora"] == {"rank": 16, "alpha": 32}
+    assert job.parameters["config"]["lora"] == {"rank": 16, "alpha": 32, "train_audio_encoder": True}
     assert DatasetSnapshot.objects.get(job=job).size == 1
 
 

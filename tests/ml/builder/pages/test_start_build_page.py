@@ -24,7 +24,7 @@ BAD = {
     "no endpoint": ({"endpoints": []}, "list at least one LLM endpoint"),
     "unknown setting": ({**GOOD, "batchsize": 5}, "unknown setting(s): batchsize"),
     "out of range": ({**GOOD, "query_min_score": 9}, "filter scores are on a 1-5 scale"),
-    "wrong type": ({**GOOD, "shards": "two"}, "a setting has the wrong type"),
+    "wrong type": ({**GOOD, "shards": "two"}, "shards must be a whole number"),
     "a key pasted": (
         {"endpoints": [{"base_url": "http://llm:8000/v1", "model": "m", "api_key_env": "sk-live-123"}]},
         "ECHOSTUDIO_JUDGE_KEY_",
