@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from evaluation.echomind import reports
 from evaluation.echomind import scoring as board
+from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.scoring import Accuracy
 from evaluation.outputs.access import SYSTEM_ADMINS
 from webapp.roles import HasRole
@@ -90,6 +91,6 @@ class EchoMindLeaderboardExportView(APIView):
     )
     def get(self, request: Request) -> HttpResponse:
         rows = reports.board()
-        text = board.to_csv(rows) if self.fmt == "csv" else board.to_latex(rows)
+        text = board_csv(rows) if self.fmt == "csv" else board.to_latex(rows)
         content_type = "text/csv" if self.fmt == "csv" else "text/x-tex"
         return HttpResponse(text, content_type=f"{content_type}; charset=utf-8")

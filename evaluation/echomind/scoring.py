@@ -10,7 +10,6 @@ with a t interval over those pairs.
 
 from __future__ import annotations
 
-import csv
 import io
 import math
 import re
@@ -18,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.stats import wilson_interval
 
 TARGET, NEUTRAL, ALTERNATIVE = "target", "neutral", "alternative"
@@ -324,14 +324,11 @@ def cells(row: BoardRow) -> list[str]:
 
 def to_csv(rows: Sequence[BoardRow]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    # System names are typed in: NeutralWriter keeps a formula-like name from running in a spreadsheet.
+    writer = NeutralWriter(out)
     writer.writerow(HEADINGS)
     for row in rows:
-        # A leading =, +, - or @ would run as a formula in a spreadsheet (system names are typed in).
-        values = cells(row)
-        if values[0][:1] in ("=", "+", "-", "@"):
-            values[0] = "'" + values[0]
-        writer.writerow(values)
+        writer.writerow(cells(row))
     return out.getvalue()
 
 

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.recording.items import assign_items
 from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
+from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
 from evaluation.echomind.models import Delivery, VocalAttribute
@@ -172,7 +173,7 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
 @require_GET
 def leaderboard_export(request: StudioRequest, fmt: str) -> HttpResponse:
     rows = reports.board()
-    text = board.to_csv(rows) if fmt == "csv" else board.to_latex(rows)
+    text = board_csv(rows) if fmt == "csv" else board.to_latex(rows)
     response = HttpResponse(
         text, content_type=f"{'text/csv' if fmt == 'csv' else 'text/x-tex'}; charset=utf-8"
     )

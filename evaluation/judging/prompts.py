@@ -40,6 +40,9 @@ from evaluation.judging.rubrics import (
 from webapp.lib.vocabulary import MODALITY_CONFLICT
 
 PROMPT_VERSIONS: dict[str, str] = {stage: f"{stage.replace('_', '-')}-v1" for stage in STAGES}
+# v2: the reasoning flags name which part is missing (mental state or strategy) since RL charges
+# each to its own stage score.
+PROMPT_VERSIONS[REASONING] = "reasoning-v2"
 
 SUBSCORE_GUIDE: dict[str, dict[str, str]] = {
     PERCEPTION: {

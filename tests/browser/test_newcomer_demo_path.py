@@ -55,7 +55,10 @@ def test_a_newcomer_judges_rates_and_trains_on_the_demo(
     page.click("[data-testid=leaderboard-link]")
     assert "not a real judge" in page.locator("h1").inner_text()
     row = page.locator("#leaderboard tr[data-system='EchoChat (demo)']").locator("td").all_inner_texts()
-    assert row[0] == "EchoChat (demo)" and row[-2] not in ("-", ""), row  # All is a number
+    # Models, 11 score columns, Excluded: the heuristic does not listen, so Content (index 8) is a
+    # number and All (index 11), which needs the audio score, is left empty and the page says why.
+    assert row[0] == "EchoChat (demo)" and row[8] not in ("-", "") and row[11] == "-", row
+    assert page.locator("[data-testid=content-only-note]").is_visible()
 
     # -> a listening study with the audio dimensions, kept short for the test (one rater, 4 samples).
     page.goto(f"{live_server.url}/")

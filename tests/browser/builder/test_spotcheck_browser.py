@@ -49,7 +49,8 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         assert "at least one reason" in page.locator("[data-testid=decision-errors]").inner_text()
         page.check("input[name=verdict][value=fix]")
         page.check("input[name=reasons][value=perception_wrong]")
-        page.click("[data-testid=fix-fields] summary")
+        # choosing Fix (and a refused fix coming back) opens the fields it edits
+        assert page.locator("[data-testid=fix-fields]").evaluate("details => details.open")
         page.select_option("select[name=perception_intensity]", "high")
         page.fill("textarea[name=response]", "That sounds painful; it makes sense you feel let down.")
         page.screenshot(path="/tmp/h17check-spot-check-fix.png", full_page=True)

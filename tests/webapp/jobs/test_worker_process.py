@@ -111,9 +111,9 @@ def test_a_job_started_while_the_broker_is_down_runs_once_the_reaper_sends_it(wo
     from tests.conftest import ROOT, _worker_environment
 
     # given: a job started by a process whose broker does not answer (nothing listens on port 9)
-    env = _worker_environment(
-        {"CELERY_BROKER_URL": "redis://127.0.0.1:9/0", "DJANGO_SETTINGS_MODULE": "webapp.settings"}
-    )
+    env = _worker_environment({"DJANGO_SETTINGS_MODULE": "webapp.settings"})
+    # set after: _worker_environment pins every process to the test's own broker
+    env["CELERY_BROKER_URL"] = "redis://127.0.0.1:9/0"
     code = (
         "import django; django.setup(); from webapp.jobs import start_job; "
         "print(start_job('diagnostic_sleep', parameters={'steps': 2, 'delay_s': 0.05}).pk)"

@@ -19,12 +19,14 @@ from evaluation.judging.rubrics import STAGES
 GOLD = {"user_utterance": "I ate alone again.", "emotion": "sad", "intensity": "medium"}
 
 # sha256 of each stage's messages for one single item, computed before dialogue judging existed:
-# a single item's prompt (and so its judge cache key) must never change.
+# a single item's prompt (and so its judge cache key) must never change with dialogues. The
+# reasoning digests are those of reasoning-v2 (its flags split by part, a wording change that
+# bumped the version, so stored v1 judgements are told apart).
 SINGLE_ITEM_PROMPTS = {
     ("perception", "implicit"): "1e50925ac9e717a916ca59f0befbc4103a3b9e8aec0f37b7bf91236141470f84",
     ("perception", "modality-conflict"): "d9f454de0c24ded1cf23ada754ebe03b907cbacd6bea295148ef7f3c60fb1fe6",
-    ("reasoning", "implicit"): "e1b8e6f1a1b18f9a23ddb5e103d5c6da0fc92374e813e3eabf5f937c6d0a0d6a",
-    ("reasoning", "modality-conflict"): "e707c3bac827583fc2e4004d0305a473a8fc3a0f1c335c25f442f2b37eec515f",
+    ("reasoning", "implicit"): "5acf6ff78cacdd29a1e8d8e27091ec79d4374198ff4035c6717cea60ca25905c",
+    ("reasoning", "modality-conflict"): "bc161b3bc87ed844b6f4dd1009032332040cfaa127fc15c933e02182c6aa6083",
     ("shift_perception", "implicit"): "9bc3d64ac381d84034fcc15a75f49823caa3b1f944f05fc4041e471babfd1727",
     (
         "shift_perception",

@@ -90,7 +90,7 @@ def test_each_turn_is_judged_with_the_conversation_before_it(dialogue: Dialogue,
     assert all("Conversation so far" not in user for user in first.values())
     assert set(Judgement.objects.values_list("prompt_version", flat=True)) == {
         "perception-v1+history-v1",
-        "reasoning-v1+history-v1",
+        "reasoning-v2+history-v1",
         "response-content-v1+history-v1",
     }
 
