@@ -135,17 +135,23 @@ def _turn_tables(board: ResultsDialogueBoard) -> list[tuple[int, str, list[tuple
 
 
 def _turn_chart(board: ResultsDialogueBoard) -> dict[str, Any]:
-    """Return the data of the score-by-turn chart: each system's All per turn index."""
+    """Return the data of the score-by-turn chart: each system's All per turn index.
+
+    A system with no overall score on any turn (its audio was not judged) draws no line: it is
+    named under the chart instead, as its table rows read "-".
+    """
     turns = board.board.turns
+    series = [
+        {
+            "label": system.name,
+            "data": [board.board.per_turn[turn].rows[index].cells["all_avg"].value for turn in turns],
+        }
+        for index, system in enumerate(board.systems)
+    ]
     return {
         "labels": [f"Turn {turn}" for turn in turns],
-        "series": [
-            {
-                "label": system.name,
-                "data": [board.board.per_turn[turn].rows[index].cells["all_avg"].value for turn in turns],
-            }
-            for index, system in enumerate(board.systems)
-        ],
+        "series": [line for line in series if any(value is not None for value in line["data"])],
+        "not_drawn": [line["label"] for line in series if all(value is None for value in line["data"])],
     }
 
 

@@ -39,12 +39,15 @@ def test_the_turn_chart_draws_one_line_per_system_without_policy_violations(
             """() => {
                 const chart = Chart.getChart(document.getElementById("turn-chart-canvas"));
                 return {type: chart.config.type, labels: chart.data.labels,
-                        lines: chart.data.datasets.map((set) => [set.label, set.data.map((v) => Math.round(v * 100))])};
+                        lines: chart.data.datasets.map((set) => [set.label, set.data.map((v) => Math.round(v * 100))]),
+                        notDrawn: document.querySelector("[data-testid=not-drawn]").textContent};
             }"""
         )
     assert problems == []
     assert chart == {
         "type": "line",
         "labels": ["Turn 1", "Turn 2", "Turn 3"],
-        "lines": [["A", [833, 700, 667]], ["B", [567, 533, 550]]],
+        # B's audio was not judged: no turn has an overall score, so it draws no line and is named
+        "lines": [["A", [833, 700, 667]]],
+        "notDrawn": "No line for B: no turn has an overall score (audio not judged).",
     }
