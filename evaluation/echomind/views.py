@@ -11,11 +11,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.recording.items import assign_items
 from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
-from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
 from evaluation.echomind.models import Delivery, VocalAttribute
 from evaluation.echomind.scoring import GROUPINGS
+from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
