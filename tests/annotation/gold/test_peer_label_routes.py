@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from django.contrib import admin
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import get_resolver, reverse
 from django.utils import timezone
 
 from annotation.gold import transfer_jobs
@@ -27,6 +27,7 @@ from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory, assign, perception, submitted, tom
 from tests.factories import UserFactory
+from tests.support.routes import site_patterns
 from webapp.jobs import run_job
 from webapp.models import Job, User
 from webapp.roles import Role, grant_role
@@ -96,19 +97,6 @@ def scene(request: pytest.FixtureRequest, users: dict[str, User]) -> Scene:
     return Scene(viewer, item, peers, own, Job.objects.get(pk=export.pk))
 
 
-def _patterns(
-    resolver: URLResolver, prefix: str = "", namespace: str = ""
-) -> Iterator[tuple[str, URLPattern, str]]:
-    for entry in resolver.url_patterns:
-        if isinstance(entry, URLResolver):
-            if "django-admin" in str(entry.pattern):
-                continue  # walked model by model below
-            space = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            yield from _patterns(entry, prefix + str(entry.pattern), space)
-        else:
-            yield prefix + str(entry.pattern), entry, namespace
-
-
 def _fill(scene: Scene) -> dict[str, object]:
     peer = scene.peers[0]
     return {
@@ -123,7 +111,7 @@ def _fill(scene: Scene) -> dict[str, object]:
 def _urls(scene: Scene) -> tuple[list[str], list[str]]:
     values = _fill(scene)
     urls, skipped = [], []
-    for _route, pattern, namespace in _patterns(get_resolver()):
+    for _route, pattern, namespace in site_patterns(get_resolver()):
         names = set(pattern.pattern.converters)
         if not pattern.name or names - set(values):
             skipped += sorted(names - set(values))

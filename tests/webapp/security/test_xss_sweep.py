@@ -16,7 +16,6 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -26,12 +25,13 @@ from django.contrib import admin
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import get_resolver, reverse
 
 from annotation.recording.models import Dialogue, Item, Take
 from ml.builder.models import Build, TaxonomyTopic
 from tests.annotation.labelling.support import assign
 from tests.factories import RecordingFactory, ReviewFactory, TakeFactory
+from tests.support.routes import site_patterns
 from webapp.models import Job, User
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
@@ -266,19 +266,6 @@ def imported(
     return Imported(users, pages)
 
 
-def _patterns(
-    resolver: URLResolver, prefix: str = "", namespace: str = ""
-) -> Iterator[tuple[str, URLPattern, str]]:
-    for entry in resolver.url_patterns:
-        if isinstance(entry, URLResolver):
-            if "django-admin" in str(entry.pattern):
-                continue  # walked model by model below
-            space = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
-            yield from _patterns(entry, prefix + str(entry.pattern), space)
-        else:
-            yield prefix + str(entry.pattern), entry, namespace
-
-
 def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
     user = scene.users[role]
     own = scene.labelled.annotations.filter(annotator=user).first()
@@ -297,7 +284,7 @@ def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
 
 def _urls(scene: Imported, role: str) -> tuple[list[str], set[str]]:
     urls, skipped = [], set()
-    for route, pattern, namespace in _patterns(get_resolver()):
+    for route, pattern, namespace in site_patterns(get_resolver()):
         values = _fill(scene, role, route)
         names = set(pattern.pattern.converters)
         if not pattern.name or names - set(values):
