@@ -10,8 +10,6 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from django.db.models import Q
-
 from annotation.recording.models import Item
 from webapp.lib.replies import ReplySource, earlier_reply
 
@@ -35,20 +33,11 @@ def earlier_replies(
     outputs; this layer cannot).
     """
     result: dict[int, tuple[EarlierReply, ...]] = {item.pk: () for item in items}
-    reach: dict[int, int] = {}
-    for item in items:
-        if item.dialogue_id is not None and item.turn:
-            reach[item.dialogue_id] = max(reach.get(item.dialogue_id, 0), item.turn)
-    if not reach:
-        return result
-    wanted = Q()
-    for dialogue_id, reached in reach.items():
-        wanted |= Q(dialogue_id=dialogue_id, turn__lt=reached)
     earlier = list(
-        Item.objects.filter(wanted)
-        .only("pk", "dialogue_id", "turn", "text", "reference_reply")
-        .order_by("turn")
+        Item.objects.earlier_turns_of_all(items).only("pk", "dialogue_id", "turn", "text", "reference_reply")
     )
+    if not earlier:
+        return result
     gold: dict[int, str] = {}
     if source == "gold":
         gold = {

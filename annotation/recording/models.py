@@ -137,6 +137,20 @@ class ItemQuerySet(models.QuerySet["Item"]):
             return self.none()
         return self.filter(dialogue_id=item.dialogue_id, turn__lt=item.turn).order_by("turn")
 
+    def earlier_turns_of_all(self, items: Iterable[Item]) -> ItemQuerySet:
+        """Return every turn before any of `items` in its dialogue, in one query (each dialogue read
+        once, up to the latest of its turns asked about), ordered by dialogue then turn."""
+        reach: dict[int, int] = {}
+        for item in items:
+            if item.dialogue_id is not None and item.turn:
+                reach[item.dialogue_id] = max(reach.get(item.dialogue_id, 0), item.turn)
+        if not reach:
+            return self.none()
+        wanted = models.Q()
+        for dialogue_id, reached in reach.items():
+            wanted |= models.Q(dialogue_id=dialogue_id, turn__lt=reached)
+        return self.filter(wanted).order_by("dialogue_id", "turn")
+
 
 class Dialogue(models.Model):
     """A conversation of user turns (paper B.5): each turn is an Item with `dialogue` and `turn` set.

@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from annotation.recording.conversation.replies import voiced_reply
 from annotation.recording.models import Item, Take
@@ -74,16 +74,9 @@ def conversations_so_far(
     """
     histories: dict[int, list[HistoryTurn]] = {item.pk: [] for item in items}
     # Each dialogue once, up to the latest turn asked about (two reviews may share one turn).
-    reach: dict[int, int] = {}
-    for item in items:
-        if item.dialogue_id is not None and item.turn:
-            reach[item.dialogue_id] = max(reach.get(item.dialogue_id, 0), item.turn)
-    if not reach:
+    earlier_turns = list(Item.objects.earlier_turns_of_all(items))
+    if not earlier_turns:
         return histories
-    wanted = Q()
-    for dialogue_id, turn in reach.items():
-        wanted |= Q(dialogue_id=dialogue_id, turn__lt=turn)
-    earlier_turns = list(Item.objects.filter(wanted).order_by("dialogue_id", "turn"))
     takes_by_turn: dict[int, list[Take]] = defaultdict(list)
     for candidate in _candidate_takes(
         [turn.pk for turn in earlier_turns], viewer if own_takes_only else None
