@@ -127,9 +127,8 @@ def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_fo
     study, assignment = rated
     client = client_for("evaluator")
     page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
-    assert (
-        'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2" disabled' in page
-    )
+    # One turn at a time: turn 1's questions, locked; turn 2 asks nothing until turn 1 is rated.
+    assert 'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2"' not in page
 
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 2])).status_code == 409
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1])).status_code == 200
