@@ -87,7 +87,8 @@
       );
       if (waiting.length) {
         const turns = waiting.map((earlier) => earlier.dataset.turn).join(", ");
-        say(`Play the reply of turn ${turns} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
+        const replies = waiting.length > 1 ? `replies of turns ${turns}` : `reply of turn ${turns}`;
+        say(`Play the ${replies} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
       }
     });
 
