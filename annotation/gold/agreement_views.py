@@ -62,9 +62,11 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
                 for by_field in [{entry.field: entry for entry in row.fields}]
             ],
             "chart_data": chart_data,
-            "per_field_headers": [labels[name] for name in per_field_names],
-            "annotator_rows": [
-                (row, [row.per_field.get(name) for name in per_field_names]) for row in report.annotators
+            # Fields down the side, annotators across: eleven fields beside the summary columns made
+            # one table wider than the page; a team's annotators fit across it.
+            "field_rows": [
+                (labels[name], [row.per_field.get(name) for row in report.annotators])
+                for name in per_field_names
             ],
         },
     )

@@ -88,8 +88,15 @@ def playback_refusal(
     started, seconds = assignment.presented_at, assignment.stimulus.audio_seconds
     if turn is not None:
         heard = played or {}
-        if any(earlier not in heard for earlier in range(1, turn.turn)):
-            return "Play the earlier turns of the conversation first."
+        unheard = [str(earlier) for earlier in range(1, turn.turn) if earlier not in heard]
+        if unheard:
+            # Named, so the rater knows which player to start, not only that some other one comes first.
+            replies = (
+                f"reply of turn {unheard[0]}"
+                if len(unheard) == 1
+                else f"replies of turns {', '.join(unheard)}"
+            )
+            return f"Play the {replies} first: replies are heard in order."
         started = max([started, *(heard[earlier] for earlier in range(1, turn.turn))])
         seconds = turn.audio_seconds
     if not could_have_played_to_the_end(started, seconds, now):

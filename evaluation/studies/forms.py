@@ -36,7 +36,11 @@ class OutputChoiceField(forms.ModelMultipleChoiceField):
 
 class StudyForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="Seen by admins only")
-    title_for_raters = forms.CharField(max_length=120, initial="Listening study")
+    title_for_raters = forms.CharField(
+        max_length=120,
+        initial="Listening study",
+        help_text="Raters see this (never the name): give each study its own, so their queue tells them apart",
+    )
     instructions = forms.CharField(widget=forms.Textarea(attrs={"rows": 5}), initial=DEFAULT_INSTRUCTIONS)
     systems = forms.ModelMultipleChoiceField(
         queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple

@@ -101,14 +101,15 @@ def _dialogue_context(
     study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
 ) -> dict[str, Any]:
     """The conversation as the rater hears it: per turn the user's recording and the system's
-    reply (blind link, no system), with that turn's questions open or locked by the playback gate."""
+    reply (blind link, no system), with the current turn's questions open or locked by the playback
+    gate."""
     played = turn_playbacks(assignment)
     scores: dict[int, dict[str, int]] = {}
     for turn, dimension, score in assignment.ratings.values_list("turn", "dimension", "score"):
         scores.setdefault(turn, {})[dimension] = score
     dimensions = study.dimension_list()
     replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).select_related("item__recording")
-    turns = [
+    turns: list[dict[str, Any]] = [
         {
             "number": reply.turn,
             "user_text": reply.item.text,
@@ -124,6 +125,12 @@ def _dialogue_context(
         }
         for reply in replies
     ]
+    # One turn is worked on at a time, the first not yet rated: it opens in full with its questions,
+    # the turns around it stay compact, so the page is as tall as the work rather than the dialogue.
+    current = next((entry["number"] for entry in turns if not entry["saved"]), None)
+    for entry in turns:
+        entry["current"] = entry["number"] == current
+        entry["later"] = current is not None and entry["number"] > current
     return {
         "study": study,
         "assignment": assignment,

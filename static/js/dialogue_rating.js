@@ -1,4 +1,5 @@
-// The rating page of a dialogue study: playback gating per assistant turn.
+// The rating page of a dialogue study: playback gating per assistant turn, and the compact turns'
+// "show the whole turn" buttons.
 //
 // Each turn's questions stay disabled until that turn's reply has played to the end. The browser
 // then tells the server, which checks that the earlier replies were heard first and that enough
@@ -21,6 +22,22 @@
       audios.forEach((other) => {
         if (other !== audio) other.pause();
       });
+    });
+  });
+
+  // Compact turns show a line of each speaker's text; where a line cuts a text short, the turn's
+  // button shows the full text and back.
+  root.querySelectorAll(".dialogue-turn.compact").forEach((section) => {
+    const more = section.querySelector(".turn-more");
+    if (!more) return;
+    section.dataset.collapsed = "true";
+    const texts = Array.from(section.querySelectorAll(".script-text"));
+    more.hidden = !texts.some((text) => text.scrollHeight > text.clientHeight + 1);
+    more.addEventListener("click", () => {
+      const expand = section.dataset.collapsed === "true";
+      section.dataset.collapsed = expand ? "false" : "true";
+      more.setAttribute("aria-expanded", String(expand));
+      more.textContent = expand ? "Show less" : "Show the full text";
     });
   });
 
@@ -49,7 +66,11 @@
       if (response.ok && body.unlocked) {
         section.dataset.unlocked = "true";
         if (controls) controls.disabled = false;
-        say("Played: this turn's questions are open.");
+        say(
+          section.dataset.later === "true"
+            ? `Played: its questions open once turn ${Number(section.dataset.turn) - 1} is rated.`
+            : "Played: this turn's questions are open."
+        );
       } else {
         heardUntil = 0;
         say(body.error || "The playback could not be recorded; play the reply again.");
@@ -66,7 +87,8 @@
       );
       if (waiting.length) {
         const turns = waiting.map((earlier) => earlier.dataset.turn).join(", ");
-        say(`Play the reply of turn ${turns} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
+        const replies = waiting.length > 1 ? `replies of turns ${turns}` : `reply of turn ${turns}`;
+        say(`Play the ${replies} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
       }
     });
 

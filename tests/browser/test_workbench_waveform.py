@@ -4,6 +4,7 @@ flagged while they are edited."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from tests.browser.test_workbench_keeps_work import open_workbench
 from webapp.lib import vocabulary
 
 pytestmark = pytest.mark.browser
+
+SHOTS = Path("/tmp/shots-23")  # the issue's closing note shows the workbench at 1,400 px
 
 LABEL_BOXES = """() => {
   const host = document.querySelector("[data-testid=waveform]").firstElementChild;
@@ -31,6 +34,7 @@ def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_label
     open_browser_page: Any, live_server: Any, transactional_db: None, users: Any
 ) -> None:
     (mine,) = assign(LabellingItemFactory.create(scenario=vocabulary.EMOTION_SHIFT), users["annotator"])
+    SHOTS.mkdir(exist_ok=True)
     with open_browser_page(viewport={"width": 1400, "height": 900}) as page:
         open_workbench(page, live_server, mine)
         waveform = page.locator("[data-testid=waveform]").bounding_box()
@@ -64,8 +68,8 @@ def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_label
         note = page.locator("[data-testid=segment-overlaps]")
         assert note.is_visible() and note.inner_text() == "Segment 2 overlaps the one before it."
         assert "overlap" in (rows.nth(1).get_attribute("class") or "")
-        page.screenshot(path="/tmp/issue23-workbench-1400.png", full_page=False)
-        page.screenshot(path="/tmp/issue23-workbench-1400-full.png", full_page=True)
+        page.screenshot(path=str(SHOTS / "workbench-1400.png"), full_page=False)
+        page.screenshot(path=str(SHOTS / "workbench-1400-full.png"), full_page=True)
 
         page.locator("[data-testid=workbench-title]").click()
         page.keyboard.press("+")
@@ -74,4 +78,4 @@ def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_label
         assert page.inner_text("[data-testid=zoom-level]").startswith("zoom ×2.6 · ")
         boxes = page.evaluate(LABEL_BOXES)
         assert not any(_covers(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]), boxes
-        page.screenshot(path="/tmp/issue23-workbench-1400-zoomed.png", full_page=False)
+        page.screenshot(path=str(SHOTS / "workbench-1400-zoomed.png"), full_page=False)

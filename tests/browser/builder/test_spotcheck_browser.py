@@ -3,6 +3,8 @@ reason, fix one), and the admin's build page then shows the acceptance per stage
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ml.builder.models import SpotCheck
@@ -11,6 +13,11 @@ from tests.ml.builder.pages.spotcheck_builds import finished_build
 from tests.support.browser import log_in
 
 pytestmark = pytest.mark.browser
+
+
+def _times_said(page: Any, words: str) -> int:
+    """Return how often the page's visible text says `words` (the errors box, messages, anywhere)."""
+    return page.locator("body").inner_text().lower().count(words)
 
 
 def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
@@ -35,8 +42,13 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         page.check("input[name=verdict][value=keep]")
         page.click("[data-testid=submit-decision]")
 
-        # drop the second: the emotion is not audible
+        # drop the second: the emotion is not audible (a drop without a reason is refused first, once)
         page.wait_for_selector("text=: keep.")
+        page.check("input[name=verdict][value=drop]")
+        page.click("[data-testid=submit-decision]")
+        page.wait_for_selector("[data-testid=decision-errors]")
+        assert _times_said(page, "at least one reason") == 1
+        page.screenshot(path="/tmp/shots-23/spot-check-drop-refused.png", full_page=True)
         page.check("input[name=verdict][value=drop]")
         page.check("input[name=reasons][value=audio_wrong_emotion]")
         page.fill("textarea[name=note]", "sounds cheerful, not sad")
@@ -47,6 +59,7 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         page.check("input[name=verdict][value=fix]")
         page.click("[data-testid=submit-decision]")
         assert "at least one reason" in page.locator("[data-testid=decision-errors]").inner_text()
+        assert _times_said(page, "at least one reason") == 1
         page.check("input[name=verdict][value=fix]")
         page.check("input[name=reasons][value=perception_wrong]")
         # choosing Fix (and a refused fix coming back) opens the fields it edits

@@ -21,6 +21,7 @@ from evaluation.studies.workflows import (
 from tests.evaluation.studies.dialogues.support import (
     build_dialogue_world,
     make_dialogue_study,
+    play_and_rate_dialogue,
     show_long_ago,
 )
 from tests.evaluation.studies.support import current
@@ -51,7 +52,10 @@ def test_a_turn_counts_only_after_the_earlier_replies_and_their_length():
     first_ended = SHOWN + timedelta(seconds=10)
 
     assert playback_refusal(assignment, first_ended, _reply(2), {}) == (
-        "Play the earlier turns of the conversation first."
+        "Play the reply of turn 1 first: replies are heard in order."
+    )
+    assert playback_refusal(assignment, first_ended, _reply(4), {1: first_ended}) == (
+        "Play the replies of turns 2, 3 first: replies are heard in order."
     )
     too_soon = first_ended + timedelta(seconds=2.0 - PLAYBACK_SLACK_SECONDS - 0.01)
     assert playback_refusal(assignment, too_soon, _reply(2), {1: first_ended}) is not None
@@ -83,7 +87,7 @@ def test_the_server_refuses_turn_two_before_its_reply_played_to_the_end(rated):
 
 def test_a_playback_report_out_of_turn_or_too_soon_is_refused(rated):
     _, assignment = rated
-    with pytest.raises(RatingRefused, match="earlier turns"):
+    with pytest.raises(RatingRefused, match="Play the reply of turn 1 first"):
         record_turn_playback(assignment, 2)
     record_turn_playback(assignment, 1)
     with pytest.raises(RatingRefused, match="Play the whole response"):
@@ -127,9 +131,8 @@ def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_fo
     study, assignment = rated
     client = client_for("evaluator")
     page = client.get(reverse("evaluation:rate_study", args=[study.public_id])).content.decode()
-    assert (
-        'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2" disabled' in page
-    )
+    # One turn at a time: turn 1's questions, locked; turn 2 asks nothing until turn 1 is rated.
+    assert 'data-testid="turn-controls-1" disabled' in page and 'data-testid="turn-controls-2"' not in page
 
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 2])).status_code == 409
     assert client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1])).status_code == 200
@@ -145,3 +148,14 @@ def test_over_http_turn_two_stays_locked_until_its_reply_played(rated, client_fo
     assert 'data-testid="turn-saved-1"' in page and "Helpfulness 4" in page
     assert 'data-testid="turn-controls-2" disabled' in page
     assert set(StudyRating.objects.filter(assignment=assignment).values_list("turn", flat=True)) == {1}
+
+
+def test_the_end_page_counts_conversations_not_samples(rated, users, client_for):
+    study, _ = rated
+    while (assignment := StudyAssignment.objects.next_for(study, users["evaluator"])) is not None:
+        play_and_rate_dialogue(assignment, lambda turn, dimension: 3)
+
+    page = client_for("evaluator").get(reverse("evaluation:rate_study", args=[study.public_id]))
+
+    assert "You have rated all 4 conversations of this study" in page.content.decode()
+    assert "samples" not in page.content.decode()
