@@ -342,15 +342,3 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
             _number(similarity, 2, "") if similarity is not None else "no accepted takes yet",
         ),
     ]
-
-
-def word_ruler(qc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return a take's aligned words (text, start and end in seconds) for the ruler under a waveform."""
-    speech = qc.get("speech") if qc else None
-    if not isinstance(speech, dict):
-        return []
-    return [
-        {"text": word["text"], "start": word["start"], "end": word["end"]}
-        for word in speech.get("words", [])
-        if isinstance(word, dict)
-    ]
