@@ -71,7 +71,9 @@ def stress_candidates(words: Sequence[TimedWord], pitch_hz: Track, energy_db: Tr
         if energy is not None and typical_energy is not None and energy - typical_energy >= LOUDER_DB:
             excess["louder"] = (energy - typical_energy) / LOUDER_DB
         if len(excess) >= MIN_CUES:
-            candidates.append(StressCandidate(index, word.text, tuple(excess), round(sum(excess.values()), 2)))
+            candidates.append(
+                StressCandidate(index, word.text, tuple(excess), round(sum(excess.values()), 2))
+            )
     return candidates
 
 

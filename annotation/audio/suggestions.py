@@ -88,7 +88,9 @@ def word_timing(qc: Mapping[str, Any], contours: Mapping[str, Any]) -> WordTimin
     words = [
         TimedWord(str(word["text"]), float(word["start"]), float(word["end"]), int(word.get("phones") or 0))
         for word in speech["words"]
-        if isinstance(word, Mapping) and isinstance(word.get("start"), int | float) and isinstance(word.get("end"), int | float)
+        if isinstance(word, Mapping)
+        and isinstance(word.get("start"), int | float)
+        and isinstance(word.get("end"), int | float)
     ]
     tracks = contours_for_waveform(contours or {})
     rate = speech.get("phones_per_second")

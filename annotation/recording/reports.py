@@ -183,7 +183,7 @@ def _charts(
 
 # --- Takes the speech check flagged ---------------------------------------------------------------
 
-FLAG_KIND_LABELS = {"script": "may not say its script", "speaker": "voice unlike the actor's accepted takes"}
+FLAG_KIND_LABELS = {"script": "Script in doubt", "speaker": "Voice unlike the actor's accepted takes"}
 
 
 def flagged_takes() -> dict[str, Any]:
@@ -193,20 +193,21 @@ def flagged_takes() -> dict[str, Any]:
     queries, the per-flag counts reading only the flags of flagged takes.
     """
     flagged = Take.objects.flagged()
-    per_status = dict(flagged.order_by().values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    per_status = dict(
+        flagged.order_by().values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+    )
     per_kind: dict[str, int] = defaultdict(int)
     for flags in flagged.values_list("qc__speech__flags", flat=True):
         for kind in {flag["kind"] for flag in review_flags({"flags": flags})}:
             per_kind[kind] += 1
-    rows = (
-        flagged.order_by(
-            Case(When(status=Take.Status.IN_REVIEW, then=Value(0)), default=Value(1)), "-created_at"
-        )
-        .values("public_id", "status", "item__external_id", "qc__speech__flags")[:TAKES_LISTED]
-    )
+    rows = flagged.order_by(
+        Case(When(status=Take.Status.IN_REVIEW, then=Value(0)), default=Value(1)), "-created_at"
+    ).values("public_id", "status", "item__external_id", "qc__speech__flags")[:TAKES_LISTED]
     return {
         "total": sum(per_status.values()),
-        "by_status": [(label, per_status[value]) for value, label in Take.Status.choices if per_status.get(value)],
+        "by_status": [
+            (label, per_status[value]) for value, label in Take.Status.choices if per_status.get(value)
+        ],
         "by_kind": [(FLAG_KIND_LABELS[kind], per_kind[kind]) for kind in REVIEW_FLAG_KINDS if per_kind[kind]],
         "takes": [
             {

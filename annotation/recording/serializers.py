@@ -81,7 +81,6 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
         feedback = feedback_from(take.reviews.all())
         return {"reasons": [list(pair) for pair in feedback.reasons], "comments": feedback.comments}
 
-
     @extend_schema_field(serializers.ListField(child=serializers.CharField()))
     def get_flags(self, take: Take) -> list[str]:
         """The speech check's findings in words for the actor (empty before the analysis)."""

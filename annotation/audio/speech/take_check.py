@@ -42,7 +42,7 @@ def review_flags(speech: Mapping[str, Any]) -> list[dict[str, str]]:
     """Return the flags of a stored check (`check_take`'s result) that send a take to review flagged."""
     flags = speech.get("flags") if isinstance(speech, Mapping) else None
     return [
-        flag
+        {"kind": str(flag["kind"]), "reason": str(flag.get("reason", ""))}
         for flag in flags or []
         if isinstance(flag, Mapping) and flag.get("kind") in REVIEW_FLAG_KINDS
     ]

@@ -51,11 +51,15 @@ def test_the_workbench_shows_the_words_at_their_times_the_rate_and_stress_sugges
     assert '<input type="hidden" name="p_stressed_words" value="[]">' in page
 
 
-def test_the_adjudication_page_shows_them_too(users: dict[str, User], client_for: Callable[[str], Client]) -> None:
+def test_the_adjudication_page_shows_them_too(
+    users: dict[str, User], client_for: Callable[[str], Client]
+) -> None:
     (annotation,) = assign(timed_item(), users["annotator"])  # type: ignore[arg-type]
     submitted(annotation)
 
-    page = client_for("lead").get(reverse("annotation:adjudicate", args=[annotation.item_id])).content.decode()
+    page = (
+        client_for("lead").get(reverse("annotation:adjudicate", args=[annotation.item_id])).content.decode()
+    )
 
     assert 'data-testid="word-ruler"' in page and "Speaking rate: 8.3 phones/s" in page
     assert "analysis suggests stress on <b>great</b> (longer, louder)" in page

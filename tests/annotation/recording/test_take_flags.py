@@ -39,7 +39,9 @@ def checked(take: Take, *flags: tuple[str, str]) -> Take:
 def flagged_take(users: dict[str, User], review_panel: list[User], take_wav: bytes) -> Take:
     """A take in review whose script check doubts 'cart' (the models themselves: test_take_speech_check)."""
     with override_settings(SPEECH_CHECKS=False):
-        take = record(users["actor"], ItemFactory.create(external_id="EE-CART", actor=users["actor"]), take_wav)
+        take = record(
+            users["actor"], ItemFactory.create(external_id="EE-CART", actor=users["actor"]), take_wav
+        )
     heard(take)
     return checked(take, ("script", SCRIPT_REASON))
 
@@ -104,16 +106,23 @@ def test_admins_see_flagged_takes_counted_and_linked_on_the_dashboard(
 ) -> None:
     with override_settings(SPEECH_CHECKS=False):
         unflagged = ItemFactory.create(external_id="EE-FINE", actor=users["actor"])
-        checked(record(users["actor"], unflagged, take_wav), ("trim", "0.2 s of silence at the end could be trimmed."))
-        voice = record(users["actor"], ItemFactory.create(external_id="EE-VOICE", actor=users["actor"]), take_wav)
-    decide(checked(voice, ("speaker", SPEAKER_REASON), ("script", SCRIPT_REASON)), "accept", "accept", "accept")
+        checked(
+            record(users["actor"], unflagged, take_wav),
+            ("trim", "0.2 s of silence at the end could be trimmed."),
+        )
+        voice = record(
+            users["actor"], ItemFactory.create(external_id="EE-VOICE", actor=users["actor"]), take_wav
+        )
+    decide(
+        checked(voice, ("speaker", SPEAKER_REASON), ("script", SCRIPT_REASON)), "accept", "accept", "accept"
+    )
     admin = client_for("admin")
 
     dashboard = page_of(admin, "annotation:admin_dashboard")
     take_page = page_of(admin, "annotation:take_detail", flagged_take.public_id)
 
     assert "The speech check flagged 2 takes: 1 in review, 1 accepted." in dashboard
-    assert "2 may not say its script; 1 voice unlike the actor&#x27;s accepted takes." in dashboard
+    assert "Script in doubt: 2 · Voice unlike the actor&#x27;s accepted takes: 1." in dashboard
     for take in (flagged_take, voice):
         assert reverse("annotation:take_detail", args=[take.public_id]) in dashboard
     assert "EE-FINE" not in dashboard  # advice for the actor is no flag for review
