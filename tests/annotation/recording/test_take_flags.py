@@ -63,7 +63,7 @@ def test_the_actor_reads_the_flag_on_the_take_page_and_beside_the_take(
 
     assert SHOWN in take_page and "Flagged for review" in take_page
     assert 'data-testid="take-flag"' in record_page
-    (listed,) = api if isinstance(api, list) else api["results"]
+    (listed,) = api
     assert listed["flagged_for_review"] is True and listed["flags"] == [SCRIPT_REASON]
 
 
