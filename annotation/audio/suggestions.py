@@ -3,7 +3,8 @@
 The analysis job (annotation.recording.takes) stores its results on the take: scalar features
 (`Take.features`: `acoustics.scalar_features` plus `pitch_level`, `energy_level` and `rate_level`
 against the speaker's other takes) and display contours (`Take.contours`, from
-`acoustics.contours_for_display`). These
+`acoustics.contours_for_display`), and the speech check (`Take.qc["speech"]`, see
+`annotation.audio.speech.take_check`: the aligned words and phones per second). These
 functions read them defensively: a take analysed before a field existed, or not analysed at all,
 simply suggests less.
 """
@@ -12,9 +13,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from annotation.audio.stress import StressCandidate, TimedWord, stress_candidates
 from webapp.lib.vocabulary import INTONATIONS, PROSODY_LEVELS
+
+
+@dataclass(frozen=True)
+class WordTiming:
+    """What a take's forced alignment puts under its waveform: the words at their times, the
+    speaking rate, and the words that sound stressed (suggestions, never labels)."""
+
+    words: list[TimedWord]
+    phones_per_second: float | None
+    stress: list[StressCandidate]
+
+    @property
+    def stressed_indexes(self) -> set[int]:
+        """Return the positions (in `words`) of the stress candidates."""
+        return {candidate.index for candidate in self.stress}
 
 
 def suggestions_from_features(features: Mapping[str, Any]) -> dict[str, str]:
@@ -56,3 +74,32 @@ def contours_for_waveform(contours: Mapping[str, Any]) -> dict[str, list[list[fl
         "pitch": points(contours.get("pitch"), "hz"),
         "energy": points(contours.get("intensity"), "db"),
     }
+
+
+def word_timing(qc: Mapping[str, Any], contours: Mapping[str, Any]) -> WordTiming | None:
+    """Return a take's aligned words, phones per second and stress candidates; None before a speech check.
+
+    Stress compares each word's duration, pitch and energy with the utterance's
+    (`annotation.audio.stress`), reading pitch and energy from the stored display contours.
+    """
+    speech = qc.get("speech") if qc else None
+    if not isinstance(speech, Mapping) or not speech.get("words"):
+        return None
+    words = [
+        TimedWord(str(word["text"]), float(word["start"]), float(word["end"]), int(word.get("phones") or 0))
+        for word in speech["words"]
+        if isinstance(word, Mapping)
+        and isinstance(word.get("start"), int | float)
+        and isinstance(word.get("end"), int | float)
+    ]
+    tracks = contours_for_waveform(contours or {})
+    rate = speech.get("phones_per_second")
+    return WordTiming(
+        words=words,
+        phones_per_second=float(rate) if isinstance(rate, int | float) else None,
+        stress=stress_candidates(
+            words,
+            [(time, value) for time, value in tracks["pitch"]],
+            [(time, value) for time, value in tracks["energy"]],
+        ),
+    )

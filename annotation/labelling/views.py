@@ -20,7 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import contours_for_waveform
+from annotation.audio.suggestions import contours_for_waveform, word_timing
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -41,7 +41,6 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
-from annotation.recording.reports import word_ruler
 from webapp.http import StudioRequest, keyset_page
 from webapp.lib.progress import QueueProgress
 from webapp.models import User
@@ -154,6 +153,7 @@ def workbench_context(
         "tom": tom,
         "words": list(enumerate(script_words(item.text))),
         "is_emotion_shift": item.scenario == Scenario.EMOTION_SHIFT,
+        "segments_editable": item.scenario == Scenario.EMOTION_SHIFT and not annotation.is_submitted,
         "choices": CHOICES,
         "conflict_kinds": [kind for kind in CONFLICT_KINDS if kind],
         "suggestions": annotation.suggestions,
@@ -168,7 +168,7 @@ def workbench_context(
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": contours_for_waveform(recording.contours) if recording else {},
-        "word_ruler": word_ruler(recording.qc) if recording else [],
+        "timing": word_timing(recording.qc, recording.contours) if recording else None,
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

@@ -96,6 +96,16 @@ def may_review(take: Take, user: User) -> bool:
     return eligible_reviewers(take).filter(pk=user.pk).exists()
 
 
+def may_see_flags_of(review: Review) -> bool:
+    """Return True once the reviewer's verdict on the take is recorded.
+
+    The speech check's flags ("the take may not say 'bank'") would sway a verdict still to come,
+    so a reviewer judges blind and reads them afterwards. The take's actor sees them on the take
+    page, admins there and on the dashboard (`take_for_viewer`); nobody else sees takes at all.
+    """
+    return review.verdict != Review.Verdict.PENDING
+
+
 # --- The review playback gate ------------------------------------------------------------------
 
 

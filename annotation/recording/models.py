@@ -60,6 +60,10 @@ class TakeQuerySet(models.QuerySet["Take"]):
         """Return takes whose reviewers have decided them (accepted or rejected)."""
         return self.filter(status__in=Take.DECIDED_STATUSES)
 
+    def flagged(self) -> TakeQuerySet:
+        """Return takes the speech check sent to review with a flag (script or speaker in doubt)."""
+        return self.filter(flagged_for_review=True)
+
 
 class ReviewQuerySet(models.QuerySet["Review"]):
     def open(self) -> ReviewQuerySet:
@@ -293,6 +297,13 @@ class Take(models.Model):
     )
     analysis_job = models.ForeignKey(
         "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set by the analysis from the speech check's flags (`take_check.review_flags`, reasons in
+    # qc["speech"]): a column, so the admins' dashboard finds flagged takes without reading qc.
+    flagged_for_review = models.BooleanField(
+        default=False,
+        db_index=True,
+        help_text="The speech check doubts the script or the speaker; reviewers see why after their verdict",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)

@@ -13,9 +13,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Case, Count, Q, QuerySet, Value, When
 
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS
+from annotation.audio.speech.take_check import REVIEW_FLAG_KINDS, review_flags
 from annotation.recording.models import Item, Review, Scenario, Take
 from annotation.recording.reviews import REVIEWS_PER_TAKE
 from webapp.lib.stats import fleiss_kappa
@@ -180,6 +181,46 @@ def _charts(
     }
 
 
+# --- Takes the speech check flagged ---------------------------------------------------------------
+
+FLAG_KIND_LABELS = {"script": "Script in doubt", "speaker": "Voice unlike the actor's accepted takes"}
+
+
+def flagged_takes() -> dict[str, Any]:
+    """Return the admins' view of flagged takes: how many per status and per flag, and the takes.
+
+    Those still in review come first, then the newest decided ones (TAKES_LISTED at most); three
+    queries, the per-flag counts reading only the flags of flagged takes.
+    """
+    flagged = Take.objects.flagged()
+    per_status = dict(
+        flagged.order_by().values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+    )
+    per_kind: dict[str, int] = defaultdict(int)
+    for flags in flagged.values_list("qc__speech__flags", flat=True):
+        for kind in {flag["kind"] for flag in review_flags({"flags": flags})}:
+            per_kind[kind] += 1
+    rows = flagged.order_by(
+        Case(When(status=Take.Status.IN_REVIEW, then=Value(0)), default=Value(1)), "-created_at"
+    ).values("public_id", "status", "item__external_id", "qc__speech__flags")[:TAKES_LISTED]
+    return {
+        "total": sum(per_status.values()),
+        "by_status": [
+            (label, per_status[value]) for value, label in Take.Status.choices if per_status.get(value)
+        ],
+        "by_kind": [(FLAG_KIND_LABELS[kind], per_kind[kind]) for kind in REVIEW_FLAG_KINDS if per_kind[kind]],
+        "takes": [
+            {
+                "public_id": row["public_id"],
+                "item": row["item__external_id"],
+                "status": Take.Status(row["status"]).label,
+                "reasons": [flag["reason"] for flag in review_flags({"flags": row["qc__speech__flags"]})],
+            }
+            for row in rows
+        ],
+    }
+
+
 # --- Script assignment ----------------------------------------------------------------------------
 
 
@@ -301,16 +342,4 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
             "Voice against accepted takes",
             _number(similarity, 2, "") if similarity is not None else "no accepted takes yet",
         ),
-    ]
-
-
-def word_ruler(qc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return a take's aligned words (text, start and end in seconds) for the ruler under a waveform."""
-    speech = qc.get("speech") if qc else None
-    if not isinstance(speech, dict):
-        return []
-    return [
-        {"text": word["text"], "start": word["start"], "end": word["end"]}
-        for word in speech.get("words", [])
-        if isinstance(word, dict)
     ]

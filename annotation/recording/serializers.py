@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from annotation.recording.conversation.history import conversation_so_far
 from annotation.recording.models import Item, RejectReason, Review, Take
+from annotation.recording.reports import speech_flags
 from annotation.recording.reviews import MAX_COMMENT_CHARS, feedback_from
 from webapp.storage import audio_url
 
@@ -44,6 +45,7 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
     audio_url = serializers.SerializerMethodField()
     page_url = serializers.SerializerMethodField()
     feedback = serializers.SerializerMethodField()
+    flags = serializers.SerializerMethodField()
 
     class Meta:
         model = Take
@@ -59,6 +61,8 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
             "audio_url",
             "page_url",
             "feedback",
+            "flagged_for_review",
+            "flags",
         ]
         read_only_fields = fields
 
@@ -76,6 +80,11 @@ class TakeSerializer(serializers.ModelSerializer[Take]):
             return None
         feedback = feedback_from(take.reviews.all())
         return {"reasons": [list(pair) for pair in feedback.reasons], "comments": feedback.comments}
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_flags(self, take: Take) -> list[str]:
+        """The speech check's findings in words for the actor (empty before the analysis)."""
+        return speech_flags(take.qc)
 
 
 class ReviewScriptSerializer(serializers.ModelSerializer[Item]):

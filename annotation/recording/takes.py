@@ -22,6 +22,7 @@ from django.db.models import Exists, OuterRef
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
+from annotation.audio.speech.take_check import review_flags
 from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
@@ -202,11 +203,14 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         locked.qc = {name: measured[name] for name in QC_FIELDS}
+        fields = ["qc", "features", "contours"]
         if speech is not None:
             locked.qc["speech"] = speech
+            # Flagged, never rejected: the take goes to its reviewers like any other.
+            locked.flagged_for_review = bool(review_flags(speech))
+            fields.append("flagged_for_review")
         locked.features = features
         locked.contours = dict(contours_for_display(analysis))
-        fields = ["qc", "features", "contours"]
         reviewers: list[int] = []
         # A take superseded while it was analysed keeps its measurements but needs no reviewers.
         if locked.status == Take.Status.ANALYSING:

@@ -21,6 +21,7 @@ from annotation.recording.access import (
     item_for_actor,
     items_of_actor,
     may_manage_recording,
+    may_see_flags_of,
     own_takes,
     review_for_reviewer,
     take_for_viewer,
@@ -324,6 +325,8 @@ def review_take(request: StudioRequest, review_id: uuid.UUID) -> HttpResponse:
             "is_open": is_open,
             "given": given,
             "unlocked": verdict_unlocked(review),
+            # After the verdict only (`may_see_flags_of`): blind until then.
+            "speech_flags": reports.speech_flags(review.take.qc) if may_see_flags_of(review) else [],
             "remaining": waiting,
             "progress": QueueProgress(done, done + waiting) if not given else None,
         },

@@ -1,6 +1,7 @@
 /* The annotation workbench and adjudication pages: waveform with pitch/energy contours, zoom and
- * playback speed (static/js/waveform.js), stressed-word picking, emotion segments as waveform
- * regions (mouse or keyboard: select, move, resize, label, remove), and keyboard shortcuts.
+ * playback speed (static/js/waveform.js), the word ruler (static/js/word_ruler.js), stressed-word
+ * picking, emotion segments as waveform regions (mouse or keyboard: select, move, resize, label,
+ * remove; mouse edges snap to word boundaries), and keyboard shortcuts.
  * Undo/redo, autosave refusals and the browser's copy of unsaved work: static/js/workbench_keep.js.
  * Uses the vendored wavesurfer.js 7 and its regions plugin when the page has audio. */
 (function () {
@@ -8,7 +9,7 @@
 
   const form = document.querySelector("form[data-workbench]");
   const panel = document.querySelector("[data-waveform]");
-  const state = { ws: null, regions: null };
+  const state = { ws: null, regions: null, words: null };
 
   function changed() {
     if (form) form.dispatchEvent(new Event("labels-changed", { bubbles: true }));
@@ -40,6 +41,9 @@
       contours: dataNode ? JSON.parse(dataNode.textContent || "{}") : null,
       speedSelect: document.querySelector("[data-role=speed]"),
     });
+    // The take's words under the waveform, and the word boundaries segment edges snap to.
+    const wordView = document.querySelector("[data-word-ruler]");
+    if (wordView && window.EchoWordRuler) state.words = EchoWordRuler.attach(state.ws, wordView);
     const time = document.querySelector("[data-role=time]");
     const play = document.querySelector("[data-action=play]");
     state.ws.on("timeupdate", (seconds) => { if (time) time.textContent = seconds.toFixed(2) + " s"; });
@@ -139,6 +143,15 @@
   }
   const NUDGE_SECONDS = 0.05;
 
+  /* A segment drawn or dragged with the mouse lands on the nearest word boundaries
+   * (static/js/word_ruler.js), unless that would leave it empty; typed times and keyboard nudges
+   * are deliberate and stay as they are. */
+  function snapToWords(region) {
+    if (!state.words) return;
+    const start = state.words.snap(region.start), end = state.words.snap(region.end);
+    if (end > start && (start !== region.start || end !== region.end)) region.setOptions({ start: start, end: end });
+  }
+
   const segments = {
     table: document.querySelector("table[data-segments]"),
     list: [],
@@ -155,11 +168,13 @@
         state.regions.enableDragSelection({ color: REGION_COLOUR });
         state.regions.on("region-created", (region) => {
           if (this.restoring) return;
+          snapToWords(region);
           this.list.push({ start: region.start, end: region.end, emotion: "", words: "", regionId: region.id });
           this.save();
           this.select(this.list.findIndex((s) => s.regionId === region.id));
         });
         state.regions.on("region-updated", (region) => {
+          snapToWords(region);
           const segment = this.list.find((s) => s.regionId === region.id);
           if (segment) { segment.start = region.start; segment.end = region.end; this.save(); }
         });

@@ -7,7 +7,7 @@ rejects a take: it sends the take to review with a visible reason.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,6 +21,10 @@ from annotation.audio.speech.quality import dnsmos_scores
 from annotation.audio.speech.speaker import DOUBTFUL_SIMILARITY, similarity_to, speaker_embedding
 
 SAMPLE_RATE = 16_000
+# The flags that put a take in front of its reviewers with a visible flag (and on the admins'
+# dashboard): it may not say its script, or may not be its actor. The other flags are advice for
+# the actor (trim, level, noise, pauses). No flag ever rejects a take.
+REVIEW_FLAG_KINDS = ("script", "speaker")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,16 @@ class Thresholds:
     min_lufs: float = -40.0  # quieter than this is hard to hear at a normal volume
     max_edge_silence_seconds: float = 1.5  # leading or trailing silence worth trimming
     max_pause_seconds: float = 2.0  # a pause this long inside the take
+
+
+def review_flags(speech: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Return the flags of a stored check (`check_take`'s result) that send a take to review flagged."""
+    flags = speech.get("flags") if isinstance(speech, Mapping) else None
+    return [
+        {"kind": str(flag["kind"]), "reason": str(flag.get("reason", ""))}
+        for flag in flags or []
+        if isinstance(flag, Mapping) and flag.get("kind") in REVIEW_FLAG_KINDS
+    ]
 
 
 def check_take(

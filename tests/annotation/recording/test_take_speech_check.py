@@ -33,6 +33,7 @@ def test_a_take_reading_another_word_is_flagged_by_name_and_still_reviewed(
     assert speech["script_check"]["doubtful_words"] == ["bank"]
     assert [flag["kind"] for flag in speech["flags"]] == ["script"]
     assert take.status == Take.Status.IN_REVIEW and take.reviews.count() == 3
+    assert take.flagged_for_review
     client = Client()
     client.force_login(users["actor"])
     page = client.get(reverse("annotation:take_detail", args=[take.public_id])).content.decode()
@@ -47,7 +48,7 @@ def test_the_right_reading_carries_no_flag_and_its_words_are_timed(
     take = record(users["actor"], item, espeak_wav(SCRIPT))
 
     speech = take.qc["speech"]
-    assert speech["flags"] == []
+    assert speech["flags"] == [] and not take.flagged_for_review
     assert [word["text"] for word in speech["words"]][:3] == ["the", "quick", "brown"]
     assert 8 < speech["phones_per_second"] < 20
     assert len(speech["speaker_embedding"]) == 256 and speech["speaker_similarity"] is None

@@ -1,0 +1,86 @@
+/* The word ruler under a waveform (issue 26): each word of the take's forced alignment at its
+ * time, following the waveform's zoom and scroll; a click on a word moves the playhead to it, and
+ * the word being played is marked. And the snapping rule for segment edges (`snap`): an edge
+ * dropped near a word boundary lands on it.
+ * The page lists the words as <li data-start data-end> inside [data-word-ruler]
+ * (templates/annotation/labelling/_word_ruler.html); without JavaScript they stay a plain list.
+ * Exposes window.EchoWordRuler: attach(ws, view) and snap(seconds, boundaries, tolerance). */
+(function (root) {
+  "use strict";
+
+  // An edge snaps to a boundary within this many pixels on screen (so zooming in snaps less far),
+  // and never further than MAX_SNAP_SECONDS.
+  const SNAP_PX = 8;
+  const MAX_SNAP_SECONDS = 0.1;
+
+  /* The boundary nearest to `seconds` when it is within `tolerance` seconds, else `seconds`. */
+  function snap(seconds, boundaries, tolerance) {
+    let nearest = seconds;
+    let distance = tolerance;
+    boundaries.forEach(function (boundary) {
+      const gap = Math.abs(boundary - seconds);
+      if (gap <= distance) { nearest = boundary; distance = gap; }
+    });
+    return nearest;
+  }
+
+  /* Every word start and end, once each, in order. */
+  function boundariesOf(words) {
+    const all = [];
+    words.forEach(function (word) { all.push(word.start, word.end); });
+    return all.filter(function (value, index) { return all.indexOf(value) === index; }).sort(function (a, b) { return a - b; });
+  }
+
+  /* Lay the view's words out under `ws` (a wavesurfer instance); return {snap(seconds)}. */
+  function attach(ws, view) {
+    const list = view.querySelector("ol");
+    const words = Array.from(view.querySelectorAll("li[data-start]")).map(function (item) {
+      return { item: item, start: parseFloat(item.dataset.start), end: parseFloat(item.dataset.end) };
+    }).filter(function (word) { return isFinite(word.start) && isFinite(word.end); });
+    const boundaries = boundariesOf(words);
+    view.classList.add("timed");
+
+    /* The whole take's width in pixels at the current zoom: the waveform scrolls inside it. */
+    function totalWidth() {
+      return Math.max(ws.getWrapper().scrollWidth, view.clientWidth) || 1;
+    }
+
+    let frame = 0;
+    function layout() {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(function () {
+        const duration = ws.getDuration();
+        if (!duration || !list) return;
+        list.style.width = totalWidth() + "px";
+        list.style.transform = "translateX(" + -ws.getScroll() + "px)";
+        words.forEach(function (word) {
+          word.item.style.left = (100 * word.start) / duration + "%";
+          word.item.style.width = (100 * Math.max(0, word.end - word.start)) / duration + "%";
+        });
+      });
+    }
+    ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, layout); });
+    window.addEventListener("resize", layout);
+
+    words.forEach(function (word) {
+      word.item.addEventListener("click", function () { ws.setTime(word.start); });
+    });
+    ws.on("timeupdate", function (seconds) {
+      words.forEach(function (word) {
+        word.item.classList.toggle("current", seconds >= word.start && seconds < word.end);
+      });
+    });
+
+    return {
+      /* `seconds` moved onto the nearest word boundary when one is close on screen. */
+      snap: function (seconds) {
+        const duration = ws.getDuration();
+        if (!duration || !boundaries.length) return seconds;
+        const pxPerSecond = totalWidth() / duration;
+        return snap(seconds, boundaries, Math.min(MAX_SNAP_SECONDS, SNAP_PX / pxPerSecond));
+      },
+    };
+  }
+
+  root.EchoWordRuler = { attach: attach, snap: snap };
+})(typeof window !== "undefined" ? window : globalThis);
