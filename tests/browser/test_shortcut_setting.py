@@ -14,19 +14,24 @@ from webapp.models import ShortcutKeys
 pytestmark = pytest.mark.browser
 
 
+def open_a_take_page(page, live_server, admin, choice: ShortcutKeys) -> None:
+    """Log the admin in with this shortcut choice and open a take's page, its contours drawn."""
+    take = LabellingItemFactory.create().recording
+    assert take is not None
+    admin.shortcut_keys = choice
+    admin.save(update_fields=["shortcut_keys"])
+    path = f"/takes/{take.public_id}/"
+    log_in(page, live_server, admin.username, start=f"/accounts/login/?next={path}")
+    page.wait_for_url(f"{live_server.url}{path}")
+    page.wait_for_selector("#take-view[data-contours-drawn=true]")
+
+
 def test_the_zoom_key_follows_the_persons_shortcut_choice(
     browser_page, live_server, transactional_db, users
 ) -> None:
     page = browser_page
-    take = LabellingItemFactory.create().recording
-    assert take is not None
     admin = users["admin"]
-    admin.shortcut_keys = ShortcutKeys.OFF
-    admin.save(update_fields=["shortcut_keys"])
-    path = f"/takes/{take.public_id}/"
-    log_in(page, live_server, "admin", start=f"/accounts/login/?next={path}")
-    page.wait_for_url(f"{live_server.url}{path}")
-    page.wait_for_selector("#take-view[data-contours-drawn=true]")
+    open_a_take_page(page, live_server, admin, ShortcutKeys.OFF)
 
     def zoom() -> str:
         return str(page.evaluate("() => document.getElementById('waveform').dataset.zoom || '0'"))
@@ -99,15 +104,7 @@ def test_a_focused_waveform_keeps_its_keys_with_shortcuts_off(
     browser_page, live_server, transactional_db, users
 ) -> None:
     page = browser_page
-    take = LabellingItemFactory.create().recording
-    assert take is not None
-    admin = users["admin"]
-    admin.shortcut_keys = ShortcutKeys.OFF
-    admin.save(update_fields=["shortcut_keys"])
-    path = f"/takes/{take.public_id}/"
-    log_in(page, live_server, "admin", start=f"/accounts/login/?next={path}")
-    page.wait_for_url(f"{live_server.url}{path}")
-    page.wait_for_selector("#waveform[data-ready=true]")
+    open_a_take_page(page, live_server, users["admin"], ShortcutKeys.OFF)
 
     # Keys that act only while their component has focus are not shortcuts (WCAG 2.1.4).
     page.get_by_role("application", name="Waveform of this take, 1.5 s").focus()
