@@ -43,7 +43,7 @@ from annotation.labelling.schema import (
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest, keyset_page
 from webapp.lib.progress import QueueProgress
-from webapp.models import User
+from webapp.models import ShortcutKeys, User
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -66,6 +66,7 @@ KEYBOARD_SHORTCUTS = (
     ("1 – 7", "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral"),
     ("Shift+1 – 4", "Polarity: positive, negative, neutral, mixed"),
     ("Alt+1 – 3", "Intensity: low, medium, high"),
+    ("i, Shift+I", "Intensity one step up / down"),
     ("+ −, wheel", "Zoom the waveform in / out"),
     ("g", "Add an emotion segment at the playhead (emotion-shift items)"),
     ("s, Shift+S", "Select the next / previous segment"),
@@ -80,6 +81,18 @@ KEYBOARD_SHORTCUTS = (
     ("Ctrl+Enter", "Submit"),
     ("Esc", "Leave a text box (so the keys above work again)"),
 )
+
+# The keys beside the polarity, emotion and intensity choices as the person's shortcut setting
+# makes them (static/js/shortcuts.js): with Alt required, Alt+1-3 is the 1-3 keys (an emotion).
+CHOICE_KEY_HINTS: dict[str, dict[str, str]] = {
+    ShortcutKeys.SINGLE: {"polarity": "Shift+1–4", "emotion": "1–7", "intensity": "Alt+1–3 or i"},
+    ShortcutKeys.MODIFIER: {
+        "polarity": "Alt+Shift+1–4",
+        "emotion": "Alt+1–7",
+        "intensity": "Alt+I, Alt+Shift+I",
+    },
+    ShortcutKeys.OFF: {},
+}
 
 
 @role_required(Role.ANNOTATOR)
@@ -177,6 +190,7 @@ def workbench_context(
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
         "shortcuts": KEYBOARD_SHORTCUTS,
+        "key_hints": CHOICE_KEY_HINTS.get(annotation.annotator.shortcut_keys, {}),
         "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
         "stressed_json": json.dumps(perception.get("stressed_words", [])),

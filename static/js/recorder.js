@@ -42,7 +42,7 @@
     // Drawn from the same <audio> (wavesurfer gives it the source), so the waveform follows what
     // the actor hears. Only a waveform that never became ready is worth a word: a load superseded
     // by a newer one (AbortError) or refused after drawing said nothing true about the file.
-    const drawing = window.EchoWaveform.create({ container: container, media: previewAudio });
+    const drawing = window.EchoWaveform.create({ container: container, subject: "the new take", media: previewAudio });
     waveform = drawing;
     drawing.load(objectUrl).catch(function (error) {
       console.warn("preview waveform:", error);

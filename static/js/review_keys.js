@@ -24,13 +24,14 @@
       (target instanceof HTMLInputElement && !["checkbox", "radio", "button", "submit"].includes(target.type));
   }
 
-  const player = EchoWaveform.create({ container: container, url: section.dataset.audioUrl, speedSelect: speed });
+  const player = EchoWaveform.create({
+    container: container, subject: "the take under review", url: section.dataset.audioUrl, speedSelect: speed,
+  });
+  EchoWaveform.bindPlayButton(player, playButton);
   // The page's state for people and tests alike: is the take playing right now?
-  // aria-pressed tells a screen reader whether Play / pause is playing now (WCAG 4.1.2).
-  player.on("play", function () { container.dataset.playing = "true"; playButton.setAttribute("aria-pressed", "true"); });
-  player.on("pause", function () { container.dataset.playing = "false"; playButton.setAttribute("aria-pressed", "false"); });
-  player.on("finish", function () { container.dataset.playing = "false"; playButton.setAttribute("aria-pressed", "false"); });
-  playButton.addEventListener("click", function () { player.playPause(); });
+  ["play", "pause", "finish"].forEach(function (name) {
+    player.on(name, function () { container.dataset.playing = String(name === "play"); });
+  });
   section.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach(function (button) {
     button.addEventListener("click", function () {
       EchoWaveform.zoomBy(player, container, button.dataset.action === "zoom-in" ? 1 : -1);

@@ -16,10 +16,17 @@
     const mode = document.body && document.body.dataset.shortcuts;
     if (!mode || mode === "single" || event.key.length !== 1 || event.ctrlKey || event.metaKey) return;
     if (typing(event.target)) return;
+    // Keys a focused component answers (a waveform's Space, + and −) are no shortcuts: WCAG 2.1.4
+    // exempts keys that act only while their component has focus. The component lists them.
+    const owner = event.target instanceof Element && event.target.closest("[data-focus-keys]");
+    if (owner && !event.altKey && owner.dataset.focusKeys.includes(event.key)) return;
     if (mode === "modifier" && event.altKey) {
       // Hand the page the key as if pressed alone; its handlers read event.key and the modifiers.
+      // With Alt held the key may be another character (Option+s is "ß" on a Mac), so letters and
+      // digits come from the key's place, and a letter with Shift is the capital (Shift+S).
       event.stopImmediatePropagation();
-      const key = event.code.startsWith("Key") ? event.code.slice(3).toLowerCase()
+      const letter = event.code.startsWith("Key") ? event.code.slice(3) : "";
+      const key = letter ? (event.shiftKey ? letter : letter.toLowerCase())
         : event.code.startsWith("Digit") ? event.code.slice(5) : event.key;
       const plain = new KeyboardEvent("keydown", { key: key, code: event.code, shiftKey: event.shiftKey, bubbles: true, cancelable: true });
       plain.echoShortcut = true;

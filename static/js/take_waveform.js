@@ -11,6 +11,7 @@
 
   const player = EchoWaveform.create({
     container: container,
+    subject: "this take",
     url: view.dataset.audioUrl,
     height: Math.max(180, EchoWaveform.fittingHeight()),
     canvas: contours ? document.getElementById("contours") : null,
@@ -25,12 +26,7 @@
       view.dataset.contoursDrawn = "true";
     },
   });
-  const playButton = document.getElementById("play-toggle");
-  playButton.addEventListener("click", function () { player.playPause(); });
-  // aria-pressed tells a screen reader whether Play / pause is playing now (WCAG 4.1.2).
-  ["play", "pause", "finish"].forEach(function (name) {
-    player.on(name, function () { playButton.setAttribute("aria-pressed", String(name === "play")); });
-  });
+  EchoWaveform.bindPlayButton(player, document.getElementById("play-toggle"));
   document.addEventListener("keydown", function (event) {
     if (event.target.matches("input, textarea, select")) return;
     const zoom = EchoWaveform.zoomKey(event);

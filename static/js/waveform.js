@@ -3,7 +3,9 @@
  * same on every page), a height that fits the screen, zoom with the mouse wheel and the +/- keys,
  * playback speed remembered per user (localStorage), and pitch/energy contours drawn over the
  * part of the waveform that is in view, so they stay aligned when zoomed and scrolled; a time
- * ruler under it and the zoom level in words.
+ * ruler under it and the zoom level in words; a name ("Waveform of the take under review, 3.2 s"),
+ * focus and its own keys while focused (Space, arrows, Home, End, + and −), and Play / pause
+ * buttons that say whether they are playing.
  * Uses the vendored wavesurfer.js 7. Exposes window.EchoWaveform. */
 (function () {
   "use strict";
@@ -253,10 +255,74 @@
       : "whole take · " + duration.toFixed(2) + " s";
   }
 
+  /* --- Name, focus and keys (WCAG 2.1.1, 2.4.7, 4.1.2) ----------------------------------------- */
+
+  const SEEK_SECONDS = 1;
+  // The character keys a focused waveform answers. static/js/shortcuts.js lets them through
+  // whatever the person's shortcut setting: WCAG 2.1.4 exempts keys that act only while their
+  // component has focus.
+  const FOCUS_KEYS = " +=-_";
+  let describedCount = 0;
+
+  function seek(ws, seconds) {
+    const time = Math.max(0, Math.min(ws.getDuration() || 0, seconds));
+    ws.setTime(time);
+    ws.emit("interaction", time); // as a click would: the review page undoes a jump past what was heard
+  }
+
+  /* The waveform as one focusable control named for what it plays, its keys described to a
+   * screen reader; role "application" so a screen reader hands it Space and the arrows. */
+  function makeAccessible(ws, container, subject) {
+    const name = "Waveform of " + subject;
+    container.setAttribute("role", "application");
+    container.setAttribute("aria-roledescription", "waveform");
+    container.setAttribute("aria-label", name);
+    container.tabIndex = 0;
+    container.dataset.focusKeys = FOCUS_KEYS;
+    if (!container.hasAttribute("aria-describedby")) { // the recorder makes a new waveform per take
+      const keys = document.createElement("span");
+      keys.id = "waveform-keys-" + (++describedCount);
+      keys.className = "sr-only";
+      keys.textContent = "Space plays or pauses; the arrow keys move the playhead 1 s, Home and End to the start and end; + and − zoom.";
+      container.insertAdjacentElement("beforebegin", keys); // not after: the time ruler follows the waveform
+      container.setAttribute("aria-describedby", keys.id);
+    }
+    // wavesurfer plays through an <audio> of its own (in its shadow root) unless given one.
+    const media = ws.getMediaElement();
+    if (media && !media.hasAttribute("aria-label")) media.setAttribute("aria-label", "Audio of " + subject);
+    ws.on("ready", function (duration) { container.setAttribute("aria-label", name + ", " + duration.toFixed(1) + " s"); });
+    const answer = function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      const zoom = zoomKey(event);
+      if (zoom) zoomBy(ws, container, zoom);
+      else if (event.shiftKey) return; // Shift+arrows stay the page's (the workbench moves a segment's end)
+      else if (event.key === " ") ws.playPause();
+      else if (event.key === "ArrowLeft" || event.key === "ArrowRight") seek(ws, ws.getCurrentTime() + (event.key === "ArrowLeft" ? -SEEK_SECONDS : SEEK_SECONDS));
+      else if (event.key === "Home") seek(ws, 0);
+      else if (event.key === "End") seek(ws, ws.getDuration());
+      else return;
+      event.preventDefault();
+      event.stopPropagation(); // the page's own Space and arrows would act a second time
+    };
+    container.addEventListener("keydown", answer);
+    ws.on("destroy", function () { container.removeEventListener("keydown", answer); });
+  }
+
+  /* A Play / pause button: it toggles the player and says whether it is playing (aria-pressed). */
+  function bindPlayButton(ws, button) {
+    if (!button) return;
+    button.setAttribute("aria-pressed", "false");
+    button.addEventListener("click", function () { ws.playPause(); });
+    ["play", "pause", "finish"].forEach(function (name) {
+      ws.on(name, function () { button.setAttribute("aria-pressed", String(name === "play")); });
+    });
+  }
+
   /* --- Creating a waveform --------------------------------------------------------------------- */
 
-  /* options: container (element), url or media, plugins, height, contours + canvas (+ energySpanDb),
-   * speedSelect, onContours(extents). Returns the WaveSurfer instance, zoom bound to the wheel. */
+  /* options: container (element), subject (what it plays: "the take under review"), url or media,
+   * plugins, height, contours + canvas (+ energySpanDb), speedSelect, onContours(extents).
+   * Returns the WaveSurfer instance, zoom bound to the wheel, named and answering its keys. */
   function create(options) {
     const container = options.container;
     const settings = {
@@ -273,6 +339,7 @@
     const ws = window.WaveSurfer.create(settings);
     bindZoom(ws, container);
     bindSpeed(ws, options.speedSelect);
+    makeAccessible(ws, container, options.subject || "the recording");
     if (options.canvas) {
       let frame = 0;
       const redraw = function () {
@@ -304,6 +371,7 @@
   window.EchoWaveform = {
     colours: colours,
     create: create,
+    bindPlayButton: bindPlayButton,
     zoomBy: zoomBy,
     zoomKey: zoomKey,
     stepSpeed: stepSpeed,

@@ -35,6 +35,7 @@
     const dataNode = document.getElementById("contours-data");
     state.ws = EchoWaveform.create({
       container: container,
+      subject: "the recording",
       url: panel.dataset.audioUrl,
       plugins: plugins,
       canvas: panel.querySelector("canvas.contours"),
@@ -45,13 +46,10 @@
     const wordView = document.querySelector("[data-word-ruler]");
     if (wordView && window.EchoWordRuler) state.words = EchoWordRuler.attach(state.ws, wordView);
     const time = document.querySelector("[data-role=time]");
-    const play = document.querySelector("[data-action=play]");
     state.ws.on("timeupdate", (seconds) => { if (time) time.textContent = seconds.toFixed(2) + " s"; });
-    state.ws.on("play", () => { if (play) play.textContent = "Pause"; });
-    state.ws.on("pause", () => { if (play) play.textContent = "Play"; });
+    EchoWaveform.bindPlayButton(state.ws, document.querySelector("[data-action=play]"));
     state.ws.on("ready", () => { panel.dataset.ready = "true"; segments.restoreRegions(); });
     ["zoom", "scroll", "redrawcomplete"].forEach((name) => state.ws.on(name, layoutLabels));
-    if (play) play.addEventListener("click", () => state.ws.playPause());
     document.querySelectorAll("[data-action=zoom-in], [data-action=zoom-out]").forEach((button) => {
       button.addEventListener("click", () => EchoWaveform.zoomBy(state.ws, container, button.dataset.action === "zoom-in" ? 1 : -1));
     });
@@ -176,7 +174,8 @@
         state.regions.on("region-updated", (region) => {
           snapToWords(region);
           const segment = this.list.find((s) => s.regionId === region.id);
-          if (segment) { segment.start = region.start; segment.end = region.end; this.save(); }
+          // Drawn again, so the handles' values and the segment numbers follow the drag.
+          if (segment) { segment.start = region.start; segment.end = region.end; this.save(); this.restoreRegions(); }
         });
         state.regions.on("region-clicked", (region) => {
           this.select(this.list.findIndex((s) => s.regionId === region.id));
@@ -212,9 +211,57 @@
           drag: !!this.editable, resize: !!this.editable, content: label,
         });
         segment.regionId = region.id;
+        this.nameRegion(region, index);
       });
       this.restoring = false;
       layoutLabels();
+    },
+
+    /* A name for a segment's region and, when it can be edited, sliders on its two handles that
+     * Tab reaches and the arrow keys move (NUDGE_SECONDS a press, ten times that with Page Up and
+     * Page Down). The handles live in wavesurfer's shadow root, which is open, so they carry
+     * their ARIA there; a region scrolled out of a zoomed view is taken out of the DOM by the
+     * plugin, and the segment table's start and end fields stay the way in. */
+    nameRegion(region, index) {
+      const element = region.element;
+      const segment = this.list[index];
+      if (!element) return;
+      const at = (seconds) => `${Number(seconds).toFixed(2)} s`;
+      element.setAttribute("role", "group");
+      element.setAttribute("aria-label", `Segment ${index + 1}, ${segment.emotion || "no emotion yet"}, ${at(segment.start)} to ${at(segment.end)}`);
+      if (!this.editable) return;
+      const duration = state.ws ? state.ws.getDuration() : segment.end;
+      const edges = { start: ["left", 0, segment.end - NUDGE_SECONDS], end: ["right", segment.start + NUDGE_SECONDS, duration] };
+      Object.entries(edges).forEach(([edge, [side, low, high]]) => {
+        const handle = element.querySelector(`[part~="region-handle-${side}"]`);
+        if (!handle) return;
+        const value = segment[edge];
+        const attributes = {
+          role: "slider", tabindex: "0", "data-edge": edge,
+          "aria-label": `${edge === "start" ? "Start" : "End"} of segment ${index + 1}`,
+          "aria-valuemin": Math.min(low, value).toFixed(2), "aria-valuemax": Math.max(high, value).toFixed(2),
+          "aria-valuenow": Number(value).toFixed(2), "aria-valuetext": at(value),
+        };
+        Object.entries(attributes).forEach(([name, text]) => handle.setAttribute(name, text));
+        handle.addEventListener("keydown", (event) => this.moveHandle(event, index, edge));
+      });
+    },
+
+    moveHandle(event, index, edge) {
+      const steps = { ArrowLeft: -1, ArrowDown: -1, ArrowRight: 1, ArrowUp: 1, PageDown: -10, PageUp: 10 };
+      const direction = steps[event.key];
+      if (!direction || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      event.stopPropagation(); // the waveform's own arrows move the playhead
+      this.active = index;
+      this.nudge(edge, direction);
+      // The regions were drawn again; the plugin puts them into the DOM on its next tick.
+      const regionId = this.list[this.active].regionId;
+      setTimeout(() => {
+        const region = state.regions.getRegions().find((r) => r.id === regionId);
+        const handle = region && region.element && region.element.querySelector(`[data-edge=${edge}]`);
+        if (handle) handle.focus();
+      }, 0);
     },
 
     select(index) {
@@ -386,6 +433,14 @@
     radio.focus();
   }
 
+  /* One step along a scale of radios (intensity): up from the checked one, or from the start. */
+  function step(name, direction) {
+    const radios = Array.from(form.querySelectorAll(`input[type=radio][name="${name}"]`));
+    const current = radios.findIndex((radio) => radio.checked);
+    const next = current === -1 ? (direction > 0 ? 0 : radios.length - 1) : current + direction;
+    choose(name, Math.min(Math.max(next, 0), radios.length - 1));
+  }
+
   function initShortcuts() {
     if (!form || !form.hasAttribute("data-shortcuts")) return;
     document.addEventListener("keydown", (event) => {
@@ -429,6 +484,11 @@
       } else if (digit) {
         event.preventDefault();
         choose("p_emotion", Number(digit[1]) - 1);
+      } else if (event.key === "i" || event.key === "I") {
+        // Intensity's own key where Alt+digit cannot be had: with shortcuts that need Alt, Alt+2
+        // is the 2 key (an emotion), so Alt+I steps intensity up and Alt+Shift+I down.
+        event.preventDefault();
+        step("p_intensity", event.key === "I" ? -1 : 1);
       } else if (event.key === "g" && segments.table && segments.editable) {
         event.preventDefault();
         segments.addAtPlayhead();

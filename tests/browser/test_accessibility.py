@@ -1,5 +1,7 @@
 """Real Chromium + axe-core (npm, `make install-dev`): each role's main pages hold no serious or
-critical WCAG 2.1 A/AA violation, on the demo data (items to record, review, label and adjudicate)."""
+critical WCAG 2.1 A/AA violation, on the demo data (items to record, review, label and adjudicate),
+and the pages with waveforms hold none once the waveform is drawn, its name, segment handles and
+players named."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
+from annotation.recording.models import Item, Take
+from tests.annotation.labelling.support import LabellingItemFactory, assign, submitted
 from tests.conftest import skip_or_fail
-from tests.factories import TEST_PASSWORD
+from tests.factories import TEST_PASSWORD, ItemFactory, ReviewFactory, TakeFactory, speech_like_wav
 from tests.support.browser import log_in
 from webapp.models import User
+from webapp.roles import Role
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("media_root")]
 
@@ -63,6 +68,15 @@ def _violations(page: Any) -> list[str]:
     return list(found)
 
 
+def _wait_for_waveforms(page: Any) -> None:
+    """Wait until every waveform shown on the page is drawn (static/js/waveform.js sets data-ready);
+    the recorder's stays hidden until a take is picked."""
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.waveform'))"
+        ".every((w) => w.offsetParent === null || w.dataset.ready === 'true')"
+    )
+
+
 def _first_work_link(page: Any, pattern: str) -> str | None:
     hrefs = page.eval_on_selector_all("a[href]", "links => links.map((a) => a.getAttribute('href'))")
     return next((href for href in hrefs if re.match(pattern, href)), None)
@@ -90,8 +104,68 @@ def test_each_roles_main_pages_pass_axe(browser_page: Any, live_server: Any) -> 
             response = page.goto(f"{live_server.url}{url}")
             assert response is not None and response.status == 200, (username, url)
             page.wait_for_load_state("load")
+            _wait_for_waveforms(page)
             visited.append(f"{username} {url}")
             problems += [f"{username} {url}: {line}" for line in _violations(page)]
         page.context.clear_cookies()
     assert len(visited) >= 20, visited
+    assert problems == [], "\n".join(problems)
+
+
+SEGMENTS = [
+    {"start": 0.0, "end": 0.6, "emotion": "happy", "words": "Oh great"},
+    {"start": 0.6, "end": 1.5, "emotion": "sad", "words": "another Monday"},
+]
+
+
+def test_pages_with_waveforms_pass_axe_once_drawn(
+    browser_page: Any, live_server: Any, transactional_db: None, users: dict[str, User], make_user: Any
+) -> None:
+    if not AXE.exists():
+        skip_or_fail("axe-core is not installed (make install-dev runs npm ci)")
+    page = browser_page
+    shifting = LabellingItemFactory.create(scenario="emotion-shift")
+    (labelling,) = assign(shifting, users["annotator"])
+    labelling.perception = {**labelling.perception, "emotion_segments": SEGMENTS}
+    labelling.save(update_fields=["perception"])
+    adjudicated = LabellingItemFactory.create()
+    for annotation in assign(adjudicated, users["annotator"], make_user(Role.ANNOTATOR, "ana")):
+        submitted(annotation)
+    to_review = ItemFactory.create(actor=users["actor"], state=Item.State.IN_REVIEW)
+    take = TakeFactory.create(
+        item=to_review, actor=users["actor"], status=Take.Status.IN_REVIEW, duration_seconds=1.5
+    )
+    review = ReviewFactory.create(take=take, reviewer=users["reviewer"])
+    to_record = ItemFactory.create(actor=users["actor"])
+    assert shifting.recording is not None
+
+    pages = [
+        ("annotator", f"/annotate/{labelling.pk}/", "the recording"),
+        ("lead", f"/adjudicate/{adjudicated.pk}/", "the recording"),
+        ("reviewer", f"/review/{review.public_id}/", "the take under review"),
+        ("admin", f"/takes/{shifting.recording.public_id}/", "this take"),
+        ("actor", f"/studio/items/{to_record.external_id}/", "the new take"),
+    ]
+    problems: list[str] = []
+    for username, path, subject in pages:
+        log_in(page, live_server, username, start=f"/accounts/login/?next={path}")
+        page.wait_for_url(f"{live_server.url}{path}")
+        if username == "actor":  # the recorder draws the take the actor is about to send
+            wav = {"name": "take.wav", "mimeType": "audio/wav", "buffer": speech_like_wav()}
+            page.set_input_files("#audio-file", files=[wav])
+        _wait_for_waveforms(page)
+        # Named for what it plays and how long, focusable; every player on the page named too.
+        waveform = page.get_by_role("application", name=re.compile(rf"^Waveform of {subject}, \d+\.\d s$"))
+        assert waveform.count() == 1, (path, page.locator(".waveform").first.get_attribute("aria-label"))
+        assert waveform.get_attribute("tabindex") == "0"
+        players = page.locator("audio")  # Playwright's locators reach into wavesurfer's shadow root
+        assert players.count() >= 1
+        assert all(players.nth(i).get_attribute("aria-label") for i in range(players.count())), path
+        if username == "annotator":
+            for number in (1, 2):
+                for edge in ("Start", "End"):
+                    assert page.get_by_role("slider", name=f"{edge} of segment {number}").count() == 1
+            assert page.get_by_role("group", name="Segment 2, sad, 0.60 s to 1.50 s").count() == 1
+        problems += [f"{username} {path}: {line}" for line in _violations(page)]
+        page.context.clear_cookies()
     assert problems == [], "\n".join(problems)

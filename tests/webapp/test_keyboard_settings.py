@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from django.urls import reverse
 
+from tests.annotation.labelling.support import LabellingItemFactory, assign
 from webapp.models import ShortcutKeys
 
 
@@ -28,3 +32,26 @@ def test_an_unknown_choice_is_refused_and_the_page_needs_a_login(client, client_
     users["annotator"].refresh_from_db()
     assert users["annotator"].shortcut_keys == ShortcutKeys.SINGLE
     assert client.get(reverse("keyboard_settings")).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("choice", "hints"),
+    [
+        (ShortcutKeys.SINGLE, ["Shift+1–4", "1–7", "Alt+1–3 or i"]),
+        # With Alt required, Alt+1-3 is the 1-3 keys (an emotion): intensity has its letter.
+        (ShortcutKeys.MODIFIER, ["Alt+Shift+1–4", "Alt+1–7", "Alt+I, Alt+Shift+I"]),
+        (ShortcutKeys.OFF, []),
+    ],
+)
+def test_the_workbench_names_the_label_keys_as_the_choice_makes_them(
+    client_for, users, choice, hints
+) -> None:
+    users["annotator"].shortcut_keys = choice
+    users["annotator"].save(update_fields=["shortcut_keys"])
+    (annotation,) = assign(LabellingItemFactory.create(), users["annotator"])
+    page = client_for("annotator").get(reverse("annotation:workbench", args=[annotation.pk])).content.decode()
+    shown = re.findall(
+        r'data-field="(?:polarity|emotion|intensity)">\s*<legend>[^<]*(?:<span class="key-hint">([^<]*))?',
+        page,
+    )
+    assert shown == (hints or ["", "", ""])

@@ -1,0 +1,118 @@
+"""Real Chromium: a waveform is one named, focusable control with its own keys (Space, arrows, Home,
+End, + and −) and a visible focus ring; Play / pause says whether it plays; a segment's handles on
+the workbench are named sliders the arrow keys move (WCAG 2.1.1, 2.4.7, 4.1.2)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.annotation.labelling.support import LabellingItemFactory, assign
+from tests.conftest import wait_until
+from tests.support.browser import log_in
+
+pytestmark = pytest.mark.browser
+
+SEGMENTS = [
+    {"start": 0.0, "end": 0.6, "emotion": "happy", "words": "Oh great"},
+    {"start": 0.6, "end": 1.5, "emotion": "sad", "words": "another Monday"},
+]
+
+
+def open_workbench(page: Any, live_server: Any, users: Any, **item: Any) -> Any:
+    """Open the annotator's workbench on a fresh item (the take lasts 1.5 s) once its waveform is drawn."""
+    (annotation,) = assign(LabellingItemFactory.create(**item), users["annotator"])
+    if item.get("scenario") == "emotion-shift":
+        annotation.perception = {**annotation.perception, "emotion_segments": SEGMENTS}
+        annotation.save(update_fields=["perception"])
+    path = f"/annotate/{annotation.pk}/"
+    log_in(page, live_server, "annotator", start=f"/accounts/login/?next={path}")
+    page.wait_for_url(f"{live_server.url}{path}")
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    return annotation
+
+
+def test_the_focused_waveform_plays_seeks_and_zooms_from_its_own_keys(
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+) -> None:
+    page = browser_page
+    open_workbench(page, live_server, users)
+    waveform = page.get_by_role("application", name="Waveform of the recording, 1.5 s")
+    assert waveform.get_attribute("aria-roledescription") == "waveform"
+    description = waveform.get_attribute("aria-describedby")
+    assert "Space plays or pauses" in page.locator(f"#{description}").inner_text()
+
+    # Tab reaches it from the top of the page, and it shows where the keys go.
+    focused = "el => document.activeElement === el"
+    for _ in range(30):
+        page.keyboard.press("Tab")
+        if waveform.evaluate(focused):
+            break
+    assert waveform.evaluate("el => document.activeElement === el && el.matches(':focus-visible')")
+    assert waveform.evaluate("el => getComputedStyle(el).outlineStyle") == "solid"
+    page.screenshot(path="/tmp/wt31-waveform-focused.png")
+
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.querySelector('[data-testid=playhead]').textContent === '1.50 s'")
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('[data-testid=playhead]').textContent === '1.00 s'")
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function("() => document.querySelector('[data-testid=playhead]').textContent === '0.00 s'")
+    page.keyboard.press("+")
+    page.wait_for_function("() => document.querySelector('[data-testid=waveform]').dataset.zoom !== '0'")
+
+    play = page.get_by_role("button", name="Play / pause")
+    assert play.get_attribute("aria-pressed") == "false"
+    page.keyboard.press("Space")  # once: the page's own Space must not toggle it back
+    page.wait_for_selector("[data-testid=play][aria-pressed=true]")
+    page.wait_for_function("() => document.querySelector('[data-testid=playhead]').textContent !== '0.00 s'")
+    page.keyboard.press("Space")
+    page.wait_for_selector("[data-testid=play][aria-pressed=false]")
+
+
+def test_segment_handles_are_named_sliders_the_arrow_keys_move(
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+) -> None:
+    page = browser_page
+    annotation = open_workbench(page, live_server, users, scenario="emotion-shift")
+    assert page.get_by_role("group", name="Segment 1, happy, 0.00 s to 0.60 s").count() == 1
+    start = page.get_by_role("slider", name="Start of segment 2")
+    assert start.get_attribute("aria-valuenow") == "0.60"
+    assert start.get_attribute("aria-valuetext") == "0.60 s"
+    assert (start.get_attribute("aria-valuemin"), start.get_attribute("aria-valuemax")) == ("0.00", "1.45")
+    end = page.get_by_role("slider", name="End of segment 2")
+    assert end.get_attribute("aria-valuenow") == "1.50"
+
+    start.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[name=p_emotion_segments]').value)[1].start === 0.65"
+    )
+    # Drawn again, the handle keeps the focus and says its new value.
+    moved = page.get_by_role("slider", name="Start of segment 2")
+    page.wait_for_function("el => el.getRootNode().activeElement === el", arg=moved.element_handle())
+    assert moved.get_attribute("aria-valuenow") == "0.65"
+    page.keyboard.press("PageUp")
+    page.wait_for_function(
+        "() => JSON.parse(document.querySelector('[name=p_emotion_segments]').value)[1].start === 1.15"
+    )
+    assert (
+        page.get_by_role("slider", name="Start of segment 2").evaluate(
+            "el => getComputedStyle(el).outlineStyle"
+        )
+        == "solid"
+    )
+    page.screenshot(path="/tmp/wt31-handle-focused.png")
+    assert page.get_by_label("Segment 2 start").input_value() == "1.15"
+    assert page.get_by_test_id("playhead").inner_text() == "0.00 s"  # the handle's arrows did not seek
+
+    def saved_start() -> float:
+        annotation.refresh_from_db()
+        return float(annotation.perception["emotion_segments"][1]["start"])
+
+    wait_until(lambda: saved_start() == 1.15, timeout=10, message="the moved start was never autosaved")
+    assert page.get_by_role("group", name="Segment 2, sad, 1.15 s to 1.50 s").count() == 1
+    assert json.loads(page.locator("[name=p_emotion_segments]").input_value())[0]["end"] == 0.6  # untouched
