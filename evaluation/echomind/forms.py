@@ -75,7 +75,9 @@ class QuestionForm(forms.Form):
                 help_text="The correct option's letter; blank: not asked of this delivery.",
                 widget=forms.TextInput(attrs={"size": 2, "autocomplete": "off"}),
             )
-        self.fields["question_type"].widget.choices = [  # type: ignore[attr-defined]
+        kinds = self.fields["question_type"]
+        assert isinstance(kinds, forms.ChoiceField)
+        kinds.choices = [
             (label, [(kind, kind) for kind in known_question_types(level)])
             for level, label in Question.Level.choices
         ]
@@ -91,8 +93,13 @@ class QuestionForm(forms.Form):
         data = super().clean() or {}
         level, kind = data.get("level"), data.get("question_type")
         if level and kind and kind not in known_question_types(level):
-            other = next((label for value, label in Question.Level.choices if value != level), "")
-            self.add_error("question_type", f"“{kind}” is not a {level} type (is it {other.lower()}?).")
+            owner = next(
+                (value for value, _ in Question.Level.choices if kind in known_question_types(value)), ""
+            )
+            self.add_error(
+                "question_type",
+                f"“{kind}” is not a type of the {level} level" + (f"; it is a {owner} type." if owner else "."),
+            )
         keys = {
             delivery: str(data.get(_key_field(delivery)) or "").strip().upper() for delivery in self.deliveries
         }

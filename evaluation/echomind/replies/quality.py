@@ -9,15 +9,19 @@ stays "not computed", and is counted.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
-from annotation.audio.upload import AudioRejected, normalise_upload
+from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
 from evaluation.echomind.models import Reply
 from webapp.jobs import JobReporter
 from webapp.storage import read_media
 
 QUALITY_JOB = "echomind_reply_quality"
 QUALITY_KEY = "dnsmos"
+# Reply audio is measured as it is: the rules a take must meet (length, silence, clipping) refuse
+# nothing here, and DNSMOS itself leaves a clip under a second unmeasured.
+AS_IT_IS = UploadLimits(min_seconds=0.0, max_seconds=600.0, silence_peak_dbfs=-math.inf, max_clipping_ratio=1.0)
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ def measure_reply_audio(reporter: JobReporter) -> QualityReport:
         reply = Reply.objects.filter(pk=reply_id).only("audio_key").first()
         if reply is not None:
             try:
-                samples = normalise_upload(read_media(reply.audio_key), "reply audio").samples
+                samples = normalise_upload(read_media(reply.audio_key), "reply audio", limits=AS_IT_IS).samples
             except (AudioRejected, OSError):
                 unreadable += 1
             else:
