@@ -15,8 +15,8 @@ from rest_framework.views import APIView
 
 from evaluation.echomind import reports
 from evaluation.echomind import scoring as board
-from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.scoring import Accuracy
+from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.outputs.access import SYSTEM_ADMINS
 from webapp.roles import HasRole
 

@@ -70,7 +70,10 @@ def key_problem(options: Sequence[str], answer: str) -> str | None:
 
 def choice_prompt(question: str, options: Sequence[str]) -> str:
     """Return the question as a system is asked it: lettered options and EchoMind's answer format."""
-    lines = [question.strip(), *(f"{letter}. {option}" for letter, option in zip(letters_for(options), options, strict=True))]
+    lines = [
+        question.strip(),
+        *(f"{letter}. {option}" for letter, option in zip(letters_for(options), options, strict=True)),
+    ]
     lines.append('Choose one option. End with "The answer is: [X]", X the letter of your choice.')
     return "\n".join(lines)
 

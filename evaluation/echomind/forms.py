@@ -98,10 +98,12 @@ class QuestionForm(forms.Form):
             )
             self.add_error(
                 "question_type",
-                f"“{kind}” is not a type of the {level} level" + (f"; it is a {owner} type." if owner else "."),
+                f"“{kind}” is not a type of the {level} level"
+                + (f"; it is a {owner} type." if owner else "."),
             )
         keys = {
-            delivery: str(data.get(_key_field(delivery)) or "").strip().upper() for delivery in self.deliveries
+            delivery: str(data.get(_key_field(delivery)) or "").strip().upper()
+            for delivery in self.deliveries
         }
         keyed = {delivery: key for delivery, key in keys.items() if key}
         options = data.get("options")
@@ -154,13 +156,20 @@ class QuestionForm(forms.Form):
         with transaction.atomic():
             if self.question is None:
                 return [
-                    Question.objects.create(question_id=ids[delivery], delivery=delivery, answer=key, **fields)
+                    Question.objects.create(
+                        question_id=ids[delivery], delivery=delivery, answer=key, **fields
+                    )
                     for delivery, key in keyed.items()
                 ]
-            (delivery, key), = keyed.items()
+            ((delivery, key),) = keyed.items()
             question = Question.objects.select_for_update().get(pk=self.question.pk)
             options_changed = question.options != fields["options"]
-            for name, value in {**fields, "question_id": ids[delivery], "delivery": delivery, "answer": key}.items():
+            for name, value in {
+                **fields,
+                "question_id": ids[delivery],
+                "delivery": delivery,
+                "answer": key,
+            }.items():
                 setattr(question, name, value)
             question.save()
             if options_changed:

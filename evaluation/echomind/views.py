@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.recording.items import assign_items
 from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
-from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
 from evaluation.echomind.forms import QuestionForm, ReplyStudyForm
@@ -20,6 +19,7 @@ from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAtt
 from evaluation.echomind.replies.listening import create_reply_study, reply_studies
 from evaluation.echomind.replies.quality import QUALITY_JOB, replies_to_measure
 from evaluation.echomind.scoring import GROUPINGS
+from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
@@ -260,6 +260,4 @@ def reply_study(request: StudioRequest) -> HttpResponse:
         else:
             messages.success(request, f"Study “{study.name}” is open to its raters.")
             return redirect("evaluation:study_results", study_id=study.pk)
-    return render(
-        request, "evaluation/echomind/reply_study.html", {"form": form, "studies": reply_studies()}
-    )
+    return render(request, "evaluation/echomind/reply_study.html", {"form": form, "studies": reply_studies()})

@@ -1,8 +1,8 @@
 """Creating a listening study: sample items, freeze stimuli (copying audio, synthesising traps) and
 plan every evaluator's presentation order. The design rules live in `evaluation.studies.design`.
 
-What is rated is a `Sample`: by default the systems' benchmark outputs; another workflow may hand
-in its own (EchoMind's spoken replies to deliveries, `evaluation.echomind.replies.listening`)."""
+What is rated is a `Sample` (`evaluation.studies.samples`): by default the systems' benchmark
+outputs; another workflow may hand in its own (EchoMind's spoken replies to deliveries)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,10 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
 from django.db import transaction
-from django.db.models import Q
 
 from annotation.audio.clean import clean_audio
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.audio.upload import AudioRejected
-from annotation.recording.models import Item
 from evaluation.outputs.access import systems_named_in
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import (
@@ -34,6 +32,7 @@ from evaluation.studies.design import (
     trap_sentence,
 )
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
+from evaluation.studies.samples import Sample, Samples, output_sample, usable_outputs
 from webapp.models import User
 from webapp.roles import Role, has_role
 from webapp.storage import delete_media, new_media_key, read_media, save_media
@@ -70,38 +69,6 @@ class StudySpec:
     seed: int | None = None
     unit: str = "item"  # Study.Unit: "dialogue" rates every assistant turn of sampled dialogues
     same_dialogues_for_all: bool = True  # dialogue studies: see design.sample_dialogues
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One system's answer to one item that a study can play: the item (its recording is the
-    query raters hear), the reply's words and audio, the stratum it is sampled in, and a stable
-    order among samples; `output` when it is a benchmark output."""
-
-    item: Item
-    system_id: int
-    text: str
-    audio_key: str
-    stratum: str
-    order: int
-    output: ModelOutput | None = None
-
-
-# item -> system -> the system's sample for that item
-Samples = Mapping[int, Mapping[int, Sample]]
-
-
-def output_sample(output: ModelOutput) -> Sample:
-    """Return a benchmark output as a sample, stratified by its item's scenario."""
-    return Sample(
-        item=output.item,
-        system_id=output.system_id,
-        text=output.response_text or output.raw_text,
-        audio_key=output.response_audio_key,
-        stratum=output.item.scenario,
-        order=output.pk,
-        output=output,
-    )
 
 
 @dataclass
@@ -146,7 +113,13 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
     rng = random.Random(seed)
     rates_audio = any(dimension.modality == "audio" for dimension in dimensions)
     rates_content = any(dimension.modality == "content" for dimension in dimensions)
-    answers = samples if samples is not None else _usable_outputs(spec, rates_audio, rates_content)
+    answers = (
+        samples
+        if samples is not None
+        else usable_outputs(
+            spec.systems, spec.benchmark_version, rates_audio=rates_audio, rates_content=rates_content
+        )
+    )
 
     gold_items = {gold.output.item_id for gold in spec.gold}
     complete = {
@@ -301,23 +274,6 @@ def check_spec(spec: StudySpec, dimensions: Sequence[Dimension]) -> None:
         raise StudyDesignError(
             f"the title or instructions name {', '.join(named)}: raters must not learn which systems are compared"
         )
-
-
-def _usable_outputs(spec: StudySpec, rates_audio: bool, rates_content: bool) -> dict[int, dict[int, Sample]]:
-    """Return item -> system -> output, for outputs a rater can judge on every chosen dimension."""
-    outputs = (
-        ModelOutput.objects.for_version(spec.benchmark_version)
-        .filter(system__in=spec.systems, item__recording__isnull=False, item__dialogue__isnull=True)
-        .select_related("item__recording")
-    )
-    if rates_audio:
-        outputs = outputs.exclude(response_audio_key="")
-    if rates_content:
-        outputs = outputs.exclude(Q(response_text="") & Q(raw_text=""))
-    answers: dict[int, dict[int, Sample]] = {}
-    for output in outputs:
-        answers.setdefault(output.item_id, {})[output.system_id] = output_sample(output)
-    return answers
 
 
 def _pick_training(

@@ -15,9 +15,10 @@ from django.db.models import QuerySet
 
 from evaluation.echomind.models import Reply
 from evaluation.outputs.models import System
-from evaluation.studies.creation import Sample, StudySpec, create_study
+from evaluation.studies.creation import StudySpec, create_study
 from evaluation.studies.design import dimensions_for
 from evaluation.studies.models import Study
+from evaluation.studies.samples import Sample
 from webapp.models import User
 
 # Stored as the study's benchmark version, so the study says what it rated (and is found again).

@@ -21,7 +21,9 @@ QUALITY_JOB = "echomind_reply_quality"
 QUALITY_KEY = "dnsmos"
 # Reply audio is measured as it is: the rules a take must meet (length, silence, clipping) refuse
 # nothing here, and DNSMOS itself leaves a clip under a second unmeasured.
-AS_IT_IS = UploadLimits(min_seconds=0.0, max_seconds=600.0, silence_peak_dbfs=-math.inf, max_clipping_ratio=1.0)
+AS_IT_IS = UploadLimits(
+    min_seconds=0.0, max_seconds=600.0, silence_peak_dbfs=-math.inf, max_clipping_ratio=1.0
+)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,9 @@ def measure_reply_audio(reporter: JobReporter) -> QualityReport:
         reply = Reply.objects.filter(pk=reply_id).only("audio_key").first()
         if reply is not None:
             try:
-                samples = normalise_upload(read_media(reply.audio_key), "reply audio", limits=AS_IT_IS).samples
+                samples = normalise_upload(
+                    read_media(reply.audio_key), "reply audio", limits=AS_IT_IS
+                ).samples
             except (AudioRejected, OSError):
                 unreadable += 1
             else:

@@ -73,7 +73,10 @@ def test_a_single_keyed_delivery_keeps_the_id_as_given(
         ({"key_target": "D"}, "The answer key D is not one of the options (A, B, C)."),
         ({"options": "Fast"}, "A question needs 2 to 26 options."),
         ({"options": "Fast\nfast."}, "Two options say the same."),
-        ({"question_type": "speaker intent"}, "“speaker intent” is not a type of the understanding level; it is a reasoning type."),
+        (
+            {"question_type": "speaker intent"},
+            "“speaker intent” is not a type of the understanding level; it is a reasoning type.",
+        ),
         ({"level": "conversation"}, "Select a valid choice."),
         ({"question_type": "vibes"}, "Select a valid choice."),
         ({"key_target": "", "key_neutral": ""}, "Give an answer key for at least one delivery."),
@@ -156,4 +159,6 @@ def test_other_roles_may_not_author_questions(
     assert client.post(f"/echomind/questions/{question.pk}/delete/").status_code == 403
     anonymous = Client().post(f"/echomind/questions/{question.pk}/delete/")
     assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
-    assert Question.objects.count() == 5 and not Question.objects.filter(question_id__startswith="em-").exists()
+    assert (
+        Question.objects.count() == 5 and not Question.objects.filter(question_id__startswith="em-").exists()
+    )

@@ -47,7 +47,9 @@ def _replies(system_name: str, audio: dict[str, bytes]) -> None:
 def replies(users: dict[str, User], media_root: Path) -> None:
     import_layout(echomind_files(with_audio=False), users["admin"])
     # Spoken: two replies long enough to measure, one too short; silent: no audio at all.
-    _replies("Spoken", {"target": speech_like_wav(), "neutral": speech_like_wav(), "alternative": tiny_wav(0.3)})
+    _replies(
+        "Spoken", {"target": speech_like_wav(), "neutral": speech_like_wav(), "alternative": tiny_wav(0.3)}
+    )
     _replies("Silent", {})
 
 
@@ -67,7 +69,9 @@ def test_the_job_stores_dnsmos_per_reply_and_the_leaderboard_averages_it(replies
     # then each reply long enough holds the P.808 estimate of its own audio
     assert job.status == JobStatus.SUCCEEDED, job.error
     assert job.result == {"measured": 2, "too_short": 1, "unreadable": 0}
-    spoken = {r.delivery.role: r for r in Reply.objects.filter(system__name="Spoken").select_related("delivery")}
+    spoken = {
+        r.delivery.role: r for r in Reply.objects.filter(system__name="Spoken").select_related("delivery")
+    }
     for role in ("target", "neutral"):
         expected = dnsmos_scores(normalise_upload(read_media(spoken[role].audio_key), "reply").samples)
         assert expected is not None and spoken[role].scores["dnsmos"] == expected.p808
@@ -113,7 +117,9 @@ def test_imported_reply_audio_is_stored_clean_and_a_missing_file_refuses_the_imp
 
     # The released layout's response name is found without the row naming it.
     del row["audio"]
-    import_answers(system, json.dumps(row).encode(), {target.audio_name()[:-4] + "_response.wav": tiny_wav(1.0)})
+    import_answers(
+        system, json.dumps(row).encode(), {target.audio_name()[:-4] + "_response.wav": tiny_wav(1.0)}
+    )
     stored = Reply.objects.get()
     assert stored.audio_key and read_media(stored.audio_key)[:4] == b"RIFF"
 

@@ -104,7 +104,10 @@ def test_a_silent_system_or_too_many_deliveries_is_refused(
 
 
 def test_an_admin_creates_the_study_evaluators_rate_blind_and_the_results_name_the_systems(
-    replies: list[System], users: dict[str, User], make_user: Callable[..., User], client_for: Callable[[str], Client]
+    replies: list[System],
+    users: dict[str, User],
+    make_user: Callable[..., User],
+    client_for: Callable[[str], Client],
 ) -> None:
     # given the study page, which offers the spoken systems only
     admin = client_for("admin")
@@ -121,7 +124,9 @@ def test_an_admin_creates_the_study_evaluators_rate_blind_and_the_results_name_t
     }  # fmt: skip
     response = admin.post("/echomind/studies/new/", form)
     study = Study.objects.get(name="Replies MOS")
-    assert response.status_code == 302 and response["Location"] == reverse("evaluation:study_results", args=[study.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "evaluation:study_results", args=[study.pk]
+    )
 
     # then the evaluator rates every sample, and nothing they receive names a system
     client = client_for("evaluator")
@@ -135,7 +140,8 @@ def test_an_admin_creates_the_study_evaluators_rate_blind_and_the_results_name_t
         )
         client.post(reverse("evaluation:assignment_played", args=[assignment.public_id]))
         client.post(
-            reverse("evaluation:submit_assignment", args=[assignment.public_id]), {f"score_{NATURALNESS}": "4"}
+            reverse("evaluation:submit_assignment", args=[assignment.public_id]),
+            {f"score_{NATURALNESS}": "4"},
         )
     everything = "\n".join(received).lower()
     forbidden = [*SYSTEMS, *(system.anonymous_code for system in replies), "Replies MOS"]
