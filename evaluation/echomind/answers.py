@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.audio.clean import clean_audio
+from annotation.audio.clean import CleanAudio, clean_audio
 from annotation.audio.upload import AudioRejected
 from evaluation.echomind import layout
 from evaluation.echomind.choices import read_choice
@@ -110,8 +110,9 @@ def import_answers(system: System, data: bytes, audio: Mapping[str, bytes] | Non
         return AnswerReport(problems=problems)
     stored = []
     for reply, spoken in replies:
-        if spoken:
-            reply.audio_key = save_media(new_media_key("reply", "wav"), spoken)
+        if spoken is not None:
+            reply.audio_key = save_media(new_media_key("reply", "wav"), spoken.wav_bytes)
+            reply.audio_seconds = spoken.duration_seconds
             stored.append(reply.audio_key)
     try:
         replaced = _store(system, answers, transcripts, [reply for reply, _ in replies])
@@ -141,14 +142,14 @@ def _store(
     return replaced
 
 
-def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> bytes | str:
-    """Return the clean audio of a reply row (b"" when it has none), or the problem with it."""
+def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> CleanAudio | str | None:
+    """Return the clean audio of a reply row (None when it has none), or the problem with it."""
     named = str(row.get("audio") or "")
     name = named or layout.response_name(str(row["delivery"]))
     if name not in audio:
-        return f"no audio file {named}" if named else b""
+        return f"no audio file {named}" if named else None
     try:
-        return clean_audio(audio[name], name).wav_bytes
+        return clean_audio(audio[name], name)
     except AudioRejected as rejected:
         return rejected.reason
 

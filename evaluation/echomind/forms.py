@@ -12,6 +12,7 @@ from evaluation.echomind import taxonomy
 from evaluation.echomind.choices import key_problem, letters_for
 from evaluation.echomind.models import Delivery, DeliverySet, Question, Reply
 from evaluation.echomind.replies.listening import DEFAULT_INSTRUCTIONS
+from evaluation.echomind.scoring import DELIVERY_ROLES
 from evaluation.outputs.models import System
 from evaluation.studies.creation import StudySpec
 from evaluation.studies.design import DIMENSIONS
@@ -65,7 +66,9 @@ class QuestionForm(forms.Form):
             }
         super().__init__(*args, **kwargs)
         self.delivery_set, self.question = delivery_set, question
-        self.deliveries = list(delivery_set.deliveries.select_related("attribute"))
+        self.deliveries = sorted(
+            delivery_set.deliveries.select_related("attribute"), key=lambda d: DELIVERY_ROLES.index(d.role)
+        )
         for delivery in self.deliveries:
             carried = delivery.attribute.label if delivery.attribute else "no attribute"
             self.fields[_key_field(delivery)] = forms.CharField(
@@ -205,8 +208,19 @@ class ReplyStudyForm(StudyForm):
         self.fields["instructions"].initial = DEFAULT_INSTRUCTIONS
         self.fields["items_per_system"].label = "Deliveries per system"
         self.fields["items_per_system"].help_text = (
-            "Sampled at random, stratified by delivery (target, neutral, alternative); "
+            "Sampled at random, stratified by dimension and delivery (target, neutral, alternative); "
             "the same deliveries for every system"
+        )
+        self.fields["ratings_per_output"].label = "Ratings per reply"
+        self.fields["training_count"].help_text = "Practice replies shown first, not counted"
+        self.fields[
+            "trap_count"
+        ].help_text = "Trapping items per evaluator; their audio says which score to choose"
+        self.fields[
+            "allowed_check_failures"
+        ].help_text = "Failed trapping items tolerated before a rater is flagged"
+        self.order_fields(
+            ["name", "title_for_raters", "instructions", "systems", "prompt", "items_per_system"]
         )
         spoken = Reply.objects.exclude(audio_key="").values("delivery_id").distinct().count()
         self.fields["items_per_system"].initial = min(20, spoken) or 20

@@ -187,6 +187,9 @@ class Reply(models.Model):
     prompt = models.CharField(max_length=10, choices=Prompt.choices, default=Prompt.NONE)
     text = models.TextField(blank=True)
     audio_key = models.CharField(max_length=200, blank=True)
+    audio_seconds = models.FloatField(
+        null=True, blank=True, help_text="The reply audio's length, when it has audio"
+    )
     # By metric key (c1-c4, ves, bleu4, rouge_l, dnsmos ...): a metric absent is "not computed".
     scores = models.JSONField(default=dict, blank=True)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+# The module loads its ONNX models on first use, so the web process may import it for MIN_SECONDS.
+from annotation.audio.speech.quality import MIN_SECONDS, dnsmos_scores
 from annotation.audio.upload import AudioRejected, UploadLimits, normalise_upload
 from evaluation.echomind.models import Reply
 from webapp.jobs import JobReporter
@@ -37,18 +39,21 @@ class QualityReport:
 
 
 def replies_to_measure() -> list[int]:
-    """Return the ids of the replies with audio and no DNSMOS yet, oldest first."""
-    unmeasured = Reply.objects.exclude(audio_key="").exclude(scores__has_key=QUALITY_KEY)
+    """Return the ids of the replies with audio long enough and no DNSMOS yet, oldest first."""
+    unmeasured = (
+        Reply.objects.exclude(audio_key="")
+        .exclude(scores__has_key=QUALITY_KEY)
+        .exclude(audio_seconds__lt=MIN_SECONDS)  # an unknown length is tried
+    )
     return list(unmeasured.order_by("pk").values_list("pk", flat=True))
 
 
 def measure_reply_audio(reporter: JobReporter) -> QualityReport:
     """Store DNSMOS P.808 of every reply with audio that has none; idempotent (a rerun after a worker
     died goes on where it stopped)."""
-    from annotation.audio.speech.quality import dnsmos_scores  # loads onnxruntime: workers only
-
     pending = replies_to_measure()
-    measured = too_short = unreadable = 0
+    measured = unreadable = 0
+    too_short = Reply.objects.exclude(audio_key="").filter(audio_seconds__lt=MIN_SECONDS).count()
     reporter.progress(0.0, f"{len(pending)} replies to measure", force=True)
     for done, reply_id in enumerate(pending, start=1):
         reply = Reply.objects.filter(pk=reply_id).only("audio_key").first()

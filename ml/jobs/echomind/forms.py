@@ -18,6 +18,10 @@ def ready_deliveries() -> int:
 
 
 class EchoMindInferenceJobForm(forms.Form):
+    start_note = (
+        "It hears the deliveries' accepted takes as they are when it runs (no snapshot; its result "
+        "lists the takes heard), and its answers replace the system's earlier EchoMind answers."
+    )
     start_from = forms.ChoiceField(
         label="Start from", help_text="By default the newest RL checkpoint, else the newest SFT one."
     )

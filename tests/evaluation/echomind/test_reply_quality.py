@@ -15,7 +15,7 @@ from annotation.audio.upload import normalise_upload
 from evaluation.echomind import reports
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.models import Delivery, Reply
-from evaluation.echomind.replies.quality import QUALITY_JOB
+from evaluation.echomind.replies.quality import QUALITY_JOB, replies_to_measure
 from evaluation.echomind.scoring import NOT_COMPUTED, REPLY_METRICS, cells
 from evaluation.echomind.transfer import import_layout
 from tests.evaluation.echomind.fixture import echomind_files
@@ -83,7 +83,8 @@ def test_the_job_stores_dnsmos_per_reply_and_the_leaderboard_averages_it(replies
     assert _row("Spoken")[DNSMOS_COLUMN] == f"{mean:.2f}"
     assert _row("Silent")[DNSMOS_COLUMN] == NOT_COMPUTED
 
-    # and a second run has nothing left to measure
+    # and a second run has nothing left to measure (the short reply's length is known from its import)
+    assert replies_to_measure() == [] and spoken["alternative"].audio_seconds == pytest.approx(0.3)
     again = start_job(QUALITY_JOB)
     run_job(again.pk)
     again.refresh_from_db()

@@ -86,7 +86,7 @@ def test_a_study_is_created_from_the_systems_spoken_replies_to_deliveries(
         assert stimulus.output is None and stimulus.response_text == reply.text
         # frozen: a clean copy under a random key, not the reply's own file
         assert stimulus.audio_key.startswith("audio/stimulus/") and stimulus.audio_key != reply.audio_key
-    assert {stimulus.system.name for stimulus in rated} == set(SYSTEMS)
+    assert {stimulus.system.name for stimulus in rated if stimulus.system} == set(SYSTEMS)
     assert study.benchmark_version == "echomind-replies:none"
     kinds = set(study.stimuli.values_list("kind", flat=True))
     assert kinds == {StudyStimulus.Kind.RATED, StudyStimulus.Kind.TRAINING, StudyStimulus.Kind.TRAP}

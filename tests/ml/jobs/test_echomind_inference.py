@@ -64,10 +64,14 @@ def test_each_question_is_asked_with_its_options_and_each_delivery_replied_to_pe
     assert asked["u1"].prompt == choice_prompt(u1.text, u1.options)
     assert "B. Sad" in asked["u1"].prompt and "The answer is: [X]" in asked["u1"].prompt
     # the model hears the delivery's accepted take itself
-    audio, rate = read_wav(read_media(u1.delivery.item.recording.audio_key))
+    take = u1.delivery.item.recording
+    assert take is not None
+    audio, rate = read_wav(read_media(take.audio_key))
     assert asked["u1"].sample_rate == rate and (asked["u1"].audio == audio).all()
     speaker = Delivery.objects.get(delivery_set__case_id="id_3", role="target")
-    enhanced = next(task for task in tasks if task.row == {"delivery": speaker.audio_name(), "prompt": "enhanced"})
+    enhanced = next(
+        task for task in tasks if task.row == {"delivery": speaker.audio_name(), "prompt": "enhanced"}
+    )
     assert enhanced.item.prompt == conversation_prompt("enhanced", "speaker")
     assert "who is speaking" in enhanced.item.prompt
 
