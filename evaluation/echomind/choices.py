@@ -10,8 +10,8 @@ states two different letters is unparseable (counted, and scored as wrong):
 4. the whole reply is one option's text (case, spaces and end punctuation aside).
 
 `choice_prompt` is the question as a system is asked it (the options lettered, the answer format
-spelled out), and `key_problem` the one rule for a well-formed question, for imported and
-authored questions alike.
+spelled out); `key_problem` (with `options_problem`) is the one rule for a well-formed question,
+imported or authored in the studio.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split()).strip(string.punctuation + " ")
 
 
-def key_problem(options: Sequence[str], answer: str) -> str | None:
-    """Return why a question with these options and answer key is not well formed, or None."""
+def options_problem(options: Sequence[str]) -> str | None:
+    """Return why these cannot be a question's options, or None."""
     if not MIN_OPTIONS <= len(options) <= MAX_OPTIONS:
         return f"a question needs {MIN_OPTIONS} to {MAX_OPTIONS} options"
     if any(not _normal(option) for option in options):
@@ -62,6 +62,13 @@ def key_problem(options: Sequence[str], answer: str) -> str | None:
     if len({_normal(option) for option in options}) < len(options):
         # An answer that repeats an option's text must name one option (pattern 4).
         return "two options say the same"
+    return None
+
+
+def key_problem(options: Sequence[str], answer: str) -> str | None:
+    """Return why a question with these options and answer key is not well formed, or None."""
+    if problem := options_problem(options):
+        return problem
     letters = letters_for(options)
     if len(answer) != 1 or answer not in letters:
         return f"the answer must be one of {', '.join(letters)}"

@@ -9,7 +9,7 @@ from django import forms
 from django.db import transaction
 
 from evaluation.echomind import taxonomy
-from evaluation.echomind.choices import key_problem, letters_for
+from evaluation.echomind.choices import key_problem, letters_for, options_problem
 from evaluation.echomind.models import Delivery, DeliverySet, Question, Reply
 from evaluation.echomind.replies.listening import DEFAULT_INSTRUCTIONS
 from evaluation.echomind.scoring import DELIVERY_ROLES
@@ -39,7 +39,7 @@ class QuestionForm(forms.Form):
     """
 
     question_id = forms.CharField(
-        max_length=40,
+        max_length=48,  # with "_alternative" added: the model's 60
         label="Question id",
         help_text="Unique. Keyed on several deliveries, each question's id gets _target, _neutral or "
         "_alternative added.",
@@ -111,7 +111,7 @@ class QuestionForm(forms.Form):
         keyed = {delivery: key for delivery, key in keys.items() if key}
         options = data.get("options")
         if options is not None:
-            problem = key_problem(options, "A")
+            problem = options_problem(options)
             if problem:
                 self.add_error("options", f"{problem[0].upper()}{problem[1:]}.")
             else:

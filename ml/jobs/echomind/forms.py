@@ -53,8 +53,7 @@ class EchoMindInferenceJobForm(forms.Form):
         ].help_text += f". Now: {deliveries} deliveries with an accepted take, {questions} questions on them."
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        name_the_system(self, data)
+        data = name_the_system(self, super().clean() or {})
         if not ready_deliveries():
             raise forms.ValidationError("No EchoMind delivery has an accepted take yet: nothing to answer.")
         return data
