@@ -62,7 +62,7 @@ class QuestionForm(forms.Form):
                 "question_type": question.question_type,
                 "text": question.text,
                 "options": "\n".join(question.options),
-                f"key_{question.delivery.role}": question.answer,
+                _key_field(question.delivery): question.answer,
             }
         super().__init__(*args, **kwargs)
         self.delivery_set, self.question = delivery_set, question
