@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluation.echomind.replies.quality import QUALITY_JOB, measure_reply_audio
 from evaluation.judging.runs import run_judge_run
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
@@ -21,3 +22,9 @@ def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
 
     judged, errors = judge_replies(JudgeConfig.objects.get(pk=int(job.parameters["judge"])))
     return {"judged": judged, "judge_errors": errors}
+
+
+@job_task(QUALITY_JOB, queue="default", title="Measure EchoMind reply audio (DNSMOS)")
+def echomind_reply_quality(job: Job, reporter: JobReporter) -> JobResult:
+    """Store DNSMOS P.808 of every EchoMind reply with audio that has none yet."""
+    return measure_reply_audio(reporter).as_dict()

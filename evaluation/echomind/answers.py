@@ -5,23 +5,30 @@
     {"delivery": "...", "prompt": "none", "response": "...", "scores": {"c1": 4, ...}}   a reply
 
 Answers are read with `choices.read_choice` (unparseable ones are kept, counted, never guessed);
-replies get BLEU-4 and ROUGE-L against the delivery's reference replies when it has some. A file
+replies get BLEU-4 and ROUGE-L against the delivery's reference replies when it has some. A reply's
+audio, when given, is the file its row names ("audio") or else the released layout's
+`<delivery>_response.wav`; it is stored as a clean re-encoding (no tag of its maker kept). A file
 with any bad line writes nothing; importing again replaces the system's earlier rows.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 
+from annotation.audio.clean import CleanAudio, clean_audio
+from annotation.audio.upload import AudioRejected
+from evaluation.echomind import layout
 from evaluation.echomind.choices import read_choice
 from evaluation.echomind.models import Answer, Delivery, Question, Reply, Transcript
 from evaluation.echomind.scoring import bleu4, rouge_l
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
+from webapp.storage import delete_media, new_media_key, save_media
 
 SCORE_KEYS = (
     "c1",
@@ -46,8 +53,9 @@ class AnswerReport:
     problems: list[str] = field(default_factory=list)
 
 
-def import_answers(system: System, data: bytes) -> AnswerReport:
-    """Store a system's answers, transcripts and replies from JSONL; refuse the file on any problem."""
+def import_answers(system: System, data: bytes, audio: Mapping[str, bytes] | None = None) -> AnswerReport:
+    """Store a system's answers, transcripts and replies from JSONL, the replies' audio from `audio`
+    (file name -> bytes); refuse the file on any problem."""
     questions = {q.question_id: q for q in Question.objects.all()}
     deliveries = {d.audio_name(): d for d in Delivery.objects.select_related("delivery_set__attribute")}
     answers, transcripts, replies, problems = [], [], [], []
@@ -89,23 +97,61 @@ def import_answers(system: System, data: bytes) -> AnswerReport:
             )
         elif "response" in row:
             reply = _reply(system, deliveries[row["delivery"]], row)
+            spoken = _reply_audio(row, audio or {})
             if isinstance(reply, str):
                 problems.append(f"line {number}: {reply}")
+            elif isinstance(spoken, str):
+                problems.append(f"line {number}: {spoken}")
             else:
-                replies.append(reply)
+                replies.append((reply, spoken))
         else:
             problems.append(f"line {number}: needs question_id, transcript or response")
     if problems:
         return AnswerReport(problems=problems)
+    stored = []
+    for reply, spoken in replies:
+        if spoken is not None:
+            reply.audio_key = save_media(new_media_key("reply", "wav"), spoken.wav_bytes)
+            reply.audio_seconds = spoken.duration_seconds
+            stored.append(reply.audio_key)
+    try:
+        replaced = _store(system, answers, transcripts, [reply for reply, _ in replies])
+    except BaseException:
+        delete_media(*stored)
+        raise
+    # Studies keep their own copies of what they play, so a replaced reply's audio may go.
+    delete_media(*replaced)
+    return AnswerReport(len(answers), sum(not a.letter for a in answers), len(transcripts), len(replies))
+
+
+def _store(
+    system: System, answers: list[Answer], transcripts: list[Transcript], replies: list[Reply]
+) -> list[str]:
+    """Replace the system's rows the file answers again; return the audio keys of replaced replies."""
+    replaced: list[str] = []
     with transaction.atomic():
         Answer.objects.filter(system=system, question__in=[a.question for a in answers]).delete()
         Answer.objects.bulk_create(answers)
         Transcript.objects.filter(system=system, delivery__in=[t.delivery for t in transcripts]).delete()
         Transcript.objects.bulk_create(transcripts)
         for reply in replies:
-            Reply.objects.filter(system=system, delivery=reply.delivery, prompt=reply.prompt).delete()
+            earlier = Reply.objects.filter(system=system, delivery=reply.delivery, prompt=reply.prompt)
+            replaced += [key for key in earlier.values_list("audio_key", flat=True) if key]
+            earlier.delete()
         Reply.objects.bulk_create(replies)
-    return AnswerReport(len(answers), sum(not a.letter for a in answers), len(transcripts), len(replies))
+    return replaced
+
+
+def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> CleanAudio | str | None:
+    """Return the clean audio of a reply row (None when it has none), or the problem with it."""
+    named = str(row.get("audio") or "")
+    name = named or layout.response_name(str(row["delivery"]))
+    if name not in audio:
+        return f"no audio file {named}" if named else None
+    try:
+        return clean_audio(audio[name], name)
+    except AudioRejected as rejected:
+        return rejected.reason
 
 
 def _reply(system: System, delivery: Delivery, row: dict[str, Any]) -> Reply | str:
@@ -191,7 +237,6 @@ def judge_replies(judge: JudgeConfig) -> tuple[int, int]:
         for reply in replies
     ]
     cache = DatabaseJudgeCache()
-    by_pk = {reply.pk: reply for reply in replies}
     judged = errors = 0
     if judge.offline_heuristic:
         raise ValueError("The offline heuristic scores EchoEval outputs only; choose a judge endpoint.")
@@ -205,8 +250,5 @@ def judge_replies(judge: JudgeConfig) -> tuple[int, int]:
             if scores is None:
                 errors += 1
                 continue
-            reply = by_pk[int(str(request.key))]
-            reply.scores = {**reply.scores, **scores}
-            reply.save(update_fields=["scores"])
-            judged += 1
+            judged += Reply.objects.add_scores(int(str(request.key)), scores)
     return judged, errors

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.echomind.choices import letters_for
+from evaluation.echomind.choices import key_problem
 from evaluation.echomind.scoring import DELIVERY_ROLES, REASONING, UNDERSTANDING
 
 SCRIPT_INFO = re.compile(r"(?:.*/)?script_info_([A-Za-z0-9_-]+)\.json")
@@ -123,8 +123,8 @@ def read_mcq(level: str, data: bytes) -> tuple[list[QuestionRow], list[str]]:
         )
         if not (question.question_id and question.audio and question.question and question.question_type):
             problems.append(f"{where}: question_id, audio, question and type are required")
-        elif question.answer not in letters_for(question.options) or len(question.answer) != 1:
-            problems.append(f"{where}: the answer must be one of {', '.join(letters_for(question.options))}")
+        elif problem := key_problem(question.options, question.answer):
+            problems.append(f"{where}: {problem}")
         else:
             rows.append(question)
     return rows, problems

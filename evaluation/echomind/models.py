@@ -4,10 +4,11 @@ deliveries, and systems' answers, transcripts and spoken replies."""
 
 from __future__ import annotations
 
-from django.db import models
+from django.db import models, transaction
 
 from annotation.recording.models import Item, Take
 from evaluation.echomind import scoring, taxonomy
+from evaluation.echomind.choices import read_choice
 from evaluation.outputs.models import System
 
 
@@ -110,6 +111,17 @@ class Question(models.Model):
     def __str__(self) -> str:
         return self.question_id
 
+    def reread_answers(self) -> int:
+        """Read every system's answer again against the current options (after an edit); return how many changed."""
+        changed = 0
+        for answer in self.answers.all():
+            reading = read_choice(answer.raw_text, self.options)
+            if (answer.letter, answer.pattern) != (reading.letter or "", reading.pattern):
+                answer.letter, answer.pattern = reading.letter or "", reading.pattern
+                answer.save(update_fields=["letter", "pattern"])
+                changed += 1
+        return changed
+
 
 class Answer(models.Model):
     """A system's answer to a question: its text as given and the letter read from it (or none)."""
@@ -148,6 +160,20 @@ class Transcript(models.Model):
         return f"{self.system_id}:{self.delivery_id}"
 
 
+class ReplyQuerySet(models.QuerySet["Reply"]):
+    def add_scores(self, reply_id: int, scores: dict[str, float]) -> bool:
+        """Merge scores into a reply's; return False when the reply is gone (re-imported meanwhile)."""
+        # Race: the judge job and the audio-quality job write the same JSON field; each locks the
+        # row and merges into what it holds now, so neither overwrites the other's scores.
+        with transaction.atomic():
+            reply = self.select_for_update().filter(pk=reply_id).first()
+            if reply is None:
+                return False
+            reply.scores = {**reply.scores, **scores}
+            reply.save(update_fields=["scores"])
+            return True
+
+
 class Reply(models.Model):
     """A system's one-turn spoken reply to a delivery under a prompt strength (level 3)."""
 
@@ -161,8 +187,13 @@ class Reply(models.Model):
     prompt = models.CharField(max_length=10, choices=Prompt.choices, default=Prompt.NONE)
     text = models.TextField(blank=True)
     audio_key = models.CharField(max_length=200, blank=True)
+    audio_seconds = models.FloatField(
+        null=True, blank=True, help_text="The reply audio's length, when it has audio"
+    )
     # By metric key (c1-c4, ves, bleu4, rouge_l, dnsmos ...): a metric absent is "not computed".
     scores = models.JSONField(default=dict, blank=True)
+
+    objects = ReplyQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluation.echomind.models import Answer, Delivery, Reply, Transcript
+from django.db.models import Count
+
+from evaluation.echomind.models import Answer, Delivery, Question, Reply, Transcript
 from evaluation.echomind.scoring import (
     GROUPINGS,
     Accuracy,
@@ -101,13 +103,30 @@ def results() -> EchoMindResults:
     )
 
 
-def delivery_sets_summary() -> list[tuple[str, str, list[tuple[str, str, str]]]]:
-    """Return (case, attribute, [(role, item id, state)]) per case, for the delivery sets page."""
-    summary: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
+@dataclass(frozen=True)
+class CaseSummary:
+    pk: int
+    case_id: str
+    label: str  # the case's attribute
+    deliveries: list[tuple[str, str, str]]  # (role, item id, state)
+    questions: int
+
+
+def delivery_sets_summary() -> list[CaseSummary]:
+    """Return each case with its deliveries' states and its number of questions, for the sets page."""
+    asked = dict(
+        Question.objects.order_by()
+        .values("delivery__delivery_set_id")
+        .annotate(n=Count("pk"))
+        .values_list("delivery__delivery_set_id", "n")
+    )
+    summary: dict[int, CaseSummary] = {}
     for delivery in Delivery.objects.select_related("delivery_set__attribute", "item").order_by(
         "delivery_set__case_id", "role"
     ):
         case = delivery.delivery_set
-        entry = summary.setdefault(case.case_id, (case.attribute.label, []))
-        entry[1].append((delivery.role, delivery.item.external_id, delivery.item.get_state_display()))
-    return [(case_id, label, parts) for case_id, (label, parts) in summary.items()]
+        entry = summary.setdefault(
+            case.pk, CaseSummary(case.pk, case.case_id, case.attribute.label, [], asked.get(case.pk, 0))
+        )
+        entry.deliveries.append((delivery.role, delivery.item.external_id, delivery.item.get_state_display()))
+    return list(summary.values())

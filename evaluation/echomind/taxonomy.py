@@ -3,6 +3,9 @@
 Three coarse dimensions, twelve fine ones, 45 attributes as EchoMind's released code lists them
 (the paper counts 39). A lab may edit or replace them (admin, JSONL import); this is only the
 default a fresh database starts from.
+
+Also EchoMind's task data: the question types of levels 1 and 2 (a lab's imported questions may add
+their own), and the level-3 conversation prompts of each strength.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from evaluation.echomind.scoring import REASONING, UNDERSTANDING
 
 SPEAKER, PARALINGUISTIC, ENVIRONMENT = "speaker", "paralinguistic", "environment"
 COARSE_DIMENSIONS = (SPEAKER, PARALINGUISTIC, ENVIRONMENT)
@@ -58,6 +63,51 @@ DEFAULT_TAXONOMY: tuple[Attribute, ...] = (
         "Happy music, Funny music, Sad music, Exciting music, Angry music",
     ),
 )
+
+
+UNDERSTANDING_TYPES = (
+    "coarse description",
+    "gender",
+    "age group",
+    "voice style",
+    "emotion",
+    "pace",
+    "non-verbal expression",
+    "background sound",
+)
+REASONING_TYPES = (
+    "several speakers",
+    "laughter sentiment",
+    "shouting sentiment",
+    "audio-text sentiment consistency",
+    "response style",
+    "personalised recommendation",
+    "contextual suggestion",
+    "preceding event",
+    "speaker intent",
+    "most empathetic response",
+)
+QUESTION_TYPES: dict[str, tuple[str, ...]] = {UNDERSTANDING: UNDERSTANDING_TYPES, REASONING: REASONING_TYPES}
+
+# Level 3: the one-turn reply under three prompt strengths; the enhanced prompt names the coarse
+# dimension whose cue the reply should use.
+CONVERSATION_PROMPT = "Reply to the speaker in one or two spoken sentences."
+ENHANCED_CUE = {
+    SPEAKER: "who is speaking (their gender and age)",
+    PARALINGUISTIC: "how they speak (their emotion, voice, pace and any non-verbal sounds)",
+    ENVIRONMENT: "the sounds around them",
+}
+
+
+def conversation_prompt(strength: str, coarse: str) -> str:
+    """Return the reply prompt of a strength (none, basic, enhanced) for a case of this dimension."""
+    if strength == "none":
+        return CONVERSATION_PROMPT
+    if strength == "basic":
+        return f"{CONVERSATION_PROMPT} Take into account how it was said, not only the words."
+    if strength == "enhanced":
+        return f"{CONVERSATION_PROMPT} Notice {ENHANCED_CUE[coarse]}, and let your reply fit it."
+    raise ValueError(f"unknown prompt strength {strength!r}")
 
 
 def has_neutral(coarse: str) -> bool:

@@ -10,6 +10,13 @@ urlpatterns = [
     path("echomind/answers/", views.answers_import, name="echomind_answers"),
     path("echomind/judge/", views.judge, name="echomind_judge"),
     path("echomind/export.zip", views.export, name="echomind_export"),
+    path("echomind/sets/<int:set_id>/questions/", views.questions, name="echomind_questions"),
+    path("echomind/questions/<int:question_id>/", views.question_edit, name="echomind_question_edit"),
+    path(
+        "echomind/questions/<int:question_id>/delete/", views.question_delete, name="echomind_question_delete"
+    ),
+    path("echomind/quality/", views.measure_quality, name="echomind_quality"),
+    path("echomind/studies/new/", views.reply_study, name="echomind_reply_study"),
     path("echomind/taxonomy/", views.taxonomy_page, name="echomind_taxonomy"),
     path("echomind/leaderboard/", views.leaderboard, name="echomind_leaderboard"),
     path(

@@ -1,5 +1,6 @@
-"""EchoMind pages (admins): the delivery sets with their import and export, the taxonomy, systems'
-answers import, and the EchoMind leaderboard with its breakdowns and delivery effect."""
+"""EchoMind pages (admins): the delivery sets with their import and export and their questions, the
+taxonomy, systems' answers import, the EchoMind leaderboard with its breakdowns and delivery effect,
+and listening studies over systems' spoken replies."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
 from evaluation.echomind.answers import import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
-from evaluation.echomind.models import Delivery, VocalAttribute
+from evaluation.echomind.forms import QuestionForm, ReplyStudyForm
+from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
+from evaluation.echomind.replies.listening import create_reply_study, reply_studies
+from evaluation.echomind.replies.quality import QUALITY_JOB, replies_to_measure
 from evaluation.echomind.scoring import GROUPINGS
 from evaluation.echomind.scoring import to_csv as board_csv
 from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
+from evaluation.studies.design import StudyDesignError
 from webapp.http import StudioRequest
 from webapp.jobs import start_job
 from webapp.roles import Role, role_required, users_with_role
@@ -165,6 +170,7 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
             ],
             "effects": results.effects,
             "judges": JudgeConfig.objects.filter(offline_heuristic=False),
+            "unmeasured": len(replies_to_measure()),
         },
     )
 
@@ -179,3 +185,79 @@ def leaderboard_export(request: StudioRequest, fmt: str) -> HttpResponse:
     )
     response["Content-Disposition"] = f'attachment; filename="echomind-leaderboard.{fmt}"'
     return response
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def questions(request: StudioRequest, set_id: int) -> HttpResponse:
+    """A case's multiple-choice questions; add one, asked of one or more of its deliveries."""
+    case = get_object_or_404(DeliverySet.objects.select_related("attribute"), pk=set_id)
+    form = QuestionForm(request.POST or None, delivery_set=case)
+    if request.method == "POST" and form.is_valid():
+        made = form.save()
+        messages.success(request, f"Added {', '.join(question.question_id for question in made)}.")
+        return redirect("evaluation:echomind_questions", set_id=case.pk)
+    return _questions_page(request, case, form, None)
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def question_edit(request: StudioRequest, question_id: int) -> HttpResponse:
+    """Edit one question; systems' answers to it are read again when its options change."""
+    question = get_object_or_404(Question.objects.select_related("delivery__delivery_set"), pk=question_id)
+    case = question.delivery.delivery_set
+    form = QuestionForm(request.POST or None, delivery_set=case, question=question)
+    if request.method == "POST" and form.is_valid():
+        (saved,) = form.save()
+        messages.success(request, f"Saved {saved.question_id}.")
+        return redirect("evaluation:echomind_questions", set_id=case.pk)
+    return _questions_page(request, case, form, question)
+
+
+def _questions_page(
+    request: StudioRequest, case: DeliverySet, form: QuestionForm, editing: Question | None
+) -> HttpResponse:
+    asked = Question.objects.filter(delivery__delivery_set=case).select_related("delivery")
+    return render(
+        request,
+        "evaluation/echomind/questions.html",
+        {"case": case, "form": form, "editing": editing, "questions": asked},
+    )
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def question_delete(request: StudioRequest, question_id: int) -> HttpResponse:
+    """Delete a question and the systems' answers to it."""
+    question = get_object_or_404(Question.objects.select_related("delivery"), pk=question_id)
+    case_id, answers = question.delivery.delivery_set_id, question.answers.count()
+    question.delete()
+    messages.success(request, f"Deleted {question.question_id} and {answers} answers to it.")
+    return redirect("evaluation:echomind_questions", set_id=case_id)
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def measure_quality(request: StudioRequest) -> HttpResponse:
+    """Queue DNSMOS of the replies' audio (a job on a worker: the models never load in the web process)."""
+    if not replies_to_measure():
+        messages.info(request, "Every reply with audio has its DNSMOS already.")
+        return redirect("evaluation:echomind_leaderboard")
+    job = start_job(QUALITY_JOB, started_by=request.user)
+    return redirect("job_detail", job_id=job.pk)
+
+
+@role_required(Role.ADMIN)
+@require_http_methods(["GET", "POST"])
+def reply_study(request: StudioRequest) -> HttpResponse:
+    """Design a listening study (MOS by default) over systems' spoken replies to the deliveries."""
+    form = ReplyStudyForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            study = create_reply_study(form.to_spec(), form.chosen_prompt(), request.user)
+        except StudyDesignError as problem:
+            form.add_error(None, str(problem))
+        else:
+            messages.success(request, f"Study “{study.name}” is open to its raters.")
+            return redirect("evaluation:study_results", study_id=study.pk)
+    return render(request, "evaluation/echomind/reply_study.html", {"form": form, "studies": reply_studies()})

@@ -1,5 +1,8 @@
 """Creating a listening study: sample items, freeze stimuli (copying audio, synthesising traps) and
-plan every evaluator's presentation order. The design rules live in `evaluation.studies.design`."""
+plan every evaluator's presentation order. The design rules live in `evaluation.studies.design`.
+
+What is rated is a `Sample` (`evaluation.studies.samples`): by default the systems' benchmark
+outputs; another workflow may hand in its own (EchoMind's spoken replies to deliveries)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
 from django.db import transaction
-from django.db.models import Q
 
 from annotation.audio.clean import clean_audio
 from annotation.audio.synthesis import synthesize, to_wav_bytes
@@ -30,6 +32,7 @@ from evaluation.studies.design import (
     trap_sentence,
 )
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
+from evaluation.studies.samples import Sample, Samples, output_sample, usable_outputs
 from webapp.models import User
 from webapp.roles import Role, has_role
 from webapp.storage import delete_media, new_media_key, read_media, save_media
@@ -91,11 +94,13 @@ class FrozenAudio:
         return new_key
 
 
-def create_study(spec: StudySpec, created_by: User) -> Study:
+def create_study(spec: StudySpec, created_by: User, samples: Samples | None = None) -> Study:
     """Sample items, freeze stimuli (copying audio, synthesising traps) and plan every evaluator's order.
 
-    Raises StudyDesignError, with a message for the admin, when the study cannot be built. A
-    dialogue study (`spec.unit == "dialogue"`) is built by `dialogue_creation.create_dialogue_study`.
+    `samples` are what may be rated (every one playable on the spec's dimensions); by default the
+    chosen systems' benchmark outputs. Raises StudyDesignError, with a message for the admin, when
+    the study cannot be built. A dialogue study (`spec.unit == "dialogue"`) is built by
+    `dialogue_creation.create_dialogue_study`.
     """
     if spec.unit == Study.Unit.DIALOGUE:
         # Imported here: dialogue_creation builds on this module's checks and audio freezing.
@@ -108,7 +113,13 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
     rng = random.Random(seed)
     rates_audio = any(dimension.modality == "audio" for dimension in dimensions)
     rates_content = any(dimension.modality == "content" for dimension in dimensions)
-    answers = _usable_outputs(spec, rates_audio, rates_content)
+    answers = (
+        samples
+        if samples is not None
+        else usable_outputs(
+            spec.systems, spec.benchmark_version, rates_audio=rates_audio, rates_content=rates_content
+        )
+    )
 
     gold_items = {gold.output.item_id for gold in spec.gold}
     complete = {
@@ -117,9 +128,8 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
         if len(by_system) == len(spec.systems) and item_id not in gold_items
     }
     strata: dict[str, list[str]] = {}
-    for by_system in complete.values():
-        item = next(iter(by_system.values())).item
-        strata.setdefault(item.scenario, []).append(str(item.pk))
+    for item_id, by_system in complete.items():
+        strata.setdefault(next(iter(by_system.values())).stratum, []).append(str(item_id))
     if spec.items_per_system > len(complete):
         raise StudyDesignError(
             f"{spec.items_per_system} items per system were asked for, but only {len(complete)} items have "
@@ -139,15 +149,15 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
         with transaction.atomic():
             study = new_study(spec, dimensions, seed, created_by, trap_score=spec.trap_score)
             rated = [
-                _output_stimulus(study, StudyStimulus.Kind.RATED, output, {}, frozen, rates_audio)
+                _sample_stimulus(study, StudyStimulus.Kind.RATED, sample, {}, frozen, rates_audio)
                 for item_id in chosen
-                for output in complete[item_id].values()
+                for sample in complete[item_id].values()
             ]
             gold = [
-                _output_stimulus(
+                _sample_stimulus(
                     study,
                     StudyStimulus.Kind.GOLD,
-                    entry.output,
+                    output_sample(entry.output),
                     gold_expectation(entry.verdict, dimensions),
                     frozen,
                     rates_audio,
@@ -155,8 +165,8 @@ def create_study(spec: StudySpec, created_by: User) -> Study:
                 for entry in spec.gold
             ]
             warm_up = [
-                _output_stimulus(study, StudyStimulus.Kind.TRAINING, output, {}, frozen, rates_audio)
-                for output in training
+                _sample_stimulus(study, StudyStimulus.Kind.TRAINING, sample, {}, frozen, rates_audio)
+                for sample in training
             ]
             traps = [
                 StudyStimulus.objects.create(
@@ -266,40 +276,17 @@ def check_spec(spec: StudySpec, dimensions: Sequence[Dimension]) -> None:
         )
 
 
-def _usable_outputs(
-    spec: StudySpec, rates_audio: bool, rates_content: bool
-) -> dict[int, dict[int, ModelOutput]]:
-    """Return item -> system -> output, for outputs a rater can judge on every chosen dimension."""
-    outputs = (
-        ModelOutput.objects.for_version(spec.benchmark_version)
-        .filter(system__in=spec.systems, item__recording__isnull=False, item__dialogue__isnull=True)
-        .select_related("item__recording")
-    )
-    if rates_audio:
-        outputs = outputs.exclude(response_audio_key="")
-    if rates_content:
-        outputs = outputs.exclude(Q(response_text="") & Q(raw_text=""))
-    answers: dict[int, dict[int, ModelOutput]] = {}
-    for output in outputs:
-        answers.setdefault(output.item_id, {})[output.system_id] = output
-    return answers
-
-
 def _pick_training(
-    answers: Mapping[int, Mapping[int, ModelOutput]],
-    chosen: Sequence[int],
-    gold_items: set[int],
-    count: int,
-    rng: random.Random,
-) -> list[ModelOutput]:
-    """Return training outputs, from items outside the sample and gold when there are enough."""
+    answers: Samples, chosen: Sequence[int], gold_items: set[int], count: int, rng: random.Random
+) -> list[Sample]:
+    """Return training samples, from items outside the sample and gold when there are enough."""
     taken = set(chosen) | gold_items
     elsewhere = [
-        output for item, by_system in answers.items() if item not in taken for output in by_system.values()
+        sample for item, by_system in answers.items() if item not in taken for sample in by_system.values()
     ]
-    sampled = [output for item in chosen for output in answers[item].values()]
+    sampled = [sample for item in chosen for sample in answers[item].values()]
     return pick_warm_up(
-        sorted(elsewhere, key=lambda output: output.pk), sampled, count, rng, "training samples"
+        sorted(elsewhere, key=lambda sample: sample.order), sampled, count, rng, "training samples"
     )
 
 
@@ -348,24 +335,24 @@ def pick_warm_up(
     return [*outside, *rng.sample(list(inside), count - len(outside))]
 
 
-def _output_stimulus(
+def _sample_stimulus(
     study: Study,
     kind: str,
-    output: ModelOutput,
+    sample: Sample,
     expected: Mapping[str, list[int]],
     frozen: FrozenAudio,
     rates_audio: bool,
 ) -> StudyStimulus:
-    key, seconds = frozen.copy(output.response_audio_key) if output.response_audio_key else ("", 0.0)
+    key, seconds = frozen.copy(sample.audio_key) if sample.audio_key else ("", 0.0)
     if rates_audio and not key:
         raise StudyDesignError("every output in an audio study needs response audio")
     return StudyStimulus.objects.create(
         study=study,
         kind=kind,
-        output=output,
-        system_id=output.system_id,
-        item_id=output.item_id,
-        response_text=output.response_text or output.raw_text,
+        output=sample.output,
+        system_id=sample.system_id,
+        item_id=sample.item.pk,
+        response_text=sample.text,
         audio_key=key,
         audio_seconds=seconds,
         expected=dict(expected),

@@ -82,6 +82,17 @@ def latest_start(*kinds: str) -> str:
     return base_model_choice()[0]
 
 
+def name_the_system(form: forms.Form, data: dict[str, Any]) -> dict[str, Any]:
+    """Name a blank system "EchoChat <model>"; refuse another system's name (not ours to replace)."""
+    if "start_from" in data and not data.get("system_name"):
+        label = str(dict(start_model_choices()).get(data["start_from"], data["start_from"])).split(" (")[0]
+        data["system_name"] = f"EchoChat {label}"[:120]
+    name = data.get("system_name")
+    if name and System.objects.filter(name=name).exclude(category=System.Category.OURS).exists():
+        form.add_error("system_name", "A system that is not EchoChat has this name; choose another.")
+    return data
+
+
 def _choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
     field = form.fields[name]
     assert isinstance(field, forms.ChoiceField)
@@ -349,15 +360,7 @@ class InferenceJobForm(_JobForm):
         self.fields["start_from"].initial = latest_start(Checkpoint.Kind.RL, Checkpoint.Kind.SFT)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        if "start_from" in data and not data.get("system_name"):
-            labels = dict(start_model_choices())
-            label = str(labels.get(data["start_from"], data["start_from"])).split(" (")[0]
-            data["system_name"] = f"EchoChat {label}"[:120]
-        name = data.get("system_name")
-        if name and System.objects.filter(name=name).exclude(category=System.Category.OURS).exists():
-            self.add_error("system_name", "A system that is not EchoChat has this name; choose another.")
-        return data
+        return name_the_system(self, super().clean() or {})
 
     def job_parameters(self) -> dict[str, Any]:
         data = self.cleaned_data

@@ -14,16 +14,19 @@ This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.config import HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
 from ml.core.inference import InferenceOutput, run_dialogue_inference, run_inference
-from ml.core.runtime import load_start_model, resolve_device_and_dtype
+from ml.core.loop import ProgressCallback
+from ml.core.runtime import StartModel, load_start_model, resolve_device_and_dtype
 from ml.core.training_inputs import dialogue_inference_items, inference_items
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
+from ml.jobs.models import Checkpoint
 from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_cancelled
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
 from webapp.jobs import JobReporter, JobResult
@@ -36,16 +39,66 @@ def produced_history(history_mode: str, output: InferenceOutput) -> dict[str, An
     return {"source": history_mode, "replies": replies}
 
 
+def refuse_foreign_system(system_name: str) -> None:
+    """Raise ValueError when the name is another (not EchoChat) system's: its outputs are not ours to replace."""
+    existing = System.objects.filter(name=system_name).first()
+    if existing is not None and existing.category != System.Category.OURS:
+        raise ValueError(f"system {system_name!r} is not an EchoChat system; choose another name")
+
+
+@dataclass(frozen=True)
+class AnsweringModel:
+    start: StartModel
+    uri: str
+    checkpoint: Checkpoint | None
+    device: str
+    dtype: str
+
+    def version(self) -> str:
+        """Return what the system's version records: the checkpoint's name, else the model's URI."""
+        return self.checkpoint.name if self.checkpoint is not None else self.uri
+
+
+def load_answering_model(parameters: dict[str, Any], reporter: JobReporter) -> AnsweringModel:
+    """Load the job's ``start_from`` model on its device (job parameters as ``ml.jobs.launch`` documents)."""
+    device, dtype = resolve_device_and_dtype(
+        parameters.get("device") or "auto", parameters.get("dtype") or "auto"
+    )
+    uri, checkpoint = resolve_start(parameters["start_from"])
+    reporter.progress(0.02, f"Loading {uri}", force=True)
+    return AnsweringModel(load_start_model(uri, device, dtype), uri, checkpoint, device, dtype)
+
+
+def inference_progress(reporter: JobReporter) -> ProgressCallback:
+    """Return inference's progress callback: answered counts as metrics, progress from 5% to 90%."""
+
+    def on_progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
+        reporter.metric(
+            int(metrics.get("done", 0)), **finite_metrics({k: v for k, v in metrics.items() if k != "done"})
+        )
+        reporter.progress(0.05 + 0.85 * fraction, message)
+
+    return on_progress
+
+
+def echochat_system(system_name: str, model: AnsweringModel) -> System:
+    """Return the EchoChat system of that name (made when new), spoken, its version the model's."""
+    system, _ = System.objects.get_or_create(
+        name=system_name, defaults={"category": System.Category.OURS, "text_only": False}
+    )
+    system.version = model.version()
+    system.text_only = False
+    system.save(update_fields=["version", "text_only"])
+    return system
+
+
 def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     """Answer every item of the snapshot with a checkpoint and store the answers as a System's outputs."""
     parameters = job.parameters
     snapshot = job_snapshot(job)
     system_name = str(parameters["system_name"])
     version = parameters.get("benchmark_version") or DEFAULT_BENCHMARK_VERSION
-    existing = System.objects.filter(name=system_name).first()
-    if existing is not None and existing.category != System.Category.OURS:
-        # Another system's outputs are not ours to replace.
-        raise ValueError(f"system {system_name!r} is not an EchoChat system; choose another name")
+    refuse_foreign_system(system_name)
     history_mode = str(parameters.get("dialogue_history") or "")
     if history_mode and history_mode not in HISTORY_MODES:
         raise ValueError(f"unknown dialogue history mode {history_mode!r}")
@@ -60,30 +113,22 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     if not items:
         wanted = "dialogue turn" if history_mode else "single item (dialogue turns need a dialogue run)"
         raise ValueError(f"snapshot #{snapshot.pk} holds no {wanted} to answer")
-    device, dtype = resolve_device_and_dtype(
-        parameters.get("device") or "auto", parameters.get("dtype") or "auto"
-    )
-    uri, checkpoint = resolve_start(parameters["start_from"])
-    reporter.progress(0.02, f"Loading {uri}", force=True)
-    start = load_start_model(uri, device, dtype)
+    model = load_answering_model(parameters, reporter)
     shape = (
         f"{len(items)} turns of {len(dialogues)} dialogues ({history_mode} history)"
         if history_mode
         else f"{len(items)} items"
     )
-    reporter.log(f"Inference with {uri} on {shape} of snapshot #{snapshot.pk}, {device}/{dtype}")
+    reporter.log(
+        f"Inference with {model.uri} on {shape} of snapshot #{snapshot.pk}, {model.device}/{model.dtype}"
+    )
 
-    def on_progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
-        reporter.metric(
-            int(metrics.get("done", 0)), **finite_metrics({k: v for k, v in metrics.items() if k != "done"})
-        )
-        reporter.progress(0.05 + 0.85 * fraction, message)
-
+    on_progress = inference_progress(reporter)
     max_new_tokens = int(parameters.get("max_new_tokens") or INFERENCE_MAX_NEW_TOKENS)
     batch_size = int(parameters.get("batch_size") or INFERENCE_BATCH_SIZE)
     if history_mode:
         outputs = run_dialogue_inference(
-            start.speech_lm,
+            model.start.speech_lm,
             dialogues,
             history_mode,
             max_new_tokens,
@@ -93,7 +138,7 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         )
     else:
         outputs = run_inference(
-            start.speech_lm, items, max_new_tokens, on_progress, reporter.should_cancel, batch_size
+            model.start.speech_lm, items, max_new_tokens, on_progress, reporter.should_cancel, batch_size
         )
     # A cancelled run returns fewer outputs: importing them would remove the missing items' outputs.
     stop_if_cancelled(len(outputs) < len(items), reporter)
@@ -105,12 +150,7 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         lambda done: reporter.progress(0.9 + 0.05 * done / max(1, len(outputs)), f"Voiced {done} responses"),
     )
     reporter.progress(0.95, "Storing the outputs", force=True)
-    system, _ = System.objects.get_or_create(
-        name=system_name, defaults={"category": System.Category.OURS, "text_only": False}
-    )
-    system.version = checkpoint.name if checkpoint is not None else uri
-    system.text_only = False
-    system.save(update_fields=["version", "text_only"])
+    system = echochat_system(system_name, model)
     lines = "\n".join(
         json.dumps(
             {
@@ -143,7 +183,7 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         "outputs": len(outputs),
         "well_formed": well_formed,
         "voiced_by": describe_tts(tts),
-        "checkpoint": checkpoint.pk if checkpoint is not None else None,
+        "checkpoint": model.checkpoint.pk if model.checkpoint is not None else None,
         "dialogue_history": history_mode,
         "dialogues": len(dialogues),
     }

@@ -11,10 +11,13 @@ decided by the worker that runs the job):
 - ``reward_training``: checkpoint_name, config, model_config;
 - ``reward_scoring``: reward_checkpoint, system, benchmark_version;
 - ``echochat_inference``: start_from, system_name, benchmark_version, max_new_tokens, batch_size,
-  device, dtype, dialogue_history ("" single items; "gold" or "own": dialogues turn by turn).
+  device, dtype, dialogue_history ("" single items; "gold" or "own": dialogues turn by turn);
+- ``echomind_inference``: start_from, system_name, prompts (reply prompt strengths, of
+  ``Reply.Prompt``), max_new_tokens, batch_size, device, dtype. It reads the EchoMind delivery sets'
+  accepted takes as they are when it runs: no snapshot.
 
 ``start_from`` is "tiny" (the demo's random model), "checkpoint:<id>", or a base model path or
-``s3://`` URI. Every kind but reward scoring also gets splits and dataset_snapshot, set here;
+``s3://`` URI. Every kind but reward scoring and EchoMind inference also gets splits and dataset_snapshot, set here;
 a training job started on a finished build's export (``ml.jobs.builds.sources``) gets build
 (its id) and no splits.
 """
@@ -37,13 +40,22 @@ RL_JOB = "rl_sdca"
 REWARD_TRAINING_JOB = "reward_training"
 REWARD_SCORING_JOB = "reward_scoring"
 INFERENCE_JOB = "echochat_inference"
-ML_JOB_KINDS: tuple[str, ...] = (SFT_JOB, RL_JOB, REWARD_TRAINING_JOB, REWARD_SCORING_JOB, INFERENCE_JOB)
+ECHOMIND_INFERENCE_JOB = "echomind_inference"
+ML_JOB_KINDS: tuple[str, ...] = (
+    SFT_JOB,
+    RL_JOB,
+    REWARD_TRAINING_JOB,
+    REWARD_SCORING_JOB,
+    INFERENCE_JOB,
+    ECHOMIND_INFERENCE_JOB,
+)
 JOB_TITLES: dict[str, str] = {
     SFT_JOB: "SFT with Acoustic-Anchored Attention",
     RL_JOB: "RL with Step-Decomposed Credit Assignment",
     REWARD_TRAINING_JOB: "Reward-model training",
     REWARD_SCORING_JOB: "Reward scoring of a system's outputs",
     INFERENCE_JOB: "EchoChat inference on a benchmark split",
+    ECHOMIND_INFERENCE_JOB: "EchoChat answers the EchoMind delivery sets",
 }
 SNAPSHOT_PURPOSES: dict[str, str] = {
     SFT_JOB: DatasetSnapshot.Purpose.SFT,

@@ -1,7 +1,7 @@
 """Job functions of the ml app, all on the gpu queue (run by GPU workers through webapp.jobs).
 
-The work is in ``ml.jobs.training`` (the three training jobs), ``ml.jobs.inference`` and
-``ml.jobs.reward_scoring``, imported inside each function: they load torch and transformers, which
+The work is in ``ml.jobs.training`` (the three training jobs), ``ml.jobs.inference``,
+``ml.jobs.echomind.inference`` and ``ml.jobs.reward_scoring``, imported inside each function: they load torch and transformers, which
 the web process (that imports this module to know the job kinds) never needs.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ml.jobs.launch import (
+    ECHOMIND_INFERENCE_JOB,
     INFERENCE_JOB,
     JOB_TITLES,
     REWARD_SCORING_JOB,
@@ -32,6 +33,14 @@ def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
     from ml.jobs.inference import run_inference_job
 
     return run_inference_job(job, reporter)
+
+
+@_gpu_job(ECHOMIND_INFERENCE_JOB)
+def echomind_inference(job: Job, reporter: JobReporter) -> JobResult:
+    """Answer the EchoMind delivery sets' questions and reply to each delivery with a checkpoint."""
+    from ml.jobs.echomind.inference import run_echomind_inference_job
+
+    return run_echomind_inference_job(job, reporter)
 
 
 @_gpu_job(REWARD_SCORING_JOB)

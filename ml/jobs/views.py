@@ -11,6 +11,7 @@ from django.views.decorators.cache import never_cache
 from ml.jobs.access import ML_ROLES, checkpoint_or_404, ml_job_or_404
 from ml.jobs.builds.forms import BuildSource
 from ml.jobs.datasets import ready_counts
+from ml.jobs.echomind.forms import EchoMindInferenceJobForm
 from ml.jobs.forms import (
     InferenceJobForm,
     RewardScoringJobForm,
@@ -19,6 +20,7 @@ from ml.jobs.forms import (
     SftJobForm,
 )
 from ml.jobs.launch import (
+    ECHOMIND_INFERENCE_JOB,
     INFERENCE_JOB,
     JOB_TITLES,
     ML_JOB_KINDS,
@@ -52,6 +54,7 @@ START_FORMS: dict[str, type[Any]] = {
     REWARD_TRAINING_JOB: RewardTrainingJobForm,
     REWARD_SCORING_JOB: RewardScoringJobForm,
     INFERENCE_JOB: InferenceJobForm,
+    ECHOMIND_INFERENCE_JOB: EchoMindInferenceJobForm,
 }
 
 

@@ -62,26 +62,42 @@ class VoicedResponses:
         return self._files[name]
 
 
+def speech_style(parsed: ParsedOutput) -> str:
+    """Return the speech style an output's strategy span declares (calm when it declares none)."""
+    return parse_strategy_fields(parsed.span_text("strategy")).speech_style or DEFAULT_STYLE
+
+
+def voice_texts(
+    texts: Sequence[tuple[str, str, str]],
+    synthesize: StyleSynthesizer,
+    on_progress: Callable[[int], None] | None = None,
+) -> VoicedResponses:
+    """Speak each (name, text, style) as ``<name>.wav``; an empty text gets half a second of
+    silence, which is what a listener would hear."""
+    files: dict[str, bytes] = {}
+    for done, (name, text, style) in enumerate(texts, start=1):
+        if text:
+            samples, rate = synthesize(text, style)
+            pcm = np.asarray(samples)
+            if not np.issubdtype(pcm.dtype, np.integer):
+                pcm = np.round(np.clip(pcm, -1.0, 1.0) * 32767.0)
+            files[f"{name}.wav"] = to_wav_bytes(pcm.astype(np.int16), rate)
+        else:
+            files[f"{name}.wav"] = to_wav_bytes(np.zeros(SILENCE_RATE // 2, dtype=np.int16), SILENCE_RATE)
+        if on_progress is not None:
+            on_progress(done)
+    return VoicedResponses(files)
+
+
 def voice_responses(
     responses: Sequence[tuple[str, ParsedOutput]],
     synthesize: StyleSynthesizer,
     on_progress: Callable[[int], None] | None = None,
 ) -> VoicedResponses:
     """Speak each (item id, parsed output)'s response span in the speech style its strategy span
-    declares (calm when it declares none); an output with no response gets half a second of silence,
-    which is what a listener would hear."""
-    files: dict[str, bytes] = {}
-    for done, (item_id, parsed) in enumerate(responses, start=1):
-        text = parsed.span_text("response")
-        if text:
-            style = parse_strategy_fields(parsed.span_text("strategy")).speech_style or DEFAULT_STYLE
-            samples, rate = synthesize(text, style)
-            pcm = np.asarray(samples)
-            if not np.issubdtype(pcm.dtype, np.integer):
-                pcm = np.round(np.clip(pcm, -1.0, 1.0) * 32767.0)
-            files[f"{item_id}.wav"] = to_wav_bytes(pcm.astype(np.int16), rate)
-        else:
-            files[f"{item_id}.wav"] = to_wav_bytes(np.zeros(SILENCE_RATE // 2, dtype=np.int16), SILENCE_RATE)
-        if on_progress is not None:
-            on_progress(done)
-    return VoicedResponses(files)
+    declares, as ``<item_id>.wav`` (`voice_texts`: silence for an output with no response)."""
+    return voice_texts(
+        [(item_id, parsed.span_text("response"), speech_style(parsed)) for item_id, parsed in responses],
+        synthesize,
+        on_progress,
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from evaluation.echomind.taxonomy import DEFAULT_TAXONOMY, parse_taxonomy_jsonl, to_jsonl
+import pytest
+
+from evaluation.echomind.taxonomy import DEFAULT_TAXONOMY, conversation_prompt, parse_taxonomy_jsonl, to_jsonl
 
 
 def test_the_default_is_echomind_s_45_attributes_in_12_fine_dimensions() -> None:
@@ -25,3 +27,11 @@ def test_jsonl_round_trips_and_bad_lines_are_named() -> None:
     attributes, problems = parse_taxonomy_jsonl(lines)
     assert [a.code for a in attributes] == ["purr"]
     assert [p.split(":")[0] for p in problems] == ["line 2", "line 3", "line 4", "line 5"]
+
+
+def test_reply_prompts_grow_with_their_strength_and_the_enhanced_one_names_the_dimension() -> None:
+    none, basic = conversation_prompt("none", "speaker"), conversation_prompt("basic", "speaker")
+    assert basic.startswith(none) and len(basic) > len(none)
+    assert "the sounds around them" in conversation_prompt("enhanced", "environment")
+    with pytest.raises(ValueError, match="unknown prompt strength"):
+        conversation_prompt("shouted", "speaker")

@@ -1,0 +1,2 @@
+"""What happens to systems' spoken replies to EchoMind deliveries once stored: their audio measured
+(`quality`) and listened to in studies (`listening`)."""
