@@ -21,3 +21,11 @@ def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
 
     judged, errors = judge_replies(JudgeConfig.objects.get(pk=int(job.parameters["judge"])))
     return {"judged": judged, "judge_errors": errors}
+
+
+@job_task("measure_response_audio", queue="default", title="Measure response audio (DNSMOS, loudness, rate)")
+def measure_response_audio(job: Job, reporter: JobReporter) -> JobResult:
+    """Measure the objective metrics of every output of a version whose audio has none yet."""
+    from evaluation.outputs.audio_metrics import measure_version
+
+    return measure_version(str(job.parameters["benchmark_version"]), reporter)
