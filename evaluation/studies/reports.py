@@ -35,6 +35,7 @@ from evaluation.studies.results import (
 )
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
 from webapp.models import User
+from webapp.storage import audio_url
 
 FIGURES_CACHE_SECONDS = 600
 
@@ -256,6 +257,42 @@ def objective_table(
     return [
         (metric, [correlation for correlation in found if correlation.metric == metric.key])
         for metric in METRICS
+    ]
+
+
+@dataclass(frozen=True)
+class Clip:
+    kind: str
+    system: str  # "" for a trapping item
+    item: str  # the query, or the user's turn of a dialogue
+    seconds: float
+    heard_url: str  # at the study's level, as raters hear it
+    original_url: str  # at its own level
+
+
+def study_clips(study: Study, viewer: User) -> list[Clip]:
+    """Return every clip of the study with links for `viewer` (an admin): as heard and as it was."""
+    if study.is_dialogue:
+        turns = (
+            StudyTurn.objects.filter(stimulus__study=study)
+            .exclude(audio_key="")
+            .select_related("stimulus__system", "item")
+            .order_by("stimulus__kind", "stimulus_id", "turn")
+        )
+        sources = [(turn.stimulus, turn.item.external_id, turn) for turn in turns]
+    else:
+        stimuli = study.stimuli.exclude(audio_key="").select_related("system", "item").order_by("kind", "pk")
+        sources = [(stimulus, stimulus.item.external_id, stimulus) for stimulus in stimuli]
+    return [
+        Clip(
+            kind=stimulus.get_kind_display(),
+            system=stimulus.system.name if stimulus.system else "",
+            item=item,
+            seconds=clip.audio_seconds,
+            heard_url=audio_url(clip.audio_key, viewer),
+            original_url=audio_url(clip.original_audio_key, viewer),
+        )
+        for stimulus, item, clip in sources
     ]
 
 
