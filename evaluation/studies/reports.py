@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
 from annotation.recording.models import Dialogue
+from evaluation.outputs.audio_metrics import METRICS, Metric, current_metrics
 from evaluation.studies.design import DIMENSIONS, Dimension, StimulusKind
 from evaluation.studies.models import (
     Study,
@@ -25,7 +26,6 @@ from evaluation.studies.models import (
     StudyStimulus,
     StudyTurn,
 )
-from evaluation.outputs.audio_metrics import METRICS, Metric, current_metrics
 from evaluation.studies.results import (
     MIN_CORRELATION_PAIRS,
     ObjectiveCorrelation,

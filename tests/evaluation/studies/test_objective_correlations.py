@@ -14,7 +14,6 @@ from evaluation.studies.models import StudyAssignment
 from evaluation.studies.results import MIN_CORRELATION_PAIRS, objective_correlations
 from evaluation.studies.screening import RatingRow
 from tests.evaluation.studies.support import build_world, make_study, rate_everything
-from webapp.roles import Role
 
 
 def _rows(mos: dict[str, list[int]], rater_prefix: str = "r", kind: str = "rated") -> list[RatingRow]:
