@@ -279,7 +279,9 @@ def study_clips(study: Study, viewer: User) -> list[Clip]:
             .select_related("stimulus__system", "item")
             .order_by("stimulus__kind", "stimulus_id", "turn")
         )
-        sources = [(turn.stimulus, turn.item.external_id, turn) for turn in turns]
+        sources: list[tuple[StudyStimulus, str, StudyStimulus | StudyTurn]] = [
+            (turn.stimulus, turn.item.external_id, turn) for turn in turns
+        ]
     else:
         stimuli = study.stimuli.exclude(audio_key="").select_related("system", "item").order_by("kind", "pk")
         sources = [(stimulus, stimulus.item.external_id, stimulus) for stimulus in stimuli]

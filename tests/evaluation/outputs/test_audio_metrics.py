@@ -4,6 +4,7 @@ output, shown per system beside the judges' Audio score."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,15 +32,26 @@ def _spoken(snr_db: float | None = None) -> bytes:
     return to_wav_bytes(np.round(samples * 32767).astype(np.int16), speech.sample_rate)
 
 
-def _measure(client, django_capture_on_commit_callbacks, version: str = "echoeval-v1") -> Job:
+def _measure(client, django_capture_on_commit_callbacks, version: str = "echoeval-v1") -> dict[str, Any]:
+    """Start the measurement as an admin does and run its job here; return the job's result."""
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(reverse("evaluation:measure_audio"), {"version": version})
     assert response.status_code == 302
     job = Job.objects.filter(kind=JOB_KIND).latest("created_at")
     run_job(job.pk)
     job.refresh_from_db()
-    assert job.status == JobStatus.SUCCEEDED, job.error
-    return job
+    assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
+    return dict(job.result)
+
+
+def _measured(row: OutputAudioMetrics) -> dict[str, float]:
+    """Return a row's figures, every one of which the test expects to be measured."""
+    figures = {
+        name: getattr(row, name)
+        for name in ("p808_mos", "ovrl_mos", "loudness_lufs", "true_peak_dbtp", "phones_per_second")
+    }
+    assert None not in figures.values(), figures
+    return figures
 
 
 def test_the_job_measures_each_reply_once_and_again_after_its_audio_changes(
@@ -54,31 +66,30 @@ def test_the_job_measures_each_reply_once_and_again_after_its_audio_changes(
     admin = client_for("admin")
 
     # when an admin starts the measurement from the leaderboard and the job runs
-    job = _measure(admin, django_capture_on_commit_callbacks)
+    result = _measure(admin, django_capture_on_commit_callbacks)
 
     # then both spoken replies are measured, the noisy one scored lower, and the text-only one not at all
-    assert job.result == {"benchmark_version": "echoeval-v1", "measured": 2, "problems": 0}
-    clean_row, noisy_row = clean.audio_metrics, noisy.audio_metrics
-    assert clean_row.p808_mos > noisy_row.p808_mos + 0.5
-    assert clean_row.ovrl_mos > noisy_row.ovrl_mos
-    assert -35 < clean_row.loudness_lufs < -10 and clean_row.true_peak_dbtp < 0
-    assert 8 < clean_row.phones_per_second < 20
+    assert result == {"benchmark_version": "echoeval-v1", "measured": 2, "problems": 0}
+    clean_figures, noisy_figures = _measured(clean.audio_metrics), _measured(noisy.audio_metrics)
+    assert clean_figures["p808_mos"] > noisy_figures["p808_mos"] + 0.5
+    assert clean_figures["ovrl_mos"] > noisy_figures["ovrl_mos"]
+    assert -35 < clean_figures["loudness_lufs"] < -10 and clean_figures["true_peak_dbtp"] < 0
+    assert 8 < clean_figures["phones_per_second"] < 20
     assert not OutputAudioMetrics.objects.filter(output=silent).exists()
     # and a second run has nothing left to do, until a reply's audio is replaced
-    assert _measure(admin, django_capture_on_commit_callbacks).result["measured"] == 0
+    assert _measure(admin, django_capture_on_commit_callbacks)["measured"] == 0
     ModelOutput.objects.filter(pk=noisy.pk).update(response_audio_key=stored_wav(_spoken(), "output"))
     assert list(outputs_to_measure("echoeval-v1")) == [ModelOutput.objects.get(pk=noisy.pk)]
-    assert _measure(admin, django_capture_on_commit_callbacks).result["measured"] == 1
-    before = noisy_row.p808_mos
-    noisy_row.refresh_from_db()
-    assert noisy_row.p808_mos > before + 0.5  # the clean audio now
+    assert _measure(admin, django_capture_on_commit_callbacks)["measured"] == 1
+    remeasured = _measured(OutputAudioMetrics.objects.get(output=noisy))
+    assert remeasured["p808_mos"] > noisy_figures["p808_mos"] + 0.5  # the clean audio now
 
 
 def test_unreadable_audio_is_recorded_as_a_problem_not_retried(
     media_root, client_for, django_capture_on_commit_callbacks
 ) -> None:
     broken = ModelOutputFactory.create(response_audio_key=stored_wav(b"not audio at all", "output"))
-    assert _measure(client_for("admin"), django_capture_on_commit_callbacks).result["problems"] == 1
+    assert _measure(client_for("admin"), django_capture_on_commit_callbacks)["problems"] == 1
     assert OutputAudioMetrics.objects.get(output=broken).problem
     assert not outputs_to_measure("echoeval-v1").exists()
 

@@ -70,6 +70,7 @@ def test_clips_at_different_levels_come_out_at_the_study_level_and_the_originals
     # and each output's clip is kept at its own level, sample for sample, and the system's own
     # stored file is unchanged
     for stimulus in heard.exclude(output=None):
+        assert stimulus.output_id is not None
         key, data = stored[stimulus.output_id]
         assert read_media(key) == data
         kept, _ = _samples(read_media(stimulus.original_audio_key))

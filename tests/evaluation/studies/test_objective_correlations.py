@@ -92,7 +92,9 @@ def test_the_results_page_correlates_each_measure_with_each_audio_dimension(
     study = make_study(
         world, [rater], users["admin"], items_per_system=5, dimensions=["naturalness", "prosody"]
     )
-    p808_of = {metrics.output_id: metrics.p808_mos for metrics in OutputAudioMetrics.objects.all()}
+    p808_of = {
+        metrics.output_id: float(metrics.p808_mos or 0.0) for metrics in OutputAudioMetrics.objects.all()
+    }
 
     def score_for(assignment: StudyAssignment, dimension: str) -> int:
         output = assignment.stimulus.output
