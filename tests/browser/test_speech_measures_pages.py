@@ -60,7 +60,7 @@ def test_an_admin_reads_the_speech_measures_where_they_work(
     table.scroll_into_view_if_needed()
     page.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)
     # then each reads as it should
-    assert "3.50" in table.locator("tr[data-system=EchoChat]").inner_text()  # the judges' Audio
+    assert "3.50" in table.locator("tr[data-measured-system=EchoChat]").inner_text()  # the judges' Audio
     assert "12.30" in table.inner_text() and "-21.50" in table.inner_text()
     assert page.locator("[data-testid=objective-audio-scales]").is_visible()
 

@@ -112,7 +112,7 @@ def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, 
     table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
     assert table is not None
     assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
-    row = re.search(r'<tr data-system="EchoChat">(.*?)</tr>', table.group(1), re.S)
+    row = re.search(r'<tr data-measured-system="EchoChat">(.*?)</tr>', table.group(1), re.S)
     assert row is not None
     cells = re.findall(r'<td class="num"[^>]*>(.*?)</td>', row.group(1))
     # judges' Audio 3.00 (mean of 4 and 2), P.808 3.50 and -20.00 LUFS from the one current row
