@@ -28,3 +28,11 @@ def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
 def echomind_reply_quality(job: Job, reporter: JobReporter) -> JobResult:
     """Store DNSMOS P.808 of every EchoMind reply with audio that has none yet."""
     return measure_reply_audio(reporter).as_dict()
+
+
+@job_task("measure_response_audio", queue="default", title="Measure response audio (DNSMOS, loudness, rate)")
+def measure_response_audio(job: Job, reporter: JobReporter) -> JobResult:
+    """Measure the objective metrics of every output of a version whose audio has none yet."""
+    from evaluation.outputs.audio_metrics import measure_version
+
+    return measure_version(str(job.parameters["benchmark_version"]), reporter)

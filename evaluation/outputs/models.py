@@ -89,3 +89,26 @@ class ModelOutput(models.Model):
 
     def __str__(self) -> str:
         return f"{self.system_id}:{self.item_id}"
+
+
+class OutputAudioMetrics(models.Model):
+    """Objective measures of one output's response audio, with no judge or listener involved
+    (`annotation.audio.speech.objective`): written by the measure_response_audio job, never by a
+    request. `audio_key` is the audio measured: after a re-import with new audio the row is stale
+    until the job measures it again, and figures leave it out."""
+
+    output = models.OneToOneField(ModelOutput, on_delete=models.CASCADE, related_name="audio_metrics")
+    audio_key = models.CharField(max_length=200)
+    p808_mos = models.FloatField(null=True, blank=True, help_text="DNSMOS P.808 overall quality, 1-5")
+    ovrl_mos = models.FloatField(null=True, blank=True, help_text="DNSMOS P.835 OVRL, 1-5")
+    loudness_lufs = models.FloatField(null=True, blank=True, help_text="Integrated loudness (BS.1770)")
+    true_peak_dbtp = models.FloatField(null=True, blank=True)
+    phones_per_second = models.FloatField(null=True, blank=True, help_text="Over speech only")
+    problem = models.CharField(max_length=300, blank=True, help_text="Why the audio could not be measured")
+    measured_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "output audio metrics"
+
+    def __str__(self) -> str:
+        return f"audio metrics of output {self.output_id}"

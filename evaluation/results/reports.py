@@ -23,6 +23,8 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
     stage_max,
 )
+from evaluation.outputs.audio_metrics import JOB_KIND as MEASURE_AUDIO_JOB
+from evaluation.outputs.audio_metrics import METRICS, SystemAudioFigures, system_means
 from evaluation.outputs.models import ModelOutput, System
 
 # The pure modules' own top-two marking and Table-8 counting, applied here to figures grouped by
@@ -38,6 +40,7 @@ from evaluation.results.leaderboard import (
     response_average,
 )
 from evaluation.results.propagation import ErrorPropagation, propagation
+from webapp.models import Job
 
 DEFAULT_CORRECT_THRESHOLD = 0.6
 PERCEPTION_STAGES = (PERCEPTION, SHIFT_PERCEPTION)
@@ -176,6 +179,43 @@ def excluded_by_system(board: ResultsLeaderboard) -> dict[str, int]:
 def excluded_of(row: LeaderboardRow) -> int:
     """Return the judge errors left out of one leaderboard row's averages (every stage)."""
     return sum(row.cells[key].n_excluded for key in ("perception_avg", "reasoning_avg", "response_avg"))
+
+
+# --- Objective response-audio metrics, beside the judges' Audio ---------------------------------
+
+
+@dataclass(frozen=True)
+class ObjectiveRow:
+    system: System
+    judges_audio: Cell  # Table 2's Response Audio: the judge's 1-5 score of the same outputs
+    figures: SystemAudioFigures
+
+    def values(self) -> list[float | None]:
+        """Return the means in `METRICS` order."""
+        return [self.figures.means[metric.key] for metric in METRICS]
+
+
+def objective_rows(
+    board: ResultsLeaderboard, benchmark_version: str, item_set: str = SINGLE
+) -> list[ObjectiveRow]:
+    """Return, per leaderboard row, the judges' Audio score and the measured objective metrics of
+    the same system's outputs in the same item set."""
+    figures = system_means(
+        benchmark_version, in_item_set(item_set, "item"), [system.pk for system in board.systems]
+    )
+    return [
+        ObjectiveRow(system, row.cells["response_audio"], figures[system.pk])
+        for system, row in board.rows_with_systems()
+    ]
+
+
+def last_audio_measurement(benchmark_version: str) -> Job | None:
+    """Return the latest measure_response_audio job of a benchmark version."""
+    return (
+        Job.objects.filter(kind=MEASURE_AUDIO_JOB, parameters__benchmark_version=benchmark_version)
+        .order_by("-pk")
+        .first()
+    )
 
 
 # --- Table 8 --------------------------------------------------------------------------------------

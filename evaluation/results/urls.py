@@ -6,6 +6,7 @@ from evaluation.results import api, views
 
 urlpatterns = [
     path("results/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("results/leaderboard/measure-audio/", views.measure_audio, name="measure_audio"),
     path("results/leaderboard.csv", views.leaderboard_export, {"fmt": "csv"}, name="leaderboard_csv"),
     path("results/leaderboard.tex", views.leaderboard_export, {"fmt": "tex"}, name="leaderboard_tex"),
     path("results/error-propagation/", views.error_propagation, name="error_propagation"),

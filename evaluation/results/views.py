@@ -4,12 +4,15 @@ drill-downs and the judge-human agreement."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.gold.access import gold_refusal
 from annotation.recording.models import Item
@@ -17,6 +20,8 @@ from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.models import JudgeConfig
 from evaluation.judging.rubrics import PERCEPTION, REASONING, RESPONSE_CONTENT, stage_max
 from evaluation.outputs.access import blind_audio_url, query_audio_url
+from evaluation.outputs.audio_metrics import JOB_KIND as MEASURE_AUDIO_JOB
+from evaluation.outputs.audio_metrics import METRICS
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
 from evaluation.results.access import item_for_admin
@@ -34,6 +39,8 @@ from evaluation.results.forms import (
 )
 from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
 from webapp.http import StudioRequest
+from webapp.jobs import start_job
+from webapp.models import JobStatus
 from webapp.roles import Role, role_required
 
 
@@ -89,8 +96,29 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
             "categories": dict(System.Category.choices),
             "chart": chart,
             "query": request.GET.urlencode(),
+            "metrics": METRICS,
+            "objective_rows": reports.objective_rows(board, version) if board else [],
+            "audio_measurement": reports.last_audio_measurement(version),
         },
     )
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def measure_audio(request: StudioRequest) -> HttpResponse:
+    """Start the job measuring every response audio of a version that has no measurement yet."""
+    version = request.POST.get("version", "").strip()
+    if version not in ModelOutput.objects.benchmark_versions():
+        raise Http404("No outputs for that benchmark version.")
+    last = reports.last_audio_measurement(version)
+    if last is not None and last.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+        messages.info(request, f"The response audio of {version} is being measured already.")
+    else:
+        start_job(MEASURE_AUDIO_JOB, started_by=request.user, parameters={"benchmark_version": version})
+        messages.success(
+            request, f"Measuring the response audio of {version}: the table fills in as it runs."
+        )
+    return redirect(f"{reverse('evaluation:leaderboard')}?{urlencode({'version': version})}")
 
 
 def _dialogue_leaderboard(

@@ -2,7 +2,15 @@
 plan every evaluator's presentation order. The design rules live in `evaluation.studies.design`.
 
 What is rated is a `Sample` (`evaluation.studies.samples`): by default the systems' benchmark
-outputs; another workflow may hand in its own (EchoMind's spoken replies to deliveries)."""
+outputs; another workflow may hand in its own (EchoMind's spoken replies to deliveries).
+
+Every clip raters hear is loudness-normalised to one level, as P.808 asks (STUDY_LEVEL_LUFS, -26
+LUFS: `annotation.audio.speech.loudness.normalised`, never above -1 dBTP), so a louder system is
+not heard as a better one; the clip at its own level is kept beside it for admins (the study's
+clips page). Normalising is gain arithmetic on BS.1770 loudness, no model: it runs as the clip is
+frozen, in the creating request like the rest of the freezing (ffmpeg's re-encoding, eSpeak's
+traps), so no rater can reach a study before its clips are levelled. pyloudnorm and scipy load
+then, never when the web app starts (tests/webapp/test_import_weight.py)."""
 
 from __future__ import annotations
 
@@ -71,27 +79,41 @@ class StudySpec:
     same_dialogues_for_all: bool = True  # dialogue studies: see design.sample_dialogues
 
 
+@dataclass(frozen=True)
+class FrozenClip:
+    key: str  # what raters hear: the clean re-encoding at the study's level
+    original_key: str  # the same clean re-encoding at its own level, for admins
+    seconds: float
+
+
+NO_CLIP = FrozenClip("", "", 0.0)  # nothing heard: a text-only reply, or a trap only shown
+
+
 @dataclass
 class FrozenAudio:
     """Audio copied for a study, remembered so a failed creation can delete it again."""
 
     keys: list[str] = field(default_factory=list)
 
-    def copy(self, key: str) -> tuple[str, float]:
-        """Store a clean re-encoding of the audio under a new random key: whatever the stored file
-        carries besides sound (tags of outputs imported before imports cleaned them) stays behind."""
+    def copy(self, key: str) -> FrozenClip:
+        """Store a clean re-encoding of the audio under new random keys, levelled and as it was:
+        whatever the stored file carries besides sound (tags of outputs imported before imports
+        cleaned them) stays behind."""
         try:
             clean = clean_audio(read_media(key), "a response's audio")
         except AudioRejected as rejected:
             raise StudyDesignError(f"a response's audio cannot be read: {rejected.reason}") from None
-        new_key = save_media(new_media_key("stimulus", "wav"), clean.wav_bytes)
-        self.keys.append(new_key)
-        return new_key, clean.duration_seconds
+        return self.store_wav(clean.wav_bytes, clean.duration_seconds)
 
-    def store_wav(self, data: bytes) -> str:
-        new_key = save_media(new_media_key("stimulus", "wav"), data)
-        self.keys.append(new_key)
-        return new_key
+    def store_wav(self, data: bytes, seconds: float) -> FrozenClip:
+        """Store 16-bit PCM WAV bytes as a clip at the study's level, and as they are."""
+        from annotation.audio.speech.loudness import normalised_wav  # see the module docstring
+
+        original = save_media(new_media_key("stimulus", "wav"), data)
+        self.keys.append(original)
+        levelled = save_media(new_media_key("stimulus", "wav"), normalised_wav(data))
+        self.keys.append(levelled)
+        return FrozenClip(levelled, original, seconds)
 
 
 def create_study(spec: StudySpec, created_by: User, samples: Samples | None = None) -> Study:
@@ -174,8 +196,9 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
                     kind=StudyStimulus.Kind.TRAP,
                     item_id=item_id,
                     response_text=check.text,
-                    audio_key=check.audio_key,
-                    audio_seconds=check.audio_seconds,
+                    audio_key=check.clip.key,
+                    original_audio_key=check.clip.original_key,
+                    audio_seconds=check.clip.seconds,
                     expected=check.expected,
                 )
                 for item_id, check in zip(trap_items, trap_checks, strict=True)
@@ -295,8 +318,7 @@ class TrapCheck:
     """A trapping item: the spoken instruction to choose one score, and that score expected on
     every rated dimension (its words shown too when content is rated)."""
 
-    audio_key: str
-    audio_seconds: float
+    clip: FrozenClip  # no keys and 0 s when only shown
     text: str
     expected: dict[str, list[int]]
 
@@ -307,16 +329,12 @@ def trap_check(
     """Return a trapping item asking for `score`, its audio synthesised and frozen; without
     `spoken` (a silent conversation) it is only shown: a lone audible reply would give it away."""
     text = trap_sentence(score)
-    key, seconds = "", 0.0
+    clip = NO_CLIP
     if spoken:
         speech = synthesize(text)
-        key, seconds = (
-            frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate)),
-            speech.duration_seconds,
-        )
+        clip = frozen.store_wav(to_wav_bytes(speech.samples, speech.sample_rate), speech.duration_seconds)
     return TrapCheck(
-        audio_key=key,
-        audio_seconds=seconds,
+        clip=clip,
         text=text if rates_content else "",
         expected={dimension.key: [score, score] for dimension in dimensions},
     )
@@ -343,8 +361,8 @@ def _sample_stimulus(
     frozen: FrozenAudio,
     rates_audio: bool,
 ) -> StudyStimulus:
-    key, seconds = frozen.copy(sample.audio_key) if sample.audio_key else ("", 0.0)
-    if rates_audio and not key:
+    clip = frozen.copy(sample.audio_key) if sample.audio_key else NO_CLIP
+    if rates_audio and not clip.key:
         raise StudyDesignError("every output in an audio study needs response audio")
     return StudyStimulus.objects.create(
         study=study,
@@ -353,8 +371,9 @@ def _sample_stimulus(
         system_id=sample.system_id,
         item_id=sample.item.pk,
         response_text=sample.text,
-        audio_key=key,
-        audio_seconds=seconds,
+        audio_key=clip.key,
+        original_audio_key=clip.original_key,
+        audio_seconds=clip.seconds,
         expected=dict(expected),
     )
 

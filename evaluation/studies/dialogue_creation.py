@@ -23,6 +23,7 @@ from django.db.models import Q
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput
 from evaluation.studies.creation import (
+    NO_CLIP,
     FrozenAudio,
     StudySpec,
     TrapCheck,
@@ -241,8 +242,9 @@ def _trap_turn(stimulus: StudyStimulus, replaced: ModelOutput, check: TrapCheck)
         item_id=replaced.item_id,
         output=None,
         response_text=check.text,
-        audio_key=check.audio_key,
-        audio_seconds=check.audio_seconds,
+        audio_key=check.clip.key,
+        original_audio_key=check.clip.original_key,
+        audio_seconds=check.clip.seconds,
         expected=check.expected,
     )
 
@@ -250,13 +252,14 @@ def _trap_turn(stimulus: StudyStimulus, replaced: ModelOutput, check: TrapCheck)
 def _frozen_turn(
     stimulus: StudyStimulus, turn: int, output: ModelOutput, frozen: FrozenAudio, spoken: bool
 ) -> StudyTurn:
-    key, seconds = frozen.copy(output.response_audio_key) if spoken else ("", 0.0)
+    clip = frozen.copy(output.response_audio_key) if spoken else NO_CLIP
     return StudyTurn(
         stimulus=stimulus,
         turn=turn,
         item_id=output.item_id,
         output=output,
         response_text=output.response_text or output.raw_text,
-        audio_key=key,
-        audio_seconds=seconds,
+        audio_key=clip.key,
+        original_audio_key=clip.original_key,
+        audio_seconds=clip.seconds,
     )

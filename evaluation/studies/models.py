@@ -1,7 +1,9 @@
 """Human listening studies: blind MOS and helpfulness ratings of systems' outputs.
 
-A study freezes what it plays: each stimulus copies its response text and audio key at creation,
-so re-importing a system's outputs later cannot change what some raters heard and others did not.
+A study freezes what it plays: each stimulus copies its response text and audio at creation,
+so re-importing a system's outputs later cannot change what some raters heard and others did not;
+the audio raters hear is loudness-normalised to one level, the clip at its own level kept beside it
+(`evaluation.studies.creation`).
 Raters reach stimuli only through random public ids; nothing they receive names a system.
 """
 
@@ -134,7 +136,10 @@ class StudyStimulus(models.Model):
         help_text="Dialogue studies: the conversation; its replies are the stimulus's turns",
     )
     response_text = models.TextField(blank=True)
-    audio_key = models.CharField(max_length=200, blank=True)
+    audio_key = models.CharField(max_length=200, blank=True, help_text="What raters hear, at the study level")
+    original_audio_key = models.CharField(
+        max_length=200, blank=True, help_text="The same clip at its own level (admins only)"
+    )
     audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
     expected = models.JSONField(
         default=dict, blank=True, help_text="Gold and traps: {dimension: [lowest, highest]} acceptable score"
@@ -159,7 +164,10 @@ class StudyTurn(models.Model):
         ModelOutput, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     response_text = models.TextField(blank=True)
-    audio_key = models.CharField(max_length=200, blank=True)
+    audio_key = models.CharField(max_length=200, blank=True, help_text="What raters hear, at the study level")
+    original_audio_key = models.CharField(
+        max_length=200, blank=True, help_text="The same clip at its own level (admins only)"
+    )
     audio_seconds = models.FloatField(default=0.0, help_text="0 when the length could not be read")
     expected = models.JSONField(
         default=dict,

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
 from annotation.recording.models import Dialogue
+from evaluation.outputs.audio_metrics import METRICS, Metric, current_metrics
 from evaluation.studies.design import DIMENSIONS, Dimension, StimulusKind
 from evaluation.studies.models import (
     Study,
@@ -25,9 +26,16 @@ from evaluation.studies.models import (
     StudyStimulus,
     StudyTurn,
 )
-from evaluation.studies.results import StudySummary, summarise_ratings
+from evaluation.studies.results import (
+    MIN_CORRELATION_PAIRS,
+    ObjectiveCorrelation,
+    StudySummary,
+    objective_correlations,
+    summarise_ratings,
+)
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
 from webapp.models import User
+from webapp.storage import audio_url
 
 FIGURES_CACHE_SECONDS = 600
 
@@ -166,16 +174,22 @@ def screen_study(study: Study, rows: Sequence[RatingRow] | None = None) -> list[
     )
 
 
+def excluded_raters(study: Study) -> list[str]:
+    """Return the usernames of the raters an admin excluded from the study's figures."""
+    return list(
+        study.raters.filter(decision=StudyRater.Decision.EXCLUDE).values_list(
+            "evaluator__username", flat=True
+        )
+    )
+
+
 def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> StudySummary:
     """Return the study's figures without the raters an admin excluded."""
-    excluded = study.raters.filter(decision=StudyRater.Decision.EXCLUDE).values_list(
-        "evaluator__username", flat=True
-    )
     return summarise_ratings(
         study_rating_rows(study) if rows is None else rows,
         [system.name for system in study.systems.order_by("name")],
         study.dimensions,
-        excluded_raters=list(excluded),
+        excluded_raters=excluded_raters(study),
         seed=study.seed,
         per_turn=study.is_dialogue,
     )
@@ -199,6 +213,89 @@ def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
     figures = (screen_study(study, rows), summarise_study(study, rows))
     cache.set(key, figures, FIGURES_CACHE_SECONDS)
     return figures
+
+
+def stimulus_measures(study: Study) -> dict[str, dict[str, float | None]]:
+    """Return the objective measures of each rated output's response audio (the output's current
+    measurement, `evaluation.outputs.audio_metrics`), keyed as rating rows name the stimulus."""
+    rated = (
+        {"stimulus__kind": StudyStimulus.Kind.RATED}
+        if study.is_dialogue
+        else {"kind": StudyStimulus.Kind.RATED}
+    )
+    outputs: dict[str, int] = {}
+    if study.is_dialogue:
+        for public_id, turn, output_id in StudyTurn.objects.filter(
+            stimulus__study=study, output__isnull=False, **rated
+        ).values_list("stimulus__public_id", "turn", "output_id"):
+            outputs[f"{public_id}#t{turn}"] = output_id
+    else:
+        for public_id, output_id in study.stimuli.filter(output__isnull=False, **rated).values_list(
+            "public_id", "output_id"
+        ):
+            outputs[str(public_id)] = output_id
+    keys = [metric.key for metric in METRICS]
+    measured = {
+        output_id: dict(zip(keys, values, strict=True))
+        for output_id, *values in current_metrics()
+        .filter(output_id__in=set(outputs.values()))
+        .values_list("output_id", *keys)
+    }
+    return {stimulus: measured[output_id] for stimulus, output_id in outputs.items() if output_id in measured}
+
+
+def objective_table(
+    study: Study, rows: Sequence[RatingRow]
+) -> list[tuple[Metric, list[ObjectiveCorrelation]]]:
+    """Return, per objective measure, its Spearman correlation with the MOS of each audio dimension."""
+    audio = [dimension.key for dimension in study.dimension_list() if dimension.modality == "audio"]
+    if not audio:
+        return []
+    found = objective_correlations(
+        rows, stimulus_measures(study), audio, [metric.key for metric in METRICS], excluded_raters(study)
+    )
+    return [
+        (metric, [correlation for correlation in found if correlation.metric == metric.key])
+        for metric in METRICS
+    ]
+
+
+@dataclass(frozen=True)
+class Clip:
+    kind: str
+    system: str  # "" for a trapping item
+    item: str  # the query, or the user's turn of a dialogue
+    seconds: float
+    heard_url: str  # at the study's level, as raters hear it
+    original_url: str  # at its own level
+
+
+def study_clips(study: Study, viewer: User) -> list[Clip]:
+    """Return every clip of the study with links for `viewer` (an admin): as heard and as it was."""
+    if study.is_dialogue:
+        turns = (
+            StudyTurn.objects.filter(stimulus__study=study)
+            .exclude(audio_key="")
+            .select_related("stimulus__system", "item")
+            .order_by("stimulus__kind", "stimulus_id", "turn")
+        )
+        sources: list[tuple[StudyStimulus, str, StudyStimulus | StudyTurn]] = [
+            (turn.stimulus, turn.item.external_id, turn) for turn in turns
+        ]
+    else:
+        stimuli = study.stimuli.exclude(audio_key="").select_related("system", "item").order_by("kind", "pk")
+        sources = [(stimulus, stimulus.item.external_id, stimulus) for stimulus in stimuli]
+    return [
+        Clip(
+            kind=stimulus.get_kind_display(),
+            system=stimulus.system.name if stimulus.system else "",
+            item=item,
+            seconds=clip.audio_seconds,
+            heard_url=audio_url(clip.audio_key, viewer),
+            original_url=audio_url(clip.original_audio_key, viewer),
+        )
+        for stimulus, item, clip in sources
+    ]
 
 
 def study_results_context(study: Study) -> dict[str, Any]:
@@ -233,6 +330,8 @@ def study_results_context(study: Study) -> dict[str, Any]:
         "chart": _chart_data(summary),
         "turn_table": _turn_table(summary, dimensions),
         "turn_chart": _turn_chart_data(summary),
+        "objective": objective_table(study, study_rating_rows(study)),
+        "min_pairs": MIN_CORRELATION_PAIRS,
         "submitted": progress.done,
         "total": progress.total,
         "decisions": StudyRater.Decision,

@@ -256,6 +256,72 @@ def _agreement(dimension: str, rows: Sequence[RatingRow]) -> Agreement:
     return Agreement(dimension=dimension, alpha=alpha, n_outputs=len(units), n_ratings=n_ratings)
 
 
+# --- Objective metrics against human MOS ------------------------------------------------------
+
+# Fewer rated outputs than this with both a measure and a MOS: no coefficient is shown. Below
+# about ten pairs Spearman's rho swings by more than 0.5 when one output moves.
+MIN_CORRELATION_PAIRS = 10
+
+
+@dataclass(frozen=True)
+class ObjectiveCorrelation:
+    """Spearman's rho between one objective measure of the outputs' audio and their human MOS on
+    one dimension, over the rated outputs that have both."""
+
+    metric: str
+    dimension: str
+    n: int
+    rho: float | None  # None when `note` says why there is none
+    p_value: float | None
+    note: str = ""
+
+
+def objective_correlations(
+    rows: Sequence[RatingRow],
+    measures: Mapping[str, Mapping[str, float | None]],
+    dimensions: Sequence[str],
+    metrics: Sequence[str],
+    excluded_raters: Iterable[str] = (),
+) -> list[ObjectiveCorrelation]:
+    """Return, per dimension and measure, Spearman's rho (scipy.stats.spearmanr) of the measure with
+    each rated output's MOS (the mean of its kept ratings), with n, or a note when n is too small.
+
+    `measures` maps a stimulus as rating rows name it to its output's measures (metric -> value)."""
+    from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
+
+    excluded = set(excluded_raters)
+    kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
+    correlations: list[ObjectiveCorrelation] = []
+    for dimension in dimensions:
+        by_output: dict[str, list[int]] = defaultdict(list)
+        for row in kept:
+            if row.dimension == dimension:
+                by_output[row.stimulus].append(row.score)
+        for metric in metrics:
+            pairs = [
+                (float(value), float(np.mean(scores)))
+                for stimulus, scores in by_output.items()
+                if (value := measures.get(stimulus, {}).get(metric)) is not None
+            ]
+            n = len(pairs)
+            if n < MIN_CORRELATION_PAIRS:
+                note = (
+                    f"n = {n}: too few outputs with both for a correlation (at least {MIN_CORRELATION_PAIRS})"
+                )
+                correlations.append(ObjectiveCorrelation(metric, dimension, n, None, None, note))
+                continue
+            xs, ys = zip(*pairs, strict=True)
+            if len(set(xs)) < 2 or len(set(ys)) < 2:
+                note = "every output has the same value: rho is undefined"
+                correlations.append(ObjectiveCorrelation(metric, dimension, n, None, None, note))
+                continue
+            result = scipy_stats.spearmanr(xs, ys)
+            correlations.append(
+                ObjectiveCorrelation(metric, dimension, n, float(result.statistic), float(result.pvalue))
+            )
+    return correlations
+
+
 # --- Export -------------------------------------------------------------------------------------
 
 CSV_COLUMNS = (

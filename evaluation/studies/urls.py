@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/studies/<int:pk>/results/", api.StudyResultsView.as_view(), name="api_study_results"),
     path("manage/studies/new/", views.study_create, name="study_create"),
     path("manage/studies/<int:study_id>/", views.study_results, name="study_results"),
+    path("manage/studies/<int:study_id>/clips/", views.study_clips, name="study_clips"),
     path("manage/studies/<int:study_id>/results.csv", views.study_results_csv, name="study_results_csv"),
     path(
         "manage/studies/<int:study_id>/raters/<int:evaluator_id>/decision",

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from annotation.audio.speech.loudness import STUDY_LEVEL_LUFS
 from evaluation.outputs.access import blind_audio_url, query_audio_url
 from evaluation.studies import reports
 from evaluation.studies.access import (
@@ -233,6 +234,15 @@ def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
     """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
     study = study_for_admin(study_id)
     return render(request, "evaluation/studies/results.html", reports.study_results_context(study))
+
+
+@role_required(Role.ADMIN)
+@never_cache
+def study_clips(request: StudioRequest, study_id: int) -> HttpResponse:
+    """Every clip of the study as raters hear it (at the study's level) and at its own level."""
+    study = study_for_admin(study_id)
+    context = {"study": study, "clips": reports.study_clips(study, request.user), "level": STUDY_LEVEL_LUFS}
+    return render(request, "evaluation/studies/clips.html", context)
 
 
 @role_required(Role.ADMIN)

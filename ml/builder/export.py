@@ -4,7 +4,10 @@ The folder holds ``records.jsonl`` (``ml.core.training_records.TrainingRecord``,
 single-turn samples, then every turn of each complete dialogue with the earlier turns as its
 history), ``audio/`` (user audio) and ``response_audio/``, ``manifest.json`` (the build as the
 dataset id, counts, provenance: stage versions, model names, prompt hashes, TTS, thresholds) and
-``provenance.jsonl`` (per record: the models that wrote it and its emotion-consistency verdict).
+``provenance.jsonl`` (per record: the models that wrote it, its emotion-consistency verdict and what
+the speech models heard). The manifest carries B.6's statistics and the speech checks summed over
+the records (``logic.speech_checks``: rate, stress against the asked emphasis, pauses, speaker
+consistency across each dialogue's turns), which the build page shows.
 Samples are streamed from the database in id order, never all held at once.
 """
 
@@ -22,6 +25,7 @@ from django.utils import timezone
 from annotation.audio.tts import TtsError
 from ml.builder.config import BuildConfig
 from ml.builder.export_versions import BuildExport, in_flight_refusal
+from ml.builder.logic.speech_checks import SpeechCheckSummary, summary_rows
 from ml.builder.logic.statistics import STATISTICS_LABELS, DatasetStatistics
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.queue import corrections
@@ -154,6 +158,7 @@ def export_build(
         "response_audio_not_revoiced": 0,
     }
     statistics = DatasetStatistics()  # B.6's figures, from what is written
+    speech_checks = SpeechCheckSummary()
     tts_failure: list[str] = []  # the first failure to voice a fixed reply, once there is one
     fixes = corrections(build)
     voicing = AudioStepContext.for_build(BuildConfig.from_json(build.config))
@@ -184,6 +189,7 @@ def export_build(
                 counts["response_audio_not_revoiced"] += bool(revoice_error)
             (target / response_path).write_bytes(response_audio)
             statistics.add(record, query_audio, response_audio)
+            speech_checks.add(sample.speech, record.dialogue_id)
             revoiced = record.response != sample.response and not revoice_error
             counts["fixed_by_annotators"] += sample.pk in fixes
             records.write(record.to_json() + "\n")
@@ -192,6 +198,7 @@ def export_build(
                 "models": sample.models_used,
                 "voice": sample.voice,
                 "consistency": {k: v for k, v in sample.consistency.items() if k != "baseline"},
+                "speech": sample.speech,
                 "topic": sample.topic_path,
                 "variant": sample.prompt_variant,
                 "response_audio": response_path,
@@ -232,6 +239,7 @@ def export_build(
         "spot_check_decisions": {**decisions, "checks": decided_checks},
         "reruns": reruns,
         "statistics": statistics.to_json(),
+        "speech_checks": speech_checks.to_json(),
         "provenance": build.provenance,
         "exported_at": timezone.now().isoformat(),
     }
@@ -261,12 +269,24 @@ def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
     return {"version": version.version, **export_build(version.build, version=version)}
 
 
-def exported_statistics(build: Build) -> list[tuple[str, Any]] | None:
-    """Return B.6's figures of the build's last export as (label, value) rows, None before one."""
+def _last_manifest(build: Build) -> dict[str, Any]:
+    """Return the manifest of the build's last export ({} before one)."""
     manifest = Path(build.export_path) / MANIFEST_FILE if build.export_path else None
     if manifest is None or not manifest.is_file():
-        return None
-    figures = json.loads(manifest.read_text(encoding="utf-8")).get("statistics")
+        return {}
+    loaded = json.loads(manifest.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def exported_statistics(build: Build) -> list[tuple[str, Any]] | None:
+    """Return B.6's figures of the build's last export as (label, value) rows, None before one."""
+    figures = _last_manifest(build).get("statistics")
     if not isinstance(figures, dict):
-        return None  # exported before the statistics were part of the manifest
+        return None  # none yet, or exported before the statistics were part of the manifest
     return [(label, figures.get(key)) for key, label in STATISTICS_LABELS.items()]
+
+
+def exported_speech_checks(build: Build) -> list[tuple[str, str]] | None:
+    """Return the speech checks of the build's last export as (label, value) rows, None before one."""
+    figures = _last_manifest(build).get("speech_checks")
+    return summary_rows(figures) if isinstance(figures, dict) else None

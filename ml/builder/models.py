@@ -236,7 +236,10 @@ class BuildSample(models.Model):
 
     Single-turn samples have ``dialogue=None`` and ``turn=0``; dialogue turns count from 1.
     ``voice`` = {"backend", "voice", "rate_wpm", "pitch"}; ``consistency`` = {"method", "predicted",
-    "confidence", "consistent", "scores"}; ``features`` = acoustic scalar features;
+    "confidence", "consistent", "scores", "baseline": the neutral reading's features};
+    ``features`` = acoustic scalar features, phones per second, pauses and aligned words;
+    ``speech`` = {"phones_per_second", "neutral_phones_per_second", "rate_ratio", "rate_level",
+    "pauses", "stress": {"asked", "detected", "agrees"}, "speaker_similarity"} (perception stage);
     ``perception`` / ``tom`` follow ``annotation.labelling.schema``; ``output`` is the full
     reasoning + response text in ``webapp.lib.output_format``; ``models`` = {stage: model name}.
     """
@@ -269,6 +272,9 @@ class BuildSample(models.Model):
     consistency = models.JSONField(default=dict, blank=True)
     features = models.JSONField(default=dict, blank=True)
     perception = models.JSONField(default=dict, blank=True)
+    speech = models.JSONField(
+        default=dict, blank=True, help_text="What the speech models heard (ml.builder.logic.speech_checks)"
+    )
     tom = models.JSONField(default=dict, blank=True)
     strategies = models.JSONField(default=list, blank=True)
     speech_style = models.CharField(max_length=16, blank=True, choices=[(s, s) for s in SPEECH_STYLES])

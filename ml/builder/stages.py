@@ -55,8 +55,8 @@ STAGE_VERSIONS: dict[str, str] = {
     QUERIES: "queries-1",
     QUERY_FILTER: "query-filter-1",
     USER_AUDIO: "user-audio-1",
-    CONSISTENCY: "consistency-1",
-    PERCEPTION: "perception-1",
+    CONSISTENCY: "consistency-2",  # 2: against the same text read neutrally, rate in phones/s
+    PERCEPTION: "perception-2",  # 2: rate in phones/s, stress heard, pauses, speaker consistency
     RESPONSES: "responses-1",
     RESPONSE_FILTER: "response-filter-1",
     RESPONSE_AUDIO: "response-audio-1",

@@ -22,7 +22,8 @@ HEAVY = (
     "scipy",
     "parselmouth",
     "transformers",
-    # the speech models of annotation.audio.speech (issue 26) load in the take analysis job only
+    # the speech models of annotation.audio.speech (issue 26) load in the jobs that use them (and
+    # pyloudnorm where a study levels its clips as they are frozen), never at start-up
     "onnxruntime",
     "pocketsphinx",
     "speechmos",

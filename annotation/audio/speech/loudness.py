@@ -7,6 +7,8 @@ between samples is what clips a converter or a codec, so it is what a studio lim
 
 from __future__ import annotations
 
+import io
+import wave
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +16,8 @@ import numpy.typing as npt
 
 OVERSAMPLING = 4
 FLOOR_DB = -120.0
-# P.808 asks listening-test clips at one level; -26 LUFS is ITU-T P.56's active speech level.
+# P.808 asks listening-test clips at one level, -26 dBov active speech level (ITU-T P.56);
+# listening studies normalise every clip to -26 LUFS, the BS.1770 measure closest to it for speech.
 STUDY_LEVEL_LUFS = -26.0
 
 
@@ -60,3 +63,21 @@ def normalised(
     gain_db = target_lufs - measured.integrated_lufs
     gain_db = min(gain_db, -1.0 - measured.true_peak_dbtp)
     return array * 10 ** (gain_db / 20)
+
+
+def normalised_wav(data: bytes, target_lufs: float = STUDY_LEVEL_LUFS) -> bytes:
+    """Return a 16-bit PCM WAV (mono or stereo) scaled as `normalised` scales, same rate and channels."""
+    with wave.open(io.BytesIO(data)) as reader:
+        if reader.getsampwidth() != 2:
+            raise ValueError("expected 16-bit PCM")
+        channels, rate = reader.getnchannels(), reader.getframerate()
+        pcm = np.frombuffer(reader.readframes(reader.getnframes()), dtype="<i2").reshape(-1, channels)
+    samples = pcm.astype(np.float64) / 32768
+    scaled = normalised(samples[:, 0] if channels == 1 else samples, rate, target_lufs)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as writer:
+        writer.setnchannels(channels)
+        writer.setsampwidth(2)
+        writer.setframerate(rate)
+        writer.writeframes(np.clip(np.round(scaled * 32768), -32768, 32767).astype("<i2").tobytes())
+    return out.getvalue()

@@ -2,8 +2,8 @@
 
 The paper keeps only audio on which two emotion classifiers (emotion2vec, a WavLM model) agree with
 high confidence. Offline we have no such model, so ``acoustic_verdict`` is a much weaker stand-in
-built from this project's acoustic analysis: it hears *arousal* only (speaking rate and pitch
-against the same voice speaking neutrally), so it can tell a sad delivery from an angry one but not
+built from this project's acoustic analysis: it hears *arousal* only (speaking rate in phones per
+second and pitch against the same voice reading the same text neutrally), so it can tell a sad delivery from an angry one but not
 anger from joy. It is labelled ``method="acoustic-arousal (weaker)"`` wherever it is stored.
 ``EndpointClassifier`` asks an OpenAI-compatible audio chat endpoint for the emotion and a
 confidence instead, and ``local_classifier.LocalModelClassifier`` runs a local transformers model.
@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from ml.builder.logic.speech_checks import rate_ratio
 from ml.builder.logic.voicing import target_arousal
 from webapp.lib.llm_client import JudgeClient
 
@@ -65,12 +66,13 @@ def _margin(arousal: float, band: str) -> float:
 
 
 def measured_arousal(features: Mapping[str, Any], baseline: Mapping[str, Any]) -> float | None:
-    """Return the arousal heard in a take's features against the same voice speaking neutrally."""
-    rate, neutral_rate = features.get("words_per_second"), baseline.get("words_per_second")
+    """Return the arousal heard in a reading's features against the same voice reading the same
+    text neutrally (`baseline`)."""
+    ratio = rate_ratio(features, baseline)
     f0, neutral_f0 = features.get("median_f0_hz"), baseline.get("median_f0_hz")
-    if not rate or not neutral_rate or not f0 or not neutral_f0:
+    if not ratio or not f0 or not neutral_f0:
         return None
-    return RATE_WEIGHT * math.log2(rate / neutral_rate) + PITCH_WEIGHT * math.log2(f0 / neutral_f0)
+    return RATE_WEIGHT * math.log2(ratio) + PITCH_WEIGHT * math.log2(f0 / neutral_f0)
 
 
 def acoustic_verdict(

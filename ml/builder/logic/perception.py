@@ -1,13 +1,15 @@
 """Automatic perception labels of a synthesised user turn, in the workbench label-document format.
 
 Appendix B.3 annotates pitch, energy, rate, stress, intonation and intensity automatically. Here
-pitch, energy and rate are levels against the same voice speaking neutrally (the measurement
-is the project's acoustic analysis), intonation comes from the pitch contour, emotion and
-intensity are the target the audio passed the consistency check with, and the caption puts it in
-words. The stressed word comes from construction, not detection (the paper detects stress with
-WhiStress): the query's writer names it and the TTS speaks it with emphasis. eSpeak NG does so
-through SSML; a speech endpoint is asked to, and whether it complied is not checked. A query
-without one has none, which the label schema allows.
+pitch, energy and rate are levels against the same voice reading the same text neutrally (pitch
+and energy from the project's acoustic analysis, rate in phones per second over speech only:
+`speech_checks.rate_ratio`), intonation comes from the pitch contour, emotion and intensity are
+the target the audio passed the consistency check with, and the caption puts it in words, with
+the pauses heard. The stressed word is the one the query's writer named and the TTS was asked to
+emphasise (eSpeak NG through SSML, a speech endpoint by instruction), kept only where the audio
+was heard to stress it (`speech_checks.stressed_against_neutral`; the paper detects stress with
+WhiStress): a label the audio does not carry would teach the wrong cue. A query without one has
+none, which the label schema allows.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ml.builder.logic.speech_checks import rate_ratio
 from ml.core.training_records import render_gold_perception
 from webapp.lib.vocabulary import ANGRY, DISGUST, FEAR, HAPPY, NEUTRAL, SAD, SURPRISE
 
@@ -40,12 +43,13 @@ def _level(difference: float | None, step: float) -> str:
 
 
 def prosody_levels(features: Mapping[str, Any], baseline: Mapping[str, Any]) -> dict[str, str]:
-    """Return {"pitch", "energy", "rate"} levels of a take against the voice's neutral reading."""
+    """Return {"pitch", "energy", "rate"} levels of a reading against the same voice reading the
+    same text neutrally (`baseline`)."""
     f0, neutral_f0 = features.get("median_f0_hz"), baseline.get("median_f0_hz")
-    rate, neutral_rate = features.get("words_per_second"), baseline.get("words_per_second")
     energy, neutral_energy = features.get("mean_intensity_db"), baseline.get("mean_intensity_db")
     pitch_diff = 12.0 * math.log2(f0 / neutral_f0) if f0 and neutral_f0 else None
-    rate_diff = math.log(rate / neutral_rate) if rate and neutral_rate else None
+    ratio = rate_ratio(features, baseline)
+    rate_diff = math.log(ratio) if ratio else None
     energy_diff = energy - neutral_energy if energy is not None and neutral_energy is not None else None
     return {
         "pitch": _level(pitch_diff, PITCH_STEP_SEMITONES),
@@ -54,7 +58,7 @@ def prosody_levels(features: Mapping[str, Any], baseline: Mapping[str, Any]) -> 
     }
 
 
-def caption(levels: Mapping[str, str], intonation: str, emotion: str, intensity: str) -> str:
+def caption(levels: Mapping[str, str], intonation: str, emotion: str, intensity: str, pauses: int = 0) -> str:
     """Return a one-sentence prosody caption ("Fast, high-pitched speech with a rising contour ...")."""
     words = {"rate": {"high": "fast", "low": "slow"}, "pitch": {"high": "high-pitched", "low": "low-pitched"}}
     described = [words[name][levels[name]] for name in ("rate", "pitch") if levels.get(name) in words[name]]
@@ -63,6 +67,8 @@ def caption(levels: Mapping[str, str], intonation: str, emotion: str, intensity:
         described.append(energy)
     manner = ", ".join(described) or "even"
     contour = f" with a {intonation} contour" if intonation else ""
+    if pauses:
+        contour += f"{' and' if contour else ' with'} {pauses} pause{'s' if pauses > 1 else ''}"
     return f"{manner.capitalize()} speech{contour}, conveying {intensity} {emotion}"
 
 
@@ -80,6 +86,7 @@ def perception_labels(
     """Return a complete perception label document for one synthesised turn."""
     levels = prosody_levels(features, baseline)
     intonation = str(features.get("intonation") or "")
+    pauses = int((features.get("pauses") or {}).get("count", 0))
     return {
         "polarity": POLARITY_OF.get(emotion, "neutral"),
         "emotion": emotion,
@@ -88,7 +95,7 @@ def perception_labels(
         **levels,
         "stressed_words": list(stressed_words),
         "intonation": intonation,
-        "prosody_caption": caption(levels, intonation, emotion, intensity),
+        "prosody_caption": caption(levels, intonation, emotion, intensity, pauses),
         "situation": situation,
         "modality_conflict": modality_conflict,
         "conflict_kind": "sarcasm" if modality_conflict else "",

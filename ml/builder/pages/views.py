@@ -10,7 +10,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from ml.builder.config import ConfigProblem
-from ml.builder.export import exported_statistics
+from ml.builder.export import exported_speech_checks, exported_statistics
 from ml.builder.export_versions import BuildExport, BuildInFlight, in_flight_refusal, start_export
 from ml.builder.launch import BuildRefused, check_request, default_config_text, launch
 from ml.builder.models import Build, BuildSample, SpotCheck
@@ -95,6 +95,7 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
             "chart": acceptance_chart(acceptance),
             "thresholds": thresholds,
             "statistics": exported_statistics(build),
+            "speech_checks": exported_speech_checks(build),
             "draw_form": DrawForm(),
             "tighten_form": TightenForm(),
             "exports": BuildExport.objects.filter(build=build).select_related("job", "created_by")[:20],

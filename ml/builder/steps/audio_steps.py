@@ -4,11 +4,14 @@ User audio goes through the build's TTS backend (eSpeak NG offline, or an OpenAI
 server) with the voice of the sample, or of the dialogue session for every turn of a dialogue, and
 prosody (eSpeak) or an instruction (speech server) for the target emotion and intensity. Audio is
 stored under random media keys (``webapp.storage``), so a key says nothing about the sample.
+
+The consistency stage reads each turn twice, as it was voiced and as the same voice reads the same
+text neutrally, and measures both with the speech models (`reading_features`); the perception
+stage labels the one against the other (`ml.builder.logic.speech_checks`).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,12 +22,24 @@ import numpy as np
 from django.conf import settings as django_settings
 
 from annotation.audio.acoustics import analyze, scalar_features
+from annotation.audio.speech.activity import speech_activity
+from annotation.audio.speech.alignment import align
+from annotation.audio.speech.resampling import at_speech_rate
+from annotation.audio.speech.speaker import speaker_embedding
 from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
 from annotation.audio.tts import TtsError, TtsSettings, decode_wav, speak_in_style
 from ml.builder.claims import SampleResult
 from ml.builder.config import BuildConfig
 from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict, joint_verdict
 from ml.builder.logic.perception import perception_labels
+from ml.builder.logic.speech_checks import (
+    RATE_KEY,
+    emphasis_agreement,
+    rate_ratio,
+    stressed_against_neutral,
+    turn_similarities,
+    word_prosody,
+)
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody
 from ml.builder.models import BuildSample
 from ml.builder.stages import INCONSISTENT_EMOTION, MODALITY_CONFLICT, NOT_CONFIDENT, TTS_ERROR
@@ -32,11 +47,6 @@ from ml.core.training_records import read_wav
 from webapp.lib.outbound import OutboundPolicy, http_client
 from webapp.outbound import outbound_policy, settings_key
 from webapp.storage import new_media_key, read_media, save_media
-
-# What every voice reads neutrally once per process: the yardstick for its emotional readings.
-BASELINE_TEXT = (
-    "I went to the shop this morning, bought some bread and milk, and walked back home along the river."
-)
 
 
 @dataclass
@@ -61,10 +71,6 @@ class AudioStepContext:
             classifiers=dict(classifiers or {}),
             outbound=outbound_policy(),
         )
-
-
-_baselines: dict[tuple[str, str], dict[str, Any]] = {}
-_baseline_lock = threading.Lock()
 
 
 def _speak(
@@ -110,19 +116,30 @@ def _speak(
     }
 
 
-def _features(wav: bytes, text: str) -> dict[str, Any]:
+def reading_features(wav: bytes, text: str) -> dict[str, Any]:
+    """Return what the builder measures of one reading of `text`: the acoustic scalar features,
+    phones per second over speech only (the aligned words; pauses excluded), the pauses, and each
+    aligned word's length, pitch and energy (what stress is heard from)."""
     samples, rate = read_wav(wav)
-    return dict(scalar_features(analyze(samples, rate, transcript=text)))
-
-
-def voice_baseline(voice: str, ctx: AudioStepContext) -> dict[str, Any]:
-    """Return the acoustic features of `voice` reading BASELINE_TEXT neutrally (computed once)."""
-    key = (ctx.config.tts_backend, voice)
-    with _baseline_lock:
-        if key not in _baselines:
-            wav, _ = _speak(BASELINE_TEXT, voice, "", "", ctx)
-            _baselines[key] = _features(wav, BASELINE_TEXT)
-        return _baselines[key]
+    analysis = analyze(samples, rate, transcript=text)
+    speech = at_speech_rate(samples, rate)
+    alignment = align(speech, text)
+    activity = speech_activity(speech)
+    phones = alignment.phones_per_second
+    return {
+        **scalar_features(analysis),
+        RATE_KEY: round(phones, 3) if phones else None,
+        "pauses": {
+            "count": len(activity.pauses),
+            "longest_seconds": max(activity.pauses, default=0.0),
+            "share": activity.summary()["pause_share"],
+        },
+        "words": word_prosody(
+            [(word.text, word.start, word.end, len(word.phones)) for word in alignment.words],
+            (analysis.pitch_times, analysis.pitch_hz),
+            (analysis.intensity_times, analysis.intensity_db),
+        ),
+    }
 
 
 def _voice_of(sample: BuildSample) -> str:
@@ -152,13 +169,22 @@ def user_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Sampl
 
 
 def consistency(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
-    """Keep a turn only when its audio is heard as its target emotion, confidently."""
+    """Keep a turn only when its audio is heard as its target emotion, confidently, against the
+    same voice reading the same words neutrally (voiced here, measured, kept as the baseline)."""
     results = []
     for sample in unit:
         started = time.monotonic()
         wav = read_media(sample.user_audio_key)
-        features = _features(wav, sample.text)
-        baseline = voice_baseline(_voice_of(sample), ctx)
+        try:
+            neutral, _ = _speak(sample.text, _voice_of(sample), "", "", ctx)
+        except (TtsError, ValueError, RuntimeError) as exc:
+            detail = f"the neutral reading to compare with failed: {exc}"
+            results.append(
+                SampleResult(sample.pk, False, TTS_ERROR, detail, seconds=time.monotonic() - started)
+            )
+            continue
+        features = reading_features(wav, sample.text)
+        baseline = reading_features(neutral, sample.text)
         verdict = joint_verdict(
             [
                 acoustic_verdict(features, baseline, sample.emotion, sample.intensity)
@@ -189,24 +215,56 @@ def consistency(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Samp
     return results
 
 
-def perception(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
-    """Write the perception labels the acoustic analysis supports (no model call)."""
-    results = []
+def _speaker_similarities(unit: Sequence[BuildSample]) -> list[float | None]:
+    """Return each dialogue turn's speaker similarity to the dialogue's other turns (None for a
+    single-turn sample)."""
+    if len(unit) < 2 or unit[0].dialogue_id is None:
+        return [None] * len(unit)
+    embeddings: list[Sequence[float] | None] = []
     for sample in unit:
-        started = time.monotonic()
+        samples, rate = read_wav(read_media(sample.user_audio_key))
+        embeddings.append(speaker_embedding(at_speech_rate(samples, rate)))
+    return turn_similarities(embeddings)
+
+
+def perception(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
+    """Write the perception labels the two readings support, and what the speech models heard
+    (`BuildSample.speech`: rate, pauses, stress against the asked emphasis, speaker consistency)."""
+    results = []
+    started = time.monotonic()
+    similarities = _speaker_similarities(unit)
+    # a dialogue's speaker embeddings are one cost for all its turns: shared out evenly
+    shared = (time.monotonic() - started) / len(unit)
+    for sample, similarity in zip(unit, similarities, strict=True):
+        began = time.monotonic()
+        baseline = sample.consistency.get("baseline") or {}
+        stress = emphasis_agreement(
+            str(sample.voice.get("emphasis") or ""),
+            stressed_against_neutral(sample.features.get("words") or [], baseline.get("words") or []),
+        )
         labels = perception_labels(
             sample.features,
-            sample.consistency.get("baseline") or {},
+            baseline,
             emotion=sample.emotion,
             emotion_variant=sample.emotion_variant,
             intensity=sample.intensity,
             situation=sample.topic_path.rsplit(" / ", 1)[-1],
             modality_conflict=sample.prompt_variant == MODALITY_CONFLICT,
-            stressed_words=[sample.voice["emphasis"]] if sample.voice.get("emphasis") else [],
+            stressed_words=[stress["asked"]] if stress["asked"] and stress["agrees"] else [],
         )
-        results.append(
-            SampleResult(sample.pk, True, fields={"perception": labels}, seconds=time.monotonic() - started)
-        )
+        ratio = rate_ratio(sample.features, baseline)
+        speech = {
+            RATE_KEY: sample.features.get(RATE_KEY),
+            "neutral_phones_per_second": baseline.get(RATE_KEY),
+            "rate_ratio": round(ratio, 3) if ratio else None,
+            "rate_level": labels["rate"],
+            "pauses": sample.features.get("pauses") or {},
+            "stress": stress,
+            "speaker_similarity": similarity,
+        }
+        fields = {"perception": labels, "speech": speech}
+        seconds = shared + time.monotonic() - began
+        results.append(SampleResult(sample.pk, True, fields=fields, seconds=seconds))
     return results
 
 

@@ -72,7 +72,10 @@ def test_stimuli_are_frozen_copies_under_fresh_keys(world, panel, users):
     assert stimulus.output is not None
     assert stimulus.audio_key != stimulus.output.response_audio_key
     assert stimulus.audio_key.startswith("audio/stimulus/")
-    assert read_media(stimulus.audio_key) == read_media(stimulus.output.response_audio_key)
+    # raters hear it levelled (tests/evaluation/studies/test_clip_levels.py); the copy at its own
+    # level is the output's audio, byte for byte
+    assert stimulus.original_audio_key.startswith("audio/stimulus/")
+    assert read_media(stimulus.original_audio_key) == read_media(stimulus.output.response_audio_key)
     assert stimulus.response_text == stimulus.output.response_text
     assert stimulus.audio_seconds == pytest.approx(wav_seconds(spoken(REPLY_SPEECH)))
     assert 0.3 < stimulus.audio_seconds < 2.0

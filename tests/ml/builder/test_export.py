@@ -170,3 +170,51 @@ def test_the_manifest_and_the_build_page_carry_the_b6_statistics(
     assert 'data-testid="build-statistics"' in html
     assert "Sessions (multi-turn)</dt><dd>1</dd>" in html
     assert f"Average query length (words)</dt><dd>{statistics['mean_query_words']}</dd>" in html
+
+
+def test_the_manifest_and_the_build_page_carry_the_speech_checks(
+    tmp_path: Path, media_root: Path, client_for
+) -> None:
+    from django.urls import reverse
+
+    # given a finished build whose perception stage heard one fast single-turn query with its
+    # stressed word, and a dialogue whose third turn sounds like another speaker
+    build = finished_build(single=1, dialogues=1, audio=True)
+    Build.objects.filter(pk=build.pk).update(turns_per_dialogue=3)
+    build.refresh_from_db()
+    single, *turns = BuildSample.objects.filter(build=build).order_by("dialogue_id", "turn", "id")
+    heard = {"asked": "honestly", "detected": ["honestly"], "agrees": True}
+    single.speech = {
+        "rate_ratio": 1.31,
+        "rate_level": "high",
+        "stress": heard,
+        "pauses": {"count": 1, "longest_seconds": 0.4},
+    }
+    single.save(update_fields=["speech"])
+    for turn, similarity in zip(turns, (0.9, 0.88, 0.55), strict=True):
+        turn.speech = {
+            "rate_ratio": 1.0,
+            "rate_level": "normal",
+            "stress": {"asked": "", "detected": [], "agrees": True},
+            "speaker_similarity": similarity,
+        }
+        turn.save(update_fields=["speech"])
+
+    # when it is exported
+    export_build(build, tmp_path)
+
+    # then the manifest sums the checks, and each record's provenance carries its own
+    checks = json.loads((tmp_path / "manifest.json").read_text())["speech_checks"]
+    assert checks["rate_levels"] == {"high": 1, "normal": 3}
+    assert (checks["stress_found"], checks["stress_asked"], checks["stress_unasked_clean"]) == (1, 1, 3)
+    assert (checks["dialogues_compared"], checks["lowest_turn_speaker_similarity"]) == (1, 0.55)
+    assert checks["turns_below_speaker_threshold"] == 1
+    provenance = [json.loads(line) for line in (tmp_path / "provenance.jsonl").read_text().splitlines()]
+    assert [line["speech"].get("speaker_similarity") for line in provenance] == [None, 0.9, 0.88, 0.55]
+    # and the build page shows them
+    Build.objects.filter(pk=build.pk).update(export_path=str(tmp_path))
+    html = client_for("admin").get(reverse("ml:builder:build", args=[build.pk])).content.decode()
+    assert 'data-testid="build-speech-checks"' in html
+    assert "Asked-for stress heard</dt><dd>1 of 1</dd>" in html
+    assert "Speaking rate (slow / normal / fast)</dt><dd>0 / 3 / 1</dd>" in html
+    assert "Lowest turn speaker similarity</dt><dd>0.55</dd>" in html

@@ -45,9 +45,18 @@ def test_a_small_build_runs_every_stage_once_per_sample(transactional_db, media_
     voiced = BuildSample.objects.filter(build=build).exclude(user_audio_key="")
     assert any(sample.stressed_word for sample in voiced)  # about 7 in 10 test-LLM queries name one
     assert all(sample.voice["emphasis"] == sample.stressed_word for sample in voiced)
+    # where the audio is heard to stress it (against the same words read neutrally)
+    heard = [sample for sample in kept if sample.speech["stress"]["agrees"]]
+    asked = [sample for sample in kept if sample.stressed_word]
+    assert sum(sample in heard for sample in asked) >= 0.8 * len(asked)
     for sample in kept:
-        assert sample.perception["stressed_words"] == ([sample.stressed_word] if sample.stressed_word else [])
-        assert ('stress on "honestly"' in sample.output) == bool(sample.stressed_word)
+        labelled = [sample.stressed_word] if sample.stressed_word and sample in heard else []
+        assert sample.perception["stressed_words"] == labelled
+        assert ('stress on "honestly"' in sample.output) == bool(labelled)
+    # and the perception stage measured every kept turn's rate against its neutral reading
+    assert all(sample.speech["rate_ratio"] and sample.speech["rate_level"] for sample in kept)
+    dialogue_turns = [sample for sample in kept if sample.dialogue_id]
+    assert all(sample.speech["speaker_similarity"] is not None for sample in dialogue_turns)
     # and a dialogue is kept or dropped whole, never with a hole
     for dialogue in build.dialogues.all():
         assert len({turn.status for turn in dialogue.turns.all()}) == 1

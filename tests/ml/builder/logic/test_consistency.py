@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.audio.acoustics import analyze, scalar_features
-from annotation.audio.synthesis import synthesize
+from annotation.audio.synthesis import synthesize, to_wav_bytes
 from ml.builder.logic.consistency import (
     ACOUSTIC_METHOD,
     ConsistencyVerdict,
@@ -15,13 +14,14 @@ from ml.builder.logic.consistency import (
     measured_arousal,
 )
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_prosody, target_arousal
+from ml.builder.steps.audio_steps import reading_features
 
 TEXT = "I cannot believe they cancelled the whole trip at the very last minute again."
 
 
 def _features(rate: int, pitch: int) -> dict:
     speech = synthesize(TEXT, rate_wpm=rate, pitch=pitch)
-    return dict(scalar_features(analyze(speech.samples, speech.sample_rate, transcript=TEXT)))
+    return reading_features(to_wav_bytes(speech.samples, speech.sample_rate), TEXT)
 
 
 def test_arousal_bands_follow_emotion_and_intensity() -> None:
@@ -46,13 +46,12 @@ def test_a_sad_reading_of_an_angry_query_is_inconsistent() -> None:
 
 
 def test_no_measurement_means_no_confidence() -> None:
-    assert measured_arousal({}, {"words_per_second": 3.0}) is None
+    assert measured_arousal({}, {"phones_per_second": 12.0}) is None
     verdict = acoustic_verdict({}, {}, "sad", "low")
     assert (verdict.consistent, verdict.confidence) == (False, 0.0)
 
 
 def test_an_endpoint_classifier_keeps_only_its_confident_agreement() -> None:
-    from annotation.audio.synthesis import to_wav_bytes
     from ml.builder.logic.consistency import EndpointClassifier
     from tests.support.fake_chat_server import json_reply, running_chat_server, status_reply
     from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient

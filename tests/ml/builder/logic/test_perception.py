@@ -5,11 +5,11 @@ from __future__ import annotations
 from annotation.labelling.schema import check_perception
 from ml.builder.logic.perception import perception_labels, perception_text, prosody_levels
 
-BASELINE = {"median_f0_hz": 100.0, "words_per_second": 3.0, "mean_intensity_db": 70.0}
+BASELINE = {"median_f0_hz": 100.0, "phones_per_second": 12.0, "mean_intensity_db": 70.0}
 
 
 def test_levels_are_read_against_the_voice_speaking_neutrally() -> None:
-    loud_fast_high = {"median_f0_hz": 130.0, "words_per_second": 4.0, "mean_intensity_db": 75.0}
+    loud_fast_high = {"median_f0_hz": 130.0, "phones_per_second": 16.0, "mean_intensity_db": 75.0}
     assert prosody_levels(loud_fast_high, BASELINE) == {"pitch": "high", "energy": "high", "rate": "high"}
     assert prosody_levels(BASELINE, BASELINE) == {"pitch": "normal", "energy": "normal", "rate": "normal"}
     assert prosody_levels({}, BASELINE) == {"pitch": "", "energy": "", "rate": ""}
@@ -18,9 +18,10 @@ def test_levels_are_read_against_the_voice_speaking_neutrally() -> None:
 def test_labels_pass_the_workbench_schema_and_read_as_a_description() -> None:
     features = {
         "median_f0_hz": 80.0,
-        "words_per_second": 2.2,
+        "phones_per_second": 9.0,
         "mean_intensity_db": 66.0,
         "intonation": "falling",
+        "pauses": {"count": 2, "longest_seconds": 0.4},
     }
     labels = perception_labels(
         features,
@@ -35,7 +36,7 @@ def test_labels_pass_the_workbench_schema_and_read_as_a_description() -> None:
     assert labels["polarity"] == "negative" and labels["rate"] == "low"
     assert (
         labels["prosody_caption"]
-        == "Slow, low-pitched, quiet speech with a falling contour, conveying high sad"
+        == "Slow, low-pitched, quiet speech with a falling contour and 2 pauses, conveying high sad"
     )
     assert "Emotion: sad (grief)" in perception_text(labels)
 

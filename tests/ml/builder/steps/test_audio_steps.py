@@ -7,7 +7,7 @@ from pathlib import Path
 from annotation.labelling.schema import check_perception, script_words
 from ml.builder.config import BuildConfig
 from ml.builder.models import BuildDialogue, BuildSample
-from ml.builder.steps.audio_steps import AudioStepContext, perception, user_audio
+from ml.builder.steps.audio_steps import AudioStepContext, consistency, perception, user_audio
 from ml.core.training_records import read_wav
 from tests.support.fake_speech_server import running_speech_server
 from webapp.storage import read_media
@@ -100,11 +100,17 @@ def test_a_speech_server_is_asked_to_stress_the_word(media_root: Path) -> None:
 
 
 def test_perception_labels_the_word_the_audio_stressed(media_root: Path) -> None:
+    # given a sad query voiced with its stressed word, and one without
     context = AudioStepContext(BuildConfig.from_json({"endpoints": ENDPOINTS}))
     stressed = _sample(1, "sad", "medium", stressed_word="nobody", topic_path="Work / Layoffs")
-    stressed.voice = {"voice": "en-gb", "emphasis": "nobody"}
     plain = _sample(2, "sad", "medium", topic_path="Work / Layoffs")
+    # when they go through the user audio, consistency and perception stages
+    for stage in (user_audio, consistency):
+        for sample, result in zip((stressed, plain), stage([stressed, plain], context), strict=True):
+            for name, value in result.fields.items():
+                setattr(sample, name, value)
     with_stress, without = perception([stressed, plain], context)
+    # then the stressed word is heard against the neutral reading and labelled
     assert with_stress.fields["perception"]["stressed_words"] == ["nobody"]
     assert without.fields["perception"]["stressed_words"] == []
     assert check_perception(with_stress.fields["perception"], words=script_words(stressed.text)) == []

@@ -1,0 +1,131 @@
+"""Objective response-audio metrics: measured by a job started from the leaderboard, stored per
+output, shown per system beside the judges' Audio score."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from annotation.audio.synthesis import synthesize, to_wav_bytes
+from evaluation.outputs.audio_metrics import JOB_KIND, outputs_to_measure
+from evaluation.outputs.models import ModelOutput, OutputAudioMetrics, System
+from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory, stored_wav
+from webapp.jobs import run_job
+from webapp.models import Job, JobStatus
+
+pytestmark = pytest.mark.django_db
+REPLY = "I am so sorry to hear that, it sounds like a really hard day for you."
+
+
+def _spoken(snr_db: float | None = None) -> bytes:
+    """The reply read by eSpeak NG, with white noise `snr_db` below the speech when given."""
+    speech = synthesize(REPLY)
+    samples = speech.samples.astype(np.float64) / 32768
+    if snr_db is not None:
+        power = float(np.mean(np.square(samples[np.abs(samples) > 1e-3])))
+        noise = np.random.default_rng(1).normal(0.0, np.sqrt(power / 10 ** (snr_db / 10)), len(samples))
+        samples = np.clip(samples + noise, -1.0, 1.0)
+    return to_wav_bytes(np.round(samples * 32767).astype(np.int16), speech.sample_rate)
+
+
+def _measure(client, django_capture_on_commit_callbacks, version: str = "echoeval-v1") -> dict[str, Any]:
+    """Start the measurement as an admin does and run its job here; return the job's result."""
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(reverse("evaluation:measure_audio"), {"version": version})
+    assert response.status_code == 302
+    job = Job.objects.filter(kind=JOB_KIND).latest("created_at")
+    run_job(job.pk)
+    job.refresh_from_db()
+    assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
+    return dict(job.result)
+
+
+def _measured(row: OutputAudioMetrics) -> dict[str, float]:
+    """Return a row's figures, every one of which the test expects to be measured."""
+    figures = {
+        name: getattr(row, name)
+        for name in ("p808_mos", "ovrl_mos", "loudness_lufs", "true_peak_dbtp", "phones_per_second")
+    }
+    assert None not in figures.values(), figures
+    return figures
+
+
+def test_the_job_measures_each_reply_once_and_again_after_its_audio_changes(
+    media_root, client_for, django_capture_on_commit_callbacks
+) -> None:
+    # given a clean and a noisy spoken reply, and a text-only one
+    clean = ModelOutputFactory.create(response_text=REPLY, response_audio_key=stored_wav(_spoken(), "output"))
+    noisy = ModelOutputFactory.create(
+        response_text=REPLY, response_audio_key=stored_wav(_spoken(5.0), "output")
+    )
+    silent = ModelOutputFactory.create(system=System.objects.create(name="Text", text_only=True))
+    admin = client_for("admin")
+
+    # when an admin starts the measurement from the leaderboard and the job runs
+    result = _measure(admin, django_capture_on_commit_callbacks)
+
+    # then both spoken replies are measured, the noisy one scored lower, and the text-only one not at all
+    assert result == {"benchmark_version": "echoeval-v1", "measured": 2, "problems": 0}
+    clean_figures, noisy_figures = _measured(clean.audio_metrics), _measured(noisy.audio_metrics)
+    assert clean_figures["p808_mos"] > noisy_figures["p808_mos"] + 0.5
+    assert clean_figures["ovrl_mos"] > noisy_figures["ovrl_mos"]
+    assert -35 < clean_figures["loudness_lufs"] < -10 and clean_figures["true_peak_dbtp"] < 0
+    assert 8 < clean_figures["phones_per_second"] < 20
+    assert not OutputAudioMetrics.objects.filter(output=silent).exists()
+    # and a second run has nothing left to do, until a reply's audio is replaced
+    assert _measure(admin, django_capture_on_commit_callbacks)["measured"] == 0
+    ModelOutput.objects.filter(pk=noisy.pk).update(response_audio_key=stored_wav(_spoken(), "output"))
+    assert list(outputs_to_measure("echoeval-v1")) == [ModelOutput.objects.get(pk=noisy.pk)]
+    assert _measure(admin, django_capture_on_commit_callbacks)["measured"] == 1
+    remeasured = _measured(OutputAudioMetrics.objects.get(output=noisy))
+    assert remeasured["p808_mos"] > noisy_figures["p808_mos"] + 0.5  # the clean audio now
+
+
+def test_unreadable_audio_is_recorded_as_a_problem_not_retried(
+    media_root, client_for, django_capture_on_commit_callbacks
+) -> None:
+    broken = ModelOutputFactory.create(response_audio_key=stored_wav(b"not audio at all", "output"))
+    assert _measure(client_for("admin"), django_capture_on_commit_callbacks)["problems"] == 1
+    assert OutputAudioMetrics.objects.get(output=broken).problem
+    assert not outputs_to_measure("echoeval-v1").exists()
+
+
+def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, client_for) -> None:
+    # given a system whose two replies the judge gave 4 and 2 for audio, and that were measured
+    judge = JudgeConfigFactory.create(name="gpt-judge")
+    system = System.objects.create(name="EchoChat")
+    outputs = [ModelOutputFactory.create(system=system) for _ in range(2)]
+    for output, score, p808 in zip(outputs, (4.0, 2.0), (3.5, 2.5), strict=True):
+        JudgementFactory.create(output=output, stage="response_audio", judge_config=judge, score=score)
+        OutputAudioMetrics.objects.create(
+            output=output, audio_key=output.response_audio_key, p808_mos=p808, loudness_lufs=-20.0
+        )
+    # a measurement of audio since replaced counts for nothing
+    ModelOutput.objects.filter(pk=outputs[1].pk).update(response_audio_key="replaced.wav")
+
+    html = client_for("admin").get(reverse("evaluation:leaderboard"), {"judge": judge.pk}).content.decode()
+
+    table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
+    assert table is not None
+    assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
+    row = re.search(r'<tr data-measured-system="EchoChat">(.*?)</tr>', table.group(1), re.S)
+    assert row is not None
+    cells = re.findall(r'<td class="num"[^>]*>(.*?)</td>', row.group(1))
+    # judges' Audio 3.00 (mean of 4 and 2), P.808 3.50 and -20.00 LUFS from the one current row
+    assert cells == ["3.00", "3.50", "-", "-20.00", "-", "1 of 2"]
+    assert "integrated loudness, ITU-R BS.1770" in html
+
+
+def test_only_admins_start_a_measurement(client_for) -> None:
+    ModelOutputFactory.create()
+    for role in ("evaluator", "lead"):
+        response = client_for(role).post(reverse("evaluation:measure_audio"), {"version": "echoeval-v1"})
+        assert response.status_code in (302, 403)
+    assert not Job.objects.filter(kind=JOB_KIND).exists()
+    assert (
+        client_for("admin").post(reverse("evaluation:measure_audio"), {"version": "nope"}).status_code == 404
+    )
