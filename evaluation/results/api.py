@@ -1,5 +1,6 @@
 """The results API (admins: results name systems): Table 2 and Table 8 as JSON, and the leaderboard
-as CSV or LaTeX. Every number comes from `evaluation.results.reports`, as on the pages."""
+as CSV or LaTeX, with the objective response-audio metrics beside it. Every number comes from
+`evaluation.results.reports`, as on the pages."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from rest_framework.views import APIView
 
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.access import SYSTEM_ADMINS
+from evaluation.outputs.audio_metrics import METRICS
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
 from evaluation.results.dialogue_reports import dialogue_leaderboard
@@ -76,6 +78,30 @@ class ColumnSerializer(serializers.Serializer[Any]):
     label = serializers.CharField()  # type: ignore[assignment]
 
 
+class MetricSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    scale = serializers.CharField(help_text="What the metric's numbers mean")
+
+
+class ObjectiveAudioRowSerializer(serializers.Serializer[Any]):
+    system = serializers.CharField()
+    judges_audio = serializers.FloatField(
+        allow_null=True, help_text="Table 2's Response Audio: the judge's 1-5 score of the same outputs"
+    )
+    with_audio = serializers.IntegerField(help_text="Outputs with response audio")
+    measured = serializers.IntegerField(help_text="Of those, measured with their current audio")
+    means = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Metric key -> mean over the outputs it could be measured on; null when none",
+    )
+
+
+class ObjectiveAudioSerializer(serializers.Serializer[Any]):
+    metrics = MetricSerializer(many=True)
+    rows = ObjectiveAudioRowSerializer(many=True)
+
+
 class LeaderboardSerializer(serializers.Serializer[Any]):
     benchmark_version = serializers.CharField()
     judge = serializers.CharField(allow_null=True)
@@ -92,6 +118,10 @@ class LeaderboardSerializer(serializers.Serializer[Any]):
         help_text="Dialogues: each system's dialogue-level scores",
     )
     fall_threshold = serializers.FloatField(required=False, help_text="Dialogues only")
+    objective_audio = ObjectiveAudioSerializer(
+        required=False,
+        help_text="Single-turn set only: measured from each system's response audio, not judged",
+    )
 
 
 def _filtered(
@@ -146,7 +176,9 @@ class LeaderboardView(APIView):
         board = reports.leaderboard(version, judge)
         excluded = reports.excluded_by_system(board)
         rows = [_row(system, row, excluded[row.system]) for system, row in board.rows_with_systems()]
-        return Response({**head, "columns": columns, "rows": rows})
+        return Response(
+            {**head, "columns": columns, "rows": rows, "objective_audio": _objective_audio(board, version)}
+        )
 
 
 def _row(system: System, row: LeaderboardRow, excluded: int) -> dict[str, Any]:
@@ -155,6 +187,23 @@ def _row(system: System, row: LeaderboardRow, excluded: int) -> dict[str, Any]:
         "category": system.category,
         "cells": {column.key: _cell(row.cells[column.key]) for column in COLUMNS},
         "excluded": excluded,
+    }
+
+
+def _objective_audio(board: reports.ResultsLeaderboard, version: str) -> dict[str, Any]:
+    """The leaderboard page's objective response-audio table (`reports.objective_rows`)."""
+    return {
+        "metrics": [asdict(metric) for metric in METRICS],
+        "rows": [
+            {
+                "system": row.system.name,
+                "judges_audio": row.judges_audio.value,
+                "with_audio": row.figures.with_audio,
+                "measured": row.figures.measured,
+                "means": row.figures.means,
+            }
+            for row in reports.objective_rows(board, version)
+        ],
     }
 
 

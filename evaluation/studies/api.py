@@ -20,7 +20,8 @@ from evaluation.studies.access import study_for_admin
 from evaluation.studies.creation import StudyDesignError, create_study
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study
-from evaluation.studies.reports import Progress, study_figures, study_progress
+from evaluation.studies.reports import Progress, objective_table, study_figures, study_progress
+from evaluation.studies.results import MIN_CORRELATION_PAIRS
 from webapp.api.errors import ProblemSerializer, form_problems, problem
 from webapp.api.pagination import NewestFirstPagination
 from webapp.models import User
@@ -157,11 +158,18 @@ class StudyResultsView(APIView):
 
     @extend_schema(
         summary="A study's results: MOS with confidence intervals, pairwise tests, agreement",
-        description="The figures of the results page (excluded raters left out).",
+        description=(
+            "The figures of the results page (excluded raters left out), with Spearman's rho of each "
+            "objective response-audio measure against each audio dimension's MOS (`objective`: "
+            "empty when the study rates no audio dimension; `rho` null, with a `note`, under "
+            "`min_pairs` rated outputs having both or for a constant measure)."
+        ),
         responses={200: OpenApiTypes.OBJECT, 404: ProblemSerializer},
     )
     def get(self, request: Request, pk: int) -> Response:
-        _, summary = study_figures(study_for_admin(pk))
+        study = study_for_admin(pk)
+        _, summary = study_figures(study)
+        objective = objective_table(study)
         return Response(
             {
                 "systems": list(summary.systems),
@@ -174,5 +182,12 @@ class StudyResultsView(APIView):
                 "raters_included": list(summary.raters_included),
                 "raters_excluded": list(summary.raters_excluded),
                 "notes": list(summary.notes),
+                "objective": {
+                    "min_pairs": MIN_CORRELATION_PAIRS,
+                    "metrics": [asdict(metric) for metric, _ in objective],
+                    "correlations": [
+                        asdict(correlation) for _, correlations in objective for correlation in correlations
+                    ],
+                },
             }
         )

@@ -245,14 +245,19 @@ def stimulus_measures(study: Study) -> dict[str, dict[str, float | None]]:
 
 
 def objective_table(
-    study: Study, rows: Sequence[RatingRow]
+    study: Study, rows: Sequence[RatingRow] | None = None
 ) -> list[tuple[Metric, list[ObjectiveCorrelation]]]:
-    """Return, per objective measure, its Spearman correlation with the MOS of each audio dimension."""
+    """Return, per objective measure, its Spearman correlation with the MOS of each audio dimension
+    (the results page's table and the results API's)."""
     audio = [dimension.key for dimension in study.dimension_list() if dimension.modality == "audio"]
     if not audio:
         return []
     found = objective_correlations(
-        rows, stimulus_measures(study), audio, [metric.key for metric in METRICS], excluded_raters(study)
+        study_rating_rows(study) if rows is None else rows,
+        stimulus_measures(study),
+        audio,
+        [metric.key for metric in METRICS],
+        excluded_raters(study),
     )
     return [
         (metric, [correlation for correlation in found if correlation.metric == metric.key])
@@ -330,7 +335,7 @@ def study_results_context(study: Study) -> dict[str, Any]:
         "chart": _chart_data(summary),
         "turn_table": _turn_table(summary, dimensions),
         "turn_chart": _turn_chart_data(summary),
-        "objective": objective_table(study, study_rating_rows(study)),
+        "objective": objective_table(study),
         "min_pairs": MIN_CORRELATION_PAIRS,
         "submitted": progress.done,
         "total": progress.total,

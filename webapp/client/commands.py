@@ -141,19 +141,22 @@ def echomind_leaderboard(studio: Studio, fmt: str) -> str:
         ]
         for row in board["rows"]
     ]
+    return "\n".join(_aligned(headers, rows)) + "\n"
+
+
+def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """Return the header and rows as lines of left-aligned columns two spaces apart."""
     widths = [max(len(line[index]) for line in [headers, *rows]) for index in range(len(headers))]
-    return (
-        "\n".join(
-            "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in [headers, *rows]
-        )
-        + "\n"
-    )
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in [headers, *rows]
+    ]
 
 
 def _shown(cell: dict[str, Any]) -> str:
     if cell["value"] is None:
         return "-"
-    return f"{cell['value']:.2f}" + ("=" if cell.get("tied") else "")
+    return _two_places(cell["value"]) + ("=" if cell.get("tied") else "")
 
 
 def _plain_table(board: dict[str, Any]) -> str:
@@ -170,17 +173,40 @@ def _plain_table(board: dict[str, Any]) -> str:
         ]
         for row in board["rows"]
     ]
-    widths = [max(len(str(line[index])) for line in [headers, *rows]) for index in range(len(headers))]
-    lines = [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True))
-        for line in [headers, *rows]
-    ]
     notes = [
         "Excluded: judge errors left out of the means. =: tied with another system.",
         "Response Avg. (Content + Audio, out of 10) and All are - where audio was not judged.",
     ]
     head = f"{board['benchmark_version']} judged by {board['judge']} (judge id {board['judge_id']})"
-    return head + "\n" + "\n".join([*lines, *notes]) + "\n"
+    objective = _objective_table(board["objective_audio"]) if "objective_audio" in board else []
+    return "\n".join([head, *_aligned(headers, rows), *notes, *objective]) + "\n"
+
+
+def _objective_table(objective: dict[str, Any]) -> list[str]:
+    """The leaderboard page's objective response-audio table, after a blank line, with each
+    metric's scale under it (different scales, not one score)."""
+    metrics = objective["metrics"]
+    headers = ["System", "Judges' Audio (1-5)", *(metric["label"] for metric in metrics), "Measured"]
+    rows = [
+        [
+            row["system"],
+            _two_places(row["judges_audio"]),
+            *(_two_places(row["means"][metric["key"]]) for metric in metrics),
+            f"{row['measured']} of {row['with_audio']}",
+        ]
+        for row in objective["rows"]
+    ]
+    return [
+        "",
+        "Objective response-audio metrics (measured from the audio by a job, not judged; means over"
+        " the outputs measured):",
+        *_aligned(headers, rows),
+        *(f"{metric['label']}: {metric['scale']}" for metric in metrics),
+    ]
+
+
+def _two_places(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 def export_gold(studio: Studio, split: str, fmt: str, output: IO[bytes] | None = None) -> int:

@@ -11,9 +11,12 @@ import pytest
 from django.urls import reverse
 
 from annotation.audio.synthesis import synthesize, to_wav_bytes
-from evaluation.outputs.audio_metrics import JOB_KIND, outputs_to_measure
+from evaluation.judging.models import JudgeConfig
+from evaluation.outputs.audio_metrics import JOB_KIND, METRICS, outputs_to_measure
 from evaluation.outputs.models import ModelOutput, OutputAudioMetrics, System
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory, stored_wav
+from webapp.api.tokens import create_token
+from webapp.client.__main__ import run
 from webapp.jobs import run_job
 from webapp.models import Job, JobStatus
 
@@ -94,30 +97,97 @@ def test_unreadable_audio_is_recorded_as_a_problem_not_retried(
     assert not outputs_to_measure("echoeval-v1").exists()
 
 
-def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, client_for) -> None:
-    # given a system whose two replies the judge gave 4 and 2 for audio, and that were measured
-    judge = JudgeConfigFactory.create(name="gpt-judge")
-    system = System.objects.create(name="EchoChat")
-    outputs = [ModelOutputFactory.create(system=system) for _ in range(2)]
-    for output, score, p808 in zip(outputs, (4.0, 2.0), (3.5, 2.5), strict=True):
+def _judged_and_measured(
+    judge: JudgeConfig, name: str, audio_scores: tuple[float, ...], p808s: tuple[float, ...]
+) -> list[ModelOutput]:
+    """A system whose replies the judge scored `audio_scores` for audio and that were measured
+    (P.808 `p808s`, -20 LUFS, nothing else)."""
+    system = System.objects.create(name=name)
+    outputs = [ModelOutputFactory.create(system=system) for _ in audio_scores]
+    for output, score, p808 in zip(outputs, audio_scores, p808s, strict=True):
         JudgementFactory.create(output=output, stage="response_audio", judge_config=judge, score=score)
         OutputAudioMetrics.objects.create(
             output=output, audio_key=output.response_audio_key, p808_mos=p808, loudness_lufs=-20.0
         )
+    return outputs
+
+
+def _page_rows(html: str) -> dict[str, list[str]]:
+    """Return the leaderboard page's objective audio table: system -> its cells as shown."""
+    table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
+    assert table is not None
+    assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
+    return {
+        system: re.findall(r'<td class="num"[^>]*>(.*?)</td>', row)
+        for system, row in re.findall(r'<tr data-measured-system="([^"]+)">(.*?)</tr>', table.group(1), re.S)
+    }
+
+
+def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, client_for) -> None:
+    # given a system whose two replies the judge gave 4 and 2 for audio, and that were measured
+    judge = JudgeConfigFactory.create(name="gpt-judge")
+    outputs = _judged_and_measured(judge, "EchoChat", (4.0, 2.0), (3.5, 2.5))
     # a measurement of audio since replaced counts for nothing
     ModelOutput.objects.filter(pk=outputs[1].pk).update(response_audio_key="replaced.wav")
 
     html = client_for("admin").get(reverse("evaluation:leaderboard"), {"judge": judge.pk}).content.decode()
 
-    table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
-    assert table is not None
-    assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
-    row = re.search(r'<tr data-measured-system="EchoChat">(.*?)</tr>', table.group(1), re.S)
-    assert row is not None
-    cells = re.findall(r'<td class="num"[^>]*>(.*?)</td>', row.group(1))
     # judges' Audio 3.00 (mean of 4 and 2), P.808 3.50 and -20.00 LUFS from the one current row
-    assert cells == ["3.00", "3.50", "-", "-20.00", "-", "1 of 2"]
+    assert _page_rows(html) == {"EchoChat": ["3.00", "3.50", "-", "-20.00", "-", "1 of 2"]}
     assert "integrated loudness, ITU-R BS.1770" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_api_and_the_client_carry_the_pages_objective_figures(
+    media_root, client_for, live_server, users, capsys
+) -> None:
+    # given two measured systems, one with a measurement of audio since replaced
+    judge = JudgeConfigFactory.create(name="gpt-judge")
+    _judged_and_measured(judge, "EchoChat", (4.0, 2.0, 5.0), (3.456, 2.5, 1.0))
+    replaced = _judged_and_measured(judge, "Parrot", (3.0, 3.0), (2.25, 4.0))[1]
+    ModelOutput.objects.filter(pk=replaced.pk).update(response_audio_key="replaced.wav")
+    admin = client_for("admin")
+
+    # when an admin reads the page and the API, and runs the client
+    page = _page_rows(admin.get(reverse("evaluation:leaderboard"), {"judge": judge.pk}).content.decode())
+    objective = admin.get("/api/leaderboard/", {"judge": judge.pk}).json()["objective_audio"]
+    token = create_token(users["admin"], "objective").secret
+    assert (
+        run(["--url", live_server.url, "--token", token, "--quiet", "leaderboard", "--judge", "gpt-judge"])
+        == 0
+    )
+    printed = capsys.readouterr().out
+
+    # then the API's rows, rounded as the page rounds them, are the page's, with each metric's scale
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    api = {
+        row["system"]: [
+            shown(row["judges_audio"]),
+            *(shown(row["means"][metric.key]) for metric in METRICS),
+            f"{row['measured']} of {row['with_audio']}",
+        ]
+        for row in objective["rows"]
+    }
+    assert (
+        api
+        == page
+        == {
+            "EchoChat": ["3.67", "2.32", "-", "-20.00", "-", "3 of 3"],
+            "Parrot": ["3.00", "2.25", "-", "-20.00", "-", "1 of 2"],
+        }
+    )
+    assert objective["metrics"] == [
+        {"key": metric.key, "label": metric.label, "scale": metric.scale} for metric in METRICS
+    ]
+    # and the client prints the same figures under Table 2, each metric's scale with them
+    objective_lines = printed.split("\n\n", 1)[1].splitlines()
+    for system, cells in page.items():
+        [line] = [line for line in objective_lines if line.startswith(system + " ")]
+        assert re.split(r"\s{2,}", line) == [system, *cells]
+    for metric in METRICS:
+        assert f"{metric.label}: {metric.scale}" in objective_lines
 
 
 def test_only_admins_start_a_measurement(client_for) -> None:

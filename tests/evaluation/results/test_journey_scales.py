@@ -107,7 +107,7 @@ def _client_table(text: str) -> Figures:
     header = re.split(r"\s{2,}", lines[1].strip())
     at = [header.index(name) for name in ("Response Content", "Response Audio", "Response Avg.", "All Avg.")]
     figures = {}
-    for line in lines[2:]:
+    for line in lines[2 : lines.index("")]:  # Table 2; the objective audio table follows a blank line
         cells = re.split(r"\s{2,}", line.strip())
         if cells[0] in SCORES:
             figures[cells[0]] = tuple(cells[index].removesuffix("=") for index in at)

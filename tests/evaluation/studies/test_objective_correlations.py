@@ -9,6 +9,7 @@ import pytest
 from django.urls import reverse
 from scipy import stats
 
+from evaluation.outputs.audio_metrics import METRICS
 from evaluation.outputs.models import OutputAudioMetrics
 from evaluation.studies.models import StudyAssignment
 from evaluation.studies.results import MIN_CORRELATION_PAIRS, objective_correlations
@@ -117,3 +118,27 @@ def test_the_results_page_correlates_each_measure_with_each_audio_dimension(
     assert "ρ = 0.9" in naturalness and "n = 10" in naturalness
     assert "same value" in prosody
     assert "n = 0: too few" in table.group(1)
+
+    # and the results API carries the same figures, each measure with its scale
+    objective = client_for("admin").get(f"/api/studies/{study.pk}/results/").json()["objective"]
+    assert objective["min_pairs"] == MIN_CORRELATION_PAIRS
+    assert [metric["key"] for metric in objective["metrics"]] == [metric.key for metric in METRICS]
+    assert all(metric["scale"] for metric in objective["metrics"])
+
+    def shown(correlation: dict) -> str:
+        if correlation["rho"] is None:
+            return correlation["note"]
+        return f"ρ = {correlation['rho']:.2f} (n = {correlation['n']}, p = {correlation['p_value']:.3f})"
+
+    for metric in METRICS:
+        row = re.search(rf'<tr data-metric="{metric.key}">(.*?)</tr>', table.group(1), re.S)
+        assert row is not None
+        page_cells = [
+            re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td>(.*?)</td>", row.group(1), re.S)
+        ]
+        api_cells = [shown(c) for c in objective["correlations"] if c["metric"] == metric.key]
+        assert [c["dimension"] for c in objective["correlations"] if c["metric"] == metric.key] == [
+            "naturalness",
+            "prosody",
+        ]
+        assert api_cells == page_cells, metric.key
