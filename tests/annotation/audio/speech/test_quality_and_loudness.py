@@ -54,3 +54,11 @@ def test_long_clips_are_read_in_windows_side_by_side_the_last_ending_at_the_end(
     assert starts == [0, size, len(clip) - size]
     assert all(len(window) == size for window in windows(clip))
     assert [int(w[0]) for w in windows(clip[: 2 * size + RATE // 2])] == [0, size]  # a short rest is left
+
+
+def test_a_clip_longer_than_three_windows_is_read_in_three_spread_from_start_to_end() -> None:
+    size = round(9.01 * RATE)
+    clip = np.arange(60 * RATE, dtype=np.float64)
+    starts = [int(window[0]) for window in windows(clip)]
+    assert starts == [0, round((len(clip) - size) / 2), len(clip) - size]
+    assert all(len(window) == size for window in windows(clip))
