@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.paths import DNSMOS_MODEL_ENV, P808_MODEL_ENV, model_path, package_dir
-from annotation.audio.speech.threads import one_thread_session
+from annotation.audio.speech.threads import one_thread, one_thread_session
 
 SAMPLE_RATE = 16_000
 WINDOW_SECONDS = 9.01
@@ -110,7 +110,8 @@ def dnsmos_scores(samples: npt.ArrayLike) -> Dnsmos | None:
     if len(array) < MIN_SECONDS * SAMPLE_RATE:
         return None
     model = _MODELS.dnsmos()
-    scores = [model(window.astype(np.float32), SAMPLE_RATE, False) for window in windows(tiled(array))]
+    with one_thread():
+        scores = [model(window.astype(np.float32), SAMPLE_RATE, False) for window in windows(tiled(array))]
     return Dnsmos(
         p808=round(float(np.mean([score["p808_mos"] for score in scores])), 3),
         signal=round(float(np.mean([score["sig_mos"] for score in scores])), 3),
@@ -136,4 +137,6 @@ def plcmos_score(samples: npt.ArrayLike) -> float | None:
     array = _checked(samples)
     if len(array) < MIN_SECONDS * SAMPLE_RATE:
         return None
-    return round(float(_MODELS.plcmos()(array.astype(np.float32))["plcmos"]), 3)
+    model = _MODELS.plcmos()
+    with one_thread():
+        return round(float(model(array.astype(np.float32))["plcmos"]), 3)

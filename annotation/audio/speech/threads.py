@@ -2,13 +2,16 @@
 
 A take's models run one after another and each is far faster than real time on one core, so a
 second thread only adds CPU: onnxruntime's default pool (one thread per core) spin-waits between
-operators, and torch's does the same. Measured on the busy 2-core machine (bench/speech_models.py):
-Resemblyzer on a minute spent 0.024-0.049 x real time in CPU with torch's two threads, 0.0065
-with one; DNSMOS's P.835 model 0.032 with onnxruntime's default pool, 0.025 with one thread.
+operators, torch's pool and the BLAS library's (numpy's matrix products in librosa's features)
+do the same. Measured on the busy 2-core machine (bench/speech_models.py): Resemblyzer on a
+minute spent 0.024-0.049 x real time in CPU with torch's two threads, 0.0065 with one; DNSMOS's
+P.835 model 0.032 with onnxruntime's default pool, 0.025 with one thread; the whole check of a
+7.9 s take 0.088-0.097 with two BLAS threads, 0.064 with one.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,16 +31,21 @@ def one_thread_session(model: Path) -> Any:
 
 
 @contextmanager
-def one_torch_thread() -> Iterator[None]:
-    """Run the block with torch on one thread, then give torch back the threads it had.
+def one_thread() -> Iterator[None]:
+    """Run the block with the BLAS library, OpenMP and torch (when loaded) on one thread each,
+    then give them back the threads they had.
 
-    torch's thread count is the process's, so it is set around each call rather than once: a
+    The counts are the process's, so they are set around each model call rather than once: a
     worker that also trains (ml.jobs) keeps its own setting."""
-    import torch
+    from threadpoolctl import threadpool_limits
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
+    torch = sys.modules.get("torch")  # only the speaker model needs torch; never import it here
+    previous = torch.get_num_threads() if torch else None
+    with threadpool_limits(limits=1):
+        if torch:
+            torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            if torch and previous:
+                torch.set_num_threads(previous)
