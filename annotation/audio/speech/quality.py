@@ -68,7 +68,7 @@ class _Models:
             if self._dnsmos is None:
                 from speechmos.dnsmos import DNSMOS
 
-                class OneThreadDnsmos(DNSMOS):  # type: ignore[misc]
+                class OneThreadDnsmos(DNSMOS):
                     """speechmos's DNSMOS (its features and score mapping) on one-thread sessions."""
 
                     def __init__(self, primary_model: Path, p808_model: Path) -> None:
