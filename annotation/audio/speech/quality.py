@@ -7,7 +7,7 @@ The padding rule, the same for every caller: DNSMOS's models read 9.01 s windows
 shorter than 9.01 s is tiled (repeated end to end) to exactly one window, as Microsoft's
 reference script tiles it; never padded with silence, which the models score as bad background.
 (The reference tiles past the window and reads the repeats again a second apart: one window
-holds the whole clip already, and a second one cost a 7.9 s take another 0.2 CPU seconds.)
+holds the whole clip already, and the second read cost a 7.9 s take another 0.3 CPU seconds.)
 Scores of clips shorter than MIN_SECONDS are not reported (a tiled 0.3 s clip is a buzz). A
 longer clip is read in windows side by side (the last one ending at the clip's end), not a
 second apart: the reference's overlapping windows read each second nine times, which cost
