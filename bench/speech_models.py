@@ -6,21 +6,20 @@ One minute of eSpeak NG speech (sentences read one after another with short paus
 Each model runs once to load (not timed), then the best of `--repeats` runs is reported as a
 real-time factor (processing time / audio duration; lower is faster), in CPU time (what one core
 spends, the figure that holds on a busy shared machine) and in wall time. Peak memory is the
-process's peak resident set after each step (it only grows: read the increments). One thread:
-onnxruntime and torch are limited to one core, as a worker sharing a machine would be.
+process's peak resident set after each step (it only grows: read the increments). Threads as
+the take analysis job has them: the speech layer runs each model on one thread itself
+(`annotation.audio.speech.threads`), so the bench sets nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
@@ -80,9 +79,6 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
-    import torch
-
-    torch.set_num_threads(1)
     samples, script = minute_of_speech(args.seconds)
     duration = len(samples) / RATE
     print(

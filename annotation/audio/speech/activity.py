@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.paths import VAD_MODEL_ENV, model_path, package_dir
+from annotation.audio.speech.threads import one_thread_session
 
 SAMPLE_RATE = 16_000
 WINDOW = 512
@@ -73,16 +74,8 @@ class _Vad:
     def probabilities(self, samples: npt.NDArray[np.float32]) -> npt.NDArray[np.float64]:
         with self._lock:
             if self._session is None:
-                import onnxruntime
-
-                options = onnxruntime.SessionOptions()
-                options.inter_op_num_threads = options.intra_op_num_threads = 1
                 default = package_dir("silero_vad") / "data" / "silero_vad.onnx"
-                self._session = onnxruntime.InferenceSession(
-                    str(model_path(VAD_MODEL_ENV, default)),
-                    sess_options=options,
-                    providers=["CPUExecutionProvider"],
-                )
+                self._session = one_thread_session(model_path(VAD_MODEL_ENV, default))
             state = np.zeros((2, 1, 128), dtype=np.float32)
             context = np.zeros((1, CONTEXT), dtype=np.float32)
             rate = np.array(SAMPLE_RATE, dtype=np.int64)

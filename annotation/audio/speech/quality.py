@@ -3,13 +3,20 @@
 `dnsmos_scores` is the one entry point for a mean opinion score estimate of any speech audio
 (takes here, systems' response audio in evaluation): 16 kHz mono floats in [-1, 1].
 
-The padding rule, the same for every caller: DNSMOS reads 9.01 s windows a second apart, so a
-clip shorter than 9.01 s is tiled (repeated end to end) until it is long enough, as Microsoft's
-reference script does; never padded with silence, which the models score as bad background.
+The padding rule, the same for every caller: DNSMOS's models read 9.01 s windows, so a clip
+shorter than 9.01 s is tiled (repeated end to end) to exactly one window, as Microsoft's
+reference script tiles it; never padded with silence, which the models score as bad background.
+(The reference tiles past the window and reads the repeats again a second apart: one window
+holds the whole clip already, and the second read cost a 7.9 s take another 0.3 CPU seconds.)
 Scores of clips shorter than MIN_SECONDS are not reported (a tiled 0.3 s clip is a buzz). A
 longer clip is read in windows side by side (the last one ending at the clip's end), not a
 second apart: the reference's overlapping windows read each second nine times, which cost
-0.6 x real time on one core for a minute (bench/speech_models.py) for the same mean.
+0.6 x real time on one core for a minute (bench/speech_models.py) for the same mean. A clip
+that needs more than MAX_WINDOWS windows side by side (over about 28 s) is read in MAX_WINDOWS
+spread evenly from its start to its end: each window costs about 0.2 CPU seconds whatever it
+holds, and on a minute of eSpeak speech (clean, at 20 and 5 dB SNR, noisy in its second half
+only) the mean of 3 spread windows was within 0.11 of all 7 side by side for P.808 and each
+P.835 score. P.808 and P.835 read the same windows.
 PLCMOS reads the clip as it is (tiling would add the very discontinuities it listens for).
 Measured here (issue 26): P.808 falls steadily with noise, babble, clipping, low-pass, packet
 loss and reverb; clean eSpeak speech 3.56, real studio recordings 3.70 on average.
@@ -19,16 +26,19 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.paths import DNSMOS_MODEL_ENV, P808_MODEL_ENV, model_path, package_dir
+from annotation.audio.speech.threads import one_thread, one_thread_session
 
 SAMPLE_RATE = 16_000
 WINDOW_SECONDS = 9.01
 MIN_SECONDS = 1.0
+MAX_WINDOWS = 3
 
 
 @dataclass(frozen=True)
@@ -40,11 +50,11 @@ class Dnsmos:
 
 
 def tiled(samples: npt.NDArray[np.float64], seconds: float = WINDOW_SECONDS) -> npt.NDArray[np.float64]:
-    """Return `samples` repeated end to end until at least `seconds` long (the padding rule)."""
+    """Return `samples` repeated end to end to exactly `seconds` when shorter (the padding rule)."""
     needed = round(seconds * SAMPLE_RATE)
     if len(samples) == 0 or len(samples) >= needed:
         return samples
-    return np.tile(samples, -(-needed // len(samples)))
+    return np.tile(samples, -(-needed // len(samples)))[:needed]
 
 
 class _Models:
@@ -58,10 +68,18 @@ class _Models:
             if self._dnsmos is None:
                 from speechmos.dnsmos import DNSMOS
 
+                class OneThreadDnsmos(DNSMOS):
+                    """speechmos's DNSMOS (its features and score mapping) on one-thread sessions."""
+
+                    def __init__(self, primary_model: Path, p808_model: Path) -> None:
+                        self.primary_model_path = str(primary_model)
+                        self.onnx_sess = one_thread_session(primary_model)
+                        self.p808_onnx_sess = one_thread_session(p808_model)
+
                 folder = package_dir("speechmos") / "dnsmos_models"
-                self._dnsmos = DNSMOS(
-                    str(model_path(DNSMOS_MODEL_ENV, folder / "sig_bak_ovr.onnx")),
-                    str(model_path(P808_MODEL_ENV, folder / "model_v8.onnx")),
+                self._dnsmos = OneThreadDnsmos(
+                    model_path(DNSMOS_MODEL_ENV, folder / "sig_bak_ovr.onnx"),
+                    model_path(P808_MODEL_ENV, folder / "model_v8.onnx"),
                 )
             return self._dnsmos
 
@@ -70,7 +88,9 @@ class _Models:
             if self._plcmos is None:
                 from speechmos.plcmos import PLCMOS
 
-                self._plcmos = PLCMOS()
+                plcmos = PLCMOS()
+                plcmos.session = one_thread_session(Path(plcmos.model_path))  # its own is one per core
+                self._plcmos = plcmos
             return self._plcmos
 
 
@@ -90,7 +110,8 @@ def dnsmos_scores(samples: npt.ArrayLike) -> Dnsmos | None:
     if len(array) < MIN_SECONDS * SAMPLE_RATE:
         return None
     model = _MODELS.dnsmos()
-    scores = [model(window.astype(np.float32), SAMPLE_RATE, False) for window in windows(tiled(array))]
+    with one_thread():
+        scores = [model(window.astype(np.float32), SAMPLE_RATE, False) for window in windows(tiled(array))]
     return Dnsmos(
         p808=round(float(np.mean([score["p808_mos"] for score in scores])), 3),
         signal=round(float(np.mean([score["sig_mos"] for score in scores])), 3),
@@ -100,11 +121,14 @@ def dnsmos_scores(samples: npt.ArrayLike) -> Dnsmos | None:
 
 
 def windows(samples: npt.NDArray[np.float64]) -> list[npt.NDArray[np.float64]]:
-    """Return the WINDOW_SECONDS windows DNSMOS reads: side by side, the last ending at the end."""
+    """Return the WINDOW_SECONDS windows DNSMOS reads: side by side, the last ending at the end;
+    at most MAX_WINDOWS of them, spread evenly over a clip that would need more."""
     size = round(WINDOW_SECONDS * SAMPLE_RATE)
     starts = list(range(0, len(samples) - size + 1, size))
     if starts[-1] + size < len(samples) - MIN_SECONDS * SAMPLE_RATE:
         starts.append(len(samples) - size)
+    if len(starts) > MAX_WINDOWS:
+        starts = [round(start) for start in np.linspace(0, len(samples) - size, MAX_WINDOWS)]
     return [samples[start : start + size] for start in starts]
 
 
@@ -113,4 +137,6 @@ def plcmos_score(samples: npt.ArrayLike) -> float | None:
     array = _checked(samples)
     if len(array) < MIN_SECONDS * SAMPLE_RATE:
         return None
-    return round(float(_MODELS.plcmos()(array.astype(np.float32))["plcmos"]), 3)
+    model = _MODELS.plcmos()
+    with one_thread():
+        return round(float(model(array.astype(np.float32))["plcmos"]), 3)

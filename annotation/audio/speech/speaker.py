@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.paths import SPEAKER_MODEL_ENV, model_path, package_dir
+from annotation.audio.speech.threads import one_thread
 
 SAMPLE_RATE = 16_000
 # Below this cosine similarity to the same actor's accepted takes, a take is flagged for review.
@@ -41,7 +42,8 @@ class _Encoder:
             prepared = preprocess_wav(samples, source_sr=SAMPLE_RATE)
             if len(prepared) < SAMPLE_RATE // 2:  # the trim left almost nothing: embed what there is
                 prepared = samples
-            return np.asarray(self._encoder.embed_utterance(prepared), dtype=np.float32)
+            with one_thread():
+                return np.asarray(self._encoder.embed_utterance(prepared), dtype=np.float32)
 
 
 _ENCODER = _Encoder()

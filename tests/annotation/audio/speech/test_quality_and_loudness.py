@@ -23,7 +23,8 @@ def test_dnsmos_falls_steadily_with_added_noise() -> None:
 
 def test_short_clips_are_tiled_not_padded_and_very_short_ones_unscored() -> None:
     clip = np.arange(1, 4, dtype=np.float64)
-    assert tiled(clip, seconds=7 / RATE).tolist() == [1, 2, 3, 1, 2, 3, 1, 2, 3]
+    assert tiled(clip, seconds=7 / RATE).tolist() == [1, 2, 3, 1, 2, 3, 1]
+    assert len(windows(tiled(np.ones(8 * RATE)))) == 1  # a short take is read in one window
     assert dnsmos_scores(np.zeros(RATE // 2)) is None
 
 
@@ -54,3 +55,11 @@ def test_long_clips_are_read_in_windows_side_by_side_the_last_ending_at_the_end(
     assert starts == [0, size, len(clip) - size]
     assert all(len(window) == size for window in windows(clip))
     assert [int(w[0]) for w in windows(clip[: 2 * size + RATE // 2])] == [0, size]  # a short rest is left
+
+
+def test_a_clip_longer_than_three_windows_is_read_in_three_spread_from_start_to_end() -> None:
+    size = round(9.01 * RATE)
+    clip = np.arange(60 * RATE, dtype=np.float64)
+    starts = [int(window[0]) for window in windows(clip)]
+    assert starts == [0, round((len(clip) - size) / 2), len(clip) - size]
+    assert all(len(window) == size for window in windows(clip))
