@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
@@ -236,19 +236,33 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
     if sample_rate != 16_000:
         raise ValueError("takes are stored at 16 kHz")
     accepted = Take.objects.filter(actor_id=take.actor_id, status=Take.Status.ACCEPTED).exclude(pk=take.pk)
-    embeddings = [
-        qc["speech"]["speaker_embedding"]
-        for qc in accepted.values_list("qc", flat=True)[:20]
-        if isinstance(qc, dict)
-        and isinstance(qc.get("speech"), dict)
-        and qc["speech"].get("speaker_embedding")
-    ]
+    embeddings = _speaker_embeddings(accepted)
+    dialogue_embeddings: list[Any] = []
+    if take.item.dialogue_id is not None:
+        other_turns = Take.objects.filter(
+            item__dialogue_id=take.item.dialogue_id,
+            status__in=(Take.Status.ACCEPTED, Take.Status.IN_REVIEW),
+        ).exclude(item_id=take.item_id)
+        dialogue_embeddings = _speaker_embeddings(other_turns)
     thresholds = Thresholds(
         doubtful_word_ratio=settings.SPEECH_CHECK_DOUBTFUL_WORD_RATIO,
         doubtful_speaker_similarity=settings.SPEECH_CHECK_DOUBTFUL_SPEAKER,
         min_p808=settings.SPEECH_CHECK_MIN_P808,
     )
-    return check_take(samples.astype(np.float64) / 32768, take.item.text, embeddings, thresholds)
+    return check_take(
+        samples.astype(np.float64) / 32768, take.item.text, embeddings, thresholds, dialogue_embeddings
+    )
+
+
+def _speaker_embeddings(takes: QuerySet[Take]) -> list[Any]:
+    """Return the stored speaker embeddings of up to 20 of these takes (those the speech models analysed)."""
+    return [
+        qc["speech"]["speaker_embedding"]
+        for qc in takes.values_list("qc", flat=True)[:20]
+        if isinstance(qc, dict)
+        and isinstance(qc.get("speech"), dict)
+        and qc["speech"].get("speaker_embedding")
+    ]
 
 
 def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:

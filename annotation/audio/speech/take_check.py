@@ -53,10 +53,13 @@ def check_take(
     script: str,
     same_actor_embeddings: Sequence[Sequence[float]] = (),
     thresholds: Thresholds | None = None,
+    dialogue_embeddings: Sequence[Sequence[float]] = (),
 ) -> dict[str, Any]:
     """Return the speech-model analysis of a 16 kHz take of `script`: figures, flags and reasons.
 
-    `same_actor_embeddings` are the speaker embeddings of the actor's accepted takes."""
+    `same_actor_embeddings` are the speaker embeddings of the actor's accepted takes;
+    `dialogue_embeddings` those of the standing takes of the dialogue's other turns (a dialogue
+    is one speaker throughout, paper B.5)."""
     limits = thresholds or Thresholds()
     array = np.clip(np.asarray(samples, dtype=np.float64), -1.0, 1.0)
     alignment = align(array, script)
@@ -66,6 +69,7 @@ def check_take(
     level = loudness(array, SAMPLE_RATE)
     embedding = speaker_embedding(array)
     speaker_similarity = similarity_to(embedding, same_actor_embeddings)
+    dialogue_similarity = similarity_to(embedding, dialogue_embeddings)
     rate = alignment.phones_per_second
 
     flags: list[dict[str, str]] = []
@@ -77,6 +81,8 @@ def check_take(
         flag("script", script_check.reason)
     if speaker_similarity is not None and speaker_similarity < limits.doubtful_speaker_similarity:
         flag("speaker", "The voice sounds unlike this actor's accepted takes.")
+    if dialogue_similarity is not None and dialogue_similarity < limits.doubtful_speaker_similarity:
+        flag("speaker", "The voice sounds unlike the other turns of this dialogue.")
     if quality is not None and quality.p808 < limits.min_p808:
         flag("quality", f"The take sounds noisy or distorted (estimated quality {quality.p808:.1f} of 5).")
     if level.true_peak_dbtp > limits.max_true_peak_dbtp:
@@ -109,5 +115,6 @@ def check_take(
         "loudness": asdict(level),
         "speaker_embedding": embedding,
         "speaker_similarity": speaker_similarity,
+        "dialogue_speaker_similarity": dialogue_similarity,
         "flags": flags,
     }

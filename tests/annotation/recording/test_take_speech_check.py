@@ -10,7 +10,7 @@ from annotation.audio.synthesis import to_wav_bytes
 from annotation.recording.models import Take
 from tests.annotation.audio.speech.espeak import spoken
 from tests.annotation.recording.support import record
-from tests.factories import ItemFactory
+from tests.factories import DialogueFactory, ItemFactory
 from webapp.models import User
 
 SCRIPT = "The quick brown fox jumps over the lazy dog near the river bank."
@@ -52,3 +52,39 @@ def test_the_right_reading_carries_no_flag_and_its_words_are_timed(
     assert [word["text"] for word in speech["words"]][:3] == ["the", "quick", "brown"]
     assert 8 < speech["phones_per_second"] < 20
     assert len(speech["speaker_embedding"]) == 256 and speech["speaker_similarity"] is None
+
+
+def test_a_dialogue_turn_in_another_voice_is_flagged_against_the_other_turns(
+    users: dict[str, User], review_panel: list[User]
+) -> None:
+    # given a dialogue whose first turn was recorded (its take is in review: it stands)
+    dialogue = DialogueFactory.create(turns=2, turns__actor=users["actor"])
+    first, second = dialogue.turns.order_by("turn")
+    first_take = record(users["actor"], first, espeak_wav(first.text))
+    assert first_take.qc["speech"]["dialogue_speaker_similarity"] is None  # nothing to compare yet
+
+    # when the second turn is read by another voice
+    samples, _ = spoken(second.text, voice="en-us+f4", pitch=85)
+    take = record(users["actor"], second, to_wav_bytes(np.round(samples * 32767).astype(np.int16), 16_000))
+
+    # then it is flagged against the dialogue's other turn, and still goes to review
+    speech = take.qc["speech"]
+    assert speech["dialogue_speaker_similarity"] < 0.7
+    assert {
+        "kind": "speaker",
+        "reason": "The voice sounds unlike the other turns of this dialogue.",
+    } in speech["flags"]
+    assert take.status == Take.Status.IN_REVIEW and take.flagged_for_review
+
+
+def test_a_dialogue_turn_in_the_same_voice_is_not_flagged(
+    users: dict[str, User], review_panel: list[User]
+) -> None:
+    dialogue = DialogueFactory.create(turns=2, turns__actor=users["actor"])
+    first, second = dialogue.turns.order_by("turn")
+    record(users["actor"], first, espeak_wav(first.text))
+
+    take = record(users["actor"], second, espeak_wav(second.text))
+
+    assert take.qc["speech"]["dialogue_speaker_similarity"] > 0.7
+    assert not any(flag["kind"] == "speaker" for flag in take.qc["speech"]["flags"])
