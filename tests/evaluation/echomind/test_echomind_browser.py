@@ -110,7 +110,7 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     )
     page.get_by_role("button", name="Import answers").click()
     page.wait_for_selector("text=5 answers (1 unparseable)")
-    page.get_by_role("link", name="EchoMind leaderboard").first.click()
+    page.get_by_role("link", name="EchoMind leaderboard").click()
     row = page.locator("[data-testid=echomind-leaderboard] tbody tr").first
     cells = [cell.inner_text() for cell in row.locator("th, td").all()]
     # Understanding 2 of 3 (one unparseable), reasoning 1 of 2, WER 1 of 7 words.
