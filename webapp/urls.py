@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularSwaggerSplitView
 
-from webapp import storage, views
+from webapp import docs, storage, views
 from webapp.api import views as api_views
 from webapp.api.schema import SchemaView
 
@@ -25,6 +25,8 @@ urlpatterns = [
     path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
     path("api/schema/", SchemaView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
+    path("docs/", docs.docs_index, name="docs_index"),
+    path("docs/<slug:name>/", docs.docs_page, name="docs_page"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
     path("", include("ml.urls")),
