@@ -73,10 +73,10 @@ def docs_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def docs_page(request: HttpRequest, name: str) -> HttpResponse:
+def docs_page(request: HttpRequest, page_name: str) -> HttpResponse:
     """One page of docs/."""
     pages = doc_pages()
-    page = next((page for page in pages if page.name == name and name), None)
+    page = next((page for page in pages if page.name == page_name and page_name), None)
     if page is None:
         raise Http404("No such documentation page.")
     return _show(request, page, pages)

@@ -26,7 +26,7 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),
     path("docs/", docs.docs_index, name="docs_index"),
-    path("docs/<slug:name>/", docs.docs_page, name="docs_page"),
+    path("docs/<slug:page_name>/", docs.docs_page, name="docs_page"),
     path("", include("annotation.urls")),
     path("", include("evaluation.urls")),
     path("", include("ml.urls")),

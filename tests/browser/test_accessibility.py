@@ -47,6 +47,8 @@ PAGES: dict[str, tuple[list[str], str | None]] = {
             "/manage/jobs/",
             "/dialogues/",
             "/accounts/tokens/",
+            "/docs/",
+            "/docs/user-guide/",
         ],
         r"^/takes/[0-9a-f-]{36}/$",
     ),

@@ -108,6 +108,7 @@ def _fill(scene: Scene) -> dict[str, object]:
         "annotation_id": scene.own.pk,
         "pk": peer.pk,
         "job_id": scene.export.pk,
+        "page_name": "user-guide",  # the docs pages are public (webapp/docs.py)
     }
 
 

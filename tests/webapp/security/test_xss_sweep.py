@@ -301,6 +301,7 @@ def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
         "build_id": scene.build.pk,
         "set_id": scene.question.delivery.delivery_set_id,
         "question_id": scene.question.pk,
+        "page_name": "user-guide",  # the docs pages are public (webapp/docs.py)
     }
 
 
