@@ -60,8 +60,12 @@ def cells(line: str) -> list[str]:
 
 
 def looks_like_path(token: str) -> bool:
-    """Return True when a code span names a file or folder rather than code."""
-    return " " not in token and ("/" in token or bool(re.search(r"\.(py|js|css|html|md)$", token)))
+    """Return True when a code span names a file or folder rather than code (or a site path: `/docs/`)."""
+    return (
+        " " not in token
+        and not token.startswith("/")
+        and ("/" in token or bool(re.search(r"\.(py|js|css|html|md)$", token)))
+    )
 
 
 def bare_name(token: str) -> str:

@@ -1,6 +1,6 @@
 """Smoke runs of the learning benches' cores with tiny budgets: they run and report sane figures.
 
-The figures themselves come from the benches (README); here only that each core runs end to end.
+The figures themselves come from the benches (docs/benchmarks.md); here only that each core runs end to end.
 """
 
 from __future__ import annotations
