@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -107,7 +107,25 @@ def user_roles(user: User | AnonymousUser) -> frozenset[Role]:
         return cast(frozenset[Role], cached)
     by_label = {role.label: role for role in Role}
     names = user.groups.values_list("name", flat=True)
-    roles = {by_label[name] for name in names if name in by_label}
+    return _remember_roles(user, {by_label[name] for name in names if name in by_label})
+
+
+def role_flags(user_id: str) -> dict[str, Exists]:
+    """Return one EXISTS per role, to annotate onto a read that loads a user (`user_id`: the
+    read's column holding the user's id), so the user's roles come with it, no query of their own."""
+    memberships = User.groups.through.objects
+    return {
+        f"holds_{role.value}": Exists(memberships.filter(user_id=OuterRef(user_id), group__name=role.label))
+        for role in Role
+    }
+
+
+def remember_flagged_roles(user: User, row: object) -> None:
+    """Keep on the user, for the request, the roles a read annotated with `role_flags` found."""
+    _remember_roles(user, {role for role in Role if vars(row)[f"holds_{role.value}"]})
+
+
+def _remember_roles(user: User, roles: set[Role]) -> frozenset[Role]:
     if user.is_superuser:
         roles.add(Role.ADMIN)
     frozen = frozenset(roles)
