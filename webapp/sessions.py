@@ -3,7 +3,7 @@
 Django's database sessions and its authentication middleware read the session row, then the user
 by the id inside it, then (here) the user's groups: three round trips before a view does its work,
 about a millisecond on PostgreSQL (issue 27). `UserSession` keeps the signed-in user's id in a
-column, so the session's one read joins the user and annotates their roles (`webapp.roles.role_flags`).
+column, so the session's one read joins the user and their groups (`webapp.roles.with_group_names`).
 
 The user read with the session is used only when Django's own `get_user` would have returned that
 same user: the session names it, by a plain `ModelBackend` that is still configured, the user may
@@ -32,7 +32,7 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.module_loading import import_string
 
 from webapp.models import User, UserSession
-from webapp.roles import remember_flagged_roles, role_flags
+from webapp.roles import remember_roles_of, with_group_names
 
 
 class SessionStore(DatabaseSessionStore):
@@ -52,16 +52,18 @@ class SessionStore(DatabaseSessionStore):
         return session
 
     def _get_session_from_db(self) -> UserSession | None:
-        rows = UserSession.objects.select_related("user").annotate(**role_flags("user_id"))
+        reads = with_group_names(UserSession.objects.select_related("user"), "user")
         try:
-            session = rows.get(session_key=self.session_key, expire_date__gt=timezone.now())
-        except (UserSession.DoesNotExist, SuspiciousOperation) as error:
-            if isinstance(error, SuspiciousOperation):  # as Django's store answers both
-                logging.getLogger(f"django.security.{error.__class__.__name__}").warning(str(error))
+            rows = list(reads.filter(session_key=self.session_key, expire_date__gt=timezone.now()))
+        except SuspiciousOperation as error:  # as Django's store answers it
+            logging.getLogger(f"django.security.{error.__class__.__name__}").warning(str(error))
+            rows = []
+        if not rows:
             self._session_key = None
             return None
+        session = rows[0]
         if session.user is not None:
-            remember_flagged_roles(session.user, session)
+            remember_roles_of(session.user, rows)
         self.signed_in_user = session.user
         return session
 

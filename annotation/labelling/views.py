@@ -20,7 +20,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import contours_for_waveform, word_timing
+from annotation.audio.suggestions import word_timing
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -228,8 +228,8 @@ def workbench_context(
         "draft": draft if draft is not None and draft.ok else None,
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
-        "contours": contours_for_waveform(recording.contours) if recording else {},
-        "timing": word_timing(recording.qc, recording.contours) if recording else None,
+        "contours": recording.waveform_tracks() if recording else {},
+        "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

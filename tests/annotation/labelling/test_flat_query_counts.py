@@ -39,6 +39,8 @@ def _queries_of_each_request(client: Client, annotator: User) -> dict[str, int]:
     queue = list(Annotation.objects.open_queue_of(annotator).values_list("pk", flat=True)[:2])
     draft = workflows.open_annotation(Annotation.objects.get(pk=queue[0]))
     to_submit = workflows.open_annotation(Annotation.objects.get(pk=queue[1]))
+    # A first visit may store the take's waveform tracks (a take analysed before they were kept).
+    client.get(reverse("annotation:workbench", args=[draft.pk]))
     requests: dict[str, Callable[[], object]] = {
         "queue": lambda: client.get(reverse("annotation:annotator_queue")),
         "submitted tab": lambda: client.get(reverse("annotation:annotator_queue") + "?show=submitted"),
