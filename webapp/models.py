@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.utils import timezone
 
@@ -38,6 +39,19 @@ class User(AbstractUser):
 
     def __str__(self) -> str:
         return self.display_name or self.username
+
+
+class UserSession(AbstractBaseSession):
+    """A login session that names its signed-in user in a column (kept from the session's data on
+    every save), so one read finds the session, the user and their roles (`webapp.sessions`)."""
+
+    user = models.ForeignKey(User, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+
+    @classmethod
+    def get_session_store_class(cls) -> type[Any]:
+        from webapp.sessions import SessionStore
+
+        return SessionStore
 
 
 class JobStatus(models.TextChoices):

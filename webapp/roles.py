@@ -14,7 +14,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from django.contrib.auth.models import AnonymousUser, Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -107,7 +107,24 @@ def user_roles(user: User | AnonymousUser) -> frozenset[Role]:
         return cast(frozenset[Role], cached)
     by_label = {role.label: role for role in Role}
     names = user.groups.values_list("name", flat=True)
-    roles = {by_label[name] for name in names if name in by_label}
+    return _remember_roles(user, {by_label[name] for name in names if name in by_label})
+
+
+def with_group_names(rows: QuerySet[Any], user: str) -> QuerySet[Any]:
+    """Return `rows` (reads that load a user along the relation `user`) once per group the user is
+    in, each with that group's name as `group_name` (None when in none): the user's roles come in
+    the same read. A join, not a subquery per role: a tenth of the ORM's compile time (issue 27)."""
+    return rows.annotate(group_name=F(f"{user}__groups__name"))
+
+
+def remember_roles_of(user: User, rows: Iterable[object]) -> None:
+    """Keep on the user, for the request, the roles named by the rows `with_group_names` read."""
+    by_label = {role.label: role for role in Role}
+    names = {vars(row)["group_name"] for row in rows}
+    _remember_roles(user, {by_label[name] for name in names if name in by_label})
+
+
+def _remember_roles(user: User, roles: set[Role]) -> frozenset[Role]:
     if user.is_superuser:
         roles.add(Role.ADMIN)
     frozen = frozenset(roles)

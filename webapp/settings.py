@@ -71,7 +71,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's AuthenticationMiddleware, with the user and roles read with the session (webapp.sessions).
+    "webapp.sessions.SessionUserMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -115,6 +116,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Database sessions whose one read brings the signed-in user and their roles (webapp.sessions).
+SESSION_ENGINE = "webapp.sessions"
 AUTHENTICATION_BACKENDS = [
     # django-axes first: it refuses a login for a locked-out user name and address before any check.
     "webapp.http.LoginThrottleBackend",

@@ -76,11 +76,12 @@ def contours_for_waveform(contours: Mapping[str, Any]) -> dict[str, list[list[fl
     }
 
 
-def word_timing(qc: Mapping[str, Any], contours: Mapping[str, Any]) -> WordTiming | None:
+def word_timing(qc: Mapping[str, Any], tracks: Mapping[str, list[list[float]]]) -> WordTiming | None:
     """Return a take's aligned words, phones per second and stress candidates; None before a speech check.
 
     Stress compares each word's duration, pitch and energy with the utterance's
-    (`annotation.audio.stress`), reading pitch and energy from the stored display contours.
+    (`annotation.audio.stress`), reading pitch and energy from the waveform's tracks
+    (`contours_for_waveform` of the stored display contours).
     """
     speech = qc.get("speech") if qc else None
     if not isinstance(speech, Mapping) or not speech.get("words"):
@@ -92,14 +93,13 @@ def word_timing(qc: Mapping[str, Any], contours: Mapping[str, Any]) -> WordTimin
         and isinstance(word.get("start"), int | float)
         and isinstance(word.get("end"), int | float)
     ]
-    tracks = contours_for_waveform(contours or {})
     rate = speech.get("phones_per_second")
     return WordTiming(
         words=words,
         phones_per_second=float(rate) if isinstance(rate, int | float) else None,
         stress=stress_candidates(
             words,
-            [(time, value) for time, value in tracks["pitch"]],
-            [(time, value) for time, value in tracks["energy"]],
+            [(time, value) for time, value in tracks.get("pitch", [])],
+            [(time, value) for time, value in tracks.get("energy", [])],
         ),
     )

@@ -81,9 +81,17 @@ def store_demo_take(item: Item, actor: User, demo: DemoItem) -> Take:
     else:
         old_keys = tuple({take.audio_key, take.original_key})
         take.audio_key, take.original_key, take.duration_seconds = key, key, duration
-        take.qc, take.features, take.contours = {}, {}, {}
+        take.qc, take.features, take.contours, take.waveform = {}, {}, {}, None
         take.save(
-            update_fields=["audio_key", "original_key", "duration_seconds", "qc", "features", "contours"]
+            update_fields=[
+                "audio_key",
+                "original_key",
+                "duration_seconds",
+                "qc",
+                "features",
+                "contours",
+                "waveform",
+            ]
         )
     delete_media(*old_keys)
     # Demo takes skip the upload path, so measure them here: take pages and the annotation

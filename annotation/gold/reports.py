@@ -12,7 +12,7 @@ from typing import Any
 
 from django.core.paginator import Page, Paginator
 
-from annotation.audio.suggestions import contours_for_waveform, word_timing
+from annotation.audio.suggestions import word_timing
 from annotation.gold import adjudication, transfer_jobs
 from annotation.gold.access import OVERRIDERS, may_download_export, needs_override_reason
 from annotation.gold.models import GoldReference
@@ -127,8 +127,8 @@ def adjudication_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "audio_url": audio_url(recording.audio_key, viewer) if recording else "",
         "needs_override_reason": needs_override_reason(viewer, item),
-        "contours": contours_for_waveform(recording.contours) if recording else {},
-        "timing": word_timing(recording.qc, recording.contours) if recording else None,
+        "contours": recording.waveform_tracks() if recording else {},
+        "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
         "problems": problems or [],
         "ready": is_ready_for_gold(list(item.annotations.all())),
         **dialogue_context(item, viewer, cross_turn, strategies, problems or []),

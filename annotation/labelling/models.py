@@ -117,7 +117,8 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
 def tab_counts(annotator: User | OuterRef) -> dict[str, Subquery]:
     """Return `open_count` and `submitted_count`, the sizes of the annotator's two tabs, as scalar
     subqueries to annotate onto a read the page makes anyway (`annotator`: OuterRef to that read's
-    annotator id): each an index-only count over its queue's partial index, no query of its own."""
+    annotator id, or the annotator, whose counts the database then computes once for the read):
+    each an index-only count over its queue's partial index, no query of its own."""
     return {
         "open_count": _count(Annotation.objects.open_queue_of(annotator)),
         "submitted_count": _count(Annotation.objects.submitted_by(annotator)),

@@ -8,19 +8,19 @@ submit (the rule: `annotation.labelling.access.may_see_others_labels`).
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.contrib import messages
-from django.db.models import OuterRef
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import contours_for_waveform, word_timing
+from annotation.audio.suggestions import word_timing
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -48,6 +48,8 @@ from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
 QUEUE_PAGE_SIZE = 25
+SCRIPT_SHOWN = 80  # characters of a script a queue row shows, the ellipsis included
+_URL_SLOT = 987654321  # stands for an id in a URL reversed once for every row
 # What a queue row shows; the label documents stay in the database until the workbench opens.
 QUEUE_COLUMNS = (
     "pk",
@@ -100,8 +102,10 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
     """The annotator's own assignments: open ones first, or the submitted ones.
 
     Keyset pages over the queue's own index (`webapp.http.keyset_page`), each row's item joined and only the
-    columns shown loaded (no label documents): a page costs the same few queries and milliseconds
-    with ten items or a hundred thousand (bench/scale.py measures it).
+    columns shown loaded (no label documents), both tabs' counts riding on the same read: a page
+    costs the same few queries and milliseconds with ten items or a hundred thousand
+    (bench/scale.py, bench/request_profile.py measure it). Rows are formatted here, once, not by
+    template filters per cell (issue 27).
     """
     show_submitted = request.GET.get("show") == "submitted"
     mine = (
@@ -109,24 +113,68 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
         if show_submitted
         else Annotation.objects.open_queue_of(request.user)
     ).only(*QUEUE_COLUMNS)
-    # Both tabs' counts in one read (the shown tab's count is the pager's total too).
-    viewer = User.objects.only("pk").annotate(**tab_counts(OuterRef("pk"))).get(pk=request.user.pk)
-    open_count, submitted_count = counted_tabs(viewer)
-    counts = {"open": open_count, "submitted": submitted_count}
+    # The counts as uncorrelated subqueries: the database computes them once for the whole page.
     page = keyset_page(
-        mine,
+        mine.annotate(**tab_counts(request.user)),
         key="submitted_at" if show_submitted else "assigned_at",
         descending=show_submitted,
         after=request.GET.get("after", ""),
         size=QUEUE_PAGE_SIZE,
         count=False,
     )
+    if page.rows:
+        open_count, submitted_count = counted_tabs(page.rows[0])
+    else:  # no row to carry them: the counts alone
+        viewer = User.objects.only("pk").annotate(**tab_counts(request.user)).get(pk=request.user.pk)
+        open_count, submitted_count = counted_tabs(viewer)
+    counts = {"open": open_count, "submitted": submitted_count}
     page = replace(page, count=counts["submitted" if show_submitted else "open"])
     return render(
         request,
         "annotation/annotator_queue.html",
-        {"page": page, "show_submitted": show_submitted, "counts": counts},
+        {
+            "page": page,
+            "rows": queue_rows(page.rows, show_submitted=show_submitted),
+            "show_submitted": show_submitted,
+            "counts": counts,
+        },
     )
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """One queue row as the page prints it."""
+
+    href: str
+    external_id: str
+    scenario: str
+    script: str
+    status: str
+    when: str  # the submission or last save, local time; a dash when there is none
+
+
+def queue_rows(annotations: list[Annotation], *, show_submitted: bool) -> list[QueueRow]:
+    """Return the queue page's rows, formatted as its template printed them with filters
+    (`truncatechars:80`, `date:"Y-m-d H:i"` in the current time zone, the choices' labels)."""
+    workbench_url = reverse("annotation:workbench", args=[_URL_SLOT]).replace(str(_URL_SLOT), "{}")
+    scenarios, statuses = dict(Scenario.choices), dict(Annotation.Status.choices)
+    rows = []
+    for annotation in annotations:
+        item = annotation.item
+        moment = annotation.submitted_at if show_submitted else None
+        if not show_submitted and annotation.status == Annotation.Status.DRAFT:
+            moment = annotation.updated_at
+        rows.append(
+            QueueRow(
+                href=workbench_url.format(annotation.pk),
+                external_id=item.external_id,
+                scenario=scenarios.get(item.scenario, item.scenario),
+                script=item.text if len(item.text) <= SCRIPT_SHOWN else item.text[: SCRIPT_SHOWN - 1] + "…",
+                status=statuses.get(annotation.status, annotation.status),
+                when=timezone.localtime(moment).strftime("%Y-%m-%d %H:%M") if moment else "—",
+            )
+        )
+    return rows
 
 
 @role_required(Role.ANNOTATOR)
@@ -180,8 +228,8 @@ def workbench_context(
         "draft": draft if draft is not None and draft.ok else None,
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
-        "contours": contours_for_waveform(recording.contours) if recording else {},
-        "timing": word_timing(recording.qc, recording.contours) if recording else None,
+        "contours": recording.waveform_tracks() if recording else {},
+        "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db import models
 
+from annotation.audio.suggestions import contours_for_waveform
 from webapp.lib import vocabulary
 from webapp.roles import Role
 
@@ -295,6 +296,11 @@ class Take(models.Model):
     contours = models.JSONField(
         default=dict, blank=True, help_text="Pitch and intensity contours for display (see acoustics)"
     )
+    # The contours as the waveform draws them, kept with the analysis so that no page rebuilds
+    # them per request (issue 27); NULL until computed (takes analysed before it: on first read).
+    waveform = models.JSONField(
+        null=True, blank=True, editable=False, help_text="`contours` as [[t, value], ...] per track"
+    )
     analysis_job = models.ForeignKey(
         "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -315,6 +321,15 @@ class Take(models.Model):
 
     def __str__(self) -> str:
         return f"take {self.public_id} of {self.item_id}"
+
+    def waveform_tracks(self) -> dict[str, list[list[float]]]:
+        """Return the pitch and energy tracks the waveform draws (`suggestions.contours_for_waveform`),
+        as stored with the analysis; a take analysed before they were stored gets them now, once."""
+        if self.waveform is None:
+            self.waveform = contours_for_waveform(self.contours or {})
+            # Conditional: a re-analysis that stored newer tracks meanwhile keeps them.
+            Take.objects.filter(pk=self.pk, waveform__isnull=True).update(waveform=self.waveform)
+        return cast(dict[str, list[list[float]]], self.waveform)
 
 
 class RejectReason(models.TextChoices):

@@ -23,6 +23,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
 from annotation.audio.speech.take_check import review_flags
+from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
@@ -203,7 +204,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         locked.qc = {name: measured[name] for name in QC_FIELDS}
-        fields = ["qc", "features", "contours"]
+        fields = ["qc", "features", "contours", "waveform"]
         if speech is not None:
             locked.qc["speech"] = speech
             # Flagged, never rejected: the take goes to its reviewers like any other.
@@ -211,6 +212,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
             fields.append("flagged_for_review")
         locked.features = features
         locked.contours = dict(contours_for_display(analysis))
+        locked.waveform = contours_for_waveform(locked.contours)
         reviewers: list[int] = []
         # A take superseded while it was analysed keeps its measurements but needs no reviewers.
         if locked.status == Take.Status.ANALYSING:

@@ -61,10 +61,20 @@ def revoke_token(user: User, token_id: int) -> bool:
 
 
 def user_for_secret(secret: str) -> User | None:
-    """Return the active user a live token belongs to (noting when it was used), or None."""
-    token = ApiToken.objects.usable().select_related("user").filter(digest=digest_of(secret)).first()
-    if token is None:
+    """Return the active user a live token belongs to (noting when it was used), or None; their
+    roles come in the same read (`webapp.roles.with_group_names`)."""
+    # Imported here: webapp.roles imports DRF's views, whose settings import this module.
+    from webapp.roles import remember_roles_of, with_group_names
+
+    rows = list(
+        with_group_names(ApiToken.objects.usable().select_related("user"), "user").filter(
+            digest=digest_of(secret)
+        )
+    )
+    if not rows:
         return None
+    token = rows[0]
+    remember_roles_of(token.user, rows)
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_PRECISION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)

@@ -1,7 +1,7 @@
 """The annotator's pages cost a fixed handful of queries, however much work there is (issue 14).
 
-Budgets count every query a request makes: the session, the user and their roles (3), then the
-view's own. Each test runs in a transaction, so a view's `atomic` block adds a SAVEPOINT and its
+Budgets count every query a request makes: the session with its user and their roles (1,
+webapp.sessions), then the view's own. Each test runs in a transaction, so a view's `atomic` block adds a SAVEPOINT and its
 RELEASE (2) that a served request does not pay; the budgets below include them where noted.
 bench/scale.py measures the same requests against gunicorn at 10K and 100K items.
 """
@@ -19,15 +19,17 @@ from tests.annotation.labelling.support import LabellingItemFactory, assign, for
 from tests.factories import RecordedItemFactory
 from webapp.roles import Role
 
-QUEUE_QUERIES = 5  # session, user, roles, both tabs' counts (one read), the page's rows (one more than shown)
-WORKBENCH_QUERIES = 5  # session, user, roles, the annotation with item/take/draft and tab counts, strategies
-# Session, user, roles, one read (the annotation, which posted strategies exist and, on submit, the
+QUEUE_QUERIES = 2  # session with user and roles, the page's rows (one more than shown) with both tabs' counts
+WORKBENCH_QUERIES = (
+    3  # session with user and roles, the annotation with item/take/draft and tab counts, strategies
+)
+# Session with user and roles, one read (the annotation, which posted strategies exist and, on submit, the
 # next open annotation), then one conditional UPDATE: a draft save needs no transaction. A submit's
 # UPDATE and revision INSERT are one statement on PostgreSQL; elsewhere a transaction holds the two
 # (in a test's transaction: SAVEPOINT, UPDATE, INSERT, RELEASE).
-AUTOSAVE_QUERIES = 5
-SUBMIT_QUERIES = 5 if connection.vendor == "postgresql" else 8
-API_LIST_QUERIES = 4  # session, user, roles, one cursor page (no count of all rows)
+AUTOSAVE_QUERIES = 3
+SUBMIT_QUERIES = 3 if connection.vendor == "postgresql" else 6
+API_LIST_QUERIES = 2  # session with user and roles, one cursor page (no count of all rows)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from annotation.audio.suggestions import contours_for_waveform
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.takes import QC_FIELDS, analyze_take, levels_against
 from tests.annotation.recording.support import analysed, record, upload
@@ -41,6 +42,8 @@ def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
     assert take.features["words_per_second"] > 0
     assert take.features["pitch_level"] is None and take.features["levels_compared_with"] == 0
     assert len(take.contours["pitch"]["hz"]) == len(take.contours["pitch"]["times"]) > 50
+    # The waveform's tracks are stored with the analysis, as the pages would have built them.
+    assert take.waveform == contours_for_waveform(take.contours) and take.waveform["pitch"]
     assert take.status == Take.Status.IN_REVIEW
     assert take.reviews.count() == 3
 
@@ -127,3 +130,20 @@ def test_with_too_few_reviewers_the_take_waits_for_an_admin(users: dict[str, Use
     )  # only users["reviewer"] exists
     assert take.status == Take.Status.IN_REVIEW
     assert list(take.reviews.values_list("reviewer__username", flat=True)) == ["reviewer"]
+
+
+def test_a_take_analysed_before_the_tracks_were_stored_gets_them_on_first_read(
+    users: dict[str, User],
+) -> None:
+    contours = {
+        "pitch": {"times": [0.0, 0.01], "hz": [200.123, 201.0]},
+        "intensity": {"times": [0.0], "db": [60.0]},
+    }
+    take = earlier_take(users["actor"], ItemFactory.create(actor=users["actor"]), 100.0, -30.0, 2.0)
+    Take.objects.filter(pk=take.pk).update(contours=contours, waveform=None)
+    take.refresh_from_db()
+
+    tracks = take.waveform_tracks()
+
+    assert tracks == {"pitch": [[0.0, 200.12], [0.01, 201.0]], "energy": [[0.0, 60.0]]}
+    assert Take.objects.get(pk=take.pk).waveform == tracks
