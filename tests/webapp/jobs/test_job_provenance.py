@@ -9,9 +9,11 @@ import torch
 from django.test import Client
 from django.urls import reverse
 
+from ml.jobs.launch import SFT_JOB
+from webapp.api.tokens import create_token
 from webapp.jobs import run_job
 from webapp.lib.provenance import PROJECT_ROOT, current_provenance
-from webapp.models import Job, JobStatus
+from webapp.models import Job, JobStatus, User
 
 
 def _checked_out_commit() -> str:
@@ -56,3 +58,15 @@ def test_a_job_that_never_started_shows_no_provenance(client_for: Callable[[str]
     html = client_for("admin").get(reverse("job_detail", args=[job.pk])).content.decode()
 
     assert "Ran with" not in html
+
+
+def test_the_api_gives_the_provenance_of_a_job_even_one_that_failed(users: dict[str, User]) -> None:
+    # given an EchoChat job that fails at once (no data to train on): its attempt still ran
+    job = Job.objects.create(kind=SFT_JOB, queue="gpu")
+    run_job(job.pk)
+    assert Job.objects.get(pk=job.pk).status == JobStatus.FAILED
+
+    api = Client(HTTP_AUTHORIZATION=f"Token {create_token(users['admin'], 'tests').secret}")
+    body = api.get(f"/api/jobs/{job.pk}/").json()
+
+    assert body["provenance"] == current_provenance()
