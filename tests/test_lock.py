@@ -109,7 +109,8 @@ def test_the_torch_hash_is_the_local_cpu_wheel_s() -> None:
     torch = locked("requirements.lock")["torch"]
     (wheel,) = WHEELS.glob(f"torch-{torch.version}-cp311-*.whl")
 
-    assert torch.hashes == (hashlib.sha256(wheel.read_bytes()).hexdigest(),)
+    with wheel.open("rb") as handle:
+        assert torch.hashes == (hashlib.file_digest(handle, "sha256").hexdigest(),)
 
 
 def test_the_speech_packages_installed_without_dependencies_are_exact_pins_outside_the_locks() -> None:
