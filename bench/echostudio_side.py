@@ -120,11 +120,11 @@ def http_client(base: str, user: User) -> httpx.Client:
     )
 
 
-def import_items(http: httpx.Client, first: int, count: int) -> float:
-    """Import `count` items through the import page in chunks; return the seconds it took."""
+def import_items(http: httpx.Client, first: int, count: int, chunk: int = IMPORT_CHUNK) -> float:
+    """Import `count` items through the import page in uploads of `chunk` rows; return the seconds it took."""
     seconds = 0.0
-    for start in range(first, first + count, IMPORT_CHUNK):
-        rows = min(IMPORT_CHUNK, first + count - start)
+    for start in range(first, first + count, chunk):
+        rows = min(chunk, first + count - start)
         data = item_file(start, rows)
         started = time.perf_counter()
         response = http.post("/manage/items/import/", files={"file": ("items.csv", data, "text/csv")})
@@ -139,6 +139,11 @@ def send(http: httpx.Client, call: Call) -> httpx.Response:
     if response.status_code != call.expected:
         raise SystemExit(f"{call.method} {call.url} answered {response.status_code}: {response.text[:300]}")
     return response
+
+
+def sender(http: dict[str, httpx.Client], case: Case) -> Callable[[], httpx.Response]:
+    """Return a function that sends the case's next request with its sender's client."""
+    return lambda: send(http[case.who], case.next_call())
 
 
 def send_in_process(client: Client, call: Call) -> int:

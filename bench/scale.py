@@ -85,9 +85,7 @@ def run(sizes: list[int], repeats: int, server_url: str, database: str, bench_ur
             connection.cursor().execute("VACUUM ANALYZE")  # a steady-state database: visibility map set
             measured = side.cases(people, repeats + 4)
             results[size] = [
-                servers.timed_interleaved(
-                    [(lambda case=case: side.send(http[case.who], case.next_call()), served.pids)], repeats
-                )[0]
+                servers.timed_interleaved([(side.sender(http, case), served.pids)], repeats)[0]
                 for case in measured
             ]
             queries[size] = side.query_counts(people, measured)
