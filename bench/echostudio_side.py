@@ -146,8 +146,8 @@ def sender(http: dict[str, httpx.Client], case: Case) -> Callable[[], httpx.Resp
     return lambda: send(http[case.who], case.next_call())
 
 
-def send_in_process(client: Client, call: Call) -> int:
-    """Send the request through Django's test client here; return its SQL query count."""
+def send_in_process(client: Client, call: Call) -> list[tuple[str, float]]:
+    """Send the request through Django's test client here; return its SQL queries and their seconds."""
     with CaptureQueriesContext(connection) as captured:
         if call.json is not None:
             response = client.generic(
@@ -159,7 +159,7 @@ def send_in_process(client: Client, call: Call) -> int:
             response = client.get(call.url)
     if response.status_code != call.expected:
         raise SystemExit(f"{call.method} {call.url} answered {response.status_code} in-process")
-    return len(captured)
+    return [(query["sql"], float(query["time"])) for query in captured.captured_queries]
 
 
 def cases(people: People, per_case: int) -> list[Case]:
@@ -217,8 +217,8 @@ def cases(people: People, per_case: int) -> list[Case]:
     ]
 
 
-def query_counts(people: People, measured: list[Case]) -> dict[str, int]:
-    """Return each case's SQL queries for one request, sent in-process (the same code path)."""
+def queries_of(people: People, measured: list[Case]) -> dict[str, list[tuple[str, float]]]:
+    """Return each case's SQL queries (and seconds) for one request sent in-process (the same code path)."""
     clients = {"annotator": Client(), "admin": Client()}
     clients["annotator"].force_login(people.annotators[0])
     clients["admin"].force_login(people.admin)

@@ -40,6 +40,15 @@ def timing(times_ms: Sequence[float], cpu_ms_total: float) -> Timing:
     return Timing(statistics.median(times_ms), p95(times_ms), cpu_ms_total / len(times_ms), len(times_ms))
 
 
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """Return the CPU seconds spent between two readings by the processes alive at both.
+
+    A PostgreSQL backend that ends in between (a connection closed) takes its time with it, and
+    one that starts in between is not counted: a small undercount, never a negative figure.
+    """
+    return sum(after[pid] - used for pid, used in before.items() if pid in after)
+
+
 def ratio(slower: float, faster: float) -> float:
     """Return how many times `faster` fits in `slower` (inf where `faster` is 0)."""
     return slower / faster if faster else math.inf

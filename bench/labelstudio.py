@@ -150,7 +150,7 @@ def run(
             )
             measured.append((case, es_timing, ls_timing))
             print(f"measured {case.name}", flush=True)
-        queries = es.query_counts(people, es_cases)
+        queries = {name: len(run) for name, run in es.queries_of(people, es_cases).items()}
         loads.append(servers.load_average())
         served_rss = {
             "EchoStudio": servers.rss_mib(servers.worker_pids(es_masters[0])),

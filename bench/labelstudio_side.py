@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -80,6 +81,9 @@ def environment(database_url: str) -> dict[str, str]:
         "POSTGRE_HOST": url.hostname or "127.0.0.1",
         "POSTGRE_PORT": str(url.port or 5432),
         "BASE_DATA_DIR": str(CACHE / f"ls-data-{database}"),
+        # Label Studio draws a new key in every process that lacks one; its sessions are signed
+        # cookies, so the seeding process and the server must share this run's key.
+        "SECRET_KEY": secrets.token_urlsafe(50),
         "DEBUG": "false",
         "LOG_LEVEL": "WARNING",
         # Offline: no analytics, no Sentry (its DSNs default to HumanSignal's), no PyPI version check.

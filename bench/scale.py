@@ -67,7 +67,7 @@ def run(sizes: list[int], repeats: int, server_url: str, database: str, bench_ur
     masters: list[int] = []
     loads = [servers.load_average()]
     results: dict[int, list[figures.Timing]] = {}
-    queries: dict[int, dict[str, int]] = {}
+    queries: dict[int, dict[str, list[tuple[str, float]]]] = {}
     imports: list[tuple[int, float]] = []
     with servers.gunicorn(side.server_env(bench_url), log, masters) as base:
         served = side.Served(masters[0], server_url, database)
@@ -88,7 +88,7 @@ def run(sizes: list[int], repeats: int, server_url: str, database: str, bench_ur
                 servers.timed_interleaved([(side.sender(http, case), served.pids)], repeats)[0]
                 for case in measured
             ]
-            queries[size] = side.query_counts(people, measured)
+            queries[size] = side.queries_of(people, measured)
             loads.append(servers.load_average())
             print(f"measured at {figures.size_label(size)} items; {loads[-1]}", flush=True)
         served_rss = servers.rss_mib(servers.worker_pids(masters[0]))
@@ -101,7 +101,7 @@ def report(
     sizes: list[int],
     names: list[str],
     results: dict[int, list[figures.Timing]],
-    queries: dict[int, dict[str, int]],
+    queries: dict[int, dict[str, list[tuple[str, float]]]],
     imports: list[tuple[int, float]],
     counts: tuple[int, int],
     loads: list[str],
@@ -135,7 +135,7 @@ def report(
         row: list[object] = [name]
         for size in sizes:
             timed = results[size][index]
-            row += [timed.median_ms, timed.p95_ms, timed.cpu_ms, queries[size][name]]
+            row += [timed.median_ms, timed.p95_ms, timed.cpu_ms, len(queries[size][name])]
         if len(sizes) > 1:
             growth = figures.ratio(results[sizes[-1]][index].median_ms, results[sizes[-2]][index].median_ms)
             growths.append(growth)
@@ -152,8 +152,12 @@ def report(
             f"\nevery median within {GROWTH_LIMIT}x from {labels[-2]} to {labels[-1]}: "
             f"{'yes' if held else 'NO'} (largest {max(growths):.2f}x)"
         )
-    steady = all(len({queries[size][name] for size in sizes}) == 1 for name in names)
+    steady = all(len({len(queries[size][name]) for size in sizes}) == 1 for name in names)
     print(f"query counts independent of the data size: {'yes' if steady else 'NO'}")
+    print(f"\nthe slowest query of each request at {labels[-1]} (in-process, ms):")
+    for name in names:
+        sql, seconds = max(queries[sizes[-1]][name], key=lambda query: query[1])
+        print(f"  {name}: {seconds * 1000:.1f} ms  {sql[:400]}")
     print(
         f"gunicorn worker RSS: {max(boot_rss):.0f} MiB after start, {max(served_rss):.0f} MiB after serving "
         "all of the above"

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import psycopg
 
+from bench import figures
 from bench.figures import Timing, timing
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,16 +126,16 @@ def backend_pids(server_url: str, database: str) -> list[int]:
     return [int(row[0]) for row in rows]
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """Return the user + system CPU time the processes have used (0 for any that has gone)."""
-    total = 0
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """Return the user + system CPU seconds each process has used (leaving out any that has gone)."""
+    used = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
+        used[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    return used
 
 
 def load_average() -> str:
@@ -149,19 +150,18 @@ def timed_interleaved(
     """Time each (request, its server's pids) `repeats` times, taking turns request by request, so a
     change in the machine's load falls on every server alike; return each one's figures.
 
-    Each server's CPU is read before and after its own request only.
+    Each server's CPU is read just before and after its own request, outside the timed span.
     """
     for run, _ in runs:
         for _ in range(warmup):
             run()
-    pids = [server_pids() for _, server_pids in runs]  # after the warm-up: every backend connected
     times: list[list[float]] = [[] for _ in runs]
     cpu = [0.0 for _ in runs]
     for _ in range(repeats):
-        for index, (run, _) in enumerate(runs):
-            cpu_before = cpu_seconds(pids[index])
+        for index, (run, server_pids) in enumerate(runs):
+            before = cpu_seconds(server_pids())  # read again each time: backends come and go
             started = time.perf_counter()
             run()
             times[index].append((time.perf_counter() - started) * 1000.0)
-            cpu[index] += (cpu_seconds(pids[index]) - cpu_before) * 1000.0
+            cpu[index] += figures.cpu_spent(before, cpu_seconds(list(before))) * 1000.0
     return [timing(own_times, own_cpu) for own_times, own_cpu in zip(times, cpu, strict=True)]

@@ -23,6 +23,12 @@ def test_timing_takes_the_median_wall_time_and_the_mean_cpu() -> None:
     assert timed.p95_ms == pytest.approx(8.95)
 
 
+def test_cpu_spent_counts_only_processes_alive_at_both_readings() -> None:
+    before = {1: 2.0, 2: 5.0, 3: 1.0}  # 3 ends in between; 4 starts
+    after = {1: 2.5, 2: 5.25, 4: 9.0}
+    assert figures.cpu_spent(before, after) == 0.75
+
+
 def test_ratio_is_how_many_times_faster() -> None:
     assert figures.ratio(120.0, 10.0) == 12.0
     assert math.isinf(figures.ratio(5.0, 0.0))
