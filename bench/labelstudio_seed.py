@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import label_studio
@@ -75,9 +76,14 @@ def result(n: int) -> list[dict[str, object]]:
 
 
 def session_cookie(user: User) -> str:
+    """Return a signed-in session, stamped with its login time: Label Studio's inactivity middleware
+    signs out a session without one (its login view stamps it)."""
     client = Client()
     client.force_login(user)
-    return client.cookies[settings.SESSION_COOKIE_NAME].value
+    session = client.session
+    session["last_login"] = time.time()
+    session.save()
+    return str(session.session_key)
 
 
 def setup() -> dict[str, object]:
