@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -60,13 +61,18 @@ def main() -> None:
     ):
         subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, check=True)
         ls_env = ls.environment(ls_url)
-        started = time.perf_counter()
-        ls.migrate(ls_env)
-        print(f"Label Studio migrated in {time.perf_counter() - started:.0f} s", flush=True)
-        import django
+        try:
+            started = time.perf_counter()
+            ls.migrate(ls_env)
+            print(f"Label Studio migrated in {time.perf_counter() - started:.0f} s", flush=True)
+            import django
 
-        django.setup()
-        run(options.items, options.annotations, options.repeats, server_url, name, es_url, ls_env)
+            django.setup()
+            run(options.items, options.annotations, options.repeats, server_url, name, es_url, ls_env)
+        finally:
+            shutil.rmtree(
+                ls_env["BASE_DATA_DIR"], ignore_errors=True
+            )  # its media and logs, like its database
 
 
 def run(
