@@ -10,7 +10,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -61,7 +61,6 @@ class Case:
     who: str  # "annotator" or "admin"
     next_call: Callable[[], Call]
     label_studio: str = ""  # the Label Studio request it is compared with, in words
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
