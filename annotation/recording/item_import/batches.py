@@ -6,6 +6,7 @@ repeated in the file, scripts that may no longer change) is the writer's busines
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ from annotation.recording.item_import.reading import RecordStream
 from annotation.recording.item_import.rules import (
     EXTERNAL_ID_PATTERN,
     ITEM_FIELDS,
+    RawRow,
     RowError,
     checked_values,
     quick_values,
@@ -41,35 +43,38 @@ class Batch:
 
 
 def checked_batches(records: RecordStream, row_label: str, size: int = BATCH_ROWS) -> Iterator[Batch]:
-    """Yield the records checked, in batches of `size` rows read (the last one shorter, maybe empty)."""
-    batch = Batch()
-    rows, quick = batch.rows, quick_values
-    for number, record in records:
-        if isinstance(record, RowError):
-            # A line that could not be parsed is still a row of the file: counted as read
-            # (and invalid), so "N of M rows have problems" counts every line with content.
-            batch.errors.append(record)
-            batch.invalid += record.row != 0
-            batch.rows_read += record.row != 0
-        else:
-            batch.rows_read += 1
-            values = quick(record)
-            if values is not None:
-                rows.append((number, values))
-            else:
-                checked, problems = checked_values(
-                    number, dict(zip(ITEM_FIELDS, record, strict=True)), row_label
-                )
-                if checked is not None:
-                    rows.append((number, tuple(checked.values())))
+    """Yield the records checked, in batches of `size` records (the last one shorter, maybe empty)."""
+    quick = quick_values
+    while True:
+        batch = Batch()
+        add_row, consumed = batch.rows.append, 0
+        for number, record in itertools.islice(records, size):
+            consumed += 1
+            if record.__class__ is tuple:  # a row's raw values, else a RowError
+                values = quick(record)  # type: ignore[arg-type]
+                if values is not None:
+                    add_row((number, values))
                 else:
-                    batch.invalid += 1
-                    batch.errors.extend(problems)
-                    external_id = record[0]
-                    if isinstance(external_id, str) and EXTERNAL_ID_PATTERN.fullmatch(external_id.strip()):
-                        batch.bad_ids.append((number, external_id.strip()))
-        if batch.rows_read >= size:
-            yield batch
-            batch = Batch()
-            rows = batch.rows
-    yield batch
+                    _check_slowly(batch, number, record, row_label)  # type: ignore[arg-type]
+            else:
+                # A line that could not be parsed is still a row of the file: counted as read
+                # (and invalid), so "N of M rows have problems" counts every line with content.
+                batch.errors.append(record)  # type: ignore[arg-type]
+                batch.invalid += number != 0
+        batch.rows_read = consumed - batch.file_refused  # a problem of the whole file is no row
+        yield batch
+        if consumed < size:
+            return
+
+
+def _check_slowly(batch: Batch, number: int, record: RawRow, row_label: str) -> None:
+    """Check a row the shortcut left: add it to the batch's rows, or its problems and its id."""
+    values, problems = checked_values(number, dict(zip(ITEM_FIELDS, record, strict=True)), row_label)
+    if values is not None:
+        batch.rows.append((number, tuple(values.values())))
+        return
+    batch.invalid += 1
+    batch.errors.extend(problems)
+    external_id = record[0]
+    if isinstance(external_id, str) and EXTERNAL_ID_PATTERN.fullmatch(external_id.strip()):
+        batch.bad_ids.append((number, external_id.strip()))

@@ -267,4 +267,4 @@ def _jsonl_records(lines: Iterator[str]) -> RecordStream:
         if problem:
             yield number, RowError(number, "", problem, "line")
             continue
-        yield number, tuple(renamed.get(name) for name in ITEM_FIELDS)
+        yield number, tuple(renamed.get(name, "") for name in ITEM_FIELDS)  # absent reads as empty

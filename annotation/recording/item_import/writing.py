@@ -10,7 +10,8 @@ again into the staging table (`Staging`), as every file is on SQLite.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,18 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 
 class NotNewItems(Exception):
     """The file is not all new, valid items: the COPY into the items table is given up."""
+
+
+def copy_text(rows: Iterable[Sequence[str]], ending: str = "\n") -> str:
+    """Return rows as lines of COPY's text format, each row's values followed by `ending` (more
+    values, already in that format, and the line's end). The text is checked once, as a whole, for
+    the characters a value must escape, which a script rarely holds."""
+    rows = list(rows)
+    text = "".join(["\t".join(row) + ending for row in rows])
+    tabs = sum(len(row) - 1 for row in rows) + len(rows) * ending.count("\t")
+    if text.count("\t") != tabs or text.count("\n") != len(rows) or "\\" in text or "\r" in text:
+        return "".join([copy_fields(row) + ending for row in rows])
+    return text
 
 
 def copy_fields(values: Sequence[str]) -> str:
@@ -62,17 +75,19 @@ def copy_new_items(batches: Iterator[Batch], now: datetime, on_batch: Callable[[
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT COALESCE(MAX(id), 0), EXISTS (SELECT 1 FROM {items}) FROM {items}")
         last_id, studio_has_items = cursor.fetchone()
+        first = next(batches)
+        # A file of updates usually starts with one: no use copying until the index says so. Asked
+        # before the COPY, which holds the connection until it ends.
+        if studio_has_items and _any_known(cursor, [values[0] for _, values in first.rows]):
+            raise NotNewItems
         try:
             with cursor.cursor.copy(f"COPY {items} ({columns}) FROM STDIN") as copy:
-                for batch in batches:
+                for batch in itertools.chain([first], batches):
                     if batch.errors or batch.invalid:
                         raise NotNewItems
                     ids = "\n".join(values[0] for _, values in batch.rows)
                     lower, upper = lower or ids != ids.upper(), upper or ids != ids.lower()
-                    if studio_has_items and not written and _any_known(cursor, ids.split("\n")):
-                        # A file of updates usually starts with one: no use copying until the index says so.
-                        raise NotNewItems
-                    copy.write("".join([copy_fields(values) + ending for _, values in batch.rows]))
+                    copy.write(copy_text([values for _, values in batch.rows], ending))
                     written += len(batch.rows)
                     rows_read += batch.rows_read
                     on_batch(rows_read)
@@ -134,10 +149,9 @@ class Staging:
 
                 def copy_batch(batch: Batch) -> None:
                     copy.write(
-                        "".join([f"t\t{number}\t{copy_fields(values)}\n" for number, values in batch.rows])
-                        + "".join(
-                            f"f\t{number}\t{copy_fields((external_id, *BLANKS))}\n"
-                            for number, external_id in batch.bad_ids
+                        copy_text(("t", str(number), *values) for number, values in batch.rows)
+                        + copy_text(
+                            ("f", str(number), external_id, *BLANKS) for number, external_id in batch.bad_ids
                         )
                     )
 
