@@ -16,7 +16,10 @@ For each size, a CSV of that many new items (five columns, as a spreadsheet expo
 
 Each import runs in a fresh process, so its peak RSS (the kernel's high-water mark) is the
 import's own, with Django loaded: flat memory means the same peak at 100K and at 1M. The machine is
-shared, so the load average is printed beside every figure.
+shared, so the load average is printed beside every figure, and so is the CPU time per row of the
+importing process and of its PostgreSQL backend, which the load hardly changes: on an idle
+machine the rate is bounded by 1 / (app + PostgreSQL) when they take turns, 1 / max of the two
+when the COPY overlaps them on two cores.
 """
 
 from __future__ import annotations
@@ -63,6 +66,29 @@ def load() -> str:
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """Return the user + system CPU time the processes have used (0 for any that has gone)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def backends() -> list[int]:
+    """Return the PostgreSQL backends serving the bench database (on this machine), but this one."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return [pid for (pid,) in cursor.fetchall()]
 
 
 def process_memory_mib(pid: int) -> tuple[float, float]:
@@ -188,6 +214,9 @@ def through_the_page(env: dict[str, str], path: Path, rows: int, scratch: Path) 
         with httpx.Client(
             base_url=base, timeout=600, cookies=cookies, headers={"X-CSRFToken": token}
         ) as http:
+            http.get("/manage/items/import/")  # the worker's connection opens before the clock starts
+            serving = [worker, *backends()]
+            cpu_before = cpu_seconds(serving[:1]), cpu_seconds(serving[1:])
             started = time.perf_counter()
             with path.open("rb") as handle:
                 response = http.post(
@@ -195,7 +224,15 @@ def through_the_page(env: dict[str, str], path: Path, rows: int, scratch: Path) 
                 )
             seconds = time.perf_counter() - started
         _, peak = process_memory_mib(worker)
-    figure: dict[str, Any] = {"seconds": seconds, "rss_before": rss_before, "peak_rss": peak}
+        app_cpu = cpu_seconds(serving[:1]) - cpu_before[0]
+        db_cpu = cpu_seconds(serving[1:]) - cpu_before[1]
+    figure: dict[str, Any] = {
+        "seconds": seconds,
+        "rss_before": rss_before,
+        "peak_rss": peak,
+        "app_cpu": app_cpu,
+        "db_cpu": db_cpu,
+    }
     if response.status_code == 302:  # a large file: the page queued a job
         job = Job.objects.filter(kind="import_items").latest("pk")
         ran = run_child(env, "job", str(job.pk))
@@ -205,6 +242,8 @@ def through_the_page(env: dict[str, str], path: Path, rows: int, scratch: Path) 
             "peak_rss": peak,
             "job_peak_rss": ran["peak_rss"],
             "upload_seconds": seconds,
+            "app_cpu": app_cpu + ran["app_cpu"],
+            "db_cpu": db_cpu + ran["db_cpu"],
         }
     elif f'data-testid="created">{rows}<'.encode() not in response.content:
         raise SystemExit(f"the page did not import {rows} rows ({response.status_code})")
@@ -229,8 +268,10 @@ def show(what: str, rows: int, figure: dict[str, Any]) -> None:
             f" (upload {figure['upload_seconds']:.2f} s, then a job; job process peak RSS "
             f"{figure['job_peak_rss']:.0f} MiB)"
         )
+    app, db = (1e6 * figure[key] / rows for key in ("app_cpu", "db_cpu"))
     print(
         f"  {what:42} {rows / figure['seconds']:>9,.0f} rows/s  {figure['seconds']:6.2f} s  "
+        f"CPU per row: app {app:.1f} us + PostgreSQL {db:.1f} us  "
         f"peak RSS {figure['peak_rss']:.0f} MiB (before {figure['rss_before']:.0f}){extra}  {load()}"
     )
 

@@ -169,9 +169,9 @@ def _checked_text(data: bytes, number: int) -> tuple[str, FileProblem | None]:
         return data[:cut].decode("utf-8"), problem
     except UnicodeDecodeError as error:
         line_start = data.rfind(b"\n", 0, error.start) + 1
-        line = number + data.count(b"\n", 0, error.start)
+        line_number = number + data.count(b"\n", 0, error.start)
         return data[:line_start].decode("utf-8"), FileProblem(
-            f"Line {line} is not UTF-8 text (byte {error.start - line_start + 1} of the line cannot be read). "
+            f"Line {line_number} is not UTF-8 text (byte {error.start - line_start + 1} of the line cannot be read). "
             "Save the file as UTF-8."
         )
 
