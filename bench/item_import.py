@@ -25,6 +25,7 @@ when the COPY overlaps them on two cores.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -105,22 +106,29 @@ def child(case: str, argument: str) -> dict[str, Any]:
     import django
 
     django.setup()
+    from django.db import connection
+
     from annotation.recording.items import import_items
     from webapp.jobs import run_job
 
-    before = peak_rss_mib()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+    before, cpu_before = peak_rss_mib(), (time.process_time(), cpu_seconds([backend]))
     started = time.perf_counter()
     if case == "in-process":
         with open(argument, "rb") as handle:
             report = import_items(handle, "items.csv")
         outcome = {"created": report.created, "unchanged": report.unchanged, "errors": len(report.errors)}
-    else:  # a job the upload page queued
+    else:  # a job the upload page queued (its progress writer's own connection is left out)
         run_job(int(argument))
         outcome = {}
     return {
         "seconds": time.perf_counter() - started,
         "rss_before": before,
         "peak_rss": peak_rss_mib(),
+        "app_cpu": time.process_time() - cpu_before[0],
+        "db_cpu": cpu_seconds([backend]) - cpu_before[1],
         **outcome,
     }
 
@@ -190,6 +198,43 @@ def measure(env: dict[str, str], path: Path, rows: int, scratch: Path) -> None:
     show("in-process, same file again (unchanged)", rows, again)
     empty_studio()
     show("upload page, new items", rows, through_the_page(env, path, rows, scratch))
+    empty_studio()
+    show("the floor: COPY of the rows as prepared text", rows, copy_floor(path, scratch))
+
+
+def copy_floor(path: Path, scratch: Path) -> dict[str, Any]:
+    """Return the figures of PostgreSQL's COPY of the same items, already in COPY's text format,
+    into the same table in one transaction: what an import cannot beat (its rows rolled back)."""
+    import csv
+
+    from django.db import connection
+
+    from annotation.recording.models import Item
+
+    now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    prepared = scratch / "items.copy"
+    with path.open(newline="", encoding="utf-8") as source, prepared.open("w", encoding="utf-8") as out:
+        for external_id, text, scenario, emotion, split in itertools.islice(csv.reader(source), 1, None):
+            out.write(
+                f"{external_id}\t{text}\t{scenario}\t{emotion}\t\tmedium\t\t{split}\tscripted\t{now}\t{now}\n"
+            )
+    columns = "external_id, text, scenario, target_emotion, emotion_variant, target_intensity, instructions, "
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (backend,) = cursor.fetchone()
+        cpu_before, started = cpu_seconds([backend]), time.perf_counter()
+        with (
+            connection.cursor().cursor.copy(
+                f"COPY {Item._meta.db_table} ({columns}split, state, created_at, updated_at) FROM STDIN"
+            ) as copy,
+            prepared.open("rb") as handle,
+        ):
+            while block := handle.read(2**20):
+                copy.write(block)
+        seconds, db_cpu = time.perf_counter() - started, cpu_seconds([backend]) - cpu_before
+    connection.rollback() if not connection.get_autocommit() else _truncate_items()
+    prepared.unlink()
+    return {"seconds": seconds, "app_cpu": 0.0, "db_cpu": db_cpu, "rss_before": 0.0, "peak_rss": 0.0}
 
 
 def through_the_page(env: dict[str, str], path: Path, rows: int, scratch: Path) -> dict[str, Any]:
@@ -269,10 +314,14 @@ def show(what: str, rows: int, figure: dict[str, Any]) -> None:
             f"{figure['job_peak_rss']:.0f} MiB)"
         )
     app, db = (1e6 * figure[key] / rows for key in ("app_cpu", "db_cpu"))
+    memory = (
+        f"peak RSS {figure['peak_rss']:.0f} MiB (before {figure['rss_before']:.0f})"
+        if figure["peak_rss"]
+        else ""
+    )
     print(
-        f"  {what:42} {rows / figure['seconds']:>9,.0f} rows/s  {figure['seconds']:6.2f} s  "
-        f"CPU per row: app {app:.1f} us + PostgreSQL {db:.1f} us  "
-        f"peak RSS {figure['peak_rss']:.0f} MiB (before {figure['rss_before']:.0f}){extra}  {load()}"
+        f"  {what:44} {rows / figure['seconds']:>9,.0f} rows/s  {figure['seconds']:6.2f} s  "
+        f"CPU per row: app {app:.1f} us + PostgreSQL {db:.1f} us  {memory}{extra}  {load()}"
     )
 
 
