@@ -27,16 +27,6 @@ class User(AbstractUser):
     # Read by static/js/shortcuts.js through <body data-shortcuts>, before any page's own keys.
     shortcut_keys = models.CharField(max_length=10, choices=ShortcutKeys.choices, default=ShortcutKeys.SINGLE)
 
-    class Meta:
-        permissions = [
-            ("record_takes", "Can record and upload takes of assigned scripts"),
-            ("review_takes", "Can blind-review takes"),
-            ("annotate_items", "Can annotate accepted recordings"),
-            ("adjudicate_items", "Can adjudicate annotations into gold references"),
-            ("rate_outputs", "Can rate anonymised model outputs"),
-            ("manage_studio", "Can manage items, people, systems and jobs"),
-        ]
-
     def __str__(self) -> str:
         return self.display_name or self.username
 
