@@ -16,7 +16,7 @@ from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.models import Job
 
 
-@job_task("resynthesize_demo_audio", title="Re-synthesise the demo speech")
+@job_task(demo.RESYNTHESIS_JOB, title="Re-synthesise the demo speech")
 def resynthesize_demo_audio(job: Job, reporter: JobReporter) -> JobResult:
     """Synthesise every demo take again with eSpeak NG (real work with visible progress)."""
     reporter.progress(0.0, "Starting eSpeak NG", force=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evaluation.echomind.answers import JUDGE_REPLIES_JOB
 from evaluation.echomind.replies.quality import QUALITY_JOB, measure_reply_audio
 from evaluation.judging.runs import run_judge_run
 from webapp.jobs import JobReporter, JobResult, job_task
@@ -14,7 +15,7 @@ def judge_run(job: Job, reporter: JobReporter) -> JobResult:
     return run_judge_run(int(job.parameters["judge_run_id"]), reporter)
 
 
-@job_task("echomind_judge_replies", queue="default", title="Judge EchoMind replies (C1-C4, VES)")
+@job_task(JUDGE_REPLIES_JOB, queue="default", title="Judge EchoMind replies (C1-C4, VES)")
 def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
     """Score every EchoMind reply lacking C1-C4 and VES with one judge configuration."""
     from evaluation.echomind.answers import judge_replies

@@ -21,7 +21,6 @@ urlpatterns = [
     path("manage/jobs/", views.job_list, name="job_list"),
     path("manage/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
     path("manage/jobs/<int:job_id>/cancel/", views.job_cancel, name="job_cancel"),
-    path("manage/demo/resynthesize/", views.start_demo_resynthesis, name="start_demo_resynthesis"),
     path("media/a/<str:token>", storage.serve_signed_media, name="signed_media"),
     path("api/schema/", SchemaView.as_view(), name="api_schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api_schema"), name="api_docs"),

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from webapp.health import check_broker, check_database
 from webapp.http import StudioRequest
-from webapp.jobs import cancel_job, start_job
+from webapp.jobs import cancel_job
 from webapp.models import Job, User
 from webapp.roles import Role, home_url_for, role_required
 
@@ -80,14 +80,6 @@ def job_cancel(request: StudioRequest, job_id: int) -> HttpResponse:
     job = cancel_job(get_object_or_404(Job, pk=job_id))
     if request.htmx:
         return render(request, "webapp/job_detail.html#progress", {"job": job})
-    return redirect("job_detail", job_id=job.pk)
-
-
-@role_required(Role.ADMIN)
-@require_POST
-def start_demo_resynthesis(request: StudioRequest) -> HttpResponse:
-    """Start the demo job that synthesises the demo items' speech again."""
-    job = start_job("resynthesize_demo_audio", started_by=request.user, parameters={})
     return redirect("job_detail", job_id=job.pk)
 
 

@@ -159,6 +159,10 @@ def seed_items(progress: Callable[[float, str], None] | None = None) -> int:
     return Item.objects.filter(external_id__startswith="DEMO-").count()
 
 
+# The job that runs `resynthesize_demo_audio` (annotation.tasks), started from the admin dashboard.
+RESYNTHESIS_JOB = "resynthesize_demo_audio"
+
+
 def resynthesize_demo_audio(progress: Callable[[float, str], None]) -> int:
     """Synthesise every demo take's speech again; return how many takes were rewritten."""
     by_id = {demo.external_id: demo for demo in DEMO_ITEMS}

@@ -30,6 +30,9 @@ from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from webapp.storage import delete_media, new_media_key, save_media
 
+# The job that runs `judge_replies` (evaluation.tasks); the page that starts it names it here too.
+JUDGE_REPLIES_JOB = "echomind_judge_replies"
+
 SCORE_KEYS = (
     "c1",
     "c2",

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from annotation.recording.items import assign_items
 from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
-from evaluation.echomind.answers import import_answers
+from evaluation.echomind.answers import JUDGE_REPLIES_JOB, import_answers
 from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
 from evaluation.echomind.forms import QuestionForm, ReplyStudyForm
 from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
@@ -120,7 +120,7 @@ def answers_import(request: StudioRequest) -> HttpResponse:
 def judge(request: StudioRequest) -> HttpResponse:
     """Queue C1-C4 and VES for the replies lacking them, by a judge endpoint (a job with progress)."""
     config = get_object_or_404(JudgeConfig, pk=request.POST.get("judge") or 0, offline_heuristic=False)
-    job = start_job("echomind_judge_replies", started_by=request.user, parameters={"judge": config.pk})
+    job = start_job(JUDGE_REPLIES_JOB, started_by=request.user, parameters={"judge": config.pk})
     return redirect("job_detail", job_id=job.pk)
 
 

@@ -44,7 +44,7 @@ def test_job_pages_and_actions_are_admin_only(client_for, users: dict[str, User]
     assert client.get(reverse("job_detail", args=[job.pk])).status_code == (200 if allowed else 403)
     cancel = client.post(reverse("job_cancel", args=[job.pk]))
     assert cancel.status_code == (302 if allowed else 403)
-    start = client.post(reverse("start_demo_resynthesis"))
+    start = client.post(reverse("annotation:start_demo_resynthesis"))
     assert start.status_code == (302 if allowed else 403)
 
 
