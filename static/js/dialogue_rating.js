@@ -1,21 +1,14 @@
 // The rating page of a dialogue study: playback gating per assistant turn, and the compact turns'
 // "show the whole turn" buttons.
 //
-// Each turn's questions stay disabled until that turn's reply has played to the end. The browser
-// then tells the server, which checks that the earlier replies were heard first and that enough
-// time has passed, and records the playback; the server refuses a turn's rating until it has,
-// so removing this script does not get around the rule. Seeking ahead of what was heard is undone
-// until the reply has been played once. One recording plays at a time.
+// Each turn's questions stay disabled until that turn's reply has played to the end (the gate:
+// playback_gate.js; the server also checks that the earlier replies were heard first and refuses a
+// turn's rating until it has recorded the playback). One recording plays at a time.
 (function () {
   "use strict";
   const root = document.getElementById("dialogue-rating");
   if (!root) return;
   const audios = Array.from(root.querySelectorAll("audio"));
-
-  function csrfToken() {
-    const input = root.querySelector("input[name=csrfmiddlewaretoken]");
-    return input ? input.value : "";
-  }
 
   audios.forEach((audio) => {
     audio.addEventListener("play", () => {
@@ -46,7 +39,6 @@
     const status = section.querySelector(".playback-status");
     const controls = section.querySelector(".turn-controls");
     if (!reply) return;
-    let heardUntil = 0;
 
     function unlocked() {
       return section.dataset.unlocked === "true";
@@ -56,14 +48,10 @@
       if (status) status.textContent = text;
     }
 
-    async function reportPlayback() {
-      const response = await fetch(section.dataset.playedUrl, {
-        method: "POST",
-        headers: { "X-CSRFToken": csrfToken() },
-        credentials: "same-origin",
-      });
-      const body = await response.json();
-      if (response.ok && body.unlocked) {
+    EchoPlaybackGate.gate(EchoPlaybackGate.audioSource(reply), {
+      isUnlocked: unlocked,
+      playedUrl: section.dataset.playedUrl,
+      onUnlocked: () => {
         section.dataset.unlocked = "true";
         if (controls) controls.disabled = false;
         say(
@@ -71,11 +59,10 @@
             ? `Played: its questions open once turn ${Number(section.dataset.turn) - 1} is rated.`
             : "Played: this turn's questions are open."
         );
-      } else {
-        heardUntil = 0;
-        say(body.error || "The playback could not be recorded; play the reply again.");
-      }
-    }
+      },
+      onRefused: say,
+      refusedText: "The playback could not be recorded; play the reply again.",
+    });
 
     // Replies are heard in order (the server's rule): say so as soon as a later one is started,
     // not only after it has played to the end for nothing.
@@ -90,16 +77,6 @@
         const replies = waiting.length > 1 ? `replies of turns ${turns}` : `reply of turn ${turns}`;
         say(`Play the ${replies} first: replies are heard in order, so this turn's questions open after ${waiting.length > 1 ? "those" : "it"}.`);
       }
-    });
-
-    reply.addEventListener("timeupdate", () => {
-      if (!reply.seeking) heardUntil = Math.max(heardUntil, reply.currentTime);
-    });
-    reply.addEventListener("seeking", () => {
-      if (!unlocked() && reply.currentTime > heardUntil + 0.5) reply.currentTime = heardUntil;
-    });
-    reply.addEventListener("ended", () => {
-      if (!unlocked()) reportPlayback();
     });
   });
 })();

@@ -1,10 +1,7 @@
 // The rating page of a listening study: playback gating, keyboard shortcuts, submission.
 //
-// The questions stay disabled until the reply has played to the end. The browser then tells the
-// server, which checks that enough time has passed since the page was shown and records the
-// playback; the server refuses a rating for a sample whose playback it has not recorded, so
-// removing this script does not get around the rule. Seeking ahead of what was heard is undone
-// until the reply has been played once.
+// The questions stay disabled until the reply has played to the end (the gate: playback_gate.js;
+// the server refuses a rating for a sample whose playback it has not recorded).
 (function () {
   "use strict";
   const root = document.getElementById("rating");
@@ -17,13 +14,8 @@
   const hint = document.getElementById("form-hint");
   const questions = Array.from(root.querySelectorAll(".question"));
   let unlocked = root.dataset.unlocked === "true";
-  let heardUntil = 0;
   let active = 0;
   let submitting = false;
-
-  function csrfToken() {
-    return form.querySelector("input[name=csrfmiddlewaretoken]").value;
-  }
 
   function say(element, text) {
     if (element) element.textContent = text;
@@ -51,29 +43,13 @@
     activate(firstUnanswered());
   }
 
-  async function reportPlayback() {
-    const response = await fetch(root.dataset.playedUrl, {
-      method: "POST",
-      headers: { "X-CSRFToken": csrfToken() },
-      credentials: "same-origin",
-    });
-    const body = await response.json();
-    if (response.ok && body.unlocked) {
-      unlock();
-    } else {
-      say(status, body.error || "The playback could not be recorded; play the reply again.");
-    }
-  }
-
   if (reply) {
-    reply.addEventListener("timeupdate", () => {
-      if (!reply.seeking) heardUntil = Math.max(heardUntil, reply.currentTime);
-    });
-    reply.addEventListener("seeking", () => {
-      if (!unlocked && reply.currentTime > heardUntil + 0.5) reply.currentTime = heardUntil;
-    });
-    reply.addEventListener("ended", () => {
-      if (!unlocked) reportPlayback();
+    EchoPlaybackGate.gate(EchoPlaybackGate.audioSource(reply), {
+      isUnlocked: () => unlocked,
+      playedUrl: root.dataset.playedUrl,
+      onUnlocked: unlock,
+      onRefused: (message) => say(status, message),
+      refusedText: "The playback could not be recorded; play the reply again.",
     });
   }
 

@@ -2,11 +2,8 @@
 // (1-6 tick them), enter sends the reject, escape closes the reasons, + and - zoom, [ and ] change
 // the speed (remembered). Typing in the comment box is never taken for a shortcut.
 //
-// The playback gate: the verdict buttons stay disabled until the take has played to the end. The
-// browser then tells the server, which checks that enough time has passed since the page was
-// shown and records the playback; the server refuses a verdict on a take whose playback it has
-// not recorded, so removing this script does not get around the rule. Seeking ahead of what was
-// heard is undone until the take has played once.
+// The playback gate (playback_gate.js): the verdict buttons stay disabled until the take has played
+// to the end; the server refuses a verdict on a take whose playback it has not recorded.
 (function () {
   "use strict";
   const section = document.getElementById("review");
@@ -17,7 +14,6 @@
   const form = document.getElementById("verdict-form");
   const status = document.getElementById("playback-status");
   let unlocked = section.dataset.unlocked === "true";
-  let heardUntil = 0;
 
   function isTyping(target) {
     return target instanceof HTMLTextAreaElement ||
@@ -52,27 +48,13 @@
     say("Played to the end: the verdict is open.", false);
   }
 
-  async function reportPlayback() {
-    const token = document.querySelector("input[name=csrfmiddlewaretoken]");
-    const response = await fetch(section.dataset.playedUrl, {
-      method: "POST",
-      headers: { "X-CSRFToken": token ? token.value : "" },
-      credentials: "same-origin",
-    });
-    const body = await response.json().catch(function () { return {}; });
-    if (response.ok && body.unlocked) unlock();
-    else say(body.error || "The playback could not be recorded; play the take again.", true);
-  }
-
-  // Heard: time reached by playing on (a step of at most a second), not by a jump ahead.
-  player.on("timeupdate", function (seconds) {
-    if (seconds > heardUntil && seconds - heardUntil <= 1.0) heardUntil = seconds;
-  });
-  player.on("interaction", function (seconds) {
-    if (!unlocked && seconds > heardUntil + 0.5) player.setTime(heardUntil);
-  });
-  player.on("finish", function () {
-    if (!unlocked && form) reportPlayback();
+  EchoPlaybackGate.gate(EchoPlaybackGate.waveformSource(player), {
+    isUnlocked: function () { return unlocked; },
+    mayReport: function () { return Boolean(form); },  // a decided take has no verdict to open
+    playedUrl: section.dataset.playedUrl,
+    onUnlocked: unlock,
+    onRefused: function (message) { say(message, true); },
+    refusedText: "The playback could not be recorded; play the take again.",
   });
 
   function zoomOrSpeed(event) {
