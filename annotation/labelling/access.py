@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
 from annotation.labelling.models import Annotation, AnnotationQuerySet, tab_counts
@@ -38,7 +38,22 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
         return False
     if item is None:
         return True
+    read_with_item = vars(item).get(_still_labelling_flag(user))
+    if read_with_item is not None:
+        return not read_with_item
     return not Annotation.objects.filter(item=item, annotator_id=user.pk).open().exists()
+
+
+def with_still_labelling(items: QuerySet[Item], user: User | AnonymousUser) -> QuerySet[Item]:
+    """Return `items`, each read with whether the user's own annotation of it is open: what
+    `may_see_others_labels(user, item)` then asks of the item instead of a query of its own."""
+    still_open = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=user.pk).open()
+    return items.annotate(**{_still_labelling_flag(user): Exists(still_open)})
+
+
+def _still_labelling_flag(user: User | AnonymousUser) -> str:
+    # Named for the user, so an item read for one person never answers for another.
+    return f"still_labelled_by_{user.pk}"
 
 
 def items_still_labelled_by(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
@@ -71,6 +86,10 @@ def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = Fa
     read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
     """
     rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
+    # The take's full contours and features stay in the database: the pages draw its stored
+    # waveform tracks (`Take.waveform_tracks`), and decoding the contours was a tenth of a
+    # workbench request (issue 27). A take analysed before the tracks were kept reads them once.
+    rows = rows.defer("item__recording__contours", "item__recording__features")
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
     annotation = rows.filter(pk=annotation_id).first()
