@@ -13,7 +13,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from annotation.labelling.models import Annotation, AnnotationQuerySet, tab_counts
+from annotation.labelling.models import Annotation, AnnotationQuerySet, every_strategy, tab_counts
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.roles import Role, has_role
@@ -78,12 +78,15 @@ def own_annotations(user: User) -> QuerySet[Annotation]:
     return Annotation.objects.filter(annotator=user)
 
 
-def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = False) -> Annotation:
+def own_annotation(
+    user: User, annotation_id: int, *, with_tab_counts: bool = False, with_strategies: bool = False
+) -> Annotation:
     """Return the user's own annotation with its item, recording and draft; else raise Http404.
 
     Only its annotator may change an annotation (whether it may still change, stale or after
     gold, is the workflows' business). `with_tab_counts`: with the user's tab counts in the same
-    read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
+    read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m";
+    `with_strategies`: with the strategy taxonomy (`models.strategies_read_with`), for its form.
     """
     rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
     # The take's full contours and features stay in the database: the pages draw its stored
@@ -92,6 +95,8 @@ def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = Fa
     rows = rows.defer("item__recording__contours", "item__recording__features")
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
+    if with_strategies:
+        rows = rows.annotate(strategies=every_strategy())
     annotation = rows.filter(pk=annotation_id).first()
     if annotation is None:
         raise Http404("No such annotation of yours.")

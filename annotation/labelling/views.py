@@ -31,7 +31,7 @@ from annotation.labelling.forms import (
     strategy_choices,
     version_from_form,
 )
-from annotation.labelling.models import Annotation, Strategy, counted_tabs, tab_counts
+from annotation.labelling.models import Annotation, Strategy, counted_tabs, strategies_read_with, tab_counts
 from annotation.labelling.schema import (
     CHOICES,
     CONFLICT_KINDS,
@@ -181,7 +181,7 @@ def queue_rows(annotations: list[Annotation], *, show_submitted: bool) -> list[Q
 @never_cache
 def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Label one item; the page restores whatever was last saved."""
-    read = own_annotation(request.user, annotation_id, with_tab_counts=True)
+    read = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
     # Opening changes no tab (assigned and draft are both open): the read's counts still hold.
     annotation = workflows.open_annotation(read)
     context = workbench_context(annotation, progress=annotator_progress(read))
@@ -202,7 +202,9 @@ def workbench_context(
     item = annotation.item
     perception = perception if perception is not None else annotation.perception
     tom = tom if tom is not None else annotation.tom
-    strategies = list(Strategy.objects.all())
+    strategies = strategies_read_with(annotation)
+    if strategies is None:
+        strategies = list(Strategy.objects.all())
     slugs = [strategy.slug for strategy in strategies]
     chosen = strategy_choices(tom, slugs)
     recording = item.recording
@@ -345,7 +347,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             cross_turn=cross_turn,
         )
     except workflows.InvalidLabels as invalid:
-        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
         context = workbench_context(
             annotation,
             perception=perception,
@@ -356,7 +358,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
         )
         return render(request, "annotation/labelling/workbench.html", context, status=422)
     except workflows.StaleAnnotation as stale:
-        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
         context = workbench_context(
             annotation,
             perception=perception,

@@ -47,6 +47,7 @@ def _wait_for_the_server_to_hang_up() -> None:
 
 
 def test_a_healthy_connection_is_kept_from_request_to_request() -> None:
+    connection.close()  # a fresh one, far from its CONN_MAX_AGE in a long test session
     first = _backend_pid()
     assert nothing_waiting(connection.connection)
 
