@@ -93,6 +93,11 @@ class Job(models.Model):
     enqueued_at = models.DateTimeField(
         null=True, blank=True, help_text="When its id last reached the broker; empty while no send has"
     )
+    provenance = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What its last attempt ran with: project commit, torch, transformers, peft versions",
+    )
 
     class Meta:
         ordering = ["-created_at"]
