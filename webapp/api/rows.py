@@ -39,6 +39,8 @@ class RowShape:
         model: type[Model] = serializer_class.Meta.model  # type: ignore[attr-defined]
         self._fields: list[tuple[str, tuple[str, ...], Any]] = []  # name, source path, field
         for name, field in serializer_class().fields.items():
+            if field.write_only:  # never in a document (DRF's `_readable_fields`)
+                continue
             where = f"{serializer_class.__name__}.{name}"
             if not isinstance(field, PLAIN_FIELDS) or (isinstance(field, fields.JSONField) and field.binary):
                 raise TypeError(f"{where} is not a plain field")
