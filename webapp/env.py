@@ -171,7 +171,8 @@ def parse_database_url(url: str, *, base_dir: Path) -> dict[str, object]:
             raise ImproperSetting(f"DATABASE_URL {url!r} names no database")
         options = {key: values[-1] for key, values in parse_qs(parsed.query).items()}
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            # Django's backend, its health check made without a round trip (webapp.postgresql.base).
+            "ENGINE": "webapp.postgresql",
             "NAME": name,
             "USER": unquote(parsed.username or ""),
             "PASSWORD": unquote(parsed.password or ""),

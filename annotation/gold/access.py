@@ -79,7 +79,8 @@ STILL_LABELLING = (
 
 def gold_refusal(user: User | AnonymousUser, item: Item) -> str | None:
     """Say why `user` may not read `item`'s gold and labels (None: they may); a gold keeper never
-    reads them while their own annotation of the item is open (`may_see_others_labels`)."""
+    reads them while their own annotation of the item is open (`may_see_others_labels`; an item
+    read `with_still_labelling` for the user answers that without a query)."""
     if not may_keep_gold(user):
         return "Only lead annotators and admins read gold."
     if not may_see_others_labels(user, item):

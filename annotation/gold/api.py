@@ -25,9 +25,11 @@ from rest_framework.views import APIView
 
 from annotation.gold.access import GOLD_KEEPERS, gold_hidden_from, gold_refusal
 from annotation.gold.models import GoldReference
+from annotation.labelling.access import with_still_labelling
 from annotation.recording.models import Item, Scenario, Split
 from annotation.recording.serializers import ItemSerializer
 from webapp.api.errors import ProblemSerializer
+from webapp.api.rows import row_shape
 from webapp.models import User
 from webapp.roles import HasRole
 from webapp.storage import audio_url
@@ -106,10 +108,23 @@ class ItemDetailView(APIView):
         responses={200: ItemWithGoldSerializer, 403: ProblemSerializer, 404: ProblemSerializer},
     )
     def get(self, request: Request, external_id: str) -> Response:
-        item = get_object_or_404(Item.objects.select_related("actor"), external_id=external_id)
+        # The refusal's question rides on the item's read: the item, then its gold (issue 27).
+        items = with_still_labelling(Item.objects.select_related("actor", "dialogue"), request.user)
+        item = get_object_or_404(items, external_id=external_id)
         if (refusal := gold_refusal(request.user, item)) is not None:
             raise PermissionDenied(refusal)
-        return Response(ItemWithGoldSerializer(item).data)
+        return Response(item_with_gold(item))
+
+
+def item_with_gold(item: Item) -> dict[str, Any]:
+    """Return ItemWithGoldSerializer's document of `item` (read with its actor and dialogue),
+    written by `webapp.api.rows`: one query, for the current gold."""
+    gold = GoldReference.objects.current_of(item)
+    if gold is not None:
+        gold.item = item  # the gold of this item: spares reading it again
+    document = row_shape(ItemSerializer).document_of(item)
+    document["gold"] = row_shape(GoldSerializer).document_of(gold) if gold is not None else None
+    return document
 
 
 class GoldListView(ListAPIView[GoldReference]):

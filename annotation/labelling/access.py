@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 
-from annotation.labelling.models import Annotation, AnnotationQuerySet, tab_counts
+from annotation.labelling.models import Annotation, AnnotationQuerySet, every_strategy, tab_counts
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.roles import Role, has_role
@@ -38,7 +38,22 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
         return False
     if item is None:
         return True
+    read_with_item = vars(item).get(_still_labelling_flag(user))
+    if read_with_item is not None:
+        return not read_with_item
     return not Annotation.objects.filter(item=item, annotator_id=user.pk).open().exists()
+
+
+def with_still_labelling(items: QuerySet[Item], user: User | AnonymousUser) -> QuerySet[Item]:
+    """Return `items`, each read with whether the user's own annotation of it is open: what
+    `may_see_others_labels(user, item)` then asks of the item instead of a query of its own."""
+    still_open = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=user.pk).open()
+    return items.annotate(**{_still_labelling_flag(user): Exists(still_open)})
+
+
+def _still_labelling_flag(user: User | AnonymousUser) -> str:
+    # Named for the user, so an item read for one person never answers for another.
+    return f"still_labelled_by_{user.pk}"
 
 
 def items_still_labelled_by(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
@@ -63,16 +78,25 @@ def own_annotations(user: User) -> QuerySet[Annotation]:
     return Annotation.objects.filter(annotator=user)
 
 
-def own_annotation(user: User, annotation_id: int, *, with_tab_counts: bool = False) -> Annotation:
+def own_annotation(
+    user: User, annotation_id: int, *, with_tab_counts: bool = False, with_strategies: bool = False
+) -> Annotation:
     """Return the user's own annotation with its item, recording and draft; else raise Http404.
 
     Only its annotator may change an annotation (whether it may still change, stale or after
     gold, is the workflows' business). `with_tab_counts`: with the user's tab counts in the same
-    read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m".
+    read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m";
+    `with_strategies`: with the strategy taxonomy (`models.strategies_read_with`), for its form.
     """
     rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
+    # The take's full contours and features stay in the database: the pages draw its stored
+    # waveform tracks (`Take.waveform_tracks`), and decoding the contours was a tenth of a
+    # workbench request (issue 27). A take analysed before the tracks were kept reads them once.
+    rows = rows.defer("item__recording__contours", "item__recording__features")
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
+    if with_strategies:
+        rows = rows.annotate(strategies=every_strategy())
     annotation = rows.filter(pk=annotation_id).first()
     if annotation is None:
         raise Http404("No such annotation of yours.")

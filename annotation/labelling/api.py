@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -18,9 +19,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.labelling import workflows
-from annotation.labelling.access import own_annotation, own_annotations
+from annotation.labelling.access import own_annotations
 from annotation.labelling.models import Annotation
 from webapp.api.pagination import NewestFirstPagination
+from webapp.api.rows import row_shape
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -53,23 +55,9 @@ class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
         read_only_fields = fields
 
 
-# The columns AnnotationSerializer reads, for `.only()`.
-LISTED_COLUMNS = (
-    "id",
-    "status",
-    "version",
-    "perception",
-    "tom",
-    "cross_turn",
-    "changed_from_draft",
-    "updated_at",
-    "submitted_at",
-    "item__external_id",
-    "item__text",
-    "item__scenario",
-    "item__turn",
-    "item__dialogue__external_id",
-)
+# AnnotationSerializer's documents written from `.values()` rows (webapp.api.rows): what the API
+# answers; the serializer stays the shape, and the schema, they follow.
+ANNOTATION_ROWS = row_shape(AnnotationSerializer)
 
 
 class LabelsSerializer(serializers.Serializer[Any]):
@@ -139,7 +127,7 @@ def _apply(request: Request, pk: int, action: Callable[..., Annotation]) -> Resp
         )
     except workflows.LabellingError as error:
         return _refusal(error)
-    return Response(AnnotationSerializer(changed).data)
+    return Response(ANNOTATION_ROWS.document_of(changed))
 
 
 class AnnotationList(ListAPIView[Annotation]):
@@ -151,8 +139,12 @@ class AnnotationList(ListAPIView[Annotation]):
     pagination_class = NewestFirstPagination
 
     def get_queryset(self) -> Any:
-        # Only the item columns the serializer shows: never the item's instructions and so on.
-        return own_annotations(_user(self.request)).select_related("item__dialogue").only(*LISTED_COLUMNS)
+        # Only the columns the documents show: never the item's instructions and so on.
+        return ANNOTATION_ROWS.values(own_annotations(_user(self.request)))
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(ANNOTATION_ROWS.documents(page or []))
 
 
 class AnnotationDetail(APIView):
@@ -163,7 +155,12 @@ class AnnotationDetail(APIView):
 
     @extend_schema(summary="Read one of my annotations", responses={200: AnnotationSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(AnnotationSerializer(own_annotation(_user(request), pk)).data)
+        rows = ANNOTATION_ROWS.documents(
+            ANNOTATION_ROWS.values(own_annotations(_user(request)).filter(pk=pk))
+        )
+        if not rows:
+            raise Http404("No such annotation of yours.")
+        return Response(rows[0])
 
     @extend_schema(
         summary="Autosave my labels",

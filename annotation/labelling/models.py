@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.db import connection, models
 from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 
 from annotation.recording.models import Item
 
@@ -77,6 +78,39 @@ class Strategy(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+_STRATEGY_COLUMNS = ("id", "slug", "name", "description", "active", "position")
+
+
+def every_strategy() -> RawSQL:
+    """Return every strategy as one JSON array in the taxonomy's order (`Strategy.Meta.ordering`),
+    a scalar subquery for a read the page makes anyway (`strategies_read_with`), so the taxonomy
+    costs no round trip of its own (issue 27)."""
+    table = connection.ops.quote_name(Strategy._meta.db_table)
+    pairs = ", ".join(f"'{column}', {connection.ops.quote_name(column)}" for column in _STRATEGY_COLUMNS)
+    order = ", ".join(connection.ops.quote_name(column) for column in _strategy_order())
+    if connection.vendor == "postgresql":
+        sql = f"SELECT JSONB_AGG(JSONB_BUILD_OBJECT({pairs}) ORDER BY {order}) FROM {table}"
+    else:  # SQLite: ordered in Python (`strategies_read_with`), as BINARY collation orders text
+        sql = f"SELECT JSON_GROUP_ARRAY(JSON_OBJECT({pairs})) FROM {table}"
+    return RawSQL(sql, [], output_field=models.JSONField())
+
+
+def strategies_read_with(row: models.Model, name: str = "strategies") -> list[Strategy] | None:
+    """Return the strategies `every_strategy` read onto `row` as `name`, in order; None when the
+    row was read without them."""
+    if name not in vars(row):
+        return None
+    documents = vars(row)[name] or []  # no strategy at all: PostgreSQL aggregates no row to NULL
+    strategies = [Strategy(**{**document, "active": bool(document["active"])}) for document in documents]
+    if connection.vendor != "postgresql":
+        strategies.sort(key=lambda strategy: tuple(getattr(strategy, column) for column in _strategy_order()))
+    return strategies
+
+
+def _strategy_order() -> list[str]:
+    return list(Strategy._meta.ordering or [])  # plain ascending columns: ["position", "name"]
 
 
 class AnnotationQuerySet(models.QuerySet["Annotation"]):

@@ -16,6 +16,8 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html_join
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -31,7 +33,7 @@ from annotation.labelling.forms import (
     strategy_choices,
     version_from_form,
 )
-from annotation.labelling.models import Annotation, Strategy, counted_tabs, tab_counts
+from annotation.labelling.models import Annotation, Strategy, counted_tabs, strategies_read_with, tab_counts
 from annotation.labelling.schema import (
     CHOICES,
     CONFLICT_KINDS,
@@ -83,6 +85,27 @@ KEYBOARD_SHORTCUTS = (
     ("Ctrl+Enter", "Submit"),
     ("Esc", "Leave a text box (so the keys above work again)"),
 )
+
+# The workbench's fixed lists as HTML made once per process: the same markup its template loops
+# printed node by node on every request, a quarter of the page's template nodes (issue 27).
+SHORTCUTS_HTML = format_html_join("", "<dt><kbd>{}</kbd></dt><dd>{}</dd>", KEYBOARD_SHORTCUTS)
+CONSTRAINT_CHIPS_HTML = format_html_join(
+    "",
+    '<button type="button" data-append-line="{}" data-target="t_constraints">+ {}</button>',
+    ((constraint, constraint) for constraint in SUGGESTED_CONSTRAINTS),
+)
+
+
+def script_word_buttons(text: str, *, disabled: bool) -> SafeString:
+    """Return the script's words as the stress picker's buttons (one loop in Python, not ~80
+    template nodes); disabled once the annotation is submitted."""
+    state = mark_safe(" disabled") if disabled else ""
+    return format_html_join(
+        "",
+        '<button type="button" class="word" data-index="{}" data-word="{}" aria-pressed="false"{}>{}</button>',
+        ((index, word, state, word) for index, word in enumerate(script_words(text))),
+    )
+
 
 # The keys beside the polarity, emotion and intensity choices as the person's shortcut setting
 # makes them (static/js/shortcuts.js): with Alt required, Alt+1-3 is the 1-3 keys (an emotion).
@@ -181,7 +204,7 @@ def queue_rows(annotations: list[Annotation], *, show_submitted: bool) -> list[Q
 @never_cache
 def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     """Label one item; the page restores whatever was last saved."""
-    read = own_annotation(request.user, annotation_id, with_tab_counts=True)
+    read = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
     # Opening changes no tab (assigned and draft are both open): the read's counts still hold.
     annotation = workflows.open_annotation(read)
     context = workbench_context(annotation, progress=annotator_progress(read))
@@ -202,7 +225,9 @@ def workbench_context(
     item = annotation.item
     perception = perception if perception is not None else annotation.perception
     tom = tom if tom is not None else annotation.tom
-    strategies = list(Strategy.objects.all())
+    strategies = strategies_read_with(annotation)
+    if strategies is None:
+        strategies = list(Strategy.objects.all())
     slugs = [strategy.slug for strategy in strategies]
     chosen = strategy_choices(tom, slugs)
     recording = item.recording
@@ -212,7 +237,7 @@ def workbench_context(
         "item": item,
         "perception": perception,
         "tom": tom,
-        "words": list(enumerate(script_words(item.text))),
+        "word_buttons": script_word_buttons(item.text, disabled=annotation.is_submitted),
         "is_emotion_shift": item.scenario == Scenario.EMOTION_SHIFT,
         "segments_editable": item.scenario == Scenario.EMOTION_SHIFT and not annotation.is_submitted,
         "choices": CHOICES,
@@ -224,7 +249,7 @@ def workbench_context(
             if strategy.active or chosen[strategy.slug]
         ],
         "constraints_text": "\n".join(tom.get("constraints", [])),
-        "suggested_constraints": SUGGESTED_CONSTRAINTS,
+        "constraint_chips": CONSTRAINT_CHIPS_HTML,
         "draft": draft if draft is not None and draft.ok else None,
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
@@ -237,7 +262,7 @@ def workbench_context(
         "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
-        "shortcuts": KEYBOARD_SHORTCUTS,
+        "shortcuts": SHORTCUTS_HTML,
         "key_hints": CHOICE_KEY_HINTS.get(annotation.annotator.shortcut_keys, {}),
         "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
@@ -345,7 +370,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             cross_turn=cross_turn,
         )
     except workflows.InvalidLabels as invalid:
-        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
         context = workbench_context(
             annotation,
             perception=perception,
@@ -356,7 +381,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
         )
         return render(request, "annotation/labelling/workbench.html", context, status=422)
     except workflows.StaleAnnotation as stale:
-        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True)
+        annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
         context = workbench_context(
             annotation,
             perception=perception,

@@ -46,6 +46,7 @@ from annotation.recording.takes import TakeNotAllowed, record_take, upload_limit
 from annotation.recording.views import MAX_IMPORT_BYTES
 from webapp.api.errors import ProblemSerializer, problem
 from webapp.api.parsers import CsvParser, JsonLinesParser, RawFile
+from webapp.api.rows import row_shape
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -254,6 +255,14 @@ def _upload_of(request: Request) -> tuple[bytes, str]:
     return upload.read(), upload.name or "upload"
 
 
+def _item_documents(view: ListCreateAPIView[Item]) -> Response:
+    """A page of the view's items as ItemSerializer's documents, written from plain rows
+    (webapp.api.rows): no model instances, no per-cell serializer work (issue 27)."""
+    shape = row_shape(ItemSerializer)
+    page = view.paginate_queryset(shape.values(view.get_queryset()))
+    return view.get_paginated_response(shape.documents(page or []))
+
+
 class ItemListView(ListCreateAPIView[Item]):
     """Every item (script), filterable; and bulk create or update from JSON, CSV or JSONL."""
 
@@ -263,7 +272,7 @@ class ItemListView(ListCreateAPIView[Item]):
     parser_classes = [JSONParser, MultiPartParser, CsvParser, JsonLinesParser]
 
     def get_queryset(self) -> QuerySet[Item]:
-        items = Item.objects.select_related("actor")
+        items = Item.objects.all()
         for name, choices in (
             ("state", Item.State.values),
             ("scenario", Scenario.values),
@@ -272,6 +281,9 @@ class ItemListView(ListCreateAPIView[Item]):
             if value := _choice_filter(self.request, name, choices):
                 items = items.filter(**{name: value})
         return items
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _item_documents(self)
 
     @extend_schema(
         summary="List items",
@@ -352,10 +364,13 @@ class AssignmentView(ListCreateAPIView[Item]):
     parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet[Item]:
-        items = Item.objects.filter(actor__isnull=False).select_related("actor")
+        items = Item.objects.filter(actor__isnull=False)
         if actor := self.request.query_params.get("actor"):
             items = items.filter(actor__username=actor)
         return items
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _item_documents(self)
 
     @extend_schema(summary="List assigned items", parameters=[OpenApiParameter("actor", str)])
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:

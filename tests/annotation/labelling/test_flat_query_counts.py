@@ -76,3 +76,5 @@ def test_query_counts_stay_flat_with_ten_times_the_work(make_user: Callable[...,
 
     assert large == small
     assert small["queue"] == 2 and small["list API"] == 2  # the session read, then the page
+    assert small["one annotation API"] == 2
+    assert small["workbench"] == 2  # the session, then the annotation with its counts and strategies
