@@ -8,7 +8,10 @@ Ownership: `_claim` makes one attempt (`attempts = N`) the owner of a running jo
 write of that attempt (progress, metrics, log, heartbeat, the final result) is a conditional
 UPDATE on `(pk, attempts=N, status=running)`, so once a stalled attempt has been reaped and
 another worker has claimed the job, the stalled one can write nothing: its next write finds no
-row, raises JobLost, and it stops without a result. Reaping is done by a periodic task (Celery
+row, raises JobLost, and it stops without a result. Rows a job claims to work on (a build stage's
+samples) carry the same owner, `claimed_job` + `claimed_attempt` (`attempt_mark`), and are written
+under the same rule (`claimed_by_attempt`), so one scheme decides what any attempt may still write.
+Reaping is done by a periodic task (Celery
 beat), by workers as they start, or by `manage.py reap_jobs`; never by a page view, where a slow
 request could make a live job look dead.
 """
@@ -262,6 +265,21 @@ def owned_by_attempt(job: Job) -> QuerySet[Job]:
     if job.status == JobStatus.RUNNING:
         rows = rows.filter(attempts=job.attempts, status=JobStatus.RUNNING)
     return rows
+
+
+def attempt_mark(job: Job) -> dict[str, Any]:
+    """Return the columns that mark a work row as claimed by this attempt of `job`."""
+    return {"claimed_job": job, "claimed_attempt": job.attempts}
+
+
+def claimed_by_attempt(rows: QuerySet[Any], job: Job) -> QuerySet[Any]:
+    """Return those of `rows` (with `attempt_mark`'s columns) still claimed by this attempt of `job`."""
+    return rows.filter(**attempt_mark(job))
+
+
+def claimed_by_earlier_attempt(job: Job) -> Q:
+    """Match work rows an earlier attempt of `job` claimed (its worker died; this attempt takes over)."""
+    return Q(claimed_job=job, claimed_attempt__lt=job.attempts)
 
 
 def _claim(job_id: int) -> Job | None:

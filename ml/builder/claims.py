@@ -10,6 +10,9 @@ The race each function prevents:
   written, so a reaped attempt that wakes up cannot finish a sample a second time.
 - ``release_dead_claims``: rows held by an earlier attempt of this job (its worker died) go back to
   pending before this attempt claims anything; rows of finished jobs likewise when a stage resumes.
+
+Who owns a row is the job machinery's one rule (`webapp.jobs.attempt_mark`, `claimed_by_attempt`),
+the same that guards the job row itself.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from ml.builder.models import (
 )
 from ml.builder.stages import DIALOGUE_BROKEN, STAGE_VERSIONS, TRAJECTORIES
 from webapp.db import compare_and_set
+from webapp.jobs import attempt_mark, claimed_by_attempt, claimed_by_earlier_attempt
 from webapp.models import FINISHED_STATUSES, Job
 
 ROW_BATCH = 2000
@@ -88,9 +92,7 @@ def release_dead_claims(job: Job, build_id: int, stage: str) -> int:
     # The finished-job test is an EXISTS over the row, not a join: compare_and_set keeps every
     # condition on the rows it writes, so a claim taken meanwhile is never released.
     job_finished = Exists(Job.objects.filter(pk=OuterRef("claimed_job_id"), status__in=FINISHED_STATUSES))
-    dead = (
-        Q(claimed_job=job, claimed_attempt__lt=job.attempts) | Q(claimed_job__isnull=True) | Q(job_finished)
-    )
+    dead = claimed_by_earlier_attempt(job) | Q(claimed_job__isnull=True) | Q(job_finished)
     return compare_and_set(running.filter(dead), status=SampleStageStatus.PENDING)
 
 
@@ -121,9 +123,8 @@ def claim_batch(job: Job, build_id: int, stage: str, size: int) -> list[list[Sam
         )
         SampleStage.objects.filter(id__in=head_ids + tail_ids).update(
             status=SampleStageStatus.RUNNING,
-            claimed_job=job,
-            claimed_attempt=job.attempts,
             claims=F("claims") + 1,
+            **attempt_mark(job),
         )
     rows = list(
         SampleStage.objects.filter(id__in=head_ids + tail_ids)
@@ -144,11 +145,8 @@ def finish_unit(job: Job, rows: Sequence[SampleStage], results: Sequence[SampleR
         for row in rows:
             result = by_sample[row.sample_id]
             written = compare_and_set(
-                SampleStage.objects.filter(
-                    pk=row.pk,
-                    status=SampleStageStatus.RUNNING,
-                    claimed_job=job,
-                    claimed_attempt=job.attempts,
+                claimed_by_attempt(
+                    SampleStage.objects.filter(pk=row.pk, status=SampleStageStatus.RUNNING), job
                 ),
                 status=SampleStageStatus.DONE,
                 outcome=Outcome.KEPT if result.kept else Outcome.DROPPED,
