@@ -311,6 +311,29 @@ def browser_page(open_browser_page: Callable[..., AbstractContextManager[Any]]) 
         yield page
 
 
+# Set ECHOSTUDIO_SCREENSHOTS=/some/folder to keep every test's screenshots there, one folder per test.
+SCREENSHOTS_KEPT_IN = "ECHOSTUDIO_SCREENSHOTS"
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A folder for the test's screenshots inside its own tmp_path, so no two tests (nor two runs at
+    once) write the same file. Its path is printed and recorded in the report (junit `screenshots`
+    property); with ECHOSTUDIO_SCREENSHOTS set they are also copied there for a person to look at."""
+    folder = tmp_path / "screenshots"
+    folder.mkdir()
+    request.node.user_properties.append(("screenshots", str(folder)))
+    yield folder
+    if not any(folder.iterdir()):
+        return
+    kept_in = os.environ.get(SCREENSHOTS_KEPT_IN, "")
+    if kept_in:
+        target = Path(kept_in) / re.sub(r"[^\w.-]+", "_", request.node.nodeid)
+        shutil.copytree(folder, target, dirs_exist_ok=True)
+        folder = target
+    print(f"screenshots of {request.node.nodeid}: {folder}")
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: object) -> None:
     # Real hashers cost ~0.5 s per user on this machine; the hash itself is not what tests check.

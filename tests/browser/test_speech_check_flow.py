@@ -26,7 +26,6 @@ from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-26")
 
 # Each word's left edge and width on screen, relative to the waveform's box.
 WORD_BOXES = """() => {
@@ -41,9 +40,13 @@ WORD_BOXES = """() => {
 
 
 def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_ruler(
-    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any, make_user: Any
+    open_browser_page: Any,
+    live_server: Any,
+    transactional_db: None,
+    users: Any,
+    make_user: Any,
+    screenshots: Path,
 ) -> None:
-    SHOTS.mkdir(exist_ok=True)
     for n in (1, 2):
         make_user(Role.REVIEWER, f"panel{n}")  # three reviewers in all, as a take needs
     actor = users["actor"]
@@ -75,7 +78,7 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         assert "The take may not say 'bank' where the script has it." in flags
         assert "Flagged for review" in flags
         assert "Script\ndoubtful ('bank')" in page.inner_text("[data-testid=speech]")
-        page.screenshot(path=str(SHOTS / "take-page-misread.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "take-page-misread.png"), full_page=True)
 
     # The right reading, accepted by its three reviewers, becomes the recording an annotator labels.
     item = ItemFactory.create(
@@ -101,7 +104,7 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
             assert box["left"] == pytest.approx(box["start"] / total * wave["width"], abs=4), box
             assert box["width"] == pytest.approx((box["end"] - box["start"]) / total * wave["width"], abs=4)
         assert "phones/s" in page.inner_text("[data-testid=speaking-rate]")
-        page.screenshot(path=str(SHOTS / "workbench-word-ruler.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-word-ruler.png"), full_page=False)
 
         # A segment dragged from a little after "fox" starts to a little before "over" ends
         # snaps to those words' boundaries.
@@ -127,15 +130,14 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         visible = [box for box in zoomed if box["visible"]]
         assert 0 < len(visible) < len(zoomed)
         assert max(box["width"] for box in zoomed) > 2 * max(box["width"] for box in boxes)
-        page.screenshot(path=str(SHOTS / "workbench-word-ruler-zoomed.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-word-ruler-zoomed.png"), full_page=False)
 
 
 def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_the_dashboard(
-    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     take_wav = wav_of(harmonic_tone(glide(150.0, 220.0, seconds=1.2)))
 
-    SHOTS.mkdir(exist_ok=True)
     with override_settings(SPEECH_CHECKS=False):  # the flag as the models leave it (first test)
         take = record(
             users["actor"], ItemFactory.create(external_id="EE-CART", actor=users["actor"]), take_wav
@@ -154,7 +156,7 @@ def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_
         page.wait_for_selector("[data-testid=speech-flags]")
         assert SCRIPT_REASON in page.inner_text("[data-testid=speech-flags]")
         assert "Change to reject" in page.inner_text("#verdict-form")
-        page.screenshot(path=str(SHOTS / "review-after-verdict.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "review-after-verdict.png"), full_page=True)
 
     with open_browser_page(viewport={"width": 1280, "height": 900}) as page:
         log_in(page, live_server, "admin", start="/accounts/login/?next=/manage/")
@@ -165,4 +167,4 @@ def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_
         page.wait_for_selector("[data-testid=speech-flags]")
         assert SCRIPT_REASON in page.inner_text("[data-testid=speech-flags]")
         page.goto(f"{live_server.url}/manage/")
-        panel.screenshot(path=str(SHOTS / "admin-flagged-takes.png"))
+        panel.screenshot(path=str(screenshots / "admin-flagged-takes.png"))

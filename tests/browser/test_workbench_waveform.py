@@ -15,7 +15,6 @@ from webapp.lib import vocabulary
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-23")  # the issue's closing note shows the workbench at 1,400 px
 
 LABEL_BOXES = """() => {
   const host = document.querySelector("[data-testid=waveform]").firstElementChild;
@@ -31,10 +30,9 @@ def _covers(a: list[float], b: list[float]) -> bool:
 
 
 def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_labels(
-    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     (mine,) = assign(LabellingItemFactory.create(scenario=vocabulary.EMOTION_SHIFT), users["annotator"])
-    SHOTS.mkdir(exist_ok=True)
     with open_browser_page(viewport={"width": 1400, "height": 900}) as page:
         open_workbench(page, live_server, mine)
         waveform = page.locator("[data-testid=waveform]").bounding_box()
@@ -68,8 +66,8 @@ def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_label
         note = page.locator("[data-testid=segment-overlaps]")
         assert note.is_visible() and note.inner_text() == "Segment 2 overlaps the one before it."
         assert "overlap" in (rows.nth(1).get_attribute("class") or "")
-        page.screenshot(path=str(SHOTS / "workbench-1400.png"), full_page=False)
-        page.screenshot(path=str(SHOTS / "workbench-1400-full.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "workbench-1400.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-1400-full.png"), full_page=True)
 
         page.locator("[data-testid=workbench-title]").click()
         page.keyboard.press("+")
@@ -78,4 +76,4 @@ def test_the_workbench_waveform_spans_the_column_with_ruler_zoom_and_clear_label
         assert page.inner_text("[data-testid=zoom-level]").startswith("zoom ×2.6 · ")
         boxes = page.evaluate(LABEL_BOXES)
         assert not any(_covers(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]), boxes
-        page.screenshot(path=str(SHOTS / "workbench-1400-zoomed.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-1400-zoomed.png"), full_page=False)
