@@ -20,7 +20,7 @@ from tests.annotation.recording.test_take_flags import SCRIPT_REASON, checked
 from tests.annotation.recording.test_take_speech_check import SCRIPT, espeak_wav
 from tests.browser.test_workbench_keeps_work import open_workbench
 from tests.factories import ItemFactory
-from tests.support.browser import log_in
+from tests.support.browser import log_in, wait_for_layout
 from webapp.lib import vocabulary
 from webapp.roles import Role
 
@@ -94,12 +94,16 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
     with open_browser_page(viewport={"width": 1280, "height": 900}) as page:
         open_workbench(page, live_server, annotation)
         page.wait_for_selector("[data-word-ruler].timed")
-        page.wait_for_timeout(300)
         wave = page.locator("[data-testid=waveform]").bounding_box()
-        boxes = page.evaluate(WORD_BOXES)
+        total = right.duration_seconds
+
+        def at_its_time(box: dict[str, Any]) -> bool:
+            return abs(box["left"] - box["start"] / total * wave["width"]) <= 4
+
+        # The ruler lays its words out a frame after the waveform is drawn.
+        boxes = wait_for_layout(page, WORD_BOXES, lambda found: bool(found) and all(map(at_its_time, found)))
         assert [box["text"] for box in boxes] == [word["text"] for word in words]
         # Each word sits at its time: left edge at start / duration of the waveform's width.
-        total = right.duration_seconds
         for box in boxes:
             assert box["left"] == pytest.approx(box["start"] / total * wave["width"], abs=4), box
             assert box["width"] == pytest.approx((box["end"] - box["start"]) / total * wave["width"], abs=4)
@@ -125,8 +129,10 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         page.locator("[data-testid=workbench-title]").click()
         for _ in range(3):
             page.keyboard.press("+")
-        page.wait_for_timeout(400)
-        zoomed = page.evaluate(WORD_BOXES)
+        widest = max(box["width"] for box in boxes)
+        zoomed = wait_for_layout(
+            page, WORD_BOXES, lambda found: max(box["width"] for box in found) > 2 * widest
+        )
         visible = [box for box in zoomed if box["visible"]]
         assert 0 < len(visible) < len(zoomed)
         assert max(box["width"] for box in zoomed) > 2 * max(box["width"] for box in boxes)
