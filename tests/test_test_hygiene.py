@@ -51,6 +51,7 @@ def _rules(snippet: str) -> list[str]:
     [
         'page.screenshot(path="/tmp/h17check-spot-check.png", full_page=True)',
         'SHOTS = Path("/tmp/shots-23")',
+        'page.locator("section").screenshot(path="/tmp/shots-23/agreement.png")',
         'shot.replace(Path("/tmp") / f"h16study-{shot.name}")',
         'with open(f"/tmp/{name}.json", "w") as out: ...',
         'target = "/tmp/report.html"',

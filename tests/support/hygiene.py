@@ -152,7 +152,9 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
-        last = name.rsplit(".", 1)[-1]
+        # The called name itself, also at the end of a chain through calls: page.locator(...).screenshot
+        last = node.func.attr if isinstance(node.func, ast.Attribute) else name
+        name = name or f"...{last}"
         if name.endswith("gettempdir"):
             self._add(node, "fixed temp path", f"{name}(): write under tmp_path instead")
         if last in PATH_TAKERS:
