@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -229,6 +229,24 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace")[-5000:]
 
 
+def _purge_stale_messages(queues: Iterable[str]) -> set[str]:
+    """Drop the messages earlier tests or test runs left on these queues; return the queues.
+
+    The broker outlives the test database (var/broker/ or a Redis database), and job ids start
+    again at 1 in each new test database: a message left for an old job 5 would run this test's
+    job 5 on whichever worker takes it, such as a builder audio stage on a worker not meant to.
+    """
+    from kombu import Queue
+
+    from webapp.celery import app
+
+    names = set(queues)
+    with app.connection_for_write() as broker:
+        for name in names:
+            Queue(name).bind(broker.default_channel).purge()
+    return names
+
+
 @pytest.fixture
 def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start real worker processes against the test database and the configured broker."""
@@ -240,8 +258,21 @@ def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[
     if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
         skip_or_fail("a worker process cannot share an in-memory SQLite database")
     started: list[WorkerProcess] = []
+    from django.conf import settings
+
+    purged = _purge_stale_messages(settings.JOB_QUEUES)
 
     def start(queues: str = "default,gpu", **extra_env: str) -> WorkerProcess:
+        from webapp.models import Job, JobStatus
+
+        # A queue only the worker's environment names (a builder pool) is cleared the first time a
+        # worker is started on it, unless this test already has a job waiting there.
+        fresh = [
+            queue
+            for queue in queues.split(",")
+            if queue not in purged and not Job.objects.filter(queue=queue, status=JobStatus.QUEUED).exists()
+        ]
+        purged.update(_purge_stale_messages(fresh))
         log = tmp_path / f"worker{len(started)}.log"
         worker = WorkerProcess(_worker_environment(extra_env), log, queues)
         worker.start()
