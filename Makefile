@@ -5,21 +5,23 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint typecheck check-deploy worker venv install install-dev clean
+.PHONY: run test lint typecheck check-deploy worker venv install install-dev lock clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed: requirements.txt requirements-speech.txt | $(PY)
-	$(PY) -m pip install --quiet -r requirements.txt
+# Installs are from the lock files, every download checked against its hash (docs/dependencies.md).
+# requirements-speech.txt stays as it is: exact pins installed without their dependencies.
+$(VENV)/.installed: requirements.lock requirements-speech.txt | $(PY)
+	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
 	printf '#!/bin/sh\nPYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" exec "$(CURDIR)/$(PY)" -m webapp.client "$$@"\n' > $(VENV)/bin/echostudio
 	chmod +x $(VENV)/bin/echostudio
 	touch $@
 
-$(VENV)/.installed-dev: requirements.txt requirements-dev.txt requirements-speech.txt | $(PY)
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+$(VENV)/.installed-dev: requirements-dev.lock requirements-speech.txt | $(PY)
+	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
 	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
 	touch $@ $(VENV)/.installed
 
@@ -29,6 +31,15 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev node_modules/.package-lock.json
+
+## Regenerate requirements.lock and requirements-dev.lock after editing requirements*.txt, keeping
+## every other pin; `make lock UPGRADE=transformers` also moves one package, `UPGRADE=all` every one.
+PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" $(VENV)/bin/pip-compile --quiet --generate-hashes \
+  --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links \
+  $(if $(filter all,$(UPGRADE)),--upgrade,$(if $(UPGRADE),--upgrade-package $(UPGRADE)))
+lock: install-dev
+	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
+	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock requirements-dev.txt
 
 ## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker and beat).
 run: install

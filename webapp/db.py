@@ -2,9 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from django.db import connection, models
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ThreadOrm:
+    """The one rule for the ORM around thread pools (the judge client's, a build stage's).
+
+    Django gives every thread its own database connection and closes none that a pool thread
+    opened. A ThreadOrm is made on the thread that owns the work (a request or a job). Work that
+    must see that thread's open transaction (the judge cache inside a job's or a test's atomic
+    block) touches the database only when `on_owner_thread()`; work that commits on its own (a
+    build stage's samples and LLM call log) runs on pool threads wrapped in `closing`, which closes
+    the connection the pool thread opened when the work ends.
+    """
+
+    def __init__(self) -> None:
+        self.owner = threading.get_ident()
+
+    def on_owner_thread(self) -> bool:
+        return threading.get_ident() == self.owner
+
+    def closing(self, work: Callable[P, R]) -> Callable[P, R]:
+        """Wrap `work` so that, run on a pool thread, it closes that thread's connection after."""
+
+        @functools.wraps(work)
+        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return work(*args, **kwargs)
+            finally:
+                if not self.on_owner_thread():
+                    connection.close()
+
+        return run
 
 
 def refresh_planner_statistics(*tables: type[models.Model]) -> None:

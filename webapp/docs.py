@@ -21,7 +21,16 @@ from webapp.lib.markdown_pages import render as render_markdown
 
 README = "README.md"
 # The reading order of the docs/ pages in the site's list; a page not named here follows, A to Z.
-READING_ORDER = ("user-guide", "dialogues", "builder", "training", "api", "deployment", "architecture")
+READING_ORDER = (
+    "user-guide",
+    "dialogues",
+    "builder",
+    "training",
+    "api",
+    "deployment",
+    "architecture",
+    "dependencies",
+)
 
 
 @dataclass(frozen=True)

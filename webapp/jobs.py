@@ -32,6 +32,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from webapp.db import compare_and_set
+from webapp.lib.provenance import current_provenance
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
@@ -287,7 +288,19 @@ def _claim(job_id: int) -> Job | None:
         job.heartbeat_at = now
         job.worker = f"{socket.gethostname()}:{os.getpid()}"
         job.message = "Started" if job.attempts == 1 else f"Restarted (attempt {job.attempts})"
-        job.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker", "message"])
+        # Per attempt: a job restarted on another worker ran (from then on) with that worker's code.
+        job.provenance = current_provenance()
+        job.save(
+            update_fields=[
+                "status",
+                "attempts",
+                "started_at",
+                "heartbeat_at",
+                "worker",
+                "message",
+                "provenance",
+            ]
+        )
         return job
 
 

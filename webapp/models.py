@@ -27,16 +27,6 @@ class User(AbstractUser):
     # Read by static/js/shortcuts.js through <body data-shortcuts>, before any page's own keys.
     shortcut_keys = models.CharField(max_length=10, choices=ShortcutKeys.choices, default=ShortcutKeys.SINGLE)
 
-    class Meta:
-        permissions = [
-            ("record_takes", "Can record and upload takes of assigned scripts"),
-            ("review_takes", "Can blind-review takes"),
-            ("annotate_items", "Can annotate accepted recordings"),
-            ("adjudicate_items", "Can adjudicate annotations into gold references"),
-            ("rate_outputs", "Can rate anonymised model outputs"),
-            ("manage_studio", "Can manage items, people, systems and jobs"),
-        ]
-
     def __str__(self) -> str:
         return self.display_name or self.username
 
@@ -92,6 +82,11 @@ class Job(models.Model):
     cancel_requested = models.BooleanField(default=False)
     enqueued_at = models.DateTimeField(
         null=True, blank=True, help_text="When its id last reached the broker; empty while no send has"
+    )
+    provenance = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What its last attempt ran with: project commit, torch, transformers, peft versions",
     )
 
     class Meta:

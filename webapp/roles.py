@@ -1,7 +1,9 @@
-"""The five roles of EchoStudio as groups with permissions, and the checks every view uses.
+"""The six roles of EchoStudio as groups, and the checks every view uses.
 
 Roles are Django groups so admins manage people in the Django admin; code asks `has_role`, never
-group names directly. The lead annotator is an annotator with one extra group.
+group names directly. The lead annotator is an annotator with one extra group. The groups carry no
+Django permissions: every check is a role check here, so a per-model permission granted in the
+admin could only suggest an access that no view would honour.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any, ClassVar, TypeVar, cast
 
-from django.contrib.auth.models import AnonymousUser, Group, Permission
-from django.contrib.contenttypes.models import ContentType
+from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -47,15 +48,6 @@ ROLE_LABELS = {
     Role.ADMIN: "Admin",
 }
 
-ROLE_PERMISSIONS: dict[Role, tuple[str, ...]] = {
-    Role.VOICE_ACTOR: ("record_takes",),
-    Role.REVIEWER: ("review_takes",),
-    Role.ANNOTATOR: ("annotate_items",),
-    Role.LEAD_ANNOTATOR: ("annotate_items", "adjudicate_items"),
-    Role.EVALUATOR: ("rate_outputs",),
-    Role.ADMIN: ("manage_studio",),
-}
-
 # Where each role's work queue lives; the first role a user holds in this order is their landing page.
 ROLE_HOME_URL_NAMES: dict[Role, str] = {
     Role.ADMIN: "annotation:admin_dashboard",
@@ -68,15 +60,8 @@ ROLE_HOME_URL_NAMES: dict[Role, str] = {
 
 
 def ensure_role_groups() -> dict[Role, Group]:
-    """Create (or repair) one group per role carrying that role's permissions."""
-    user_type = ContentType.objects.get_for_model(User)
-    groups: dict[Role, Group] = {}
-    for role, codenames in ROLE_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=role.label)
-        permissions = Permission.objects.filter(content_type=user_type, codename__in=codenames)
-        group.permissions.set(permissions)
-        groups[role] = group
-    return groups
+    """Create one group per role (the role's name is all a group carries)."""
+    return {role: Group.objects.get_or_create(name=role.label)[0] for role in Role}
 
 
 def grant_role(user: User, role: Role) -> None:

@@ -1,7 +1,8 @@
 """The replies after earlier dialogue turns, read in one batch (the rule: `webapp.lib.replies`).
 
-The source ("planned", "gold" or "own") is the caller's; gold is read through the item's reverse
-relation by name (`annotation.gold` is a later layer) and a system's own replies come in as data.
+The source ("planned", "gold" or "own") is the caller's; gold is read through the reader gold
+registers (`annotation.recording.current_gold`: gold is a later layer) and a system's own replies
+come in as data.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from annotation.recording.current_gold import current_gold_by_item
 from annotation.recording.models import Item
 from webapp.lib.replies import ReplySource, earlier_reply
 
@@ -41,12 +43,8 @@ def earlier_replies(
     gold: dict[int, str] = {}
     if source == "gold":
         gold = {
-            pk: text or ""
-            for pk, text in Item.objects.filter(
-                pk__in=[turn.pk for turn in earlier], gold_references__is_current=True
-            )
-            .order_by()
-            .values_list("pk", "gold_references__reference_response")
+            pk: found.reference_response
+            for pk, found in current_gold_by_item(turn.pk for turn in earlier).items()
         }
     by_dialogue: dict[int, list[EarlierReply]] = defaultdict(list)
     for turn in earlier:

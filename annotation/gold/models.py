@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Exists, OuterRef
 
 from annotation.labelling.models import Annotation
+from annotation.recording.current_gold import CurrentGold, register_current_gold_reader
 from annotation.recording.models import Item
 
 
@@ -84,3 +85,18 @@ class GoldReference(models.Model):
 
     def __str__(self) -> str:
         return f"gold v{self.version} of {self.item_id}"
+
+
+def _current_gold_for_earlier_layers(item_ids: list[int]) -> dict[int, CurrentGold]:
+    golds = GoldReference.objects.only("item_id", "reference_response", "perception").current_by_item(
+        item_ids
+    )
+    return {
+        item_id: CurrentGold(
+            reference_response=gold.reference_response or "", perception=gold.perception or {}
+        )
+        for item_id, gold in golds.items()
+    }
+
+
+register_current_gold_reader(_current_gold_for_earlier_layers)

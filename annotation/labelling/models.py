@@ -88,6 +88,10 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
             .order_by("submitted_at", "pk")
         )
 
+    def lock_item_of(self, annotation_id: int) -> int | None:
+        """Lock the item an annotation belongs to, before the annotation (ItemQuerySet's order); return its id."""
+        return Item.objects.lock_if_exists(Subquery(self.filter(pk=annotation_id).values("item_id")))
+
     def open(self) -> AnnotationQuerySet:
         """Return annotations still to be submitted (assigned, or a draft in progress)."""
         return self.filter(status__in=Annotation.OPEN_STATUSES)

@@ -71,7 +71,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
     if annotation.status != Annotation.Status.ASSIGNED:
         return annotation
     with transaction.atomic():
-        Item.objects.lock_of_annotation(annotation.pk)
+        Annotation.objects.lock_item_of(annotation.pk)
         locked = (
             Annotation.objects.select_for_update(of=("self",))
             .select_related("item__recording")
@@ -364,7 +364,7 @@ def _lock_for_change(annotation_id: int, user: User, expected_version: int) -> A
     # The item first, as everywhere (ItemQuerySet): a reopen racing an adjudication of the same
     # item waits for the gold to be saved and is then refused, instead of changing an annotation
     # the adjudication has just read.
-    Item.objects.lock_of_annotation(annotation_id)
+    Annotation.objects.lock_item_of(annotation_id)
     annotation = (
         Annotation.objects.select_for_update(of=("self",))
         .select_related("item")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Subquery
 
 from annotation.audio.suggestions import contours_for_waveform
 from webapp.lib import vocabulary
@@ -106,14 +107,14 @@ class ItemQuerySet(models.QuerySet["Item"]):
         """Lock the item row for the rest of the transaction (the first lock; see the class)."""
         return self.select_for_update(of=("self",)).get(pk=item_id)
 
-    def lock_of_annotation(self, annotation_id: int) -> int | None:
-        """Lock the item an annotation belongs to (before the annotation); return its id."""
-        return (
-            self.select_for_update(of=("self",))
-            .filter(annotations__pk=annotation_id)
-            .values_list("pk", flat=True)
-            .first()
-        )
+    def lock_if_exists(self, item_id: int | Subquery) -> int | None:
+        """Lock the item (an id, or a subquery giving one) if there is one; return its id.
+
+        A later layer passes a subquery of its own table (`AnnotationQuerySet.lock_item_of`), so
+        the lock takes one round trip without this layer naming that table.
+        """
+        locked = self.select_for_update(of=("self",)).filter(pk=item_id)  # type: ignore[misc]  # stubs omit expressions
+        return locked.values_list("pk", flat=True).first()
 
     def lock_all(self, item_ids: Iterable[int]) -> list[int]:
         """Lock several items in id order (the order every batch takes them in); return their ids."""

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Iterable
 
 from evaluation.judging.models import JudgeCacheEntry
+from webapp.db import ThreadOrm
 
 
 class DatabaseJudgeCache:
@@ -14,23 +15,20 @@ class DatabaseJudgeCache:
     `JudgeClient.judge_many` consults the cache from its pool threads; Django would open a
     connection per thread and nothing would close them. So pool threads only read and write
     memory: `prefetch` loads a chunk's answers beforehand and `flush` stores new answers, both on
-    the owner thread (judge_many calls its result callback there).
+    the owner thread (judge_many calls its result callback there): `webapp.db.ThreadOrm`'s rule.
     """
 
     def __init__(self) -> None:
-        self._owner = threading.get_ident()
+        self._orm = ThreadOrm()
         self._lock = threading.Lock()
         self._known: dict[str, str] = {}
         self._pending: dict[str, str] = {}
-
-    def _on_owner_thread(self) -> bool:
-        return threading.get_ident() == self._owner
 
     def get(self, key: str) -> str | None:
         with self._lock:
             if key in self._known:
                 return self._known[key]
-        if not self._on_owner_thread():
+        if not self._orm.on_owner_thread():
             return None
         text = JudgeCacheEntry.objects.filter(key=key).values_list("text", flat=True).first()
         if text is not None:
@@ -42,7 +40,7 @@ class DatabaseJudgeCache:
         with self._lock:
             self._known[key] = value
             self._pending[key] = value
-        if self._on_owner_thread():
+        if self._orm.on_owner_thread():
             self.flush()
 
     def prefetch(self, keys: Iterable[str]) -> None:

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
-
 from ml.builder.config import Endpoint
 from ml.builder.models import BuildLlmCall
 from webapp.lib.llm_client import (
@@ -146,8 +144,3 @@ class BuildLlm:
     def _prompt_lock(self, key: str) -> threading.Lock:
         with self._prompt_locks_guard:
             return self._prompt_locks.setdefault(key, threading.Lock())
-
-
-def close_thread_connection() -> None:
-    """Close this worker thread's database connection (each thread of a stage opens its own)."""
-    connection.close()

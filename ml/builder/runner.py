@@ -25,7 +25,7 @@ from django.utils import timezone
 from ml.builder import claims
 from ml.builder.config import BuildConfig
 from ml.builder.export_versions import start_export
-from ml.builder.llm import BuildLlm, close_thread_connection, endpoint_client
+from ml.builder.llm import BuildLlm, endpoint_client
 from ml.builder.logic.consistency import EmotionClassifier, EndpointClassifier
 from ml.builder.logic.local_classifier import LocalModelClassifier
 from ml.builder.logic.prompts import prompt_hashes
@@ -52,6 +52,7 @@ from ml.builder.stages import (
 )
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
+from webapp.db import ThreadOrm
 from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
 from webapp.models import Job, JobStatus, User
 
@@ -172,8 +173,6 @@ def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[clai
         logger.exception("builder step failed on %s", samples[0])
         detail = f"{type(exc).__name__}: {exc}"
         return [claims.SampleResult(sample.pk, False, STAGE_ERROR, detail) for sample in samples]
-    finally:
-        close_thread_connection()
 
 
 def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict[str, Any]:
@@ -187,10 +186,11 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
     stage_row = BuildStage.objects.get(build=build, stage=stage)
     last_summary = 0.0
     try:
+        run_unit = ThreadOrm().closing(_run_unit)  # each pool thread's connection closed after its unit
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
             while units := claims.claim_batch(job, build.pk, stage, config.batch_size):
                 futures = {
-                    pool.submit(_run_unit, STEPS[stage], [row.sample for row in unit], context): unit
+                    pool.submit(run_unit, STEPS[stage], [row.sample for row in unit], context): unit
                     for unit in units
                 }
                 for future in as_completed(futures):

@@ -8,7 +8,9 @@ Layout of a checkpoint directory (local, or mirrored under an ``s3://bucket/pref
     metadata.json                          written last: its presence marks a complete checkpoint
 
 metadata.json holds the training config, the dataset snapshot ids, the metrics, ``created_at``
-(UTC ISO 8601), and the sha256 of every weight file so a copy can be verified.
+(UTC ISO 8601), the sha256 of every weight file so a copy can be verified, and ``provenance``:
+the project commit and the torch, transformers and peft versions that wrote it
+(webapp.lib.provenance; empty in checkpoints written before it was recorded).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import torch
 from ml.core.config import LoraSettings
 from ml.core.speech.loading import load_speech_lm, resolve_model_path, split_s3_uri
 from ml.core.speech.model import SpeechLM
+from webapp.lib.provenance import current_provenance
 
 METADATA_FILE = "metadata.json"
 ADAPTER_CONFIG_FILE = "adapter_config.json"
@@ -48,6 +51,7 @@ class CheckpointMetadata:
     lora: dict[str, Any] | None = None
     format_version: int = FORMAT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """Return the metadata as indented JSON."""
@@ -162,6 +166,7 @@ def write_checkpoint(
         base_model=base_model,
         lora=lora.to_dict() if lora is not None else None,
         extra=dict(extra or {}),
+        provenance=current_provenance(),
     )
     (local / METADATA_FILE).write_text(metadata.to_json())
     if uploading:

@@ -105,6 +105,12 @@ class Checkpoint(models.Model):
         value = self.metadata.get("metrics", {})
         return value if isinstance(value, dict) else {}
 
+    @property
+    def provenance(self) -> dict[str, str]:
+        """Return what wrote it (project commit, torch, transformers, peft), as its metadata.json says."""
+        value = self.metadata.get("provenance", {})
+        return value if isinstance(value, dict) else {}
+
 
 class OutputRewardScore(models.Model):
     """The reward model's verdict on one model output: content in [0, 5], audio alignment in [0, 1]."""

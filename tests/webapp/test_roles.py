@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib import admin
+from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 
 from webapp.models import User
@@ -58,3 +59,14 @@ def test_the_admin_mixin_defaults_to_the_admin_role(make_user: Callable[..., Use
 
     assert RoleAdminAccess.admin_roles == (Role.ADMIN,)
     assert RoleAdminAccess().may_manage(request)
+
+
+def test_roles_carry_no_django_permissions_that_no_view_checks(make_user: Callable[..., User]) -> None:
+    # Every check is a role check (webapp.roles); a permission in a group would promise an access
+    # that no view honours, so the groups carry none and the old ones are gone from the database.
+    lead = make_user(Role.LEAD_ANNOTATOR, "lead")
+    admin_user = make_user(Role.ADMIN, "boss")
+
+    assert lead.get_all_permissions() == set()
+    assert admin_user.get_all_permissions() == set()
+    assert not Permission.objects.filter(content_type__app_label="webapp", codename="annotate_items").exists()

@@ -31,6 +31,7 @@ class JobSerializer(serializers.ModelSerializer[Job]):
             "created_at",
             "started_at",
             "finished_at",
+            "provenance",
         ]
         read_only_fields = fields
 

@@ -83,8 +83,9 @@ LINKS: dict[str, tuple[str, str]] = {
     "reward_checkpoint": ("ml:checkpoint", ""),
     "judge_config": ("evaluation:judge_config_edit", ""),
 }
-# Shown by their own key's link, or not meant for people (content hashes).
-HIDDEN = frozenset({"system_name", "weight_sha256"})
+# Shown by their own key's link or line (provenance: templates/webapp/_ran_with.html), or not meant
+# for people (content hashes).
+HIDDEN = frozenset({"system_name", "weight_sha256", "provenance"})
 _CHECKPOINT_CHOICE = re.compile(r"^checkpoint:(\d+)$")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django import template
 from django.urls import NoReverseMatch, reverse
 
+from webapp.lib.provenance import describe
 from webapp.lib.readable import facts, failure_sentence
 
 register = template.Library()
@@ -40,3 +41,9 @@ def readable_facts(data: Mapping[str, Any] | None) -> list[ShownFact]:
 def failure_text(error: str) -> str:
     """Return a failed job's error as one sentence saying what to do next."""
     return failure_sentence(error)
+
+
+@register.filter
+def ran_with(provenance: Mapping[str, str] | None) -> str:
+    """Return a job's or checkpoint's provenance (commit, library versions) as one line."""
+    return describe(provenance or {})

@@ -11,18 +11,18 @@ only its gold is shown, and only when it exists (`previous_gold`): gold is adjud
 (its item's annotations are closed), not a peer's open judgement, and it anchors the "emotion
 change since the last turn" label. Without gold the annotator judges the change from the audio.
 
-Gold lives in a later layer (`annotation.gold`), so it is read here through the item's reverse
-relation by name (`gold_references`), never by importing its model.
+Gold lives in a later layer (`annotation.gold`), so it is read here through the reader gold
+registers (`annotation.recording.current_gold`), never by importing its model.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 
 from annotation.dialogues.history import earlier_replies
+from annotation.recording.current_gold import current_gold_by_item
 from annotation.recording.models import Item
 from webapp.models import User
 from webapp.storage import audio_url
@@ -46,19 +46,6 @@ class PreviousGold:
     emotion: str
     intensity: str
     polarity: str
-
-
-def _current_gold(items: Any) -> dict[int, dict[str, Any]]:
-    rows = items.filter(gold_references__is_current=True).values(
-        "pk", "gold_references__reference_response", "gold_references__perception"
-    )
-    return {
-        row["pk"]: {
-            "reply": row["gold_references__reference_response"],
-            "perception": row["gold_references__perception"] or {},
-        }
-        for row in rows
-    }
 
 
 def dialogue_history(item: Item, viewer: User | AnonymousUser) -> list[EarlierTurn]:
@@ -88,9 +75,11 @@ def previous_gold(item: Item) -> PreviousGold | None:
     """Return the gold perception of the turn just before `item`, or None (no such turn, or no gold)."""
     if item.dialogue_id is None or not item.turn or item.turn < 2:
         return None
-    previous = Item.objects.filter(dialogue_id=item.dialogue_id, turn=item.turn - 1)
-    found = _current_gold(previous)
-    perception = next(iter(found.values()))["perception"] if found else {}
+    previous = Item.objects.filter(dialogue_id=item.dialogue_id, turn=item.turn - 1).values_list(
+        "pk", flat=True
+    )
+    found = current_gold_by_item(previous)
+    perception = next(iter(found.values())).perception if found else {}
     if not perception.get("emotion"):
         return None  # no gold, or gold without a perception (imported replies only): nothing to anchor
     return PreviousGold(

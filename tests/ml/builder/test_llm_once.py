@@ -6,10 +6,11 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from ml.builder.config import Endpoint
-from ml.builder.llm import BuildLlm, close_thread_connection
+from ml.builder.llm import BuildLlm
 from ml.builder.models import BuildLlmCall
 from tests.ml.builder.support import make_build
 from tests.support.fake_chat_server import json_reply, running_chat_server
+from webapp.db import ThreadOrm
 
 PROMPT = [{"role": "user", "content": "Screen this query: I lost my job today."}]
 
@@ -21,11 +22,9 @@ def test_the_same_prompt_asked_at_once_is_sent_once(transactional_db) -> None:
         endpoint = Endpoint(base_url=server.base_url, model="writer-a", max_concurrency=4, max_retries=1)
 
         # when four threads of one stage ask the same prompt together
+        @ThreadOrm().closing
         def ask(_: int) -> bool:
-            try:
-                return llm.ask(PROMPT, "sample-1").data == {"verdict": "keep"}
-            finally:
-                close_thread_connection()
+            return llm.ask(PROMPT, "sample-1").data == {"verdict": "keep"}
 
         with BuildLlm(build.pk, "query_filter", (endpoint,), 0.0) as llm, ThreadPoolExecutor(4) as pool:
             answers = list(pool.map(ask, range(4)))

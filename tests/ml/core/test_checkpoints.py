@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ml.core.checkpoints import load_checkpoint, save_checkpoint, verify_checkpoint
+from ml.core.checkpoints import CheckpointMetadata, load_checkpoint, save_checkpoint, verify_checkpoint
 from ml.core.config import LoraSettings
 from ml.core.speech.model import SpeechLM
+from webapp.lib.provenance import current_provenance
 
 
 def test_metadata_records_config_data_metrics_and_weight_hashes(
@@ -33,6 +34,30 @@ def test_metadata_records_config_data_metrics_and_weight_hashes(
     assert metadata["weight_sha256"] == {"model.safetensors": hashlib.sha256(weights).hexdigest()}
     assert metadata["created_at"].endswith("+00:00")
     assert saved.uri == str(tmp_path)
+
+
+def test_metadata_records_the_commit_and_library_versions_that_wrote_it(
+    tiny_qwen2_audio: SpeechLM, tmp_path: Path
+) -> None:
+    saved = save_checkpoint(tiny_qwen2_audio, tmp_path, {})
+
+    loaded = load_checkpoint(tmp_path)
+    assert saved.metadata.provenance == current_provenance()
+    assert loaded.metadata.provenance == current_provenance()
+    assert set(loaded.metadata.provenance) == {"commit", "torch", "transformers", "peft"}
+
+
+def test_metadata_written_before_provenance_was_recorded_still_reads() -> None:
+    written_before = {
+        "arch": "qwen2_audio",
+        "created_at": "2025-01-01T00:00:00+00:00",
+        "config": {},
+        "dataset_snapshot_ids": [],
+        "metrics": {},
+        "weight_sha256": {},
+    }
+
+    assert CheckpointMetadata.from_json(json.dumps(written_before)).provenance == {}
 
 
 def test_verification_rejects_changed_weights(tiny_qwen2_audio: SpeechLM, tmp_path: Path) -> None:

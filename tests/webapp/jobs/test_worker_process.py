@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+
 import pytest
 
 from tests.conftest import wait_until
@@ -24,6 +26,14 @@ def test_a_worker_process_runs_an_enqueued_job_to_success(worker_factory) -> Non
     wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"job never succeeded:\n{worker.log_text()}")
     assert job.result == {"steps": 3}
     assert job.worker and ":" in job.worker
+
+
+def test_a_worker_deployed_without_git_records_the_commit_its_deploy_names(worker_factory) -> None:
+    worker = worker_factory(**FAST_HEARTBEAT, ECHOSTUDIO_COMMIT="release-2026.12-1a2b3c")
+    job = start_job("diagnostic_sleep", parameters={"steps": 1, "delay_s": 0})
+    wait_until(lambda: _status(job) == JobStatus.SUCCEEDED, 60, f"job never succeeded:\n{worker.log_text()}")
+    assert job.provenance["commit"] == "release-2026.12-1a2b3c"
+    assert job.provenance["torch"] == metadata.version("torch")
 
 
 def test_killing_the_worker_mid_job_does_not_leave_it_running(worker_factory, settings) -> None:

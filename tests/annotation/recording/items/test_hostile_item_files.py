@@ -101,7 +101,7 @@ def test_a_long_line_after_good_ones_is_refused_too() -> None:
 
 
 def test_more_rows_than_the_cap_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(item_import, "MAX_ROWS", 100)
+    monkeypatch.setattr(item_import.reading, "MAX_ROWS", 100)
     rows = b"".join(b"EE-%d,Hi.,implicit,sad\n" % n for n in range(101))
     assert messages(HEADER + rows)[-1] == "The file holds more than 100 items; split it."
 
