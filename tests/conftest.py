@@ -250,6 +250,8 @@ def _purge_stale_messages(queues: Iterable[str]) -> set[str]:
 @pytest.fixture
 def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start real worker processes against the test database and the configured broker."""
+    from django.conf import settings
+
     from webapp.celery import app
     from webapp.health import check_broker
 
@@ -258,8 +260,6 @@ def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[
     if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
         skip_or_fail("a worker process cannot share an in-memory SQLite database")
     started: list[WorkerProcess] = []
-    from django.conf import settings
-
     purged = _purge_stale_messages(settings.JOB_QUEUES)
 
     def start(queues: str = "default,gpu", **extra_env: str) -> WorkerProcess:
