@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,11 +32,21 @@ def services_required() -> bool:
     return os.environ.get("ECHOSTUDIO_REQUIRE_SERVICES", "") not in ("", "0", "false")
 
 
-def skip_or_fail(reason: str) -> None:
-    """Skip a test whose service is unavailable, or fail it when services are required."""
-    if services_required():
+def skip_or_fail(reason: str, *, service_missing: bool = True) -> None:
+    """Skip a test whose service is unavailable, or fail it when services are required.
+
+    Every skip in the suite goes through here (tests/test_test_hygiene.py checks). A skip that is
+    about the run's choice rather than a missing service (`service_missing=False`: a test of
+    PostgreSQL's row locks on the SQLite pass, which CI's PostgreSQL pass runs) stays a skip."""
+    if service_missing and services_required():
         pytest.fail(f"required service unavailable: {reason}")
     pytest.skip(reason)
+
+
+def only_on_postgresql(reason: str) -> None:
+    """Skip a test of PostgreSQL's own behaviour (row locks, killed backends) on another database."""
+    if connection.vendor != "postgresql":
+        skip_or_fail(reason, service_missing=False)
 
 
 # The fake judge, LLM, TTS and audio servers tests start listen on 127.0.0.1: the outbound policy
@@ -219,19 +229,50 @@ class WorkerProcess:
         return self.log_path.read_text(errors="replace")[-5000:]
 
 
+def _purge_stale_messages(queues: Iterable[str]) -> set[str]:
+    """Drop the messages earlier tests or test runs left on these queues; return the queues.
+
+    The broker outlives the test database (var/broker/ or a Redis database), and job ids start
+    again at 1 in each new test database: a message left for an old job 5 would run this test's
+    job 5 on whichever worker takes it, such as a builder audio stage on a worker not meant to.
+    """
+    from kombu import Queue
+
+    from webapp.celery import app
+
+    names = set(queues)
+    with app.connection_for_write() as broker:
+        for name in names:
+            Queue(name).bind(broker.default_channel).purge()
+    return names
+
+
 @pytest.fixture
 def worker_factory(transactional_db: None, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start real worker processes against the test database and the configured broker."""
+    from django.conf import settings
+
     from webapp.celery import app
     from webapp.health import check_broker
 
     if not check_broker()["ok"]:
         skip_or_fail(f"Celery broker {app.conf.broker_url} is not reachable")
     if connection.vendor == "sqlite" and ":memory:" in str(connection.settings_dict["NAME"]):
-        pytest.skip("a worker process cannot share an in-memory SQLite database")
+        skip_or_fail("a worker process cannot share an in-memory SQLite database")
     started: list[WorkerProcess] = []
+    purged = _purge_stale_messages(settings.JOB_QUEUES)
 
     def start(queues: str = "default,gpu", **extra_env: str) -> WorkerProcess:
+        from webapp.models import Job, JobStatus
+
+        # A queue only the worker's environment names (a builder pool) is cleared the first time a
+        # worker is started on it, unless this test already has a job waiting there.
+        fresh = [
+            queue
+            for queue in queues.split(",")
+            if queue not in purged and not Job.objects.filter(queue=queue, status=JobStatus.QUEUED).exists()
+        ]
+        purged.update(_purge_stale_messages(fresh))
         log = tmp_path / f"worker{len(started)}.log"
         worker = WorkerProcess(_worker_environment(extra_env), log, queues)
         worker.start()
@@ -309,6 +350,29 @@ def browser_page(open_browser_page: Callable[..., AbstractContextManager[Any]]) 
     """A Playwright page in real headless Chromium, pointed at the live test server."""
     with open_browser_page() as page:
         yield page
+
+
+# Set ECHOSTUDIO_SCREENSHOTS=/some/folder to keep every test's screenshots there, one folder per test.
+SCREENSHOTS_KEPT_IN = "ECHOSTUDIO_SCREENSHOTS"
+
+
+@pytest.fixture
+def screenshots(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """A folder for the test's screenshots inside its own tmp_path, so no two tests (nor two runs at
+    once) write the same file. Its path is printed and recorded in the report (junit `screenshots`
+    property); with ECHOSTUDIO_SCREENSHOTS set they are also copied there for a person to look at."""
+    folder = tmp_path / "screenshots"
+    folder.mkdir()
+    request.node.user_properties.append(("screenshots", str(folder)))
+    yield folder
+    if not any(folder.iterdir()):
+        return
+    kept_in = os.environ.get(SCREENSHOTS_KEPT_IN, "")
+    if kept_in:
+        target = Path(kept_in) / re.sub(r"[^\w.-]+", "_", request.node.nodeid)
+        shutil.copytree(folder, target, dirs_exist_ok=True)
+        folder = target
+    print(f"screenshots of {request.node.nodeid}: {folder}")
 
 
 @pytest.fixture(autouse=True)

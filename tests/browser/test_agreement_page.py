@@ -25,15 +25,17 @@ from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-23")
-
 
 def _right(page: Any, selector: str) -> float:
     return page.locator(selector).evaluate("node => node.getBoundingClientRect().right")
 
 
 def test_the_per_annotator_table_is_reachable_to_its_last_column_and_undefined_turns_read_a_dash(
-    open_browser_page: Callable[..., AbstractContextManager[Any]], live_server, users, make_user
+    open_browser_page: Callable[..., AbstractContextManager[Any]],
+    live_server,
+    users,
+    make_user,
+    screenshots: Path,
 ):
     annotators = [make_user(Role.ANNOTATOR, name) for name in ("anastasia.w", "benedikt.k", "cleopatra.m")]
     _, items = recorded_dialogue(2)  # one dialogue: each turn number has a single item
@@ -48,18 +50,17 @@ def test_the_per_annotator_table_is_reachable_to_its_last_column_and_undefined_t
         tom=turn_tom(),
         expected_gold_version=0,
     )
-    SHOTS.mkdir(exist_ok=True)
 
     # Keyboard scrolling without animation: each arrow press has moved the region when it returns.
     with open_browser_page("--disable-smooth-scrolling", viewport={"width": 1400, "height": 900}) as page:
         log_in(page, live_server, "lead", start="/accounts/login/?next=/agreement/")
         page.wait_for_selector("[data-testid=annotator-agreement]")
-        page.screenshot(path=str(SHOTS / "agreement-1400.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "agreement-1400.png"), full_page=True)
         page.locator("section:has([data-testid=annotator-agreement])").screenshot(
-            path=str(SHOTS / "agreement-1400-annotators.png")
+            path=str(screenshots / "agreement-1400-annotators.png")
         )
         page.locator("section:has([data-testid=turn-agreement])").screenshot(
-            path=str(SHOTS / "agreement-1400-turns.png")
+            path=str(screenshots / "agreement-1400-turns.png")
         )
 
         page_width = page.evaluate("document.documentElement.clientWidth")
@@ -90,7 +91,7 @@ def test_the_per_annotator_table_is_reachable_to_its_last_column_and_undefined_t
             _right(page, last)
             <= _right(page, "[role=region]:has([data-testid=annotator-field-agreement])") + 1
         )
-        page.screenshot(path=str(SHOTS / "agreement-520-scrolled.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "agreement-520-scrolled.png"), full_page=True)
         page.set_viewport_size({"width": 1400, "height": 900})
 
         # Per turn: a single item is no sample, so every alpha there is undefined: a dash, never red.

@@ -86,7 +86,7 @@ def test_a_recorded_take_is_drawn_and_plays_before_it_is_sent(actor_page: Any, t
     page = actor_page
     page.click("#record-start")
     page.wait_for_selector("#record-stop:not([disabled])")
-    page.wait_for_timeout(1500)
+    _wait(page, "() => parseFloat(document.getElementById('record-clock').textContent) >= 1.5")
     page.click("#record-stop")
     page.wait_for_selector("#preview:not([hidden])")
     _wait(page, DRAWN)

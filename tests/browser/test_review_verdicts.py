@@ -26,7 +26,7 @@ def take_in_review(external_id: str, actor, reviewers) -> Take:
 
 
 def test_verdict_after_playback_changed_until_decided(
-    browser_page, live_server, transactional_db, users, make_user
+    browser_page, live_server, transactional_db, users, make_user, screenshots
 ) -> None:
     page = browser_page
     others = [make_user(Role.REVIEWER, name) for name in ("rev2", "rev3")]
@@ -53,7 +53,7 @@ def test_verdict_after_playback_changed_until_decided(
     page.select_option("[data-testid=speed]", "1.5")
     page.keyboard.press("+")
     page.wait_for_function("() => document.querySelector('#waveform').dataset.zoom !== '0'")
-    page.screenshot(path="/tmp/h11ui-review-locked.png", full_page=True)
+    page.screenshot(path=str(screenshots / "review-locked.png"), full_page=True)
 
     page.click("#play-toggle")
     page.wait_for_selector("#play-toggle[aria-pressed=true]")  # the button says it is playing
@@ -75,7 +75,7 @@ def test_verdict_after_playback_changed_until_decided(
     assert page.locator("#review").get_attribute("data-unlocked") == "true"
     page.keyboard.press("r")
     page.keyboard.press("1")
-    page.screenshot(path="/tmp/h11ui-review-change.png", full_page=True)
+    page.screenshot(path=str(screenshots / "review-change.png"), full_page=True)
     page.keyboard.press("Enter")
     page.wait_for_url(f"{live_server.url}/review/{following.public_id}/")
     mine.refresh_from_db()

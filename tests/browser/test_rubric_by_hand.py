@@ -15,7 +15,7 @@ from tests.support.browser import log_in
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("media_root")]
 
 
-def test_rubric_scoring_by_keyboard(browser_page, live_server, transactional_db, users) -> None:
+def test_rubric_scoring_by_keyboard(browser_page, live_server, transactional_db, users, screenshots) -> None:
     page = browser_page
     first = System.objects.create(name="Hidden-A", text_only=True)
     second = System.objects.create(name="Hidden-B", text_only=True)
@@ -54,7 +54,7 @@ def test_rubric_scoring_by_keyboard(browser_page, live_server, transactional_db,
     assert "score the highlighted line, ↑ ↓ move" in page.inner_text("body")
     page.keyboard.press("ArrowUp")
     page.keyboard.press("0")  # the line above the last one now reads 0
-    page.screenshot(path="/tmp/h11ui-rubric.png", full_page=True)
+    page.screenshot(path=str(screenshots / "rubric.png"), full_page=True)
     page.keyboard.press("Enter")
     page.wait_for_function("document.querySelector('[data-testid=progress]').textContent === '2 of 4'")
 

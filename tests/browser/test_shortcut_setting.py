@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.annotation.labelling.support import LabellingItemFactory, assign
-from tests.support.browser import log_in
+from tests.support.browser import log_in, press_and_settle
 from webapp.models import ShortcutKeys
 
 pytestmark = pytest.mark.browser
@@ -36,17 +36,14 @@ def test_the_zoom_key_follows_the_persons_shortcut_choice(
     def zoom() -> str:
         return str(page.evaluate("() => document.getElementById('waveform').dataset.zoom || '0'"))
 
-    page.keyboard.press("=")
-    page.keyboard.press("Alt+Equal")
-    page.wait_for_timeout(300)
+    press_and_settle(page, "=", "Alt+Equal")
     assert zoom() == "0"
 
     admin.shortcut_keys = ShortcutKeys.MODIFIER
     admin.save(update_fields=["shortcut_keys"])
     page.reload()
     page.wait_for_selector("#take-view[data-contours-drawn=true]")
-    page.keyboard.press("=")
-    page.wait_for_timeout(300)
+    press_and_settle(page, "=")
     assert zoom() == "0"
     page.keyboard.press("Alt+Equal")
     page.wait_for_function("() => (document.getElementById('waveform').dataset.zoom || '0') !== '0'")

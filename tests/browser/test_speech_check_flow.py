@@ -20,13 +20,12 @@ from tests.annotation.recording.test_take_flags import SCRIPT_REASON, checked
 from tests.annotation.recording.test_take_speech_check import SCRIPT, espeak_wav
 from tests.browser.test_workbench_keeps_work import open_workbench
 from tests.factories import ItemFactory
-from tests.support.browser import log_in
+from tests.support.browser import log_in, wait_for_layout
 from webapp.lib import vocabulary
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-26")
 
 # Each word's left edge and width on screen, relative to the waveform's box.
 WORD_BOXES = """() => {
@@ -41,9 +40,13 @@ WORD_BOXES = """() => {
 
 
 def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_ruler(
-    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any, make_user: Any
+    open_browser_page: Any,
+    live_server: Any,
+    transactional_db: None,
+    users: Any,
+    make_user: Any,
+    screenshots: Path,
 ) -> None:
-    SHOTS.mkdir(exist_ok=True)
     for n in (1, 2):
         make_user(Role.REVIEWER, f"panel{n}")  # three reviewers in all, as a take needs
     actor = users["actor"]
@@ -75,7 +78,7 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         assert "The take may not say 'bank' where the script has it." in flags
         assert "Flagged for review" in flags
         assert "Script\ndoubtful ('bank')" in page.inner_text("[data-testid=speech]")
-        page.screenshot(path=str(SHOTS / "take-page-misread.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "take-page-misread.png"), full_page=True)
 
     # The right reading, accepted by its three reviewers, becomes the recording an annotator labels.
     item = ItemFactory.create(
@@ -91,17 +94,21 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
     with open_browser_page(viewport={"width": 1280, "height": 900}) as page:
         open_workbench(page, live_server, annotation)
         page.wait_for_selector("[data-word-ruler].timed")
-        page.wait_for_timeout(300)
         wave = page.locator("[data-testid=waveform]").bounding_box()
-        boxes = page.evaluate(WORD_BOXES)
+        total = right.duration_seconds
+
+        def at_its_time(box: dict[str, Any]) -> bool:
+            return abs(box["left"] - box["start"] / total * wave["width"]) <= 4
+
+        # The ruler lays its words out a frame after the waveform is drawn.
+        boxes = wait_for_layout(page, WORD_BOXES, lambda found: bool(found) and all(map(at_its_time, found)))
         assert [box["text"] for box in boxes] == [word["text"] for word in words]
         # Each word sits at its time: left edge at start / duration of the waveform's width.
-        total = right.duration_seconds
         for box in boxes:
             assert box["left"] == pytest.approx(box["start"] / total * wave["width"], abs=4), box
             assert box["width"] == pytest.approx((box["end"] - box["start"]) / total * wave["width"], abs=4)
         assert "phones/s" in page.inner_text("[data-testid=speaking-rate]")
-        page.screenshot(path=str(SHOTS / "workbench-word-ruler.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-word-ruler.png"), full_page=False)
 
         # A segment dragged from a little after "fox" starts to a little before "over" ends
         # snaps to those words' boundaries.
@@ -122,20 +129,21 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         page.locator("[data-testid=workbench-title]").click()
         for _ in range(3):
             page.keyboard.press("+")
-        page.wait_for_timeout(400)
-        zoomed = page.evaluate(WORD_BOXES)
+        widest = max(box["width"] for box in boxes)
+        zoomed = wait_for_layout(
+            page, WORD_BOXES, lambda found: max(box["width"] for box in found) > 2 * widest
+        )
         visible = [box for box in zoomed if box["visible"]]
         assert 0 < len(visible) < len(zoomed)
         assert max(box["width"] for box in zoomed) > 2 * max(box["width"] for box in boxes)
-        page.screenshot(path=str(SHOTS / "workbench-word-ruler-zoomed.png"), full_page=False)
+        page.screenshot(path=str(screenshots / "workbench-word-ruler-zoomed.png"), full_page=False)
 
 
 def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_the_dashboard(
-    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    open_browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     take_wav = wav_of(harmonic_tone(glide(150.0, 220.0, seconds=1.2)))
 
-    SHOTS.mkdir(exist_ok=True)
     with override_settings(SPEECH_CHECKS=False):  # the flag as the models leave it (first test)
         take = record(
             users["actor"], ItemFactory.create(external_id="EE-CART", actor=users["actor"]), take_wav
@@ -154,7 +162,7 @@ def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_
         page.wait_for_selector("[data-testid=speech-flags]")
         assert SCRIPT_REASON in page.inner_text("[data-testid=speech-flags]")
         assert "Change to reject" in page.inner_text("#verdict-form")
-        page.screenshot(path=str(SHOTS / "review-after-verdict.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "review-after-verdict.png"), full_page=True)
 
     with open_browser_page(viewport={"width": 1280, "height": 900}) as page:
         log_in(page, live_server, "admin", start="/accounts/login/?next=/manage/")
@@ -165,4 +173,4 @@ def test_a_reviewer_reads_the_flag_only_after_the_verdict_and_admins_find_it_on_
         page.wait_for_selector("[data-testid=speech-flags]")
         assert SCRIPT_REASON in page.inner_text("[data-testid=speech-flags]")
         page.goto(f"{live_server.url}/manage/")
-        panel.screenshot(path=str(SHOTS / "admin-flagged-takes.png"))
+        panel.screenshot(path=str(screenshots / "admin-flagged-takes.png"))

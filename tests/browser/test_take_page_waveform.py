@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_take_page_draws_contours_in_the_shared_colours(
-    browser_page, live_server, transactional_db, users
+    browser_page, live_server, transactional_db, users, screenshots
 ) -> None:
     page = browser_page
     take = LabellingItemFactory.create().recording
@@ -33,4 +33,4 @@ def test_the_take_page_draws_contours_in_the_shared_colours(
     assert abs(waveform["y"] - canvas["y"]) < 2 and abs(waveform["x"] - canvas["x"]) < 2
     page.keyboard.press("+")
     page.wait_for_function("() => document.getElementById('waveform').dataset.zoom !== '0'")
-    page.screenshot(path="/tmp/h11ui-take-page.png", full_page=True)
+    page.screenshot(path=str(screenshots / "take-page.png"), full_page=True)

@@ -5,6 +5,7 @@ the workbench are named sliders the arrow keys move (WCAG 2.1.1, 2.4.7, 4.1.2)."
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +36,7 @@ def open_workbench(page: Any, live_server: Any, users: Any, **item: Any) -> Any:
 
 
 def test_the_focused_waveform_plays_seeks_and_zooms_from_its_own_keys(
-    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     page = browser_page
     open_workbench(page, live_server, users)
@@ -52,7 +53,7 @@ def test_the_focused_waveform_plays_seeks_and_zooms_from_its_own_keys(
             break
     assert waveform.evaluate("el => document.activeElement === el && el.matches(':focus-visible')")
     assert waveform.evaluate("el => getComputedStyle(el).outlineStyle") == "solid"
-    page.screenshot(path="/tmp/wt31-waveform-focused.png")
+    page.screenshot(path=str(screenshots / "waveform-focused.png"))
 
     page.keyboard.press("End")
     page.wait_for_function("() => document.querySelector('[data-testid=playhead]').textContent === '1.50 s'")
@@ -78,7 +79,7 @@ def test_the_focused_waveform_plays_seeks_and_zooms_from_its_own_keys(
 
 
 def test_segment_handles_are_named_sliders_the_arrow_keys_move(
-    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     page = browser_page
     annotation = open_workbench(page, live_server, users, scenario="emotion-shift")
@@ -109,7 +110,7 @@ def test_segment_handles_are_named_sliders_the_arrow_keys_move(
         )
         == "solid"
     )
-    page.screenshot(path="/tmp/wt31-handle-focused.png")
+    page.screenshot(path=str(screenshots / "handle-focused.png"))
     assert page.get_by_label("Segment 2 start").input_value() == "1.15"
     assert page.get_by_test_id("playhead").inner_text() == "0.00 s"  # the handle's arrows did not seek
 

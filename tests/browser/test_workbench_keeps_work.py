@@ -47,7 +47,7 @@ def segments_of(annotation: Annotation) -> list[dict]:
 
 
 def test_segments_without_an_emotion_survive_autosave_and_reload(
-    browser_page, live_server, transactional_db, users
+    browser_page, live_server, transactional_db, users, screenshots
 ) -> None:
     page = browser_page
     (mine,) = assign(LabellingItemFactory.create(scenario=vocabulary.EMOTION_SHIFT), users["annotator"])
@@ -70,7 +70,7 @@ def test_segments_without_an_emotion_survive_autosave_and_reload(
     assert "perception." not in page.locator("#save-status").inner_text()
     wait_until(lambda: segments_of(mine)[1]["words"] == "half-typ", timeout=10, message="words lost")
     assert [segment["emotion"] for segment in segments_of(mine)] == ["", ""]
-    page.screenshot(path="/tmp/h11ui-incomplete-segments.png", full_page=True)
+    page.screenshot(path=str(screenshots / "incomplete-segments.png"), full_page=True)
 
     page.reload()
     page.wait_for_selector("[data-waveform][data-ready=true]")
@@ -89,7 +89,7 @@ def test_segments_without_an_emotion_survive_autosave_and_reload(
 
 
 def test_work_the_server_refused_is_offered_back_after_a_reload(
-    browser_page, live_server, transactional_db, users
+    browser_page, live_server, transactional_db, users, screenshots
 ) -> None:
     first = browser_page
     (mine,) = assign(LabellingItemFactory.create(), users["annotator"])
@@ -109,7 +109,7 @@ def test_work_the_server_refused_is_offered_back_after_a_reload(
     second.reload()
     second.wait_for_selector("[data-testid=restore-banner]:visible")
     assert second.locator("textarea[name=p_situation]").input_value() == "typed in the first tab"
-    second.screenshot(path="/tmp/h11ui-restore-banner.png", full_page=True)
+    second.screenshot(path=str(screenshots / "restore-banner.png"), full_page=True)
     second.click("[data-testid=restore-kept]")
     assert (
         second.locator("textarea[name=p_situation]").input_value()
@@ -178,7 +178,7 @@ def test_undo_and_redo_labels_and_segments(browser_page, live_server, transactio
 
 
 def test_the_waveform_zooms_with_keys_wheel_and_buttons(
-    browser_page, live_server, transactional_db, users
+    browser_page, live_server, transactional_db, users, screenshots
 ) -> None:
     page = browser_page
     (mine,) = assign(LabellingItemFactory.create(), users["annotator"])
@@ -206,14 +206,14 @@ def test_the_waveform_zooms_with_keys_wheel_and_buttons(
     page.wait_for_function(
         f"() => Number(document.querySelector('[data-testid=waveform]').dataset.zoom) > {zoomed}"
     )
-    page.screenshot(path="/tmp/h11ui-zoomed.png", full_page=True)
+    page.screenshot(path=str(screenshots / "zoomed.png"), full_page=True)
 
     for _ in range(10):
         page.click("[aria-label='Zoom out']")
     assert waveform.get_attribute("data-zoom") == "0"
 
 
-def test_progress_and_queue_counts(browser_page, live_server, transactional_db, users) -> None:
+def test_progress_and_queue_counts(browser_page, live_server, transactional_db, users, screenshots) -> None:
     page = browser_page
     annotations = [
         assign(LabellingItemFactory.create(external_id=f"EE-000{n}"), users["annotator"])[0]
@@ -228,7 +228,7 @@ def test_progress_and_queue_counts(browser_page, live_server, transactional_db, 
     page.click("text=EE-0002")
     page.wait_for_selector("[data-testid=progress]")
     assert page.locator("[data-testid=progress]").inner_text() == "2 of 3"
-    page.screenshot(path="/tmp/h11ui-progress.png", full_page=True)
+    page.screenshot(path=str(screenshots / "progress.png"), full_page=True)
 
 
 def test_segments_are_selected_moved_resized_and_labelled_by_keyboard(

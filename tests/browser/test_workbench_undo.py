@@ -3,6 +3,7 @@ back, and a refused submit keeps the annotator on the workbench with its message
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -63,7 +64,7 @@ def test_ten_quick_keyboard_edits_undo_one_by_one_and_redo_back(
 
 
 def test_a_refused_submit_keeps_the_page_its_messages_and_its_history(
-    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any, screenshots: Path
 ) -> None:
     page = browser_page
     (mine,) = assign(LabellingItemFactory.create(), users["annotator"])
@@ -80,7 +81,7 @@ def test_a_refused_submit_keeps_the_page_its_messages_and_its_history(
     assert "Intensity: Choose a value." in problems and "Polarity" not in problems
     assert page.url == workbench_url
     assert page.locator("fieldset[data-field=intensity]").get_attribute("class") == "group has-problem"
-    page.screenshot(path="/tmp/issue23-refused-submit.png", full_page=True)
+    page.screenshot(path=str(screenshots / "refused-submit.png"), full_page=True)
 
     # The history survived: undo takes back the polarity, then the emotion.
     page.keyboard.press("Control+z")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from tests.factories import TEST_PASSWORD
 
@@ -16,3 +20,35 @@ def log_in(page: Any, live_server: Any, username: str, *, start: str = "/account
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", TEST_PASSWORD)
     page.click("button[type=submit]")
+
+
+def press_and_settle(page: Any, *keys: str) -> None:
+    """Press each key and return once the page has seen the keyup of the last one.
+
+    Keydown handlers run synchronously before their key's keyup is dispatched, so after this a test
+    may assert that a key did nothing without waiting out a timer.
+    """
+    page.evaluate(
+        "() => { window.__keyupsSeen = 0; if (!window.__countingKeyups) { window.__countingKeyups = true;"
+        " window.addEventListener('keyup', () => { window.__keyupsSeen += 1; }, true); } }"
+    )
+    for key in keys:
+        page.keyboard.press(key)
+    keyups = sum(key.count("+") + 1 for key in keys)  # "Alt+Equal" releases two keys
+    page.wait_for_function(f"() => window.__keyupsSeen >= {keyups}")
+
+
+def wait_for_layout(page: Any, script: str, settled: Callable[[Any], bool], timeout: float = 15.0) -> Any:
+    """Measure the page with `script` until `settled` holds for the measurement; return it.
+
+    For layout done a frame or a debounce timer after the change that asks for it (the word ruler,
+    region labels), which the page announces with no event: the settled layout is the event.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        measured = page.evaluate(script)
+        if settled(measured):
+            return measured
+        if time.monotonic() > deadline:
+            pytest.fail(f"the page's layout never settled: {measured}")
+        page.wait_for_timeout(50)

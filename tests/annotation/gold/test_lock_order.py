@@ -12,6 +12,7 @@ from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation
 from annotation.labelling.workflows import AnnotationClosed, reopen_annotation
 from tests.annotation.labelling.support import perception, submitted, tom
+from tests.conftest import only_on_postgresql
 
 pytestmark = pytest.mark.services
 
@@ -19,8 +20,7 @@ pytestmark = pytest.mark.services
 def test_a_reopen_racing_an_adjudication_waits_for_the_gold_and_is_refused(
     transactional_db: None, users, annotations
 ) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("row locks need PostgreSQL")
+    only_on_postgresql("row locks need PostgreSQL")
     for annotation in annotations:
         submitted(annotation)
     source = Annotation.objects.get(pk=annotations[0].pk)

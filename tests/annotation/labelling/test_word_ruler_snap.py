@@ -9,10 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import skip_or_fail
+
 SCRIPT = Path(__file__).resolve().parents[3] / "static" / "js" / "word_ruler.js"
 NODE = shutil.which("node")
 
-pytestmark = pytest.mark.skipif(NODE is None, reason="Node.js runs the studio's JavaScript rules here")
+
+@pytest.fixture(autouse=True)
+def _node() -> None:
+    if NODE is None:
+        skip_or_fail("Node.js runs the studio's JavaScript rules here")
 
 
 def snapped(seconds: float, boundaries: list[float], tolerance: float) -> float:

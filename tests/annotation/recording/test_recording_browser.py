@@ -32,7 +32,7 @@ def test_an_actor_uploads_a_take_and_sees_it_pending(
     )
     page.wait_for_selector("#preview:not([hidden])")
     page.wait_for_selector("#preview-waveform[data-ready=true]")  # wavesurfer drew the chosen file
-    page.wait_for_timeout(300)
+    # Once the waveform is ready recorder.js never says it cannot be drawn: no need to wait longer.
     assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
     page.click("#submit-take")
 
@@ -139,8 +139,7 @@ def test_an_actor_records_in_the_browser_with_a_level_meter(
     page.click("#record-stop")
     page.wait_for_selector("#preview:not([hidden])")
     # The preview's waveform is drawn, and nothing claims it could not be.
-    page.wait_for_selector("#preview-waveform[data-ready=true]")
-    page.wait_for_timeout(500)
+    page.wait_for_selector("#preview-waveform[data-ready=true]")  # after which it never says otherwise
     assert "cannot be drawn" not in page.locator("#upload-status").inner_text()
     assert not page.locator("#upload-status.error").count()
     page.evaluate("document.getElementById('preview-audio').play()")  # the actor listens before submitting

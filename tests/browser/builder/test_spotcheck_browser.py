@@ -21,7 +21,7 @@ def _times_said(page: Any, words: str) -> int:
 
 
 def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
-    open_browser_page, live_server, transactional_db, users, media_root
+    open_browser_page, live_server, transactional_db, users, media_root, screenshots
 ) -> None:
     build = finished_build(name="Browser build", single=3, audio=True)
     draw_spot_checks(build, count=3)
@@ -38,7 +38,7 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         assert page.evaluate("async (src) => (await fetch(src)).status", src) == 200
         assert "I really thought" in page.locator("[data-testid=user-text]").inner_text()
         assert "sad" in page.locator("[data-testid=auto-perception]").inner_text()
-        page.screenshot(path="/tmp/h17check-spot-check.png", full_page=True)
+        page.screenshot(path=str(screenshots / "spot-check.png"), full_page=True)
         page.check("input[name=verdict][value=keep]")
         page.click("[data-testid=submit-decision]")
 
@@ -48,7 +48,7 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         page.click("[data-testid=submit-decision]")
         page.wait_for_selector("[data-testid=decision-errors]")
         assert _times_said(page, "at least one reason") == 1
-        page.screenshot(path="/tmp/shots-23/spot-check-drop-refused.png", full_page=True)
+        page.screenshot(path=str(screenshots / "spot-check-drop-refused.png"), full_page=True)
         page.check("input[name=verdict][value=drop]")
         page.check("input[name=reasons][value=audio_wrong_emotion]")
         page.fill("textarea[name=note]", "sounds cheerful, not sad")
@@ -66,12 +66,12 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         assert page.locator("[data-testid=fix-fields]").evaluate("details => details.open")
         page.select_option("select[name=perception_intensity]", "high")
         page.fill("textarea[name=response]", "That sounds painful; it makes sense you feel let down.")
-        page.screenshot(path="/tmp/h17check-spot-check-fix.png", full_page=True)
+        page.screenshot(path=str(screenshots / "spot-check-fix.png"), full_page=True)
         page.click("[data-testid=submit-decision]")
         page.wait_for_url(f"{live_server.url}/spot-checks/")
         assert "Nothing waiting." in page.locator("[data-testid=waiting]").inner_text()
         assert page.locator("[data-testid=decided] tbody tr").count() == 3
-        page.screenshot(path="/tmp/h17check-spot-check-queue.png", full_page=True)
+        page.screenshot(path=str(screenshots / "spot-check-queue.png"), full_page=True)
 
     checks = {check.verdict: check for check in SpotCheck.objects.filter(build=build)}
     assert set(checks) == {"keep", "drop", "fix"}
@@ -95,4 +95,4 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
         assert page.locator("[data-testid=overall-acceptance]").inner_text() == "33%"
         # one bar per stage the checked samples went through: all but dialogue trajectories
         assert page.locator("#acceptance-chart").get_attribute("data-rendered") == "8"
-        page.screenshot(path="/tmp/h17check-build-page.png", full_page=True)
+        page.screenshot(path=str(screenshots / "build-page.png"), full_page=True)

@@ -4,7 +4,6 @@ adjudicates the turn with the same history and the cross-turn rows."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,18 +18,13 @@ from tests.support.browser import log_in
 
 pytestmark = pytest.mark.browser
 
-# Where the screenshots go for a person to look at (the test's own temporary folder otherwise).
-SCREENSHOTS = os.environ.get("ECHOSTUDIO_SCREENSHOTS", "")
-
 
 def shot(page, folder: Path, name: str) -> None:
-    target = Path(SCREENSHOTS) if SCREENSHOTS else folder
-    target.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(target / f"{name}.png"), full_page=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
 def test_an_annotator_labels_turn_three_with_the_dialogue_history(
-    open_browser_page, live_server, transactional_db, users, tmp_path
+    open_browser_page, live_server, transactional_db, users, screenshots
 ) -> None:
     _, turns = recorded_dialogue(3)
     GoldReferenceFactory.create(
@@ -66,7 +60,7 @@ def test_an_annotator_labels_turn_three_with_the_dialogue_history(
                 arg=index,
             )
             audio.evaluate("a => a.pause()")
-        shot(page, tmp_path, "dialogue-turn-3-history")
+        shot(page, screenshots, "dialogue-turn-3-history")
 
         # Perception and ToM as for any item.
         for name, value in (
@@ -95,7 +89,7 @@ def test_an_annotator_labels_turn_three_with_the_dialogue_history(
         page.fill("textarea[name=x_strategy_adaptation]", "Stop advising; validate the fear first")
         page.check("input[name=x_adaptation_strategies][value=emotional-validation]")
         section.scroll_into_view_if_needed()
-        shot(page, tmp_path, "dialogue-turn-3-labelled")
+        shot(page, screenshots, "dialogue-turn-3-labelled")
 
         page.click("[data-testid=submit]")
         page.wait_for_url(f"{live_server.url}/annotate/")
@@ -110,7 +104,7 @@ def test_an_annotator_labels_turn_three_with_the_dialogue_history(
         row = page.locator("tr[data-field='cross_turn.emotion_change']")
         assert row.locator("select[name=x_emotion_change]").input_value() == "intensified"
         page.select_option("select[name=x_last_strategy_helped]", "partly")
-        shot(page, tmp_path, "dialogue-turn-3-adjudication")
+        shot(page, screenshots, "dialogue-turn-3-adjudication")
         page.click("[data-testid=save-gold]")
         page.wait_for_url(f"{live_server.url}/adjudicate/")
 

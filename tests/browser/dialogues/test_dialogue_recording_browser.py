@@ -34,7 +34,7 @@ def dialogue_with_two_turns_recorded(actor) -> list[Item]:
 
 
 def test_an_actor_records_turn_three_hearing_turns_one_and_two(
-    browser_page, live_server, transactional_db, users, media_root
+    browser_page, live_server, transactional_db, users, media_root, screenshots
 ) -> None:
     page = browser_page
     take_wav = wav_of(harmonic_tone(glide(150.0, 220.0, seconds=1.2)))
@@ -53,7 +53,7 @@ def test_an_actor_records_turn_three_hearing_turns_one_and_two(
         "document.querySelector('[data-testid=history-reply][data-turn=\"2\"]').currentTime > 0.2"
     )
     assert turns[1].reference_reply in page.locator("[data-testid=conversation-so-far]").inner_text()
-    page.screenshot(path="/tmp/h16rec-record-turn3.png", full_page=True)
+    page.screenshot(path=str(screenshots / "record-turn3.png"), full_page=True)
 
     page.set_input_files(
         "#audio-file", files=[{"name": "turn3.wav", "mimeType": "audio/wav", "buffer": take_wav}]
@@ -63,7 +63,7 @@ def test_an_actor_records_turn_three_hearing_turns_one_and_two(
     page.locator("#take-history [data-testid=take]").first.wait_for()
     assert "Take received" in page.locator("#upload-status").inner_text()
     assert Take.objects.filter(item=turns[2]).count() == 1
-    page.screenshot(path="/tmp/h16rec-record-turn3-sent.png", full_page=True)
+    page.screenshot(path=str(screenshots / "record-turn3-sent.png"), full_page=True)
 
 
 def test_turn_two_is_closed_until_turn_one_has_a_take(
@@ -81,7 +81,7 @@ def test_turn_two_is_closed_until_turn_one_has_a_take(
 
 
 def test_a_reviewer_hears_the_earlier_turns_before_judging_turn_three(
-    browser_page, live_server, transactional_db, users, media_root
+    browser_page, live_server, transactional_db, users, media_root, screenshots
 ) -> None:
     page = browser_page
     turns = dialogue_with_two_turns_recorded(users["actor"])
@@ -105,7 +105,7 @@ def test_a_reviewer_hears_the_earlier_turns_before_judging_turn_three(
     assert page.locator("#accept").is_disabled()
     # as a word: "actor" is also inside attribute names such as data-zoom-factor
     assert not re.search(rf"\b{re.escape(users['actor'].username)}\b", page.content())
-    page.screenshot(path="/tmp/h16rec-review-turn3.png", full_page=True)
+    page.screenshot(path=str(screenshots / "review-turn3.png"), full_page=True)
 
     page.click("#play-toggle")
     page.wait_for_selector("#review[data-unlocked=true]")
@@ -113,7 +113,7 @@ def test_a_reviewer_hears_the_earlier_turns_before_judging_turn_three(
 
 
 def test_an_admin_follows_the_trajectory_and_builds_the_joined_preview(
-    browser_page, live_server, transactional_db, users, media_root
+    browser_page, live_server, transactional_db, users, media_root, screenshots
 ) -> None:
     page = browser_page
     dialogue_with_two_turns_recorded(users["actor"])
@@ -130,4 +130,4 @@ def test_an_admin_follows_the_trajectory_and_builds_the_joined_preview(
     page.wait_for_selector("[data-testid=preview-audio]")
     # two takes of 1.5 s with their replies, three gaps: far longer than any one part
     page.wait_for_function("document.querySelector('[data-testid=preview-audio]').duration > 5")
-    page.screenshot(path="/tmp/h16rec-dialogue-detail.png", full_page=True)
+    page.screenshot(path=str(screenshots / "dialogue-detail.png"), full_page=True)

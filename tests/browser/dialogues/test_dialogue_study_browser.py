@@ -38,7 +38,7 @@ def test_turn_two_opens_only_after_its_reply_played_and_both_turns_are_saved(
     live_server,
     users,
     make_user,
-    tmp_path: Path,
+    screenshots: Path,
 ):
     rater = users["evaluator"]
     world = build_dialogue_world(make_user, n_systems=2, n_dialogues=2, turns=2)
@@ -54,7 +54,7 @@ def test_turn_two_opens_only_after_its_reply_played_and_both_turns_are_saved(
             assert name not in page.content()
         assert page.locator("#turn-1 input[type=radio]").first.is_disabled()
         assert page.locator("#turn-2 input[type=radio]").count() == 0  # asked once turn 1 is rated
-        page.screenshot(path=str(tmp_path / "dialogue-locked.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "dialogue-locked.png"), full_page=True)
 
         # Turn 2's reply started first: the page says at once which reply comes first.
         page.locator("#turn-2 .reply-audio").evaluate("audio => audio.play()")
@@ -71,13 +71,13 @@ def test_turn_two_opens_only_after_its_reply_played_and_both_turns_are_saved(
         page.wait_for_selector("[data-testid=turn-saved-1]")
         assert "Naturalness 5" in page.inner_text("[data-testid=turn-saved-1]")
         assert page.locator("#turn-2 input[type=radio]").first.is_disabled()  # a reload does not open it
-        page.screenshot(path=str(tmp_path / "dialogue-turn-1-saved.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "dialogue-turn-1-saved.png"), full_page=True)
 
         _play_reply(page, 2)
         page.wait_for_selector("#turn-2[data-unlocked=true]", timeout=20_000)
         assert page.locator("#turn-2 input[type=radio]").first.is_enabled()
         assert "questions are open" in page.inner_text("[data-testid=playback-status-2]")
-        page.screenshot(path=str(tmp_path / "dialogue-turn-2-open.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "dialogue-turn-2-open.png"), full_page=True)
         _choose(page, 2)
         page.click("[data-testid=save-turn-2]")
         page.wait_for_selector("[data-testid=progress-text]:has-text('Conversation 2 of 4')")
@@ -92,9 +92,7 @@ def test_turn_two_opens_only_after_its_reply_played_and_both_turns_are_saved(
         assert chart.get_attribute("data-rendered") == "8"  # 2 systems x 4 dimensions
         assert int(chart.get_attribute("data-whiskers") or 0) == 16  # ... x 2 turns
         assert "Turn 2" in page.inner_text("[data-testid=turn-table]")
-        page.screenshot(path=str(tmp_path / "dialogue-results.png"), full_page=True)
-        for shot in tmp_path.glob("*.png"):
-            shot.replace(Path("/tmp") / f"h16study-{shot.name}")
+        page.screenshot(path=str(screenshots / "dialogue-results.png"), full_page=True)
 
     first = StudyAssignment.objects.get(pk=first.pk)
     assert first.submitted_at is not None

@@ -26,7 +26,6 @@ from tests.support.browser import log_in
 
 pytestmark = pytest.mark.browser
 
-SHOTS = Path("/tmp/shots-23")
 WIDTH, HEIGHT = 1400, 900
 LONG_TEXT = (
     "I kept telling myself it was only a job, but I had been there eleven years, I knew everyone's "
@@ -45,13 +44,16 @@ def _clamped(page: Any, selector: str) -> bool:
 
 
 def test_a_five_turn_conversation_fits_two_screens_with_the_rated_turn_in_view(
-    open_browser_page: Callable[..., AbstractContextManager[Any]], live_server, users, make_user
+    open_browser_page: Callable[..., AbstractContextManager[Any]],
+    live_server,
+    users,
+    make_user,
+    screenshots: Path,
 ):
     rater = users["evaluator"]
     world = build_dialogue_world(make_user, n_systems=1, n_dialogues=1, turns=5)
     Item.objects.filter(dialogue=world.dialogues[0], turn=2).update(text=LONG_TEXT)
     study = make_dialogue_study(world, [rater], users["admin"], items_per_system=1)
-    SHOTS.mkdir(exist_ok=True)
 
     with open_browser_page(viewport={"width": WIDTH, "height": HEIGHT}) as page:
         log_in(page, live_server, "evaluator")
@@ -66,7 +68,7 @@ def test_a_five_turn_conversation_fits_two_screens_with_the_rated_turn_in_view(
             assert page.locator(f"#turn-{later} .reply-audio").is_visible()
         first = _box(page, "#turn-1")
         assert first["bottom"] - first["top"] <= HEIGHT  # the whole turn, questions and all, on one screen
-        page.screenshot(path=str(SHOTS / "dialogue-turn-1-1400.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "dialogue-turn-1-1400.png"), full_page=True)
 
         # A compact turn shows a line of each speaker's text; its button shows the whole turn.
         assert _clamped(page, "#turn-2 .user-turn .script-text")
@@ -93,5 +95,5 @@ def test_a_five_turn_conversation_fits_two_screens_with_the_rated_turn_in_view(
             assert page.locator(f"#turn-{saved} input[type=radio]").count() == 0
         turn = _box(page, "#turn-4")
         assert turn["top"] >= 0 and _box(page, "[data-testid=save-turn-4]")["bottom"] <= HEIGHT
-        page.screenshot(path=str(SHOTS / "dialogue-turn-4-1400.png"))
-        page.screenshot(path=str(SHOTS / "dialogue-turn-4-1400-full.png"), full_page=True)
+        page.screenshot(path=str(screenshots / "dialogue-turn-4-1400.png"))
+        page.screenshot(path=str(screenshots / "dialogue-turn-4-1400-full.png"), full_page=True)

@@ -36,6 +36,7 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     make_user: Any,
     media_root: Path,
     tmp_path: Path,
+    screenshots: Path,
 ) -> None:
     page = browser_page
     others = [make_user(Role.REVIEWER, name) for name in ("rev2", "rev3")]
@@ -57,7 +58,7 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     page.get_by_role("button", name="Assign deliveries").click()
     page.wait_for_selector("text=Assigned deliveries")
     assert "Recording" in page.locator("[data-testid=delivery-EM-id_1-target]").inner_text()
-    page.screenshot(path=str(Path("/tmp/issue28-echomind-sets.png")), full_page=True)
+    page.screenshot(path=str(screenshots / "echomind-sets.png"), full_page=True)
 
     # 2. The actor records the sad target delivery: the attribute is the instruction.
     as_user(page, live_server, "actor", "/studio/items/EM-id_1-target/")
@@ -117,4 +118,4 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     assert cells[:2] == ["Parrot", "66.7"]
     assert cells[3] == "50.0" and cells[5] == "1" and cells[6] == "14.3"
     assert "not computed" in cells[7]
-    page.screenshot(path=str(Path("/tmp/issue28-echomind-leaderboard.png")), full_page=True)
+    page.screenshot(path=str(screenshots / "echomind-leaderboard.png"), full_page=True)

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_an_admin_authors_a_question_fixing_the_key_the_form_refused(
-    browser_page: Any, live_server: Any, users: dict[str, User], media_root: Path
+    browser_page: Any, live_server: Any, users: dict[str, User], media_root: Path, screenshots: Path
 ) -> None:
     page = browser_page
     import_layout(echomind_files(with_audio=False), users["admin"])
@@ -38,7 +38,7 @@ def test_an_admin_authors_a_question_fixing_the_key_the_form_refused(
     page.fill("#id_key_target", "D")
     page.get_by_role("button", name="Add question").click()
     page.wait_for_selector("text=The answer key D is not one of the options (A, B, C).")
-    page.screenshot(path="/tmp/issue28-question-refused.png", full_page=True)
+    page.screenshot(path=str(screenshots / "question-refused.png"), full_page=True)
 
     # fixed, it is added and listed
     page.fill("#id_key_target", "C")
@@ -46,7 +46,7 @@ def test_an_admin_authors_a_question_fixing_the_key_the_form_refused(
     page.wait_for_selector("text=Added em-pace.")
     row = page.locator("[data-testid=question-em-pace]")
     assert "C. Slow" in row.inner_text()
-    page.screenshot(path="/tmp/issue28-questions.png", full_page=True)
+    page.screenshot(path=str(screenshots / "questions.png"), full_page=True)
 
     # and edited: its text changes, its key stays
     row.get_by_role("link", name="Edit").click()
@@ -63,8 +63,8 @@ def test_an_admin_authors_a_question_fixing_the_key_the_form_refused(
     # the reply study and the inference job are a click away
     page.get_by_role("link", name="Listening studies").first.click()
     page.wait_for_selector("text=Listening study over EchoMind replies")
-    page.screenshot(path="/tmp/issue28-reply-study.png", full_page=True)
+    page.screenshot(path=str(screenshots / "reply-study.png"), full_page=True)
     as_user(page, live_server, "admin", "/echomind/")
     page.click("[data-testid=echomind-inference]")
     page.wait_for_selector("text=EchoChat answers the EchoMind delivery sets")
-    page.screenshot(path="/tmp/issue28-echomind-inference.png", full_page=True)
+    page.screenshot(path=str(screenshots / "echomind-inference.png"), full_page=True)

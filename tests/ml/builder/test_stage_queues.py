@@ -3,7 +3,6 @@ workers started on it, while the LLM stages and planning stay with the others.""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -53,7 +52,14 @@ def test_audio_stages_wait_for_a_worker_on_their_pool(worker_factory, tmp_path: 
             return Job.objects.filter(kind="builder_stage", parameters__stage=USER_AUDIO).first()
 
         wait_until(lambda: user_audio_job() is not None, 120, f"no user-audio job:\n{light.log_text()}")
-        time.sleep(2.0)
+        # A job sent after the audio stage's, run by the same worker: it has taken work queued later
+        # (so it had its chance at the audio job) and still left the audio job alone.
+        probe = start_job("diagnostic_sleep", parameters={"steps": 1, "delay_s": 0})
+        wait_until(
+            lambda: Job.objects.get(pk=probe.pk).status == JobStatus.SUCCEEDED,
+            60,
+            f"the first worker stopped taking work:\n{light.log_text()}",
+        )
         waiting = user_audio_job()
         assert waiting is not None and (waiting.queue, waiting.status) == (AUDIO_POOL, JobStatus.QUEUED)
 
@@ -65,7 +71,7 @@ def test_audio_stages_wait_for_a_worker_on_their_pool(worker_factory, tmp_path: 
             f"not finished:\n{light.log_text()}\n{heavy.log_text()}",
         )
 
-    # and every audio stage ran on the audio worker, every other job on the first one
+    # and every audio stage ran on the audio worker, every other job (the probe too) on the first one
     for job in Job.objects.filter(status=JobStatus.SUCCEEDED):
         pid = int(job.worker.rsplit(":", 1)[1])
         stage = job.parameters.get("stage")

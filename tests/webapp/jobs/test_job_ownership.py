@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -11,7 +10,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from tests.conftest import wait_until
+from tests.conftest import only_on_postgresql, wait_until
 from webapp.celery import app, reap_stale_jobs_task
 from webapp.jobs import JobLost, JobReporter, _claim, _finish_attempt, _Heartbeat, reap_stale_jobs
 from webapp.models import Job, JobStatus
@@ -103,10 +102,9 @@ def test_beat_runs_the_reaper_on_a_schedule(db: None) -> None:
 
 @pytest.mark.services
 def test_the_heartbeat_survives_its_database_connection_being_killed(
-    transactional_db: None, settings
+    transactional_db: None, settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL to terminate the heartbeat's server process")
+    only_on_postgresql("needs PostgreSQL to terminate the heartbeat's server process")
     settings.JOB_HEARTBEAT_SECONDS = 0.05
     claimed = _claim(Job.objects.create(kind="diagnostic_sleep").pk)
     assert claimed is not None
@@ -120,14 +118,20 @@ def test_the_heartbeat_survives_its_database_connection_being_killed(
         wait_until(lambda: beats_after(claimed.heartbeat_at), 10, "the heartbeat never beat")
         # when the server drops the heartbeat thread's connection (a database restart would too)
         with connection.cursor() as cursor:
+            # With a timeout the call returns once those server processes are gone, so any beat
+            # stored after `killed_at` came through a new connection.
             cursor.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
         killed_at = timezone.now()
-        time.sleep(0.2)
 
         # then it logs, reconnects, and keeps the job alive
+        wait_until(
+            lambda: "heartbeat failed; retrying" in caplog.text,
+            10,
+            "the heartbeat never saw its connection go",
+        )
         wait_until(lambda: beats_after(killed_at), 10, "the heartbeat died with its connection")
         assert heartbeat.is_alive()
         assert not heartbeat.lost.is_set()

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from annotation.recording.item_import.writing import STAGING
 from annotation.recording.items import import_items
 from annotation.recording.models import Item
+from tests.conftest import only_on_postgresql
 from tests.factories import ItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -75,8 +76,7 @@ def items() -> list[tuple[object, ...]]:
 
 @pytest.fixture
 def postgres_only() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("COPY is PostgreSQL's")
+    only_on_postgresql("COPY is PostgreSQL's")
 
 
 def test_the_copy_and_the_staging_path_write_the_same_items(postgres_only: None) -> None:
