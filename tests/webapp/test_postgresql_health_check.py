@@ -9,6 +9,7 @@ import psycopg
 import pytest
 from django.db import close_old_connections, connection
 
+from tests.conftest import only_on_postgresql
 from webapp.postgresql.base import nothing_waiting
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -16,8 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def _postgresql_only() -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the health check of the PostgreSQL backend")
+    only_on_postgresql("the health check of the PostgreSQL backend")
 
 
 def _backend_pid() -> int:
