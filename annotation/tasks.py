@@ -9,7 +9,7 @@ from django.core.files.storage import default_storage
 from django.db import connection
 
 from annotation.demo import recording as demo
-from annotation.gold import transfer_jobs
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling import drafts
 from annotation.recording import items, takes
 from webapp.jobs import JobReporter, JobResult, job_task

@@ -13,9 +13,10 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import word_timing
-from annotation.gold import adjudication, transfer_jobs
+from annotation.gold import adjudication
 from annotation.gold.access import OVERRIDERS, may_download_export, needs_override_reason
 from annotation.gold.models import GoldReference
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling import drafts
 from annotation.labelling.access import annotations_visible_to
 from annotation.labelling.comparison import FieldComparison

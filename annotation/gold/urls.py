@@ -2,7 +2,9 @@
 
 from django.urls import URLPattern, path
 
-from annotation.gold import agreement_views, api, transfer_views, views
+from annotation.gold import api, views
+from annotation.gold.agreement import views as agreement_views
+from annotation.gold.transfer import views as transfer_views
 
 urlpatterns: list[URLPattern] = [
     path("adjudicate/", views.adjudication_queue, name="adjudication_queue"),

@@ -14,7 +14,7 @@ from evaluation.echomind.models import Delivery, DeliverySet, Question, Reply
 from evaluation.echomind.replies.listening import DEFAULT_INSTRUCTIONS
 from evaluation.echomind.scoring import DELIVERY_ROLES
 from evaluation.outputs.models import System
-from evaluation.studies.creation import StudySpec
+from evaluation.studies.creation.items import StudySpec
 from evaluation.studies.design import DIMENSIONS
 from evaluation.studies.forms import StudyForm
 

@@ -21,7 +21,7 @@ from evaluation.outputs.access import SYSTEM_ADMINS
 from evaluation.outputs.audio_metrics import METRICS
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
-from evaluation.results.dialogue_reports import dialogue_leaderboard
+from evaluation.results.dialogues.reports import dialogue_leaderboard
 from evaluation.results.forms import (
     ErrorPropagationForm,
     LeaderboardForm,

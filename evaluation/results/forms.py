@@ -7,8 +7,8 @@ from typing import Any
 from django import forms
 
 from evaluation.judging.models import JudgeConfig, RubricSample
-from evaluation.results.dialogue_reports import MAX_FALL_THRESHOLD
-from evaluation.results.dialogue_scores import DEFAULT_FALL_THRESHOLD
+from evaluation.results.dialogues.reports import MAX_FALL_THRESHOLD
+from evaluation.results.dialogues.scores import DEFAULT_FALL_THRESHOLD
 from evaluation.results.reports import DEFAULT_CORRECT_THRESHOLD, ITEM_SETS, SINGLE
 
 

@@ -26,8 +26,8 @@ from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, Sy
 from evaluation.results import reports
 from evaluation.results.access import item_for_admin
 from evaluation.results.agreement import judge_human_agreement
-from evaluation.results.dialogue_reports import ResultsDialogueBoard, dialogue_leaderboard
-from evaluation.results.dialogue_scores import to_turn_csv, to_turn_latex
+from evaluation.results.dialogues.reports import ResultsDialogueBoard, dialogue_leaderboard
+from evaluation.results.dialogues.scores import to_turn_csv, to_turn_latex
 from evaluation.results.drilldown import item_drilldown, items_with_outputs
 from evaluation.results.forms import (
     AgreementForm,

@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.studies.access import study_for_admin
-from evaluation.studies.creation import StudyDesignError, create_study
+from evaluation.studies.creation.items import StudyDesignError, create_study
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study
 from evaluation.studies.reports import Progress, objective_table, study_figures, study_progress

@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
-from evaluation.studies.creation import GoldSpec, StudySpec
+from evaluation.studies.creation.items import GoldSpec, StudySpec
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS
 from evaluation.studies.models import Study
 from webapp.roles import Role, users_with_role
@@ -155,7 +155,7 @@ class StudyForm(forms.Form):
         }
         shared.update(systems=list(data["systems"]), evaluators=list(data["evaluators"]))
         if data["unit"] == Study.Unit.DIALOGUE:
-            # Gold outputs are single-turn (dialogue_creation refuses them, saying so).
+            # Gold outputs are single-turn (creation.dialogues refuses them, saying so).
             return StudySpec(
                 **shared,
                 unit=Study.Unit.DIALOGUE,

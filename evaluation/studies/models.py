@@ -3,7 +3,7 @@
 A study freezes what it plays: each stimulus copies its response text and audio at creation,
 so re-importing a system's outputs later cannot change what some raters heard and others did not;
 the audio raters hear is loudness-normalised to one level, the clip at its own level kept beside it
-(`evaluation.studies.creation`).
+(`evaluation.studies.creation.items`).
 Raters reach stimuli only through random public ids; nothing they receive names a system.
 """
 

@@ -27,7 +27,7 @@ from evaluation.studies.access import (
     study_for_admin,
     study_for_rater,
 )
-from evaluation.studies.creation import create_study
+from evaluation.studies.creation.items import create_study
 from evaluation.studies.design import Dimension, StudyDesignError
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus, StudyTurn

@@ -1,7 +1,7 @@
 """Workflows of rating in listening studies: present, play and rate a stimulus; decide on a rater.
 
 Each function with side effects is one workflow, run in a transaction where rows are read before
-they are written. Creating a study is in `evaluation.studies.creation`; who may rate when (the
+they are written. Creating a study is in `evaluation.studies.creation.items`; who may rate when (the
 playback gate) in `evaluation.studies.access`; the figures in `evaluation.studies.reports`.
 """
 

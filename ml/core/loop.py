@@ -3,7 +3,7 @@
 Every loop runs its steps through ``run_steps``, which reports each optimizer step to
 ``on_progress(fraction, message, metrics)``, polls ``should_cancel()`` before every step (a
 cancelled run keeps the updates made so far), and returns a ``TrainingResult``. No torch here: the
-web process imports this module (through ``ml.jobs.train_and_register``) for the callback types.
+web process imports this module (through ``ml.jobs.training.register``) for the callback types.
 """
 
 from __future__ import annotations

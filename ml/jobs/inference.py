@@ -27,7 +27,7 @@ from ml.core.training_inputs import dialogue_inference_items, inference_items
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint
-from ml.jobs.train_and_register import finite_metrics, job_snapshot, stop_if_cancelled
+from ml.jobs.training.register import finite_metrics, job_snapshot, stop_if_cancelled
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
 from webapp.jobs import JobReporter, JobResult
 from webapp.models import Job

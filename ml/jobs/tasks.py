@@ -1,6 +1,6 @@
 """Job functions of the ml app, all on the gpu queue (run by GPU workers through webapp.jobs).
 
-The work is in ``ml.jobs.training`` (the three training jobs), ``ml.jobs.inference``,
+The work is in ``ml.jobs.training.jobs`` (the three training jobs), ``ml.jobs.inference``,
 ``ml.jobs.echomind.inference`` and ``ml.jobs.reward_scoring``, imported inside each function: they load torch and transformers, which
 the web process (that imports this module to know the job kinds) never needs.
 """
@@ -54,7 +54,7 @@ def reward_scoring(job: Job, reporter: JobReporter) -> JobResult:
 @_gpu_job(REWARD_TRAINING_JOB)
 def reward_training(job: Job, reporter: JobReporter) -> JobResult:
     """Train the reward model from the gold references' reference responses."""
-    from ml.jobs.training import run_reward_training_job
+    from ml.jobs.training.jobs import run_reward_training_job
 
     return run_reward_training_job(job, reporter)
 
@@ -62,7 +62,7 @@ def reward_training(job: Job, reporter: JobReporter) -> JobResult:
 @_gpu_job(SFT_JOB)
 def sft_aaa(job: Job, reporter: JobReporter) -> JobResult:
     """Supervised fine-tuning with Acoustic-Anchored Attention."""
-    from ml.jobs.training import run_sft_job
+    from ml.jobs.training.jobs import run_sft_job
 
     return run_sft_job(job, reporter)
 
@@ -70,6 +70,6 @@ def sft_aaa(job: Job, reporter: JobReporter) -> JobResult:
 @_gpu_job(RL_JOB)
 def rl_sdca(job: Job, reporter: JobReporter) -> JobResult:
     """GRPO with Step-Decomposed Credit Assignment."""
-    from ml.jobs.training import run_rl_job
+    from ml.jobs.training.jobs import run_rl_job
 
     return run_rl_job(job, reporter)

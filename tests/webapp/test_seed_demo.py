@@ -109,7 +109,7 @@ def _as_sent(form: Any, **typed: Any) -> dict[str, Any]:
 @pytest.mark.usefixtures("media_root")
 def test_a_newcomer_sends_the_demo_forms_as_they_come(db: None) -> None:
     from evaluation.judging.forms import JudgeRunForm
-    from evaluation.studies.creation import create_study
+    from evaluation.studies.creation.items import create_study
     from evaluation.studies.forms import StudyForm
     from ml.jobs.forms import SftJobForm
 

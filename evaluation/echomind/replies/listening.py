@@ -2,7 +2,7 @@
 
 Each sample is one system's reply (under one prompt strength) to one delivery: raters first hear
 the delivery's accepted take, as they hear a user's query in any study, then the reply. Replies are
-frozen, planned, screened and summarised as benchmark outputs are (`evaluation.studies.creation`):
+frozen, planned, screened and summarised as benchmark outputs are (`evaluation.studies.creation.items`):
 the audio is re-encoded under a random key, so nothing a rater receives names the system.
 """
 
@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 
 from evaluation.echomind.models import Reply
 from evaluation.outputs.models import System
-from evaluation.studies.creation import StudySpec, create_study
+from evaluation.studies.creation.items import StudySpec, create_study
 from evaluation.studies.design import dimensions_for
 from evaluation.studies.models import Study
 from evaluation.studies.samples import Sample

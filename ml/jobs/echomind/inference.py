@@ -26,7 +26,7 @@ from ml.core.config import INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
 from ml.core.inference import InferenceItem, run_inference
 from ml.core.training_records import read_wav
 from ml.jobs.inference import echochat_system, inference_progress, load_answering_model, refuse_foreign_system
-from ml.jobs.train_and_register import stop_if_cancelled
+from ml.jobs.training.register import stop_if_cancelled
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, speech_style, voice_texts
 from webapp.jobs import JobReporter, JobResult
 from webapp.models import Job

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from annotation.gold.agreement import (
+from annotation.gold.agreement.measures import (
     AnnotatorLabels,
     agreement_report,
     annotator_agreements,

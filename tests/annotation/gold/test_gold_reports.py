@@ -12,7 +12,7 @@ from annotation.gold.reports import (
     adjudication_queue,
     gold_transfers,
 )
-from annotation.gold.transfer_jobs import EXPORT_KIND, IMPORT_KIND
+from annotation.gold.transfer.jobs import EXPORT_KIND, IMPORT_KIND
 from annotation.labelling.access import may_see_others_labels
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from annotation.gold import importing, transfer_jobs
+from annotation.gold import importing
 from annotation.gold.importing import GoldImportError, import_gold
 from annotation.gold.models import GoldReference
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.item_import import MAX_LINE_BYTES
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import SCRIPT, perception, tom

@@ -21,8 +21,8 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 from django.utils import timezone
 
-from annotation.gold import transfer_jobs
 from annotation.gold.models import GoldReference
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory, assign, perception, submitted, tom

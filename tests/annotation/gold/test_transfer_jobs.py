@@ -9,9 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.gold import transfer_jobs
 from annotation.gold.adjudication import adjudicate_item
 from annotation.gold.models import GoldReference
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import perception, submitted, tom
 from webapp.jobs import run_job

@@ -19,7 +19,7 @@ from evaluation.echomind.models import Delivery, Reply
 from evaluation.echomind.replies.listening import create_reply_study
 from evaluation.echomind.transfer import import_layout
 from evaluation.outputs.models import System
-from evaluation.studies.creation import StudySpec
+from evaluation.studies.creation.items import StudySpec
 from evaluation.studies.design import NATURALNESS, PROSODY, StudyDesignError
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
 from tests.evaluation.echomind.fixture import echomind_files

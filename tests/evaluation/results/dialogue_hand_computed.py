@@ -9,7 +9,7 @@ from typing import Any
 from annotation.recording.models import Dialogue
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
-from evaluation.results.dialogue_scores import TurnRecord
+from evaluation.results.dialogues.scores import TurnRecord
 from evaluation.results.leaderboard import StageRecord
 from tests.factories import DialogueFactory, JudgementFactory, ModelOutputFactory
 

@@ -14,8 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from evaluation.judging.models import JudgeConfig
-from evaluation.results.dialogue_reports import dialogue_leaderboard
-from evaluation.results.dialogue_scores import dialogue_board
+from evaluation.results.dialogues.reports import dialogue_leaderboard
+from evaluation.results.dialogues.scores import dialogue_board
 from evaluation.results.reports import error_propagation_table, leaderboard
 from tests.evaluation.results.dialogue_hand_computed import (
     EXPECTED_PER_TURN,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.results.dialogue_scores import (
+from evaluation.results.dialogues.scores import (
     DEFAULT_FALL_THRESHOLD,
     dialogue_board,
     dialogue_score,

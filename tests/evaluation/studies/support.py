@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.recording.models import Item
 from evaluation.outputs.models import ModelOutput, System
-from evaluation.studies.creation import StudySpec, create_study
+from evaluation.studies.creation.items import StudySpec, create_study
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
 from evaluation.studies.workflows import record_playback, submit_rating
 from tests.factories import ModelOutputFactory, RecordedItemFactory, SystemFactory, stored_wav

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.audio.synthesis import synthesize
-from evaluation.studies.creation import GoldSpec, StudySpec, create_study
+from evaluation.studies.creation.items import GoldSpec, StudySpec, create_study
 from evaluation.studies.design import StudyDesignError, trap_sentence
 from evaluation.studies.models import StudyAssignment, StudyStimulus
 from tests.evaluation.studies.support import REPLY_SPEECH, build_world, make_study, spoken, wav_seconds

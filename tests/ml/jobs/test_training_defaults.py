@@ -164,7 +164,7 @@ def test_the_web_process_reads_the_defaults_without_loading_torch() -> None:
     # The pages, forms and task registry import ml.core.config; torch stays on the gpu workers.
     code = (
         "import sys, django; django.setup(); "
-        "import ml.admin, ml.jobs.views, ml.jobs.tasks, ml.jobs.train_and_register; "
+        "import ml.admin, ml.jobs.views, ml.jobs.tasks, ml.jobs.training.register; "
         "sys.exit('torch' in sys.modules)"
     )
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "webapp.settings"}

@@ -14,7 +14,12 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from annotation.gold.agreement import AnnotatorLabels, agreement_report, field_agreements, turn_agreements
+from annotation.gold.agreement.measures import (
+    AnnotatorLabels,
+    agreement_report,
+    field_agreements,
+    turn_agreements,
+)
 
 CHANGE = {"d1": ["eased"] * 3, "d2": ["eased", "eased", "intensified"], "d3": ["intensified"] * 3}
 HELPED = {"d1": ["yes", "yes", "no"], "d2": ["partly"] * 3, "d3": ["no"] * 3}

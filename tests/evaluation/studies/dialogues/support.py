@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput, System
-from evaluation.studies.creation import StudySpec, create_study
+from evaluation.studies.creation.items import StudySpec, create_study
 from evaluation.studies.models import Study, StudyAssignment, StudyTurn
 from evaluation.studies.workflows import record_turn_playback, submit_turn_rating
 from tests.evaluation.studies.support import QUERY_SPEECH, REPLY_SPEECH, spoken

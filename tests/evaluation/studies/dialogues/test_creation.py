@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.recording.models import Item
-from evaluation.studies.creation import GoldSpec
+from evaluation.studies.creation.items import GoldSpec
 from evaluation.studies.design import StudyDesignError, trap_sentence
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus, StudyTurn
 from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study

@@ -12,7 +12,7 @@ from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
 from ml.jobs.checkpoint_registry import store_checkpoint
 from ml.jobs.launch import SFT_JOB
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from ml.jobs.train_and_register import Prepare, TrainedCheckpoint, TrainingPlan, train_and_register
+from ml.jobs.training.register import Prepare, TrainedCheckpoint, TrainingPlan, train_and_register
 from tests.webapp.jobs.test_job_ownership import stalled_and_reclaimed
 from webapp.jobs import JobCancelled, JobLost, JobReporter
 from webapp.models import Job

@@ -1,7 +1,7 @@
 """Dialogue results from stored judgements: Table 2 per turn and the dialogue-level scores.
 
 One query reads the stage scores of every judged dialogue turn (a handful per turn, however many
-systems); the rules are those of `evaluation.results.dialogue_scores`, applied in Python.
+systems); the rules are those of `evaluation.results.dialogues.scores`, applied in Python.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
-from evaluation.results.dialogue_scores import (
+from evaluation.results.dialogues.scores import (
     DEFAULT_FALL_THRESHOLD,
     DialogueBoard,
     DialogueSummary,

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from annotation.gold import reports, transfer_jobs
+from annotation.gold import reports
 from annotation.gold.access import GOLD_KEEPERS, may_download_export
+from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
 from webapp.models import Job

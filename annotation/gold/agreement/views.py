@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from annotation.gold.access import GOLD_KEEPERS, may_adjudicate
-from annotation.gold.agreement import AgreementReport, load_agreement_report
+from annotation.gold.agreement.measures import AgreementReport, load_agreement_report
 from annotation.labelling.dialogue.cross_turn import CROSS_TURN_CATEGORICAL_FIELDS
 from annotation.recording.models import Scenario
 from webapp.http import StudioRequest

@@ -1,7 +1,7 @@
 """The three gpu-queue training jobs: SFT + AAA, RL + SDCA, and reward-model training.
 
 Each job reads its parameters (see ``ml.jobs.launch``) and prepares a ``TrainingPlan`` from its
-dataset snapshot; ``ml.jobs.train_and_register.train_and_register`` then trains, saves, verifies
+dataset snapshot; ``ml.jobs.training.register.train_and_register`` then trains, saves, verifies
 and records the checkpoint the same way for all three, and resumes from a recorded checkpoint
 when the job is re-run after its worker died.
 
@@ -40,7 +40,7 @@ from ml.core.training_inputs import (
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from ml.jobs.train_and_register import TrainingPlan, finite_metrics, train_and_register
+from ml.jobs.training.register import TrainingPlan, finite_metrics, train_and_register
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts
 from webapp.jobs import JobReporter, JobResult
 from webapp.lib.llm_client import InMemoryJudgeCache, JudgeClient

@@ -122,11 +122,11 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
     `samples` are what may be rated (every one playable on the spec's dimensions); by default the
     chosen systems' benchmark outputs. Raises StudyDesignError, with a message for the admin, when
     the study cannot be built. A dialogue study (`spec.unit == "dialogue"`) is built by
-    `dialogue_creation.create_dialogue_study`.
+    `creation.dialogues.create_dialogue_study`.
     """
     if spec.unit == Study.Unit.DIALOGUE:
-        # Imported here: dialogue_creation builds on this module's checks and audio freezing.
-        from evaluation.studies.dialogue_creation import create_dialogue_study
+        # Imported here: creation.dialogues builds on this module's checks and audio freezing.
+        from evaluation.studies.creation.dialogues import create_dialogue_study
 
         return create_dialogue_study(spec, created_by)
     dimensions = dimensions_for(spec.dimensions)

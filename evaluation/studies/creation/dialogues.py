@@ -22,7 +22,7 @@ from django.db.models import Q
 
 from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import ModelOutput
-from evaluation.studies.creation import (
+from evaluation.studies.creation.items import (
     NO_CLIP,
     FrozenAudio,
     StudySpec,

@@ -1,6 +1,6 @@
 """How every training job runs: train, then save, verify and register the checkpoint, then report.
 
-The three training jobs of ``ml.jobs.training`` (SFT + AAA, RL + SDCA, reward model) differ only in
+The three training jobs of ``ml.jobs.training.jobs`` (SFT + AAA, RL + SDCA, reward model) differ only in
 how they prepare their data and model, which each writes as a ``prepare`` function returning a
 ``TrainingPlan``. ``train_and_register`` does the rest the same way for all three:
 
