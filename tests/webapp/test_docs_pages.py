@@ -59,7 +59,7 @@ def test_links_between_pages_point_at_the_site_and_code_files_are_plain_text(cli
         assert client.get(href).status_code == 200, href
 
 
-def test_the_contents_list_every_page_and_the_footer_links_the_docs(client: Client) -> None:
+def test_the_contents_list_every_page_and_the_top_bar_links_the_docs(client: Client) -> None:
     html = client.get("/docs/training/").content.decode()
     for page in doc_pages():
         assert f'href="{page.url}"' in html
