@@ -1,6 +1,6 @@
 """Table 8 on the conflict task: error propagation after RL with GRPO, SDCA and SDCA without gating.
 
-    python bench/conflict_rl.py [--seeds 6] [--first-seed 2] [--steps 10] [--sft-steps 100] [--samples 2] [--jobs 2]
+    python bench/conflict_rl.py [--seeds 6] [--first-seed 2] [--steps 6] [--sft-steps 100] [--samples 2] [--jobs 2]
 
 Per seed, the plain-SFT model of ``bench/conflict_sft.py`` (same recipe and budget; saved there
 under var/synthetic_conflict/, trained and saved here when missing) is the one start of three RL
@@ -136,7 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--first-seed", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--sft-steps", type=int, default=100)
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
