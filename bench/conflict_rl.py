@@ -1,13 +1,15 @@
 """Table 8 on the conflict task: error propagation after RL with GRPO, SDCA and SDCA without gating.
 
-    python bench/conflict_rl.py [--seeds 4] [--steps 10] [--sft-steps 80] [--samples 4] [--jobs 2]
+    python bench/conflict_rl.py [--seeds 6] [--first-seed 2] [--steps 6] [--sft-steps 100] [--samples 2] [--jobs 2]
 
-Per seed, a tiny Qwen2.5-Omni thinker is trained with plain SFT on ``ml.core.synthetic.conflict``
-(``bench/conflict_sft.py``'s recipe; cached under var/synthetic_conflict/), then three RL runs of
-``--steps`` steps start from it (8 prompts x 8 rollouts, the rule-based scorer of
+Per seed, the plain-SFT model of ``bench/conflict_sft.py`` (same recipe and budget; saved there
+under var/synthetic_conflict/, trained and saved here when missing) is the one start of three RL
+runs of ``--steps`` steps (8 prompts x 8 rollouts, the rule-based scorer of
 ``ml.core.synthetic.rl_probe``): vanilla GRPO, SDCA (tau 0.6) and SDCA with tau 0 (no gating:
-every span gets its signal). On the all-conflict test items, ``--samples`` sampled completions
-each, printed per run and as paired differences with 95% t intervals:
+every span gets its signal). So the arms of a seed differ only by their advantages, and SFT is
+paid once per seed. On the 96 all-conflict test items, ``--samples`` sampled completions each (at
+the rollout temperature, the same seed for every arm), printed for the start model and for each
+run, then as paired differences with 95% t intervals:
 
 - P(R|P): reasoning wholly right (s2 = 1) given perception right (s1 = 1);
 - P(S|R): strategy right (s3 = 1) given reasoning right;
@@ -33,41 +35,50 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.conflict_sft import ARCH, SPEC, deterministic, paired
+from bench.conflict_sft import (
+    ARCH,
+    SPEC,
+    conflict_task,
+    deterministic,
+    paired,
+    start_checkpoint,
+    train,
+)
 from ml.core.config import SdcaConfig
 from ml.core.rl.rollouts import RlPrompt, score_rollouts
 from ml.core.rl.training import train_rl
 from ml.core.runtime import seed_everything
-from ml.core.sft import SftExample, train_sft
 from ml.core.speech.loading import load_speech_lm
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import build_tiny_speech_lm
-from ml.core.synthetic.conflict import SAMPLE_RATE, ConflictItem, build_conflict_task
-from ml.core.synthetic.prosody import default_cache_dir
-from ml.core.synthetic.rl_probe import rl_config, synthetic_stage_scorer
-from ml.core.synthetic.sft_probe import save_sft_checkpoint, sft_config
+from ml.core.synthetic.conflict import SAMPLE_RATE, ConflictItem, ConflictTask
+from ml.core.synthetic.rl_probe import ROLLOUT_TEMPERATURE, rl_config, synthetic_stage_scorer
 
 MODES = ("grpo", "sdca", "no-gating")
 METRICS = ("P(R|P)", "P(S|R)", "Err", "P right S wrong", "P wrong S right", "mean s1-s3")
-MAX_NEW_TOKENS = 120
+# The gold output is about 105 tokens.
+MAX_NEW_TOKENS = 112
 
 
-def _checkpoint(seed: int, sft_steps: int) -> Path:
-    return default_cache_dir().with_name("synthetic_conflict") / f"sft-{ARCH}-seed{seed}-steps{sft_steps}"
-
-
-def start_model(seed: int, sft_steps: int) -> SpeechLM:
-    """Return the plain-SFT model of a seed: loaded when cached, else trained and saved."""
-    directory = _checkpoint(seed, sft_steps)
+def start_model(seed: int, sft_steps: int, task: ConflictTask | None = None) -> SpeechLM:
+    """Return the plain-SFT model of a seed: loaded when saved (by conflict_sft or an earlier
+    call), else trained with conflict_sft's recipe and saved."""
+    task = task or conflict_task()
+    directory = start_checkpoint(seed, sft_steps, task)
     if (directory / "config.json").exists():
         return load_speech_lm(directory)
-    task = build_conflict_task()
+    deterministic()
     speech_lm = build_tiny_speech_lm(ARCH, seed=seed, spec=SPEC)
-    examples = [SftExample(i.audio, SAMPLE_RATE, i.prompt, i.gold.output()) for i in task.train]
-    train_sft(speech_lm, examples, sft_config(seed, 0.0, sft_steps))
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    save_sft_checkpoint(speech_lm, directory)
+    train(speech_lm, seed, 0.0, sft_steps, task)
     return speech_lm
+
+
+def start_figures(
+    seed: int, sft_steps: int, samples: int, task: ConflictTask | None = None
+) -> dict[str, float]:
+    """Return Table 8 of a seed's start model (saving it first when missing)."""
+    task = task or conflict_task()
+    return table8(start_model(seed, sft_steps, task), task.test, samples, seed)
 
 
 def _share(hits: int, total: int) -> float:
@@ -85,7 +96,7 @@ def table8(speech_lm: SpeechLM, items: Sequence[ConflictItem], samples: int, see
             [(i.audio, i.prompt) for i in chunk],
             max_new_tokens=MAX_NEW_TOKENS,
             do_sample=True,
-            temperature=0.5,
+            temperature=ROLLOUT_TEMPERATURE,
             num_return_sequences=samples,
         )
         for item, completions in zip(chunk, texts, strict=True):
@@ -104,10 +115,13 @@ def table8(speech_lm: SpeechLM, items: Sequence[ConflictItem], samples: int, see
     }
 
 
-def one_run(seed: int, mode: str, steps: int, sft_steps: int, samples: int) -> dict[str, float]:
+def one_run(
+    seed: int, mode: str, steps: int, sft_steps: int, samples: int, task: ConflictTask | None = None
+) -> dict[str, float]:
+    """Run RL in one mode from the seed's start model; return Table 8 after it."""
     deterministic()
-    task = build_conflict_task()
-    start = start_model(seed, sft_steps)
+    task = task or conflict_task()
+    start = start_model(seed, sft_steps, task)
     config = rl_config("grpo" if mode == "grpo" else "sdca", seed, steps)
     if mode == "no-gating":
         config = dataclasses.replace(config, sdca=SdcaConfig(tau=0.0))
@@ -120,19 +134,32 @@ def one_run(seed: int, mode: str, steps: int, sft_steps: int, samples: int) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--sft-steps", type=int, default=80)
-    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=6)
+    parser.add_argument("--first-seed", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--sft-steps", type=int, default=100)
+    parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
     started = time.monotonic()
     deterministic()
-    seeds = range(args.seeds)
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
-        # Trained and cached before the runs that share them start.
-        list(pool.map(start_model, seeds, [args.sft_steps] * args.seeds))
+        # Every start model is saved before the runs that share it begin.
+        starts = dict(
+            zip(
+                seeds,
+                pool.map(start_figures, seeds, [args.sft_steps] * args.seeds, [args.samples] * args.seeds),
+                strict=True,
+            )
+        )
+        for seed, figures in starts.items():
+            print(
+                f"seed {seed} start     "
+                + "  ".join(f"{name} {value:.3f}" for name, value in figures.items()),
+                flush=True,
+            )
         futures = {
             (seed, mode): pool.submit(one_run, seed, mode, args.steps, args.sft_steps, args.samples)
             for seed in seeds
@@ -141,17 +168,26 @@ def main() -> None:
         results = {}
         for key, future in futures.items():
             results[key] = future.result()
-            figures = "  ".join(f"{name} {value:.3f}" for name, value in results[key].items())
-            print(f"seed {key[0]} {key[1]:<9} {figures}", flush=True)
+            line = "  ".join(f"{name} {value:.3f}" for name, value in results[key].items())
+            print(f"seed {key[0]} {key[1]:<9} {line}", flush=True)
     print(
         f"{args.seeds} seeds, {args.steps} RL steps from {args.sft_steps} SFT steps, {args.jobs} processes: "
-        f"{time.monotonic() - started:.0f} s wall, load average {os.getloadavg()[0]:.1f}"
+        f"{time.monotonic() - started:.0f} s wall, load average (1, 5, 15 min) "
+        + ", ".join(f"{load:.1f}" for load in os.getloadavg())
+    )
+    print(
+        "start     "
+        + "  ".join(f"{name} {statistics.fmean(starts[s][name] for s in seeds):.3f}" for name in METRICS)
     )
     for mode in MODES:
         means = "  ".join(
             f"{name} {statistics.fmean(results[(s, mode)][name] for s in seeds):.3f}" for name in METRICS
         )
         print(f"{mode:<9} {means}")
+    for mode in MODES:
+        for name in METRICS:
+            values = [results[(s, mode)][name] - starts[s][name] for s in seeds]
+            print(f"{mode} minus start, {name}: {paired(values)}")
     for mode in ("sdca", "no-gating"):
         for name in METRICS:
             values = [results[(s, mode)][name] - results[(s, "grpo")][name] for s in seeds]

@@ -1,19 +1,25 @@
 """Does AAA help a tiny SpeechLM hear the voice when the words mislead? (issue #25's mini-replication)
 
-    python bench/conflict_sft.py [--seeds 8] [--steps 80] [--jobs 2] [--lambda-aaa 0.1]
+    python bench/conflict_sft.py [--seeds 8] [--first-seed 2] [--steps 100] [--jobs 2] [--lambda-aaa 0.1]
 
 The task (``ml.core.synthetic.conflict``): the transcript is in the prompt and names an emotion
 that agrees with the voice on 75% of training items and on no test item. Per seed, a fresh tiny
 Qwen2.5-Omni thinker is trained with ``train_sft`` for ``--steps`` steps of 8, once plain and once
 with AAA (same seed, initial weights and example order). Printed per run: greedy perception
-accuracy on the (all-conflict) test items, the share of them where it named the *words'* emotion,
-and rho before and after; then AAA minus plain paired by seed with a 95% t interval, and rho's rise.
-Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
+accuracy on the 96 (all-conflict) test items, the share of them where it named the *words'*
+emotion, and rho before and after; then AAA minus plain paired by seed with a 95% t interval, and
+rho's rise. Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
+
+The budget: on seeds 0 and 1 (hence ``--first-seed 2``), plain SFT names the words' emotion or a
+fixed one up to about step 100 and hears the voice from step 120-200 (0.96 at 200 on seed 0), so
+100 steps is where listening is half learned and a difference can show. Each run's plain model is
+saved (``start_checkpoint``): ``bench/conflict_rl.py`` starts every arm of a seed from it.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import multiprocessing
 import os
 import statistics
@@ -33,13 +39,53 @@ from ml.core.sft import SftExample, train_sft
 from ml.core.speech.inputs import SpeechExample
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm
-from ml.core.synthetic.conflict import SAMPLE_RATE, ConflictItem, build_conflict_task
-from ml.core.synthetic.sft_probe import heard_emotion, sft_config
+from ml.core.synthetic.conflict import (
+    EMOTIONS,
+    INSTRUCTION,
+    SAMPLE_RATE,
+    URGENCIES,
+    ConflictItem,
+    ConflictTask,
+    build_conflict_task,
+    gold_for,
+)
+from ml.core.synthetic.prosody import default_cache_dir
+from ml.core.synthetic.sft_probe import heard_emotion, save_sft_checkpoint, sft_config
 
 ARCH = "qwen2_5_omni_thinker"
 SPEC = TinySpec(audio_chunk_seconds=1)
-PERCEPTION_TOKENS = 48
+# "<think>\n<perception>Emotion: x. Rate: y." is about 20 tokens; greedy decoding stops after it.
+PERCEPTION_TOKENS = 24
+# 96 test items: the binomial sd of one run's accuracy is about 0.05 (0.07 with 48).
+TEST_SIZE = 96
 _BATCH = 16
+
+
+def conflict_task() -> ConflictTask:
+    """Return the benches' task: 160 training items (75% agreeing words), 96 conflict test items."""
+    return build_conflict_task(test_size=TEST_SIZE)
+
+
+def start_checkpoint(seed: int, steps: int, task: ConflictTask) -> Path:
+    """Return where the plain-SFT model of a seed and budget is kept. The name carries a digest of
+    everything the model depends on (task, gold, model sizes, SFT settings), so a changed recipe
+    never loads a stale model."""
+    recipe = repr(
+        (
+            ARCH,
+            SPEC,
+            len(task.test),
+            INSTRUCTION,
+            [gold_for(emotion, urgency).output() for emotion in EMOTIONS for urgency in URGENCIES],
+            sft_config(seed, 0.0, steps),
+        )
+    )
+    digest = hashlib.sha1(recipe.encode()).hexdigest()[:10]
+    return default_cache_dir().with_name("synthetic_conflict") / f"sft-seed{seed}-steps{steps}-{digest}"
+
+
+def sft_examples(items: Sequence[ConflictItem]) -> list[SftExample]:
+    return [SftExample(i.audio, SAMPLE_RATE, i.prompt, i.gold.output()) for i in items]
 
 
 def paired(differences: Sequence[float]) -> str:
@@ -53,6 +99,7 @@ def paired(differences: Sequence[float]) -> str:
 
 
 def deterministic() -> None:
+    """One thread and torch's deterministic kernels (a warning, not an error, where an op has none)."""
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True, warn_only=True)
 
@@ -77,14 +124,23 @@ def mean_rho(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> float:
     return float(torch.cat(values).nanmean())
 
 
-def one_run(seed: int, lambda_aaa: float, steps: int) -> dict[str, float]:
+def train(speech_lm: SpeechLM, seed: int, lambda_aaa: float, steps: int, task: ConflictTask) -> None:
+    """Train the model in place with the benches' SFT recipe; a plain model (lambda 0) is saved
+    as the seed's RL start."""
+    train_sft(speech_lm, sft_examples(task.train), sft_config(seed, lambda_aaa, steps))
+    if lambda_aaa == 0:
+        directory = start_checkpoint(seed, steps, task)
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        save_sft_checkpoint(speech_lm, directory)
+
+
+def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None = None) -> dict[str, float]:
     """Train one model; return test accuracy, word-following share and rho before and after."""
     deterministic()
-    task = build_conflict_task()
+    task = task or conflict_task()
     speech_lm = build_tiny_speech_lm(ARCH, seed=seed, spec=SPEC)
     rho_before = mean_rho(speech_lm, task.test)
-    examples = [SftExample(i.audio, SAMPLE_RATE, i.prompt, i.gold.output()) for i in task.train]
-    train_sft(speech_lm, examples, sft_config(seed, lambda_aaa, steps))
+    train(speech_lm, seed, lambda_aaa, steps, task)
     labels = heard(speech_lm, task.test)
     return {
         "seed": seed,
@@ -101,13 +157,16 @@ def one_run(seed: int, lambda_aaa: float, steps: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=80)
+    parser.add_argument("--first-seed", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--lambda-aaa", type=float, default=0.1)
     args = parser.parse_args()
     started = time.monotonic()
     lambdas = (0.0, args.lambda_aaa)
-    runs = [(seed, value) for seed in range(args.seeds) for value in lambdas]
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    # Plain runs first: their checkpoints are what bench/conflict_rl.py starts from.
+    runs = [(seed, value) for value in lambdas for seed in seeds]
     results: dict[tuple[int, float], dict[str, float]] = {}
     with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {pool.submit(one_run, seed, value, args.steps): (seed, value) for seed, value in runs}
@@ -121,9 +180,9 @@ def main() -> None:
             )
     print(
         f"{args.seeds} seeds x {args.steps} SFT steps of 8, {args.jobs} processes: "
-        f"{time.monotonic() - started:.0f} s wall, load average {os.getloadavg()[0]:.1f}"
+        f"{time.monotonic() - started:.0f} s wall, load average (1, 5, 15 min) "
+        + ", ".join(f"{load:.1f}" for load in os.getloadavg())
     )
-    seeds = range(args.seeds)
     for value in lambdas:
         name = "plain SFT" if value == 0 else f"SFT + AAA λ={value:g}"
         for metric in ("accuracy", "follows_words", "rho_after"):

@@ -33,7 +33,9 @@ DURATION_SECONDS = 1.0
 EMOTIONS: tuple[str, ...] = (NEUTRAL, HAPPY, SAD, ANGRY)
 CALM, URGENT = "calm", "urgent"
 URGENCIES: tuple[str, ...] = (CALM, URGENT)
-INSTRUCTION = "Listen to how the speaker sounds, reason about how they feel, then respond with empathy."
+# Short on purpose: every prompt and gold token costs CPU time in the benches, and a short fixed
+# format is parsable after a few dozen SFT steps (the 146-token gold was not after 80).
+INSTRUCTION = "Hear the voice, then reply."
 # Words that say an emotion; the prosody may say another.
 LEXICON: dict[str, tuple[str, ...]] = {
     NEUTRAL: ("the bus comes at nine", "i moved the chair", "the form is on the desk"),
@@ -41,31 +43,26 @@ LEXICON: dict[str, tuple[str, ...]] = {
     SAD: ("my dog died today", "i lost my job", "nobody came to my party"),
     ANGRY: ("they cheated me again", "he broke my phone", "you lied to me"),
 }
-# (f0 Hz, amplitude, description): sad low and soft, neutral mid, angry raised and loud, happy high.
-VOICE: dict[str, tuple[float, float, str]] = {
-    SAD: (110.0, 0.12, "Pitch: low. Energy: soft."),
-    NEUTRAL: (155.0, 0.3, "Pitch: mid. Energy: moderate."),
-    ANGRY: (210.0, 0.8, "Pitch: raised. Energy: loud."),
-    HAPPY: (290.0, 0.5, "Pitch: high. Energy: bright."),
+# (f0 Hz, amplitude): sad low and soft, neutral mid, angry raised and loud, happy high.
+VOICE: dict[str, tuple[float, float]] = {
+    SAD: (110.0, 0.12),
+    NEUTRAL: (155.0, 0.3),
+    ANGRY: (210.0, 0.8),
+    HAPPY: (290.0, 0.5),
 }
-# Syllable-like modulation rates (Hz) of the amplitude envelope.
-RATE: dict[str, tuple[float, str]] = {CALM: (3.0, "Rate: slow."), URGENT: (9.0, "Rate: fast.")}
+# Syllable-like modulation rates (Hz) of the amplitude envelope, and the word perception uses.
+RATE: dict[str, tuple[float, str]] = {CALM: (3.0, "slow"), URGENT: (9.0, "fast")}
 _REASONING: dict[str, tuple[str, str, str]] = {
-    NEUTRAL: ("to share facts.", "a clear reply.", "keep it short."),
-    HAPPY: ("to share joy.", "warm interest.", "match the mood."),
-    SAD: ("comfort.", "to be heard.", "no quick advice."),
-    ANGRY: ("to be taken seriously.", "acknowledgement.", "stay calm."),
+    NEUTRAL: ("facts", "a reply", "be brief"),
+    HAPPY: ("joy", "interest", "match mood"),
+    SAD: ("comfort", "be heard", "no advice"),
+    ANGRY: ("respect", "acknowledgement", "stay calm"),
 }
 # The strategy depends on the urgency only: an urgent speaker wants action, a calm one attention.
 STRATEGY: dict[str, tuple[str, ...]] = {CALM: ("emotional validation",), URGENT: ("problem solving",)}
 STYLE: dict[str, str] = {NEUTRAL: "calm", HAPPY: "excited", SAD: "comforting", ANGRY: "calm"}
-_RESPONSE: dict[str, str] = {
-    NEUTRAL: "Noted.",
-    HAPPY: "Great news!",
-    SAD: "I am so sorry.",
-    ANGRY: "That is unfair.",
-}
-_RESPONSE_TAIL: dict[str, str] = {CALM: " Tell me more.", URGENT: " Let us fix it now."}
+_RESPONSE: dict[str, str] = {NEUTRAL: "Noted.", HAPPY: "Great!", SAD: "So sorry.", ANGRY: "Unfair."}
+_RESPONSE_TAIL: dict[str, str] = {CALM: " Tell me more.", URGENT: " Let us fix it."}
 
 
 @dataclass(frozen=True)
@@ -103,8 +100,8 @@ def gold_for(emotion: str, urgency: str) -> Gold:
     """Return the gold spans of a turn with this spoken emotion and urgency."""
     need, demand, constraints = _REASONING[emotion]
     return Gold(
-        perception=f"{VOICE[emotion][2]} {RATE[urgency][1]} Emotion: {emotion}.",
-        context="the words may not match the voice.",
+        perception=f"Emotion: {emotion}. Rate: {RATE[urgency][1]}.",
+        context="mixed cues",
         latent_need=need,
         core_demand=demand,
         constraints=constraints,
@@ -117,7 +114,7 @@ def gold_for(emotion: str, urgency: str) -> Gold:
 def voice(emotion: str, urgency: str, rng: random.Random) -> np.ndarray:
     """Return one second of a jittered harmonic tone with the emotion's pitch and energy, and
     an amplitude envelope modulated at the urgency's rate."""
-    f0, amplitude, _ = VOICE[emotion]
+    f0, amplitude = VOICE[emotion]
     rate, _ = RATE[urgency]
     f0 *= rng.uniform(0.92, 1.08)
     amplitude *= rng.uniform(0.8, 1.2)
