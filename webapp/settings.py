@@ -76,7 +76,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "webapp.http.ContentSecurityPolicyMiddleware",
+    "webapp.security.ContentSecurityPolicyMiddleware",
     # After authentication: a key is scoped to who sent it (webapp.idempotency).
     "webapp.idempotency.IdempotencyMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its lockout response.
@@ -120,7 +120,7 @@ AUTH_PASSWORD_VALIDATORS = [
 SESSION_ENGINE = "webapp.sessions"
 AUTHENTICATION_BACKENDS = [
     # django-axes first: it refuses a login for a locked-out user name and address before any check.
-    "webapp.http.LoginThrottleBackend",
+    "webapp.security.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 # Password guessing: after AXES_FAILURE_LIMIT failures for one user name from one address, that

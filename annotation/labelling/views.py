@@ -43,7 +43,8 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
-from webapp.http import StudioRequest, keyset_page
+from webapp.http import StudioRequest
+from webapp.keyset import keyset_page
 from webapp.lib.progress import QueueProgress
 from webapp.models import ShortcutKeys, User
 from webapp.roles import Role, role_required
@@ -124,7 +125,7 @@ CHOICE_KEY_HINTS: dict[str, dict[str, str]] = {
 def annotator_queue(request: StudioRequest) -> HttpResponse:
     """The annotator's own assignments: open ones first, or the submitted ones.
 
-    Keyset pages over the queue's own index (`webapp.http.keyset_page`), each row's item joined and only the
+    Keyset pages over the queue's own index (`webapp.keyset.keyset_page`), each row's item joined and only the
     columns shown loaded (no label documents), both tabs' counts riding on the same read: a page
     costs the same few queries and milliseconds with ten items or a hundred thousand
     (bench/scale.py, bench/request_profile.py measure it). Rows are formatted here, once, not by

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotation.labelling.models import Annotation
 from tests.factories import AnnotationFactory
-from webapp.http import keyset_page
+from webapp.keyset import keyset_page
 from webapp.roles import Role
 
 

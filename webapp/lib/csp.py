@@ -1,4 +1,4 @@
-"""The Content-Security-Policy webapp.http sends: scripts only from our own static files.
+"""The Content-Security-Policy webapp.security sends: scripts only from our own static files.
 
 A script an attacker manages to put into a page (a label, an item text, an imported output)
 does not run: the policy allows no inline script, no event-handler attributes, no eval. Audio

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.test import Client
 
-from webapp.http import policy_from_settings
 from webapp.lib.csp import content_security_policy, s3_media_origins
+from webapp.security import policy_from_settings
 
 ROOT = Path(__file__).resolve().parents[3]
 

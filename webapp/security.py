@@ -1,0 +1,54 @@
+"""The request-level defences every response and login goes through: the middleware that sends the
+Content-Security-Policy (its rules: webapp.lib.csp) and the login-throttling backend (django-axes).
+Both are named in settings (MIDDLEWARE, AUTHENTICATION_BACKENDS)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from axes.backends import AxesStandaloneBackend
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from webapp.lib.csp import HEADER, content_security_policy, s3_media_origins
+
+
+def policy_from_settings() -> str:
+    """Return the Content-Security-Policy for the configured media storage."""
+    storage = cast(dict[str, Any], settings.STORAGES["default"])
+    options: dict[str, Any] = storage.get("OPTIONS") or {}
+    s3 = s3_media_origins(
+        settings.S3_BUCKET, str(options.get("region_name") or ""), str(options.get("endpoint_url") or "")
+    )
+    return content_security_policy([*s3, *settings.CSP_MEDIA_ORIGINS])
+
+
+class ContentSecurityPolicyMiddleware:
+    """Add the Content-Security-Policy header (webapp.lib.csp) to every response that has none."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if HEADER not in response:
+            response[HEADER] = policy_from_settings()
+        return response
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    """django-axes' lockout check for every login that comes with a request (the login form,
+    Django admin, HTTP basic auth); a login without one (a test client's `login()`, a script)
+    has no address to throttle by and passes on to the password check."""
+
+    def authenticate(
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if request is None:
+            return None
+        return super().authenticate(request, username, password, **kwargs)
