@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
 from ml.builder.config import BuildConfig
 from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM
@@ -79,8 +81,10 @@ def test_a_reading_31_percent_faster_is_fast_and_a_neutral_one_normal_whatever_i
     ]
     assert 0.97 < short["rate_ratio"] < 1.03 and 0.97 < long["rate_ratio"] < 1.03
     assert 1.2 < short_fast["rate_ratio"] < 1.45 and 1.2 < long_fast["rate_ratio"] < 1.45
-    # the rate is phones per second of speech (pauses excluded), read the same way for both texts
-    assert short["phones_per_second"] == short["neutral_phones_per_second"]
+    # the rate is phones per second of speech (pauses excluded), read the same way for both texts;
+    # eSpeak NG's two syntheses of one text differ slightly where speech starts and ends (the VAD
+    # edge), so "the same" is within the 3% the ratio allows, not to the last digit
+    assert short["phones_per_second"] == pytest.approx(short["neutral_phones_per_second"], rel=0.03)
     assert short_fast["labels"]["prosody_caption"].startswith("Fast")
 
 
