@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.recording.conversation.history import conversation_so_far
+from annotation.recording.item_import.rules import ITEM_FIELDS
 from annotation.recording.models import Item, RejectReason, Review, Take
 from annotation.recording.reports import speech_flags
 from annotation.recording.reviews import MAX_COMMENT_CHARS, feedback_from
@@ -194,14 +195,7 @@ class ItemSerializer(serializers.ModelSerializer[Item]):
         model = Item
         fields = [
             "id",
-            "external_id",
-            "text",
-            "scenario",
-            "target_emotion",
-            "emotion_variant",
-            "target_intensity",
-            "instructions",
-            "split",
+            *ITEM_FIELDS,  # what an import file gives an item, in the same order
             "state",
             "actor",
             "created_at",
