@@ -12,17 +12,17 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 # Installs are from the lock files, every download checked against its hash (docs/dependencies.md).
-# requirements-speech.txt stays as it is: exact pins installed without their dependencies.
+# requirements-speech.txt: exact pins with their hashes, installed without their dependencies.
 $(VENV)/.installed: requirements.lock requirements-speech.txt | $(PY)
 	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
-	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-speech.txt
 	printf '#!/bin/sh\nPYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" exec "$(CURDIR)/$(PY)" -m webapp.client "$$@"\n' > $(VENV)/bin/echostudio
 	chmod +x $(VENV)/bin/echostudio
 	touch $@
 
 $(VENV)/.installed-dev: requirements-dev.lock requirements-speech.txt | $(PY)
 	$(PY) -m pip install --quiet --require-hashes -r requirements-dev.lock
-	$(PY) -m pip install --quiet --no-deps -r requirements-speech.txt
+	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-speech.txt
 	touch $@ $(VENV)/.installed
 
 # Test-only browser tools from the npm registry (axe-core for the accessibility test), pinned by package-lock.json.

@@ -116,9 +116,17 @@ def test_the_torch_hash_is_the_local_cpu_wheel_s() -> None:
         assert torch.hashes == (hashlib.file_digest(handle, "sha256").hexdigest(),)
 
 
-def test_the_speech_packages_installed_without_dependencies_are_exact_pins_outside_the_locks() -> None:
-    speech = declared("requirements-speech.txt")
+def test_the_speech_packages_installed_without_dependencies_are_exact_hashed_pins_outside_the_locks() -> None:
+    speech = locked("requirements-speech.txt")
     pinned = {*locked("requirements.lock"), *locked("requirements-dev.lock")}
 
-    assert all(str(requirement.specifier).startswith("==") for requirement in speech.values())
+    assert set(speech) == {"pocketsphinx", "silero-vad", "speechmos", "resemblyzer"}
+    assert [name for name, pin in speech.items() if not pin.hashes] == []
     assert set(speech) & pinned == set()
+
+
+def test_the_speech_packages_are_installed_with_their_hashes_checked() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    installs = [line for line in makefile.splitlines() if "requirements-speech.txt" in line and "pip" in line]
+
+    assert installs and all("--no-deps" in line and "--require-hashes" in line for line in installs)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from django.db import transaction
 from pydub import AudioSegment
 
+from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.recording.models import Emotion, Item, Scenario, Take
 from annotation.recording.takes import record_take
 from evaluation.echomind import taxonomy
@@ -111,13 +112,37 @@ def create_delivery_set(
     return case
 
 
+def mixable_deliveries() -> list[Delivery]:
+    """Return the environment deliveries still to be recorded: each is made by mixing, not by an actor."""
+    return list(
+        Delivery.objects.filter(attribute__coarse=taxonomy.ENVIRONMENT, item__recording__isnull=True)
+        .exclude(role=NEUTRAL)
+        .select_related("attribute", "item", "delivery_set")
+        .order_by("delivery_set__case_id", "role")
+    )
+
+
+# A background clip is any readable audio file: short, quiet or loud clips are all fair backgrounds.
+BACKGROUND_LIMITS = UploadLimits(
+    max_bytes=512 * 1024 * 1024,
+    min_seconds=0.1,
+    max_seconds=3600.0,
+    silence_peak_dbfs=-120.0,
+    max_clipping_ratio=1.0,
+)
+
+
 def mix_environment_delivery(
-    delivery: Delivery, background_wav: bytes, background: str, gain_db: float
+    delivery: Delivery, background_audio: bytes, background: str, gain_db: float
 ) -> Take:
     """Record an environment delivery as its case's accepted neutral take with a background clip
-    mixed in; the mix goes to blind review like any take, and the delivery remembers how it was made."""
+    mixed in; the mix goes to blind review like any take, and the delivery remembers how it was made.
+
+    The clip may be any format an actor may upload; raise AudioRejected when it cannot be read.
+    """
     if delivery.attribute is None or delivery.attribute.coarse != taxonomy.ENVIRONMENT:
         raise DeliveryProblem("Only an environment delivery is made by mixing.")
+    clip = normalise_upload(background_audio, background, limits=BACKGROUND_LIMITS).wav_bytes
     neutral = Delivery.objects.filter(delivery_set=delivery.delivery_set, role=NEUTRAL).select_related("item")
     source = next((d.item.recording for d in neutral if d.item.recording is not None), None)
     if source is None:
@@ -128,7 +153,7 @@ def mix_environment_delivery(
         if item.state in (Item.State.SCRIPTED, Item.State.RECORDING):
             item.actor, item.state = actor, Item.State.RECORDING
             item.save(update_fields=["actor", "state", "updated_at"])
-    mixed = mix_background(read_media(source.audio_key), background_wav, gain_db)
+    mixed = mix_background(read_media(source.audio_key), clip, gain_db)
     take = record_take(Item.objects.get(pk=delivery.item_id), actor, mixed, f"{background}.wav")
     delivery.mixed_from, delivery.background, delivery.background_gain_db = source, background, gain_db
     delivery.save(update_fields=["mixed_from", "background", "background_gain_db"])
@@ -149,7 +174,7 @@ def mix_background(speech_wav: bytes, background_wav: bytes, gain_db: float) -> 
     speech = _read(speech_wav).set_sample_width(2)
     background = _read(background_wav).set_sample_width(2)
     if len(background) == 0:
-        raise ValueError("the background clip is empty")
+        raise DeliveryProblem("The background clip is empty.")
     mixed = speech.overlay(background.apply_gain(gain_db), loop=True)
     out = io.BytesIO()
     mixed.export(out, format="wav")

@@ -7,6 +7,7 @@ from evaluation.echomind import api, views
 urlpatterns = [
     path("echomind/", views.delivery_sets, name="echomind_sets"),
     path("echomind/assign/", views.assign_deliveries, name="echomind_assign"),
+    path("echomind/mix/", views.mix_delivery, name="echomind_mix"),
     path("echomind/answers/", views.answers_import, name="echomind_answers"),
     path("echomind/judge/", views.judge, name="echomind_judge"),
     path("echomind/export.zip", views.export, name="echomind_export"),

@@ -9,11 +9,19 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from annotation.audio.upload import AudioRejected
 from annotation.recording.items import assign_items
+from annotation.recording.takes import TakeNotAllowed
 from evaluation.echomind import reports, taxonomy
 from evaluation.echomind import scoring as board
 from evaluation.echomind.answers import JUDGE_REPLIES_JOB, import_answers
-from evaluation.echomind.deliveries import DeliveryProblem, ensure_default_taxonomy, import_taxonomy
+from evaluation.echomind.deliveries import (
+    DeliveryProblem,
+    ensure_default_taxonomy,
+    import_taxonomy,
+    mix_environment_delivery,
+    mixable_deliveries,
+)
 from evaluation.echomind.forms import QuestionForm, ReplyStudyForm
 from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
 from evaluation.echomind.replies.listening import create_reply_study, reply_studies
@@ -75,8 +83,39 @@ def delivery_sets(request: StudioRequest) -> HttpResponse:
             "cases": reports.delivery_sets_summary(),
             "systems": System.objects.all(),
             "actors": users_with_role(Role.VOICE_ACTOR),
+            "mixable": mixable_deliveries(),
         },
     )
+
+
+@role_required(Role.ADMIN)
+@require_POST
+def mix_delivery(request: StudioRequest) -> HttpResponse:
+    """Make an environment delivery from its case's accepted neutral take and an uploaded background."""
+    delivery = get_object_or_404(
+        Delivery.objects.select_related("attribute"), pk=request.POST.get("delivery") or 0
+    )
+    upload = request.FILES.get("background")
+    try:
+        gain_db = float(request.POST.get("gain_db", "-10"))
+    except ValueError:
+        gain_db = float("nan")
+    if upload is None:
+        messages.error(request, "Choose a background clip (WAV).")
+    elif not -60.0 <= gain_db <= 20.0:
+        messages.error(request, "The background gain is a number of decibels between -60 and 20.")
+    else:
+        try:
+            take = mix_environment_delivery(delivery, upload.read(), upload.name or "background.wav", gain_db)
+        except (DeliveryProblem, AudioRejected, TakeNotAllowed) as refused:  # AudioRejected: the clip
+            messages.error(request, f"Not mixed: {refused}")
+        else:
+            messages.success(
+                request,
+                f"{delivery.item.external_id}: mixed with {upload.name} at {gain_db:g} dB; take {take.pk} "
+                "goes to blind review.",
+            )
+    return redirect("evaluation:echomind_sets")
 
 
 @role_required(Role.ADMIN)

@@ -264,16 +264,30 @@ def _mark_stopped(build: Build, stage: str, status: str) -> None:
     Build.objects.filter(pk=build.pk).update(status=status)
 
 
+def _stage_jobs_in_flight(build: Build) -> bool:
+    return BuildStage.objects.filter(
+        build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
+    ).exists()
+
+
+def stopped_short(build: Build) -> bool:
+    """Return True when a started build has an unfinished stage and no stage job queued or running.
+
+    Whatever stopped it (a job failed, cancelled while running or before it started, a worker
+    lost), this is what ``resume_build`` picks up again.
+    """
+    if build.status == BuildStatus.DRAFT or _stage_jobs_in_flight(build):
+        return False
+    return BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).exists()
+
+
 def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
     """Start again the first unfinished stage of a build whose jobs failed or were cancelled."""
     with transaction.atomic():
         # The build's lock: two resumes at once (two tabs, an API retry) would otherwise both see
         # no job running and both start the stage.
         Build.objects.select_for_update().get(pk=build.pk)
-        running = BuildStage.objects.filter(
-            build=build, job__status__in=[JobStatus.QUEUED, JobStatus.RUNNING]
-        )
-        if running.exists():
+        if _stage_jobs_in_flight(build):
             raise BuildBusy("the build still has stage jobs queued or running")
         row = BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).order_by("id").first()
         if row is None:

@@ -8,21 +8,15 @@ object or answer 404.
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
 from ml.jobs.launch import ML_JOB_KINDS
 from ml.jobs.models import Checkpoint
-from webapp.models import Job, User
-from webapp.roles import Role, has_role
+from webapp.models import Job
+from webapp.roles import Role
 
 # Training spends GPU hours and decides which model the benchmark reports: admins only.
 ML_ROLES: tuple[Role, ...] = (Role.ADMIN,)
-
-
-def may_use_echochat(user: User | AnonymousUser) -> bool:
-    """Return True when the user may start EchoChat jobs and see every job, checkpoint and snapshot."""
-    return has_role(user, *ML_ROLES)
 
 
 def ml_job_or_404(job_id: int) -> Job:

@@ -19,7 +19,6 @@ from ml.builder.stages import (
     SPOT_CHECK_REASONS,
     TRAJECTORIES,
     USER_AUDIO,
-    stages_from,
 )
 from webapp.lib.stats import Proportion, wilson_interval
 
@@ -171,11 +170,6 @@ def tightening_problem(setting: str, current: float, proposed: float) -> str | N
     if proposed <= current:
         return f"a tighter value is above the current {current:g}"
     return None
-
-
-def affected_stages(setting: str) -> tuple[str, ...]:
-    """Return the stages a tightened `setting` redoes: its filter and every stage after it."""
-    return stages_from(THRESHOLD_STAGES[setting])
 
 
 def affected_samples(outcomes: Mapping[int, str]) -> set[int]:

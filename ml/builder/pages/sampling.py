@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 
 
 class SamplingProblem(ValueError):
@@ -47,25 +46,6 @@ def allocate(sizes: dict[Hashable, int], total: int) -> dict[Hashable, int]:
     for stratum in order[: total - sum(shares.values())]:
         shares[stratum] += 1
     return shares
-
-
-def stratified_sample(
-    candidates: Iterable[tuple[int, Hashable]],
-    seed: int | str,
-    *,
-    fraction: float | None = None,
-    count: int | None = None,
-) -> list[int]:
-    """Return the ids drawn from (id, stratum) pairs, sorted; deterministic for a seed."""
-    strata: dict[Hashable, list[int]] = defaultdict(list)
-    for sample_id, stratum in candidates:
-        strata[stratum].append(sample_id)
-    total = sample_size(sum(len(ids) for ids in strata.values()), fraction=fraction, count=count)
-    shares = allocate({stratum: len(ids) for stratum, ids in strata.items()}, total)
-    chosen: list[int] = []
-    for stratum, ids in strata.items():
-        chosen.extend(draw_from_stratum(ids, shares[stratum], seed, stratum))
-    return sorted(chosen)
 
 
 def draw_from_stratum(ids: Sequence[int], k: int, seed: int | str, stratum: Hashable) -> list[int]:

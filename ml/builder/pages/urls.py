@@ -10,6 +10,7 @@ urlpatterns = [
     path("manage/builds/<int:build_id>/", views.build_page, name="build"),
     path("manage/builds/<int:build_id>/draw/", views.draw_page, name="draw"),
     path("manage/builds/<int:build_id>/tighten/", views.tighten_page, name="tighten"),
+    path("manage/builds/<int:build_id>/resume/", views.resume_page, name="resume"),
     path("manage/builds/<int:build_id>/export/", views.export_page, name="export"),
     path("spot-checks/", views.spot_check_queue, name="spot_checks"),
     path("spot-checks/next/", views.spot_check_next, name="spot_check_next"),

@@ -26,6 +26,7 @@ from ml.builder.pages.reports import (
 )
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, current_threshold, tighten
 from ml.builder.pages.rules import REASON_STAGES, THRESHOLD_STAGES, acceptance_by_stage
+from ml.builder.runner import resume_build, stopped_short
 from ml.builder.stages import STAGE_TITLES
 from webapp.http import StudioRequest
 from webapp.roles import role_required
@@ -100,6 +101,7 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
             "tighten_form": TightenForm(),
             "exports": BuildExport.objects.filter(build=build).select_related("job", "created_by")[:20],
             "in_flight": in_flight_refusal(build),
+            "resumable": stopped_short(build),
         },
     )
 
@@ -133,6 +135,24 @@ def export_page(request: StudioRequest, build_id: int) -> HttpResponse:
         messages.error(request, f"Not exported: {refused}.")
     else:
         messages.success(request, f"Writing export {export.label}; jobs started from now on train on it.")
+    return redirect("ml:builder:build", build_id=build.pk)
+
+
+@role_required(*BUILD_ROLES)
+@require_POST
+def resume_page(request: StudioRequest, build_id: int) -> HttpResponse:
+    """Start again the first unfinished stage of a build that stopped short (``runner.stopped_short``)."""
+    build = build_or_404(build_id)
+    try:
+        jobs = resume_build(build, request.user)
+    except (BuildBusy, ConfigProblem) as refused:
+        messages.error(request, f"Not resumed: {refused}.")
+    else:
+        if jobs:
+            stage = STAGE_TITLES[jobs[0].parameters["stage"]]
+            messages.success(request, f"{stage} starts again ({len(jobs)} job(s)); later stages follow.")
+        else:
+            messages.info(request, "Every stage of this build is done: nothing to resume.")
     return redirect("ml:builder:build", build_id=build.pk)
 
 

@@ -81,9 +81,8 @@ def test_leaderboard_csv_latex_api_and_export_carry_the_same_numbers(
     assert "script_info_speaker.json" in names and "answers/Parrot.jsonl" in names
 
 
-def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mixed_in(
-    media_root: Path, users: dict[str, User]
-) -> None:
+def _environment_case() -> Delivery:
+    """Return the target delivery of a fresh environment case (rain, its alternative wind)."""
     ensure_default_taxonomy()
     case = create_delivery_set(
         case_id="id_7",
@@ -93,15 +92,26 @@ def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mi
         attribute="rain",
         alternative="wind",
     )
-    target = case.deliveries.get(role=Delivery.Role.TARGET)
-    with pytest.raises(DeliveryProblem, match="no accepted take"):
-        mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
-    neutral = case.deliveries.get(role=Delivery.Role.NEUTRAL)
+    return case.deliveries.get(role=Delivery.Role.TARGET)
+
+
+def _record_neutral(target: Delivery, actor: User) -> Take:
+    neutral = target.delivery_set.deliveries.get(role=Delivery.Role.NEUTRAL)
     recording = RecordingFactory.create(
-        item=neutral.item, actor=users["actor"], audio_key=stored_wav(speech_like_wav())
+        item=neutral.item, actor=actor, audio_key=stored_wav(speech_like_wav())
     )
     neutral.item.recording = recording
     neutral.item.save()
+    return recording
+
+
+def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mixed_in(
+    media_root: Path, users: dict[str, User]
+) -> None:
+    target = _environment_case()
+    with pytest.raises(DeliveryProblem, match="no accepted take"):
+        mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
+    recording = _record_neutral(target, users["actor"])
     take = mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
     assert (take.item_id, take.actor_id, take.status) == (
         target.item_id,
@@ -115,6 +125,43 @@ def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mi
         -10.0,
     )
     assert take.duration_seconds == pytest.approx(1.5, abs=0.05)  # the speech's length, not the clip's
+
+
+def test_the_sets_page_mixes_an_environment_delivery_for_admins_only(
+    media_root: Path, users: dict[str, User], client_for: Callable[[str], Client]
+) -> None:
+    target = _environment_case()
+    _record_neutral(target, users["actor"])
+    admin = client_for("admin")
+
+    # the page offers the environment deliveries still to be made, not the neutral one
+    page = admin.get("/echomind/").content.decode()
+    assert 'data-testid="mix-form"' in page
+    assert f'value="{target.pk}"' in page
+    neutral = target.delivery_set.deliveries.get(role=Delivery.Role.NEUTRAL)
+    assert f'<option value="{neutral.pk}"' not in page
+
+    def mix(client: Client, clip: bytes, gain: str = "-12") -> str:
+        upload = SimpleUploadedFile("rain.wav", clip, content_type="audio/wav")
+        answer = client.post(
+            "/echomind/mix/", {"delivery": target.pk, "background": upload, "gain_db": gain}, follow=True
+        )
+        return answer.content.decode() if answer.status_code == 200 else str(answer.status_code)
+
+    # others may not mix, and what they send makes no take
+    for role in ("actor", "reviewer", "annotator", "evaluator"):
+        assert mix(client_for(role), tiny_wav(1.0, 90.0)) == "403"
+    # a clip that is not audio, or a gain out of range, is refused in words and makes no take
+    assert "Not mixed: This file is not audio we can read" in mix(admin, b"RIFF not really")
+    assert "between -60 and 20" in mix(admin, tiny_wav(1.0, 90.0), gain="loud")
+    assert not Take.objects.filter(item_id=target.item_id).exists()
+
+    # the admin's mix is a take of the target delivery, in the actor's name, on its way to review
+    assert "mixed with rain.wav at -12 dB" in mix(admin, tiny_wav(1.0, 90.0))
+    take = Take.objects.get(item_id=target.item_id)
+    assert (take.actor_id, take.status) == (users["actor"].pk, Take.Status.ANALYSING)
+    target.refresh_from_db()
+    assert (target.background, target.background_gain_db) == ("rain.wav", -12.0)
 
 
 def test_mixing_adds_the_background_at_the_chosen_gain() -> None:

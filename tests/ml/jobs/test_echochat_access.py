@@ -10,12 +10,17 @@ from django.http import Http404
 from django.test import Client
 from django.urls import reverse
 
-from ml.jobs.access import checkpoint_or_404, may_use_echochat, ml_job_or_404
+from ml.jobs.access import ML_ROLES, checkpoint_or_404, ml_job_or_404
 from ml.jobs.launch import SFT_JOB
 from ml.jobs.models import Checkpoint
 from webapp.models import Job, User
+from webapp.roles import has_role
 
 OTHER_ROLES = ("actor", "reviewer", "annotator", "lead", "evaluator", "norole")
+
+
+def may_use_echochat(user: User | AnonymousUser) -> bool:
+    return has_role(user, *ML_ROLES)
 
 
 def test_only_admins_may_use_echochat(users: dict[str, User]) -> None:

@@ -34,6 +34,7 @@ def admin_pages(build) -> list[tuple[str, str, dict]]:
             {"setting": "query_min_score", "value": "2"},
         ),
         ("post", reverse("ml:builder:export", args=[build.pk]), {}),
+        ("post", reverse("ml:builder:resume", args=[build.pk]), {}),
     ]
 
 
@@ -66,6 +67,7 @@ def test_drawing_and_tightening_only_by_post(build, client_for) -> None:
     admin = client_for("admin")
     assert admin.get(reverse("ml:builder:draw", args=[build.pk])).status_code == 405
     assert admin.get(reverse("ml:builder:tighten", args=[build.pk])).status_code == 405
+    assert admin.get(reverse("ml:builder:resume", args=[build.pk])).status_code == 405
     assert client_for("annotator").get(reverse("ml:builder:spot_check_next")).status_code == 405
 
 

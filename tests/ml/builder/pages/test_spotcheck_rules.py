@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from ml.builder.pages.rules import (
+    THRESHOLD_STAGES,
     CheckedSample,
     DecisionProblem,
     acceptance_by_stage,
     affected_samples,
-    affected_stages,
     blamed_stage,
     overall_acceptance,
     tightening_problem,
 )
-from ml.builder.stages import SAMPLE_STAGES
+from ml.builder.stages import SAMPLE_STAGES, stages_from
 
 
 def test_emotion_not_audible_blames_the_consistency_check() -> None:
@@ -99,15 +99,15 @@ def test_tightening_must_be_stricter_and_in_range() -> None:
 
 
 def test_a_tightened_filter_redoes_its_stage_and_every_later_one() -> None:
-    assert affected_stages("consistency_min_confidence") == (
+    assert stages_from(THRESHOLD_STAGES["consistency_min_confidence"]) == (
         "consistency",
         "perception",
         "responses",
         "response_filter",
         "response_audio",
     )
-    assert affected_stages("query_min_score")[0] == "query_filter"
-    assert affected_stages("response_min_score") == ("response_filter", "response_audio")
+    assert stages_from(THRESHOLD_STAGES["query_min_score"])[0] == "query_filter"
+    assert stages_from(THRESHOLD_STAGES["response_min_score"]) == ("response_filter", "response_audio")
 
 
 def test_only_samples_the_filter_kept_are_judged_again() -> None:

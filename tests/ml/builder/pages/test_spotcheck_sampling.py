@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable
 
 import pytest
 
 from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import draw_spot_checks, stratum_of
-from ml.builder.pages.sampling import SamplingProblem, allocate, sample_size, stratified_sample
+from ml.builder.pages.sampling import SamplingProblem, allocate, draw_from_stratum, sample_size
 from tests.ml.builder.pages.spotcheck_builds import finished_build
+
+
+def stratified_sample(
+    candidates: Iterable[tuple[int, Hashable]],
+    seed: int | str,
+    *,
+    fraction: float | None = None,
+    count: int | None = None,
+) -> list[int]:
+    """Draw from an in-memory list at once: the oracle for the database draw, made stratum by stratum."""
+    strata: dict[Hashable, list[int]] = defaultdict(list)
+    for sample_id, stratum in candidates:
+        strata[stratum].append(sample_id)
+    total = sample_size(sum(len(ids) for ids in strata.values()), fraction=fraction, count=count)
+    shares = allocate({stratum: len(ids) for stratum, ids in strata.items()}, total)
+    chosen: list[int] = []
+    for stratum, ids in strata.items():
+        chosen.extend(draw_from_stratum(ids, shares[stratum], seed, stratum))
+    return sorted(chosen)
+
 
 POPULATION = [(pk, "a" if pk % 4 else "b") for pk in range(1, 101)]  # 75 in "a", 25 in "b"
 
