@@ -113,10 +113,12 @@ def create_delivery_set(
 
 
 def mixable_deliveries() -> list[Delivery]:
-    """Return the environment deliveries still to be recorded: each is made by mixing, not by an actor."""
+    """Return the environment deliveries still to be made (each by mixing, not by an actor): not
+    recorded, and no mix of theirs waiting in review."""
     return list(
         Delivery.objects.filter(attribute__coarse=taxonomy.ENVIRONMENT, item__recording__isnull=True)
         .exclude(role=NEUTRAL)
+        .exclude(item__state=Item.State.IN_REVIEW)
         .select_related("attribute", "item", "delivery_set")
         .order_by("delivery_set__case_id", "role")
     )

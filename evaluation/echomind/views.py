@@ -101,7 +101,7 @@ def mix_delivery(request: StudioRequest) -> HttpResponse:
     except ValueError:
         gain_db = float("nan")
     if upload is None:
-        messages.error(request, "Choose a background clip (WAV).")
+        messages.error(request, "Choose a background clip (an audio file).")
     elif not -60.0 <= gain_db <= 20.0:
         messages.error(request, "The background gain is a number of decibels between -60 and 20.")
     else:

@@ -150,7 +150,8 @@ def resume_page(request: StudioRequest, build_id: int) -> HttpResponse:
     else:
         if jobs:
             stage = STAGE_TITLES[jobs[0].parameters["stage"]]
-            messages.success(request, f"{stage} starts again ({len(jobs)} job(s)); later stages follow.")
+            shards = f"{len(jobs)} job{'s' if len(jobs) != 1 else ''}"
+            messages.success(request, f"{stage} starts again ({shards}); later stages follow.")
         else:
             messages.info(request, "Every stage of this build is done: nothing to resume.")
     return redirect("ml:builder:build", build_id=build.pk)

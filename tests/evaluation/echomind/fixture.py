@@ -1,11 +1,16 @@
-"""A small set in EchoMind's released layout, written here so every test reads the same files."""
+"""A small set in EchoMind's released layout, written here so every test reads the same files; and an
+environment case with an accepted neutral take, for the mix."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from tests.factories import tiny_wav
+from annotation.recording.models import Take
+from evaluation.echomind.deliveries import create_delivery_set, ensure_default_taxonomy
+from evaluation.echomind.models import Delivery
+from tests.factories import RecordingFactory, speech_like_wav, stored_wav, tiny_wav
+from webapp.models import User
 
 
 def audio_name(case: int, attribute: str, topic: str, role: str) -> str:
@@ -84,3 +89,28 @@ def _question(
 
 def _dumps(document: list[dict[str, Any]]) -> bytes:
     return (json.dumps(document, indent=2, sort_keys=True) + "\n").encode()
+
+
+def environment_case() -> Delivery:
+    """Return the target delivery of a fresh environment case (rain, its alternative wind)."""
+    ensure_default_taxonomy()
+    case = create_delivery_set(
+        case_id="id_7",
+        script_type="environment",
+        topic="home",
+        text="I am home.",
+        attribute="rain",
+        alternative="wind",
+    )
+    return case.deliveries.get(role=Delivery.Role.TARGET)
+
+
+def record_neutral(target: Delivery, actor: User) -> Take:
+    """Give the target's case an accepted neutral take by `actor` (what a mix starts from)."""
+    neutral = target.delivery_set.deliveries.get(role=Delivery.Role.NEUTRAL)
+    recording = RecordingFactory.create(
+        item=neutral.item, actor=actor, audio_key=stored_wav(speech_like_wav())
+    )
+    neutral.item.recording = recording
+    neutral.item.save()
+    return recording

@@ -26,8 +26,8 @@ from evaluation.echomind.deliveries import (
 )
 from evaluation.echomind.models import Delivery, VocalAttribute
 from evaluation.echomind.transfer import import_layout
-from tests.evaluation.echomind.fixture import echomind_files
-from tests.factories import RecordingFactory, SystemFactory, speech_like_wav, stored_wav, tiny_wav
+from tests.evaluation.echomind.fixture import echomind_files, environment_case, record_neutral
+from tests.factories import SystemFactory, tiny_wav
 from webapp.models import User
 
 pytestmark = pytest.mark.django_db
@@ -81,37 +81,13 @@ def test_leaderboard_csv_latex_api_and_export_carry_the_same_numbers(
     assert "script_info_speaker.json" in names and "answers/Parrot.jsonl" in names
 
 
-def _environment_case() -> Delivery:
-    """Return the target delivery of a fresh environment case (rain, its alternative wind)."""
-    ensure_default_taxonomy()
-    case = create_delivery_set(
-        case_id="id_7",
-        script_type="environment",
-        topic="home",
-        text="I am home.",
-        attribute="rain",
-        alternative="wind",
-    )
-    return case.deliveries.get(role=Delivery.Role.TARGET)
-
-
-def _record_neutral(target: Delivery, actor: User) -> Take:
-    neutral = target.delivery_set.deliveries.get(role=Delivery.Role.NEUTRAL)
-    recording = RecordingFactory.create(
-        item=neutral.item, actor=actor, audio_key=stored_wav(speech_like_wav())
-    )
-    neutral.item.recording = recording
-    neutral.item.save()
-    return recording
-
-
 def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mixed_in(
     media_root: Path, users: dict[str, User]
 ) -> None:
-    target = _environment_case()
+    target = environment_case()
     with pytest.raises(DeliveryProblem, match="no accepted take"):
         mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
-    recording = _record_neutral(target, users["actor"])
+    recording = record_neutral(target, users["actor"])
     take = mix_environment_delivery(target, tiny_wav(1.0, 90.0), "rain.wav", -10.0)
     assert (take.item_id, take.actor_id, take.status) == (
         target.item_id,
@@ -130,8 +106,8 @@ def test_an_environment_delivery_is_the_accepted_neutral_take_with_background_mi
 def test_the_sets_page_mixes_an_environment_delivery_for_admins_only(
     media_root: Path, users: dict[str, User], client_for: Callable[[str], Client]
 ) -> None:
-    target = _environment_case()
-    _record_neutral(target, users["actor"])
+    target = environment_case()
+    record_neutral(target, users["actor"])
     admin = client_for("admin")
 
     # the page offers the environment deliveries still to be made, not the neutral one

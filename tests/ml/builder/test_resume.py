@@ -75,7 +75,7 @@ def test_the_build_page_resumes_a_stopped_build_and_only_a_stopped_one(
 
         # when the admin resumes it, the stopped stage is queued again, and the build finishes
         done = admin.post(resume, follow=True).content.decode()
-        assert "Quality and safety filter (LLM) starts again (1 job(s))" in done
+        assert "Quality and safety filter (LLM) starts again (1 job); later stages follow." in done
         restarted = Job.objects.filter(status=JobStatus.QUEUED).get()
         assert restarted.parameters["stage"] == "query_filter"
         assert restarted.started_by is not None and restarted.started_by.username == "admin"
