@@ -158,6 +158,30 @@ def _worker_environment(extra: dict[str, str]) -> dict[str, str]:
     return env
 
 
+def no_other_connection_holds_a_database_lock() -> bool:
+    """True when no other connection to the test database is inside a transaction holding locks."""
+    if connection.vendor == "sqlite":
+        import sqlite3
+
+        # EXCLUSIVE, not IMMEDIATE: in rollback-journal mode a stopped reader's SHARED lock blocks
+        # every commit, and only an exclusive lock finds it.
+        probe = sqlite3.connect(connection.settings_dict["NAME"], timeout=0.2, isolation_level=None)
+        try:
+            probe.execute("BEGIN EXCLUSIVE")
+            probe.execute("ROLLBACK")
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            probe.close()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%%'"
+        )
+        return cursor.fetchone()[0] == 0
+
+
 class WorkerProcess:
     """A real `celery worker` process consuming `queues` (default and gpu), started and killed by tests."""
 
@@ -201,9 +225,22 @@ class WorkerProcess:
             self.process.wait(timeout=10)
 
     def pause(self) -> None:
-        """SIGSTOP the worker and its pool: a stall (swapping, a hung driver) with the process alive."""
-        if self.process and self.process.poll() is None:
+        """SIGSTOP the worker and its pool: a stall (swapping, a hung driver) with the process alive.
+
+        The stop lands between two of the worker's transactions: a worker stopped inside one
+        would hold SQLite's file lock (or a PostgreSQL row lock) for as long as it sleeps, and
+        every other process would fail on "database is locked" instead of taking the job over,
+        which is not the stall these tests are about. So stop, look, and if it holds a lock,
+        let it run a moment and stop it again."""
+        if not self.process or self.process.poll() is not None:
+            return
+        for _ in range(100):
             os.killpg(self.process.pid, signal.SIGSTOP)
+            if no_other_connection_holds_a_database_lock():
+                return
+            os.killpg(self.process.pid, signal.SIGCONT)
+            wait_until(no_other_connection_holds_a_database_lock, 30, "a transaction never ended")
+        raise AssertionError("the worker never paused outside a transaction")
 
     def resume(self) -> None:
         if self.process and self.process.poll() is None:
