@@ -1,19 +1,28 @@
 """Does AAA help a tiny SpeechLM hear the voice when the words mislead? (issue #25's mini-replication)
 
-    python bench/conflict_sft.py [--seeds 8] [--first-seed 2] [--steps 100] [--jobs 2] [--lambda-aaa 0.1]
+    python bench/conflict_sft.py [--seeds 6] [--first-seed 2] [--steps 150] [--jobs 2] [--lambdas 0.03,0.1,0.3]
 
 The task (``ml.core.synthetic.conflict``): the transcript is in the prompt and names an emotion
 that agrees with the voice on 75% of training items and on no test item. Per seed, a fresh tiny
-Qwen2.5-Omni thinker is trained with ``train_sft`` for ``--steps`` steps of 8, once plain and once
-with AAA (same seed, initial weights and example order). Printed per run: greedy perception
-accuracy on the 96 (all-conflict) test items, the share of them where it named the *words'*
-emotion, and rho before and after; then AAA minus plain paired by seed with a 95% t interval, and
-rho's rise. Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
+Qwen2.5-Omni thinker is trained with ``train_sft`` for ``--steps`` steps of 8, plain and with AAA
+at each of ``--lambdas`` (same seed, initial weights and example order): a sweep whose best value
+is SftConfig's default.
+
+The figure compared is **listening**: on the 96 (all-conflict) test items, the probability the
+model gives the spoken emotion where its output names one, teacher-forced and normalised over
+the four emotions (``emotion_probabilities``), averaged over the run's trajectory (measured every
+``LISTEN_EVERY`` steps): the area under the learning curve, so a model that learns to listen
+sooner scores higher. It is the figure that can tell: greedy accuracy at one budget jumps with
+the step where a seed's listening takes off (seeds 2-7 from step 80 to 130), so its paired
+differences vary by 0.18 between seeds (about 50 seeds for a +-0.05 interval); listening's vary by
+about 0.04. Greedy accuracy at the end, the share naming the *words'* emotion and rho before and
+after are printed too, then each lambda minus plain paired by seed with 95% t intervals.
+Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
 
 The budget: on seeds 0 and 1 (hence ``--first-seed 2``), plain SFT names the words' emotion or a
-fixed one up to about step 100 and hears the voice from step 120-200 (0.96 at 200 on seed 0), so
-100 steps is where listening is half learned and a difference can show. Each run's plain model is
-saved (``start_checkpoint``): ``bench/conflict_rl.py`` starts every arm of a seed from it.
+fixed one up to about step 100 and hears the voice from step 120-200, so 150 steps hold the
+take-off of every seed. Each run's plain model is saved (``start_checkpoint``):
+``bench/conflict_rl.py`` starts every arm of a seed from it.
 """
 
 from __future__ import annotations
@@ -22,10 +31,11 @@ import argparse
 import hashlib
 import multiprocessing
 import os
+import resource
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -36,7 +46,7 @@ from scipy import stats
 
 from ml.core.aaa import measure_rho
 from ml.core.sft import SftExample, train_sft
-from ml.core.speech.inputs import SpeechExample
+from ml.core.speech.inputs import SpeechExample, completion_logprobs
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm
 from ml.core.synthetic.conflict import (
@@ -59,6 +69,8 @@ PERCEPTION_TOKENS = 24
 # 96 test items: the binomial sd of one run's accuracy is about 0.05 (0.07 with 48).
 TEST_SIZE = 96
 _BATCH = 16
+# Listening is measured every this many steps (and at the last): 15 points over 150 steps.
+LISTEN_EVERY = 10
 
 
 def conflict_task() -> ConflictTask:
@@ -98,6 +110,13 @@ def paired(differences: Sequence[float]) -> str:
     return f"{mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}] ({n} seeds)"
 
 
+def cpu_seconds() -> float:
+    """Return the CPU time (user and system) of this process and its finished worker processes:
+    on a loaded machine the wall time says little, and CPU / jobs is the wall time on idle cores."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def deterministic() -> None:
     """One thread and torch's deterministic kernels (a warning, not an error, where an op has none)."""
     torch.set_num_threads(1)
@@ -116,6 +135,39 @@ def heard(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> list[str | None
     return labels
 
 
+def emotion_probabilities(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> list[dict[str, float]]:
+    """Return, per item, the model's probability of each emotion where its output names one.
+
+    Each candidate is the gold output up to ``Emotion: `` followed by the emotion and its full
+    stop, scored by teacher forcing (the sum of its target tokens' log-probabilities, the closing
+    end-of-turn left out); the shared prefix scores the same for every candidate, so a softmax over
+    the four is the model's choice among them alone."""
+    candidates: list[SpeechExample] = []
+    for item in items:
+        output = item.gold.output()
+        prefix = output[: output.index("Emotion: ") + len("Emotion: ")]
+        candidates.extend(SpeechExample(item.audio, item.prompt, f"{prefix}{e}.") for e in EMOTIONS)
+    scores: list[torch.Tensor] = []
+    with torch.no_grad():
+        for start in range(0, len(candidates), 2 * _BATCH):
+            batch = speech_lm.collate(candidates[start : start + 2 * _BATCH])
+            labels = batch.labels
+            assert labels is not None
+            logprobs = completion_logprobs(speech_lm.forward(batch).logits, labels)
+            # Position t scores labels[t]; the last target position is the end-of-turn token.
+            for row, target_start in enumerate(batch.target_starts):
+                last = int((labels[row] != -100).nonzero().max())
+                scores.append(logprobs[row, target_start:last].sum())
+    choices = torch.stack(scores).view(len(items), len(EMOTIONS)).softmax(dim=-1)
+    return [dict(zip(EMOTIONS, row.tolist(), strict=True)) for row in choices]
+
+
+def listening(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> float:
+    """Return the mean probability of the spoken emotion (``emotion_probabilities``)."""
+    probabilities = emotion_probabilities(speech_lm, items)
+    return statistics.fmean(p[item.emotion] for p, item in zip(probabilities, items, strict=True))
+
+
 def mean_rho(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> float:
     values = []
     for start in range(0, len(items), _BATCH):
@@ -124,10 +176,22 @@ def mean_rho(speech_lm: SpeechLM, items: Sequence[ConflictItem]) -> float:
     return float(torch.cat(values).nanmean())
 
 
-def train(speech_lm: SpeechLM, seed: int, lambda_aaa: float, steps: int, task: ConflictTask) -> None:
-    """Train the model in place with the benches' SFT recipe; a plain model (lambda 0) is saved
-    as the seed's RL start."""
-    train_sft(speech_lm, sft_examples(task.train), sft_config(seed, lambda_aaa, steps))
+def train(
+    speech_lm: SpeechLM,
+    seed: int,
+    lambda_aaa: float,
+    steps: int,
+    task: ConflictTask,
+    on_step: Callable[[int], None] | None = None,
+) -> None:
+    """Train the model in place with the benches' SFT recipe, calling ``on_step(step)`` after each
+    step; a plain model (lambda 0) is saved as the seed's RL start."""
+
+    def progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
+        if on_step is not None:
+            on_step(round(fraction * steps))
+
+    train_sft(speech_lm, sft_examples(task.train), sft_config(seed, lambda_aaa, steps), on_progress=progress)
     if lambda_aaa == 0:
         directory = start_checkpoint(seed, steps, task)
         directory.parent.mkdir(parents=True, exist_ok=True)
@@ -135,16 +199,25 @@ def train(speech_lm: SpeechLM, seed: int, lambda_aaa: float, steps: int, task: C
 
 
 def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None = None) -> dict[str, float]:
-    """Train one model; return test accuracy, word-following share and rho before and after."""
+    """Train one model; return listening (its curve's mean), and at the end listening, greedy
+    accuracy, the word-following share and rho before and after."""
     deterministic()
     task = task or conflict_task()
     speech_lm = build_tiny_speech_lm(ARCH, seed=seed, spec=SPEC)
     rho_before = mean_rho(speech_lm, task.test)
-    train(speech_lm, seed, lambda_aaa, steps, task)
+    curve: list[float] = []
+
+    def measure(step: int) -> None:
+        if step % LISTEN_EVERY == 0 or step == steps:
+            curve.append(listening(speech_lm, task.test))
+
+    train(speech_lm, seed, lambda_aaa, steps, task, on_step=measure)
     labels = heard(speech_lm, task.test)
     return {
         "seed": seed,
         "lambda": lambda_aaa,
+        "listening": statistics.fmean(curve),
+        "listening_end": curve[-1],
         "accuracy": statistics.fmean(label == i.emotion for label, i in zip(labels, task.test, strict=True)),
         "follows_words": statistics.fmean(
             label == i.word_emotion for label, i in zip(labels, task.test, strict=True)
@@ -154,16 +227,19 @@ def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None 
     }
 
 
+METRICS = ("listening", "listening_end", "accuracy", "follows_words", "rho_after")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=8)
+    parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--first-seed", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--lambda-aaa", type=float, default=0.1)
+    parser.add_argument("--lambdas", default="0.03,0.1,0.3", help="AAA weights to compare with plain SFT")
     args = parser.parse_args()
     started = time.monotonic()
-    lambdas = (0.0, args.lambda_aaa)
+    lambdas = (0.0, *(float(value) for value in args.lambdas.split(",")))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     # Plain runs first: their checkpoints are what bench/conflict_rl.py starts from.
     runs = [(seed, value) for value in lambdas for seed in seeds]
@@ -173,24 +249,28 @@ def main() -> None:
         for future, key in futures.items():
             result = results[key] = future.result()
             print(
-                f"seed {key[0]} lambda {key[1]:<4g} conflict accuracy {result['accuracy']:.3f} "
+                f"seed {key[0]} lambda {key[1]:<4g} listening {result['listening']:.3f} "
+                f"(end {result['listening_end']:.3f}) greedy accuracy {result['accuracy']:.3f} "
                 f"follows words {result['follows_words']:.3f} rho {result['rho_before']:.3f} -> "
                 f"{result['rho_after']:.3f}",
                 flush=True,
             )
     print(
         f"{args.seeds} seeds x {args.steps} SFT steps of 8, {args.jobs} processes: "
-        f"{time.monotonic() - started:.0f} s wall, load average (1, 5, 15 min) "
+        f"{time.monotonic() - started:.0f} s wall, {cpu_seconds():.0f} s CPU, load average (1, 5, 15 min) "
         + ", ".join(f"{load:.1f}" for load in os.getloadavg())
     )
     for value in lambdas:
         name = "plain SFT" if value == 0 else f"SFT + AAA λ={value:g}"
-        for metric in ("accuracy", "follows_words", "rho_after"):
-            values = [results[(seed, value)][metric] for seed in seeds]
-            print(f"{name:<16} {metric:<13} {statistics.fmean(values):.3f}")
-    for metric in ("accuracy", "follows_words", "rho_after"):
-        gains = [results[(s, args.lambda_aaa)][metric] - results[(s, 0.0)][metric] for s in seeds]
-        print(f"AAA minus plain, {metric}: {paired(gains)}")
+        means = ", ".join(
+            f"{metric} {statistics.fmean(results[(seed, value)][metric] for seed in seeds):.3f}"
+            for metric in METRICS
+        )
+        print(f"{name}: {means}")
+    for value in lambdas[1:]:
+        for metric in METRICS:
+            gains = [results[(s, value)][metric] - results[(s, 0.0)][metric] for s in seeds]
+            print(f"λ={value:g} minus plain, {metric}: {paired(gains)}")
     for value in lambdas:
         rises = [results[(s, value)]["rho_after"] / results[(s, value)]["rho_before"] - 1 for s in seeds]
         print(f"rho rise (after / before - 1), lambda {value:g}: {paired(rises)}")

@@ -107,7 +107,9 @@ class SftConfig:
     warmup_steps: int = 0
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
-    lambda_aaa: float = 0.1
+    # Chosen by the sweep of bench/conflict_sft.py (0.03, 0.1, 0.3; docs/benchmarks.md): 0.03 made
+    # models listen soonest where the words mislead; 0.3 was worse than plain SFT.
+    lambda_aaa: float = 0.03
     # What L_AAA is (``ml.core.aaa.aaa_loss``). -log(rho) at lambda 0.1 drove rho from 0.17 to 0.99
     # and cost perception accuracy (issue #25); the target hinge stops pulling at
     # aaa_target_ratio x the starting rho (the first batch's, before any update).

@@ -10,7 +10,7 @@ import pytest
 
 from bench import conflict_rl, conflict_sft
 from ml.core.speech.tiny import build_tiny_speech_lm
-from ml.core.synthetic.conflict import ConflictTask, build_conflict_task
+from ml.core.synthetic.conflict import EMOTIONS, ConflictTask, build_conflict_task
 
 
 @pytest.fixture
@@ -26,6 +26,8 @@ def test_plain_and_aaa_runs_share_a_start_and_report_accuracy_and_rho(tiny_task:
     assert plain["rho_before"] == aaa["rho_before"]
     for run in (plain, aaa):
         assert 0.0 <= run["accuracy"] <= 1.0 and 0.0 <= run["follows_words"] <= 1.0
+        # Listening is a probability, its curve's mean as well as its last point.
+        assert 0.0 < run["listening"] < 1.0 and 0.0 < run["listening_end"] < 1.0
         assert 0.0 < run["rho_after"] < 1.0
     # On an all-conflict test set a label cannot be both the voice's and the words'.
     assert plain["accuracy"] + plain["follows_words"] <= 1.0
@@ -54,3 +56,32 @@ def test_table8_of_a_start_is_the_same_for_every_arm_that_measures_it(tiny_task:
         once[name] == again[name] or (math.isnan(once[name]) and math.isnan(again[name])) for name in once
     )
     assert all(math.isnan(value) or 0.0 <= value <= 1.0 for value in once.values())
+
+
+def test_emotion_probabilities_are_the_softmax_of_each_candidates_own_likelihood(tiny_task: ConflictTask) -> None:
+    import torch
+
+    speech_lm = build_tiny_speech_lm(conflict_sft.ARCH, seed=3, spec=conflict_sft.SPEC)
+    items = tiny_task.test[:3]
+    batched = conflict_sft.emotion_probabilities(speech_lm, items)
+    # Brute force: each candidate alone, its target tokens' log-probabilities summed by hand.
+    for item, probabilities in zip(items, batched, strict=True):
+        output = item.gold.output()
+        prefix = output[: output.index("Emotion: ") + len("Emotion: ")]
+        totals = []
+        for emotion in EMOTIONS:
+            batch = speech_lm.build_inputs(item.audio, item.prompt, f"{prefix}{emotion}.")
+            with torch.no_grad():
+                logits = speech_lm.forward(batch).logits[0]
+            start = batch.target_starts[0]
+            target_ids = batch.model_inputs["input_ids"][0, start:-1]  # the end-of-turn left out
+            logprobs = torch.log_softmax(logits[start - 1 : -2].float(), dim=-1)
+            totals.append(float(logprobs.gather(-1, target_ids.unsqueeze(-1)).sum()))
+        expected = torch.tensor(totals).softmax(dim=0).tolist()
+        assert list(probabilities) == list(EMOTIONS)
+        assert list(probabilities.values()) == pytest.approx(expected, abs=1e-5)
+        assert sum(probabilities.values()) == pytest.approx(1.0)
+    # The listening figure is the spoken emotion's share, averaged over the items.
+    assert conflict_sft.listening(speech_lm, items) == pytest.approx(
+        sum(p[item.emotion] for p, item in zip(batched, items, strict=True)) / len(items)
+    )
