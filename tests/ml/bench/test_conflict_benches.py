@@ -58,7 +58,9 @@ def test_table8_of_a_start_is_the_same_for_every_arm_that_measures_it(tiny_task:
     assert all(math.isnan(value) or 0.0 <= value <= 1.0 for value in once.values())
 
 
-def test_emotion_probabilities_are_the_softmax_of_each_candidates_own_likelihood(tiny_task: ConflictTask) -> None:
+def test_emotion_probabilities_are_the_softmax_of_each_candidates_own_likelihood(
+    tiny_task: ConflictTask,
+) -> None:
     import torch
 
     speech_lm = build_tiny_speech_lm(conflict_sft.ARCH, seed=3, spec=conflict_sft.SPEC)
