@@ -46,7 +46,7 @@ from scipy import stats
 
 from ml.core.aaa import measure_rho
 from ml.core.sft import SftExample, train_sft
-from ml.core.speech.inputs import SpeechExample, completion_logprobs
+from ml.core.speech.inputs import IGNORE_INDEX, SpeechExample, completion_logprobs
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import TinySpec, build_tiny_speech_lm
 from ml.core.synthetic.conflict import (
@@ -156,7 +156,7 @@ def emotion_probabilities(speech_lm: SpeechLM, items: Sequence[ConflictItem]) ->
             logprobs = completion_logprobs(speech_lm.forward(batch).logits, labels)
             # Position t scores labels[t]; the last target position is the end-of-turn token.
             for row, target_start in enumerate(batch.target_starts):
-                last = int((labels[row] != -100).nonzero().max())
+                last = int((labels[row] != IGNORE_INDEX).nonzero().max())
                 scores.append(logprobs[row, target_start:last].sum())
     choices = torch.stack(scores).view(len(items), len(EMOTIONS)).softmax(dim=-1)
     return [dict(zip(EMOTIONS, row.tolist(), strict=True)) for row in choices]
