@@ -30,6 +30,7 @@ from annotation.recording.item_import import (
     text_lines,
 )
 from annotation.recording.models import Dialogue
+from webapp.lib.jsonlines import json_text
 
 DIALOGUE_KEYS = ("dialogue_id", "split", "topic", "voice", "turns")
 # A turn holds an item row's fields (its id and split come from the dialogue) and the plan for it.
@@ -242,4 +243,4 @@ def _text(raw: object, name: str, fail: object) -> str:
 
 def dialogue_line(dialogue: Mapping[str, object]) -> str:
     """Return one export line (the import's own shape, so an export imports back unchanged)."""
-    return json.dumps(dialogue, ensure_ascii=False, separators=(",", ":"))
+    return json_text(dialogue, separators=(",", ":"))

@@ -4,7 +4,6 @@ imported only when an export is asked for, so listing gold stays light."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -30,6 +29,7 @@ from annotation.recording.models import Item, Scenario, Split
 from annotation.recording.serializers import ItemSerializer
 from webapp.api.errors import ProblemSerializer
 from webapp.api.rows import row_shape
+from webapp.lib.jsonlines import json_line
 from webapp.models import User
 from webapp.roles import HasRole
 from webapp.storage import audio_url
@@ -207,4 +207,4 @@ def _jsonl_lines(chosen: dict[str, str], viewer: User) -> Iterator[str]:
     for item in items.iterator(chunk_size=200):
         row = next(export_rows([item], audio_bytes=False, audio_link=lambda key: audio_url(key, viewer)))
         key = item.recording.audio_key if item.recording is not None else ""
-        yield json.dumps({**row, "audio": audio_url(key, viewer) if key else None}, ensure_ascii=False) + "\n"
+        yield json_line({**row, "audio": audio_url(key, viewer) if key else None})

@@ -24,7 +24,6 @@ An export folder holds both formats:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from annotation.labelling.dialogue.cross_turn import empty_cross_turn
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
 from annotation.recording.models import Item
+from webapp.lib.jsonlines import json_line
 from webapp.models import User
 from webapp.storage import read_media
 
@@ -278,7 +278,7 @@ class JsonlWriter:
                 (self.folder / AUDIO_FOLDER / turn_audio["path"]).write_bytes(turn_audio["bytes"])
             history.append({**turn, "audio": f"{AUDIO_FOLDER}/{turn_audio['path']}" if turn_audio else None})
         line = {**row, "audio": relative, "history": history, "segment_audio": self._segment_clips(row)}
-        self._handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self._handle.write(json_line(line))
 
     def _segment_clips(self, row: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Write each gold emotion-shift segment of the take as its own WAV; return where they are.

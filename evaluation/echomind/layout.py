@@ -20,6 +20,7 @@ from typing import Any
 
 from evaluation.echomind.choices import key_problem
 from evaluation.echomind.scoring import DELIVERY_ROLES, REASONING, UNDERSTANDING
+from webapp.lib.jsonlines import json_line
 
 SCRIPT_INFO = re.compile(r"(?:.*/)?script_info_([A-Za-z0-9_-]+)\.json")
 MCQ_FILES = {UNDERSTANDING: "MCQ/understanding.json", REASONING: "MCQ/reasoning.json"}
@@ -146,7 +147,7 @@ def mcq_document(questions: Sequence[QuestionRow]) -> list[dict[str, Any]]:
 
 def dumps(document: list[dict[str, Any]]) -> bytes:
     """Return a document as the export writes it (stable: sorted keys, two-space indent)."""
-    return (json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+    return json_line(document, indent=2, sort_keys=True).encode()
 
 
 def response_name(audio_name: str) -> str:

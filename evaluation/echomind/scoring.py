@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.stats import wilson_interval
 
@@ -332,31 +333,19 @@ def to_csv(rows: Sequence[BoardRow]) -> str:
     return out.getvalue()
 
 
-def _latex_escape(text: str) -> str:
-    for char, escaped in (
-        ("\\", r"\textbackslash{}"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("_", r"\_"),
-        ("#", r"\#"),
-    ):
-        text = text.replace(char, escaped)
-    return text
-
-
 def to_latex(rows: Sequence[BoardRow]) -> str:
     """Return the main columns as a LaTeX tabular (accuracy, WER, C1-C4, VES); "--" for not computed."""
     keep = [0, 1, 3, 6, *range(7, 12)]
     lines = [
         r"\begin{tabular}{l" + "r" * (len(keep) - 1) + "}",
         r"\toprule",
-        " & ".join(_latex_escape(HEADINGS[i]) for i in keep) + r" \\",
+        " & ".join(latex_escape(HEADINGS[i]) for i in keep) + r" \\",
         r"\midrule",
     ]
     for row in rows:
         values = cells(row)
         lines.append(
-            " & ".join("--" if values[i] == NOT_COMPUTED else _latex_escape(values[i]) for i in keep) + r" \\"
+            " & ".join("--" if values[i] == NOT_COMPUTED else latex_escape(values[i]) for i in keep) + r" \\"
         )
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)

@@ -9,7 +9,6 @@ file with any problem is refused whole.
 from __future__ import annotations
 
 import io
-import json
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from evaluation.echomind import layout
 from evaluation.echomind.deliveries import DeliveryProblem, create_delivery_set, ensure_default_taxonomy
 from evaluation.echomind.models import Answer, Delivery, DeliverySet, Question, Reply, Transcript
 from evaluation.outputs.parsing import unsafe_path_reason
+from webapp.lib.jsonlines import json_text
 from webapp.models import User
 from webapp.storage import new_media_key, read_media, save_media
 
@@ -234,14 +234,14 @@ def _system_files() -> dict[str, bytes]:
         "system__name", "question__question_id"
     ):
         row = {"question_id": answer.question.question_id, "answer": answer.raw_text}
-        lines.setdefault(answer.system.name, []).append(json.dumps(row, ensure_ascii=False))
+        lines.setdefault(answer.system.name, []).append(json_text(row))
     for transcript in Transcript.objects.select_related("system", "delivery__delivery_set__attribute"):
         row = {"delivery": transcript.delivery.audio_name(), "transcript": transcript.text}
-        lines.setdefault(transcript.system.name, []).append(json.dumps(row, ensure_ascii=False))
+        lines.setdefault(transcript.system.name, []).append(json_text(row))
     for reply in Reply.objects.select_related("system", "delivery__delivery_set__attribute"):
         name = reply.delivery.audio_name()
         row = {"delivery": name, "prompt": reply.prompt, "response": reply.text, "scores": reply.scores}
-        lines.setdefault(reply.system.name, []).append(json.dumps(row, ensure_ascii=False, sort_keys=True))
+        lines.setdefault(reply.system.name, []).append(json_text(row, sort_keys=True))
         if reply.audio_key:
             files[f"responses/{_safe(reply.system.name)}/{layout.response_name(name)}"] = read_media(
                 reply.audio_key

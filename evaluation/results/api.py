@@ -33,6 +33,7 @@ from evaluation.results.leaderboard import COLUMNS, Cell, LeaderboardRow
 from evaluation.results.views import leaderboard_text, results_filter
 from webapp.api.errors import ProblemSerializer, form_problems
 from webapp.http import StudioRequest
+from webapp.lib.visible import visible
 from webapp.roles import HasRole
 
 FILTER_PARAMETERS = [
@@ -244,7 +245,8 @@ class LeaderboardExportView(APIView):
         text = leaderboard_text(version, judge, item_set_of(form), self.fmt)
         content_type = "text/csv" if self.fmt == "csv" else "text/x-tex"
         response = HttpResponse(text, content_type=f"{content_type}; charset=utf-8")
-        response["X-Judge"] = f"{judge.pk} {judge.name}".encode("ascii", "replace").decode()
+        # A header holds no line break (Django refuses one: a 500) and only ASCII.
+        response["X-Judge"] = visible(f"{judge.pk} {judge.name}", keep="").encode("ascii", "replace").decode()
         return response
 
 

@@ -45,6 +45,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
     STAGES,
 )
+from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.vocabulary import (
     AUDIO_DOMINANT,
@@ -263,24 +264,6 @@ def to_csv(table: Leaderboard) -> str:
     return buffer.getvalue()
 
 
-_LATEX_SPECIALS = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def _latex_escape(text: str) -> str:
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
-
-
 def to_latex(table: Leaderboard) -> str:
     """Return a LaTeX tabular in the layout of the paper's Table 2 (best bold, second underlined)."""
     groups: list[tuple[str, int]] = []
@@ -300,7 +283,7 @@ def to_latex(table: Leaderboard) -> str:
     ]
     for row in table.rows:
         values = [_latex_cell(row.cells[column.key]) for column in table.columns]
-        lines.append(f"{_latex_escape(row.system)} & {' & '.join(values)} \\\\")
+        lines.append(f"{latex_escape(row.system)} & {' & '.join(values)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     if any(cell.tied for row in table.rows for cell in row.cells.values()):
         lines.append(TIE_NOTE_LATEX)

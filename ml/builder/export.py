@@ -42,6 +42,7 @@ from ml.core.training_records import (
     strategy_display_names,
 )
 from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.lib.jsonlines import json_line
 from webapp.lib.output_format import parse_output
 from webapp.lib.vocabulary import AUDIO_DOMINANT, DEFAULT_STRATEGIES, IMPLICIT
 from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL_SCENARIO
@@ -206,7 +207,7 @@ def export_build(
                 "response_audio_revoiced": revoiced,
                 **({"response_audio_error": revoice_error} if revoice_error else {}),
             }
-            provenance.write(json.dumps(facts, ensure_ascii=False, sort_keys=True) + "\n")
+            provenance.write(json_line(facts, sort_keys=True))
             return HistoryTurn(sample.turn, sample.text, audio_path, record.response)
 
         for sample in _chunks(

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from webapp.lib.jsonlines import json_text
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
 
 RECORDS_FILE = "records.jsonl"
@@ -94,7 +95,7 @@ class TrainingRecord:
         values = asdict(self)
         values["strategies"] = list(self.strategies)
         values["history"] = [asdict(turn) for turn in self.history]
-        return json.dumps(values, ensure_ascii=False, sort_keys=True)
+        return json_text(values, sort_keys=True)
 
     @classmethod
     def from_json(cls, line: str) -> TrainingRecord:

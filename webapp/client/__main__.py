@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TextIO
 
 from webapp.client import commands
 from webapp.client.session import ClientError, Studio
+from webapp.lib.visible import visible
 
 
 def parser() -> argparse.ArgumentParser:
@@ -56,16 +58,24 @@ def parser() -> argparse.ArgumentParser:
     return main
 
 
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Write text for a terminal: every control character a name or message may hold shown escaped
+    (`webapp.lib.visible`), so printing a system name never drives the terminal. The gold export's
+    bytes are a file's, written as they are."""
+    (stream or sys.stdout).write(visible(text))
+
+
 def run(argv: list[str] | None = None) -> int:
     """Run one command; return the exit status (1 when the server refused, 2 when a run failed)."""
     args = parser().parse_args(argv)
     try:
         studio = Studio(args.url, args.token, quiet=args.quiet)
         if args.command == "register-system":
-            print(
+            say(
                 json.dumps(
                     commands.register_system(studio, args.name, args.category, args.version, args.text_only)
                 )
+                + "\n"
             )
         elif args.command == "submit-outputs":
             report = commands.submit_outputs(
@@ -77,7 +87,7 @@ def run(argv: list[str] | None = None) -> int:
                 benchmark_version=args.benchmark_version,
                 skip_invalid_rows=args.skip_invalid_rows,
             )
-            print(json.dumps(report))
+            say(json.dumps(report) + "\n")
         elif args.command == "judge":
             run_row = commands.judge(
                 studio,
@@ -87,17 +97,17 @@ def run(argv: list[str] | None = None) -> int:
                 retry_errors=args.retry_errors,
                 wait=args.wait,
             )
-            print(json.dumps(run_row))
+            say(json.dumps(run_row) + "\n")
             if args.wait and run_row.get("status", run_row["job"]["status"]) != "succeeded":
                 return 2  # failed, cancelled, or finished with errors (judging.models.ERROR_SHARE_LIMIT)
         elif args.command == "leaderboard":
-            sys.stdout.write(
+            say(
                 commands.leaderboard(
                     studio, args.format, benchmark_version=args.benchmark_version, judge_name=args.judge
                 )
             )
         elif args.command == "echomind-leaderboard":
-            sys.stdout.write(commands.echomind_leaderboard(studio, args.format))
+            say(commands.echomind_leaderboard(studio, args.format))
         elif args.command == "export-gold":
             if args.output:
                 with args.output.open("wb") as handle:
@@ -105,7 +115,7 @@ def run(argv: list[str] | None = None) -> int:
             else:
                 commands.export_gold(studio, args.split, args.format)
     except ClientError as refused:
-        print(refused, file=sys.stderr)
+        say(f"{refused}\n", sys.stderr)
         return 1
     return 0
 

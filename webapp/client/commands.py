@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from webapp.client.session import ClientError, ProgressReader, Studio
+from webapp.lib.visible import visible
 
 FINISHED = {"succeeded", "failed", "cancelled"}
 
@@ -145,7 +146,10 @@ def echomind_leaderboard(studio: Studio, fmt: str) -> str:
 
 
 def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
-    """Return the header and rows as lines of left-aligned columns two spaces apart."""
+    """Return the header and rows as lines of left-aligned columns two spaces apart (each cell on
+    one line, its control characters shown escaped: a name may hold any)."""
+    headers = [visible(cell, keep="") for cell in headers]
+    rows = [[visible(cell, keep="") for cell in row] for row in rows]
     widths = [max(len(line[index]) for line in [headers, *rows]) for index in range(len(headers))]
     return [
         "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
@@ -177,7 +181,9 @@ def _plain_table(board: dict[str, Any]) -> str:
         "Excluded: judge errors left out of the means. =: tied with another system.",
         "Response Avg. (Content + Audio, out of 10) and All are - where audio was not judged.",
     ]
-    head = f"{board['benchmark_version']} judged by {board['judge']} (judge id {board['judge_id']})"
+    head = visible(
+        f"{board['benchmark_version']} judged by {board['judge']} (judge id {board['judge_id']})", keep=""
+    )
     objective = _objective_table(board["objective_audio"]) if "objective_audio" in board else []
     return "\n".join([head, *_aligned(headers, rows), *notes, *objective]) + "\n"
 

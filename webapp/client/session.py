@@ -11,6 +11,8 @@ from typing import IO, Any
 import httpx
 from tqdm import tqdm
 
+from webapp.lib.visible import visible
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # A write whose answer was lost (a restarted web worker, a dropped connection) is sent again with
@@ -104,7 +106,12 @@ class Studio:
     def bar(self, total: float | None, description: str, unit: str = "B") -> tqdm:
         scale = unit == "B"
         return tqdm(
-            total=total, desc=description, unit=unit, unit_scale=scale, disable=self.quiet, leave=False
+            total=total,
+            desc=visible(description, keep=""),
+            unit=unit,
+            unit_scale=scale,
+            disable=self.quiet,
+            leave=False,
         )
 
 

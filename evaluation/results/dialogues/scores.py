@@ -17,6 +17,8 @@ leaderboard reads, with the dialogue and the turn it belongs to.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from evaluation.results.leaderboard import (
     to_csv,
     to_latex,
 )
+from webapp.lib.spreadsheet import NeutralWriter
 
 # The one place the fall threshold lives. The turn score is on Table 2's 10-point All scale, so
 # 6.0 is 3.0 on the 1-5 scale the human studies rate on ("neither helpful nor unhelpful").
@@ -149,13 +152,18 @@ def dialogue_board(
 
 def to_turn_csv(board: DialogueBoard) -> str:
     """Return the per-turn Table 2 as one CSV: the leaderboard CSV's columns after a `turn` column."""
-    lines: list[str] = []
+    # Read back as CSV, never split into lines: a quoted system name may hold a line or record break.
+    buffer = io.StringIO()
+    writer = NeutralWriter(buffer)
+    wrote_header = False
     for turn in board.turns:
-        header, *rows = to_csv(board.per_turn[turn]).splitlines()
-        if not lines:
-            lines.append(f"turn,{header}")
-        lines += [f"{turn},{row}" for row in rows]
-    return "".join(f"{line}\n" for line in lines) if lines else "turn,system\n"
+        header, *rows = csv.reader(io.StringIO(to_csv(board.per_turn[turn]), newline=""))
+        if not wrote_header:
+            writer.writerow(["turn", *header])
+            wrote_header = True
+        for row in rows:
+            writer.writerow([turn, *row])
+    return buffer.getvalue() if wrote_header else "turn,system\n"
 
 
 def to_turn_latex(board: DialogueBoard) -> str:
