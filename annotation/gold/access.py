@@ -6,12 +6,15 @@ to the items a person may act on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
 
+from annotation.gold.models import GoldReference
 from annotation.labelling.access import items_still_labelled_by, may_see_others_labels
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
@@ -94,10 +97,49 @@ def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
     return items_still_labelled_by(user)
 
 
-def may_download_export(user: User | AnonymousUser, job: Job) -> bool:
-    """Return True when `user` may download an export archive: only its maker, for whom it was cut
-    (another keeper may still be labelling an item it holds)."""
-    return may_keep_gold(user) and job.started_by_id is not None and job.started_by_id == user.pk
+EXPORT_STILL_LABELLING = (
+    "You are now labelling an item this export holds: it opens to you again once you submit your "
+    "labels (an export carries the item's gold and every annotator's labels)."
+)
+
+
+@dataclass(frozen=True)
+class HeldGold:
+    """A gold version of an item its reader is still labelling: where an export may hold it."""
+
+    scenario: str
+    split: str
+    created_at: datetime
+
+
+def gold_still_labelled_by(user: User | AnonymousUser) -> list[HeldGold]:
+    """Return every gold version of the items `user` is still labelling (one query; few rows)."""
+    rows = GoldReference.objects.filter(item_id__in=items_still_labelled_by(user)).values_list(
+        "item__scenario", "item__split", "created_at"
+    )
+    return [HeldGold(scenario, split, created_at) for scenario, split, created_at in rows]
+
+
+def export_refusal(
+    user: User | AnonymousUser, job: Job, still_labelled: list[HeldGold] | None = None
+) -> str | None:
+    """Say why `user` may not download the export archive of `job` (None: they may).
+
+    Only its maker downloads it, for whom it was cut (another keeper may still be labelling an item
+    it holds), and only while the peer-label rule lets them read every item in it: an export made
+    before its maker was given an item to label holds that item's gold and labels, so it is refused
+    until they submit (`gold_refusal`'s rule, over every item the archive may hold: those of its
+    scenario and split that had gold when it was made). `still_labelled`: the user's
+    `gold_still_labelled_by`, read once for a page that lists many exports.
+    """
+    if not may_keep_gold(user) or job.started_by_id is None or job.started_by_id != user.pk:
+        return "No export of yours with this id: an export is downloaded by the one who made it."
+    made_at = job.finished_at or job.created_at
+    scenario, split = job.parameters.get("scenario") or "", job.parameters.get("split") or ""
+    for gold in gold_still_labelled_by(user) if still_labelled is None else still_labelled:
+        if gold.created_at <= made_at and scenario in ("", gold.scenario) and split in ("", gold.split):
+            return EXPORT_STILL_LABELLING
+    return None
 
 
 def may_edit_gold_by_hand(user: User | AnonymousUser) -> bool:

@@ -14,7 +14,14 @@ from django.core.paginator import Page, Paginator
 
 from annotation.audio.suggestions import word_timing
 from annotation.gold import adjudication
-from annotation.gold.access import OVERRIDERS, may_download_export, needs_override_reason
+from annotation.gold.access import (
+    EXPORT_STILL_LABELLING,
+    OVERRIDERS,
+    HeldGold,
+    export_refusal,
+    gold_still_labelled_by,
+    needs_override_reason,
+)
 from annotation.gold.models import GoldReference
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling import drafts
@@ -190,17 +197,31 @@ def gold_transfers(viewer: User) -> dict[str, Any]:
     any is still running, and how many items have a current gold.
 
     Two queries, however many jobs and gold references there are (an export's archive is looked
-    up in storage, not in the database).
+    up in storage, not in the database), and a third when the viewer has an archive of their own
+    to be offered (`gold.access.export_refusal`: none while they label an item it holds).
     """
     jobs = list(
         Job.objects.filter(kind__in=[transfer_jobs.EXPORT_KIND, transfer_jobs.IMPORT_KIND])
         .select_related("started_by")
         .order_by("-created_at")[:RECENT_TRANSFERS]
     )
+    still_labelled: list[HeldGold] | None = None  # read once, and only when an archive is offered
+    offered: list[tuple[Job, str | None]] = []
+    withheld: set[int] = set()  # the viewer's own archives, refused while they label an item in one
+    for job in jobs:
+        archive = transfer_jobs.archive_of(job)
+        if archive is not None and job.started_by_id == viewer.pk and still_labelled is None:
+            still_labelled = gold_still_labelled_by(viewer)
+        refusal = export_refusal(viewer, job, still_labelled or []) if archive is not None else None
+        if refusal is not None:
+            archive = None
+            if job.started_by_id == viewer.pk:
+                withheld.add(job.pk)
+        offered.append((job, archive))
     return {
-        "jobs": [
-            (job, transfer_jobs.archive_of(job) if may_download_export(viewer, job) else None) for job in jobs
-        ],
+        "jobs": offered,
+        "withheld": withheld,
+        "withheld_because": EXPORT_STILL_LABELLING,
         "running": any(not job.is_finished for job in jobs),
         "gold_count": GoldReference.objects.current().count(),
     }

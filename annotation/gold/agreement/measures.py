@@ -15,10 +15,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,11 @@ from webapp.lib.stats import (
     masi,
     mean_pairwise_set_agreement,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser
+
+    from webapp.models import User
 
 CATEGORICAL_FIELDS: tuple[tuple[str, str, str], ...] = (
     *((name, "nominal", name.replace("_", " ").capitalize()) for name in NOMINAL_FIELDS),
@@ -110,6 +115,8 @@ class AgreementReport:
     annotators: list[AnnotatorAgreement]
     drift: list[DriftPoint]
     turns: list[TurnAgreement] = field(default_factory=list)
+    # Items left out for the viewer: those they are still labelling (peers' labels are not theirs yet).
+    n_hidden: int = 0
 
 
 def categorical_value(labels: AnnotatorLabels | Labels, field: str) -> Hashable | None:
@@ -316,18 +323,25 @@ def agreement_report(records: Sequence[AnnotatorLabels], gold: Mapping[str, Labe
     )
 
 
-def load_agreement_report(scenario: str | None = None) -> AgreementReport:
-    """Return the agreement report over submitted annotations (of one scenario, if given)."""
+def load_agreement_report(viewer: User | AnonymousUser, scenario: str | None = None) -> AgreementReport:
+    """Return the agreement report over submitted annotations (of one scenario, if given), as
+    `viewer` may see it: without the items they are still labelling, whose peers' labels and gold
+    are not theirs to see yet (`gold.access.gold_hidden_from`). Every figure, drift and the
+    per-scenario ones included, stays the same while a peer submits such an item."""
     # Imported here so the statistics above stay importable without Django, like webapp.lib.stats.
+    from annotation.gold.access import gold_hidden_from
     from annotation.gold.models import GoldReference
     from annotation.labelling.models import Annotation
 
+    hidden = gold_hidden_from(viewer)
     # In assignment order, as before submitted() existed; the report's peer pairs follow it.
-    annotations = Annotation.objects.submitted().order_by("assigned_at", "pk")
-    golds = GoldReference.objects.current()
+    annotations = Annotation.objects.submitted().exclude(item_id__in=hidden).order_by("assigned_at", "pk")
+    golds = GoldReference.objects.current().exclude(item_id__in=hidden)
+    hidden_items = Annotation.objects.filter(item_id__in=hidden)
     if scenario:
         annotations = annotations.filter(item__scenario=scenario)
         golds = golds.filter(item__scenario=scenario)
+        hidden_items = hidden_items.filter(item__scenario=scenario)
     records = [
         AnnotatorLabels(
             item=str(row["item_id"]),
@@ -346,4 +360,5 @@ def load_agreement_report(scenario: str | None = None) -> AgreementReport:
         str(row["item_id"]): Labels(row["perception"], row["tom"], row["cross_turn"] or {})
         for row in golds.values("item_id", "perception", "tom", "cross_turn")
     }
-    return agreement_report(records, gold)
+    report = agreement_report(records, gold)
+    return replace(report, n_hidden=hidden_items.values("item_id").distinct().count())

@@ -18,7 +18,7 @@ def agreement_dashboard(request: StudioRequest) -> HttpResponse:
     """Numbers and charts, optionally for one scenario, so a lead can spot an annotator who drifts."""
     scenario = request.GET.get("scenario", "")
     scenario = scenario if scenario in Scenario.values else ""
-    report = load_agreement_report(scenario or None)
+    report = load_agreement_report(request.user, scenario or None)
     alpha_fields = [row for row in report.fields if row.measure.startswith("alpha")]
     set_fields = [row for row in report.fields if not row.measure.startswith("alpha")]
     chart_data = {

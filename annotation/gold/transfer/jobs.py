@@ -50,7 +50,7 @@ def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
             folder,
             scenario=job.parameters.get("scenario") or None,
             split=job.parameters.get("split") or None,
-            # Cut for its maker, the only one who may download it (`gold.access.may_download_export`).
+            # Cut for its maker, the only one who may download it (`gold.access.export_refusal`).
             viewer=job.started_by,
             on_row=lambda done, total: reporter.progress(
                 0.9 * done / max(1, total), f"{done} of {total} rows"

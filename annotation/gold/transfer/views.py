@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.gold import reports
-from annotation.gold.access import GOLD_KEEPERS, may_download_export
+from annotation.gold.access import GOLD_KEEPERS, export_refusal
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
@@ -72,8 +72,9 @@ def start_import(request: StudioRequest) -> HttpResponse:
 def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
     """Send a finished export's archive."""
     job = get_object_or_404(Job, pk=job_id, kind=transfer_jobs.EXPORT_KIND)
-    if not may_download_export(request.user, job):
-        raise Http404("No export of yours with this id: an export is downloaded by the one who made it.")
+    refusal = export_refusal(request.user, job)
+    if refusal is not None:
+        raise Http404(refusal)
     key = transfer_jobs.archive_of(job)
     if key is None:
         raise Http404("This export has no archive (it failed, or is not finished yet).")
