@@ -1,18 +1,28 @@
-"""CSV cells a spreadsheet would run are neutralised; numbers stay numbers; every writer uses it."""
+"""CSV cells a spreadsheet would run are neutralised; numbers stay numbers; breaks stay in their cell.
+
+(That every writer uses it: tests/webapp/lib/test_export_writers.py.)"""
 
 from __future__ import annotations
 
 import csv
 import io
-import re
-from pathlib import Path
 
 import pytest
 
-from webapp.lib.spreadsheet import NeutralDictWriter, NeutralWriter, neutral_cell
+from webapp.lib.spreadsheet import LINE_BREAKS, NeutralDictWriter, NeutralWriter, csv_row, neutral_cell
 
-ROOT = Path(__file__).resolve().parents[3]
-FORMULAS = ['=HYPERLINK("http://x","y")', "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3", "\tx", "\r=1"]
+FORMULAS = [
+    '=HYPERLINK("http://x","y")',
+    "+cmd|' /C calc'!A0",
+    "=cmd|' /C calc'!A0",
+    "=SUM(1;2)",
+    "@SUM(1+1)",
+    "-2+3",
+    "\tx",
+    "\r=1",
+    "\n=1",
+    "\uff1dSUM(1)",
+]
 
 
 @pytest.mark.parametrize("formula", FORMULAS)
@@ -45,12 +55,22 @@ def test_writers_neutralise_every_cell_and_keep_csv_quoting() -> None:
     ]
 
 
-def test_no_module_writes_csv_around_the_helper() -> None:
-    writers = re.compile(r"csv\.(writer|DictWriter)\(|\.to_csv\(")
-    offenders = [
-        str(path.relative_to(ROOT))
-        for folder in ("annotation", "evaluation", "ml", "webapp")
-        for path in (ROOT / folder).rglob("*.py")
-        if path.name != "spreadsheet.py" and writers.search(path.read_text())
-    ]
-    assert offenders == []
+@pytest.mark.parametrize("separator", list(LINE_BREAKS))
+def test_a_line_or_record_break_stays_inside_its_quoted_cell(separator: str) -> None:
+    line = csv_row(["a", f"x{separator}=SUM(1;2)", "b"])
+
+    assert line == f'a,"x{separator}=SUM(1;2)",b\n'
+    assert list(csv.reader(io.StringIO(line, newline=""))) == [["a", f"x{separator}=SUM(1;2)", "b"]]
+
+
+def test_a_tsv_quotes_tabs_and_leaves_commas() -> None:
+    buffer = io.StringIO()
+    NeutralWriter(buffer, delimiter="\t").writerow(["a\tb", "c,d", "=1+1"])
+
+    assert buffer.getvalue() == '"a\tb"\tc,d\t\'=1+1\n'
+    assert list(csv.reader(io.StringIO(buffer.getvalue()), delimiter="\t")) == [["a\tb", "c,d", "'=1+1"]]
+
+
+def test_a_dict_row_with_an_unknown_field_is_refused() -> None:
+    with pytest.raises(ValueError, match="not in fieldnames"):
+        NeutralDictWriter(io.StringIO(), fieldnames=("a",)).writerow({"b": 1})
