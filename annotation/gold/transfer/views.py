@@ -13,7 +13,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation.gold import reports
-from annotation.gold.access import GOLD_KEEPERS, export_refusal
+from annotation.gold.access import EXPORT_STILL_LABELLING, GOLD_KEEPERS, export_refusal
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
@@ -73,6 +73,9 @@ def download_export(request: StudioRequest, job_id: int) -> HttpResponse:
     """Send a finished export's archive."""
     job = get_object_or_404(Job, pk=job_id, kind=transfer_jobs.EXPORT_KIND)
     refusal = export_refusal(request.user, job)
+    if refusal == EXPORT_STILL_LABELLING:
+        messages.error(request, refusal)
+        return redirect("annotation:gold")
     if refusal is not None:
         raise Http404(refusal)
     key = transfer_jobs.archive_of(job)
