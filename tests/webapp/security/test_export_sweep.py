@@ -64,14 +64,19 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 BREAKS = "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 
 
-def hostile(tag: str, start: str = "=cmd|' /C calc'!A0") -> str:
-    """Return every payload of the issue in one text of at most 120 characters, named by `tag`."""
-    return f"{start} {tag} =SUM(1;2) \u2028\u2029\x1c\x1d\x1e\x85\v\f ^^5cinput^^7b/etc/passwd^^7d Qwen$2 a\r\nb\x1b[2J"
+def hostile(tag: str, start: str = "=cmd|' /C calc'!A0", crlf: bool = True) -> str:
+    """Return every payload of the issue in one text of at most 120 characters, named by `tag`
+    (without CR/LF, `csv.writer` alone would leave the other breaks unquoted)."""
+    breaks = " a\r\nb" if crlf else ""
+    return (
+        f"{start} {tag} =SUM(1;2) \u2028\u2029\x1c\x1d\x1e\x85\v\f ^^5cinput^^7b/etc/passwd^^7d Qwen$2"
+        f"{breaks}\x1b[2J"
+    )
 
 
-SYSTEMS = {"A": hostile("sysA"), "B": hostile("sysB", "=SUM(1;2)"), "C": hostile("sysC", "@x")}
+SYSTEMS = {"A": hostile("sysA"), "B": hostile("sysB", "=SUM(1;2)"), "C": hostile("sysC", "@x", crlf=False)}
 JUDGE = hostile("judge")
-ECHO_SYSTEM = hostile("echo", "+cmd")
+ECHO_SYSTEM = hostile("echo", "+cmd", crlf=False)
 
 
 def _no_formula(cell: str) -> bool:
@@ -343,7 +348,7 @@ def test_the_study_results_exports_keep_hostile_names_inert(make_user, users, cl
     study = make_study(world, raters, users["admin"], training_count=0, trap_count=0)
     for rater in raters:
         rate_everything(study, rater, lambda a, d: 2 if from_system(a.stimulus, "A") else 5)
-    names = {"SecretSystemA": hostile("studyA"), "SecretSystemB": hostile("studyB", "=SUM(1;2)")}
+    names = {"SecretSystemA": hostile("studyA"), "SecretSystemB": hostile("studyB", "=SUM(1;2)", crlf=False)}
     for old, new in names.items():
         System.objects.filter(name=old).update(name=new)
     admin = client_for("admin")
