@@ -269,7 +269,8 @@ def test_every_export_and_the_cli_keep_hostile_text_inert(
 ) -> None:
     admin, lead = client_for("admin"), client_for("lead")
     seen: list[str] = []
-    single, both = {"judge": judge.pk}, {"judge": judge.pk, "set": "dialogues"}
+    single: dict[str, str | int] = {"judge": judge.pk}
+    both: dict[str, str | int] = {"judge": judge.pk, "set": "dialogues"}
     for name in CSV_ROUTES:
         for params in (single, both):
             rows = read_csv(body(admin.get(reverse(name), params)).decode(), f"{name} {params}")
