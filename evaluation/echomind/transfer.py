@@ -18,10 +18,11 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
@@ -109,6 +110,31 @@ def read_archive(data: bytes) -> dict[str, bytes]:
     tops = {name.split("/", 1)[0] for name in names}
     strip = len(tops) == 1 and all("/" in name for name in names)
     return {(name.split("/", 1)[1] if strip else name): archive.read(name) for name in names}
+
+
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+
+
+def uploaded_files(uploads: Iterable[UploadedFile]) -> dict[str, bytes]:
+    """Return the files of an upload (zips opened, MCQ files put in their folder) by name."""
+    files: dict[str, bytes] = {}
+    for upload in uploads:
+        if (upload.size or 0) > MAX_UPLOAD_BYTES:
+            raise DeliveryProblem(f"{upload.name} is larger than {MAX_UPLOAD_BYTES // 2**20} MiB.")
+        data = upload.read()
+        name = upload.name or ""
+        if name.lower().endswith(".zip"):
+            files.update(read_archive(data))
+        else:
+            # A browser sends base names only: an MCQ file keeps its folder by its name.
+            stem = name.rsplit("/", 1)[-1]
+            files[f"MCQ/{stem}" if stem in ("understanding.json", "reasoning.json") else stem] = data
+    return files
+
+
+def upload_name(uploads: Sequence[UploadedFile]) -> str:
+    """Return what an import is called after: the one file's name, or how many files."""
+    return (uploads[0].name or "") if len(uploads) == 1 else f"{len(uploads)} files"
 
 
 def write_archive(files: Mapping[str, bytes]) -> bytes:
