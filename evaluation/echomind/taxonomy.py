@@ -1,8 +1,10 @@
 """EchoMind's vocal-attribute taxonomy as data (pure): the shipped default and its JSONL reading.
 
-Three coarse dimensions, twelve fine ones, 45 attributes as EchoMind's released code lists them
-(the paper counts 39). A lab may edit or replace them (admin, JSONL import); this is only the
-default a fresh database starts from.
+Three coarse dimensions, twelve fine ones, 45 attributes: the paper's speaker information (gender
+and age as the release names them), its 19 paralinguistic cues and 21 environment sounds. The
+abstract counts 39 vocal attributes without naming them; the names here follow EchoMind's released
+code and demo recordings. A lab may edit or replace them (admin, JSONL import); this is only the
+default a fresh database starts from. A release's own spellings map onto them (`AttributeNames`).
 
 Also EchoMind's task data: the question types of levels 1 and 2 (a lab's imported questions may add
 their own), and the level-3 conversation prompts of each strength.
