@@ -187,8 +187,8 @@ def taxonomy_page(request: StudioRequest) -> HttpResponse:
             created, updated = import_taxonomy(attributes)
             messages.success(request, f"{created} attributes added, {updated} updated.")
         return redirect("evaluation:echomind_taxonomy")
-    attributes = [(a, taxonomy.SYNONYMS.get(a.code, ())) for a in VocalAttribute.objects.all()]
-    return render(request, "evaluation/echomind/taxonomy.html", {"attributes": attributes})
+    rows = [(a, taxonomy.SYNONYMS.get(a.code, ())) for a in VocalAttribute.objects.all()]
+    return render(request, "evaluation/echomind/taxonomy.html", {"attributes": rows})
 
 
 @role_required(Role.ADMIN)

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from annotation.recording.forms import AssignmentForm
 from annotation.recording.models import Item, Split, Take
 from evaluation.echomind import reports
 from evaluation.echomind.answers import import_answers
@@ -19,6 +21,7 @@ from evaluation.echomind.models import Answer, Delivery, DeliveryImport, Questio
 from evaluation.echomind.transfer import import_layout
 from evaluation.results.reports import SINGLE, in_item_set
 from ml.jobs.datasets import ready_counts
+from ml.jobs.forms import InferenceJobForm
 from ml.jobs.models import DatasetSnapshot
 from tests.evaluation.echomind.fixture import echomind_files
 from tests.factories import RecordedItemFactory, SystemFactory, UserFactory, tiny_wav
@@ -132,9 +135,12 @@ def test_a_release_imports_as_published_and_every_file_is_accounted_for(media_ro
     assert report.audio == len(wavs_imported) == Take.objects.count() == 7
     elderly = Delivery.objects.get(delivery_set__case_id="id_355", role="neutral")
     assert elderly.item.recording is not None
-    assert Delivery.objects.get(delivery_set__case_id="id_1023", role="target").attribute.code == "angry_tone"
+    assert (
+        Delivery.objects.get(delivery_set__case_id="id_1023", role="target").delivery_set.attribute.code
+        == "angry_tone"
+    )
     wind = Delivery.objects.get(delivery_set__case_id="id_2471", role="alternative")
-    assert (wind.delivery_set.attribute.code, wind.attribute.code) == ("wind", "thunderstorm")
+    assert (wind.delivery_set.attribute.code, str(wind.attribute)) == ("wind", "Thunderstorm")
     assert (report.cases, report.questions) == (3, 3)
     assert Question.objects.get(question_id="u1").delivery.delivery_set.case_id == "id_1023"
 
@@ -151,8 +157,6 @@ def test_the_report_is_on_the_page_and_from_the_api(
         (name.replace("/", "_") if name.startswith("audio/") else name, data)
         for name, data in release().items()
     ]
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     response = admin.post(
         "/api/echomind/imports/", {"files": [SimpleUploadedFile(n.rsplit("/", 1)[-1], d) for n, d in upload]}
     )
@@ -229,9 +233,7 @@ def test_deliveries_are_their_own_set_and_echoeval_s_test_split_is_unchanged(med
     assert set(Item.objects.filter(split=Split.TEST).values_list("pk", flat=True)) == test_items
     # Leaderboards' single-turn set is EchoEval's; the deliveries still go through recording.
     assert not Item.objects.filter(in_item_set(SINGLE, "")).filter(echomind_delivery__isnull=False).exists()
-    from ml.jobs.forms import InferenceJobForm
-
-    assert [value for value, _ in InferenceJobForm().fields["splits"].choices] == ["test", "dev", "train"]
-    from annotation.recording.forms import AssignmentForm
-
-    assert Split.ECHOMIND in [value for value, _ in AssignmentForm().fields["split"].choices]
+    splits: Any = InferenceJobForm().fields["splits"]
+    assert [value for value, _ in splits.choices] == ["test", "dev", "train"]
+    split: Any = AssignmentForm().fields["split"]
+    assert Split.ECHOMIND in [value for value, _ in split.choices]
