@@ -274,7 +274,8 @@ def _write(
             for audio_name in row.audio.values():
                 refused_audio.setdefault(audio_name, f"its case {row.case_id} was refused ({why})")
             continue
-        roles = {delivery.role: delivery for delivery in case.deliveries.select_related("item")}
+        deliveries = case.deliveries.select_related("item", "delivery_set__attribute")
+        roles = {delivery.role: delivery for delivery in deliveries}
         for role, audio_name in row.audio.items():
             delivery = roles.get(role)
             if delivery is None:
@@ -372,6 +373,9 @@ def _write_questions(
     text, options, key) is unchanged; return (written, unchanged)."""
     written = same = 0
     first_in: dict[str, str] = {}
+    earlier_of: dict[tuple[str, int], list[Question]] = {}
+    for earlier in Question.objects.filter(question_id__in={q.question_id for _, q in questions}):
+        earlier_of.setdefault((earlier.question_id, earlier.delivery_id), []).append(earlier)
     for file_name, question in questions:
         qid = question.question_id
         target = deliveries_by_file.get(question.audio)
@@ -391,8 +395,8 @@ def _write_questions(
             "answer": question.answer,
         }
         if any(
-            all(getattr(earlier, key) == value for key, value in fields.items())
-            for earlier in Question.objects.filter(question_id=qid, delivery=target)
+            all(getattr(earlier, key) == value for key, value in fields.items() if key != "delivery")
+            for earlier in earlier_of.get((qid, target.pk), [])
         ):
             same += 1
             ledger.unchanged(file_name, f"question {qid}")
