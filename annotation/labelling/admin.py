@@ -46,7 +46,7 @@ class StrategyAdmin(RoleAdminAccess, admin.ModelAdmin):
 
 class AnnotationProjectForm(forms.ModelForm):
     splits = forms.MultipleChoiceField(
-        choices=Split.choices,
+        choices=Split.echoeval_choices(),  # deliveries are never labelled
         required=False,
         widget=forms.CheckboxSelectMultiple,
         help_text="None ticked: all",

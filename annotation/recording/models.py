@@ -47,6 +47,12 @@ class Split(models.TextChoices):
     TEST = vocabulary.choice(vocabulary.TEST)
     DEV = vocabulary.choice(vocabulary.DEV)
     TRAIN = vocabulary.choice(vocabulary.TRAIN)
+    ECHOMIND = vocabulary.ECHOMIND_DELIVERIES, "EchoMind deliveries"
+
+    @classmethod
+    def echoeval_choices(cls) -> list[tuple[str, str]]:
+        """Return EchoEval's splits (test, dev, train): what its jobs and item files choose from."""
+        return [(value, label) for value, label in cls.choices if value in vocabulary.SPLITS]
 
 
 class TakeQuerySet(models.QuerySet["Take"]):

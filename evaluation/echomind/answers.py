@@ -1,6 +1,7 @@
 """Importing a system's EchoMind answers (JSONL, one object a line), like outputs are imported:
 
     {"question_id": "...", "answer": "The answer is: [B]"}            a multiple-choice answer
+    {"question_id": "...", "import": 3, "answer": "..."}              ... to import 3's question
     {"delivery": "id_1_..._target.wav", "transcript": "..."}          a transcription
     {"delivery": "...", "prompt": "none", "response": "...", "scores": {"c1": 4, ...}}   a reply
 
@@ -9,6 +10,10 @@ replies get BLEU-4 and ROUGE-L against the delivery's reference replies when it 
 audio, when given, is the file its row names ("audio") or else the released layout's
 `<delivery>_response.wav`; it is stored as a clean re-encoding (no tag of its maker kept). A file
 with any bad line writes nothing; importing again replaces the system's earlier rows.
+
+Question ids are scoped to the import that brought them (`DeliveryImport`): an id several imports
+use must be named with its import ("import": its number; null for a question written on the
+questions page), or the file is refused: an answer is never bound to a question it was not given for.
 """
 
 from __future__ import annotations
@@ -56,10 +61,15 @@ class AnswerReport:
     problems: list[str] = field(default_factory=list)
 
 
-def import_answers(system: System, data: bytes, audio: Mapping[str, bytes] | None = None) -> AnswerReport:
+def import_answers(
+    system: System, data: bytes, audio: Mapping[str, bytes] | None = None, scope: int | None = None
+) -> AnswerReport:
     """Store a system's answers, transcripts and replies from JSONL, the replies' audio from `audio`
-    (file name -> bytes); refuse the file on any problem."""
-    questions = {q.question_id: q for q in Question.objects.all()}
+    (file name -> bytes); refuse the file on any problem. `scope`: the import whose questions the
+    rows without an "import" of their own answer (None: the id alone must name one question)."""
+    questions: dict[str, list[Question]] = {}
+    for known in Question.objects.all():
+        questions.setdefault(known.question_id, []).append(known)
     deliveries = {d.audio_name(): d for d in Delivery.objects.select_related("delivery_set__attribute")}
     answers, transcripts, replies, problems = [], [], [], []
     try:
@@ -77,9 +87,9 @@ def import_answers(system: System, data: bytes, audio: Mapping[str, bytes] | Non
         if not isinstance(row, dict):
             problems.append(f"line {number}: not a JSON object")
         elif "question_id" in row:
-            question = questions.get(str(row["question_id"]))
-            if question is None:
-                problems.append(f"line {number}: no question {row['question_id']}")
+            question = _question_of(questions, row, scope)
+            if isinstance(question, str):
+                problems.append(f"line {number}: {question}")
             else:
                 text = str(row.get("answer", ""))
                 reading = read_choice(text, question.options)
@@ -125,6 +135,27 @@ def import_answers(system: System, data: bytes, audio: Mapping[str, bytes] | Non
     # Studies keep their own copies of what they play, so a replaced reply's audio may go.
     delete_media(*replaced)
     return AnswerReport(len(answers), sum(not a.letter for a in answers), len(transcripts), len(replies))
+
+
+def _question_of(
+    questions: dict[str, list[Question]], row: dict[str, Any], scope: int | None
+) -> Question | str:
+    """Return the question a row answers, or why it names none (or several)."""
+    qid = str(row["question_id"])
+    found = questions.get(qid, [])
+    where = ""
+    if "import" in row or scope is not None:
+        wanted = row.get("import", scope)
+        if wanted is not None and not isinstance(wanted, int):
+            return f"import must be an import's number or null, not {wanted!r}"
+        found = [question for question in found if question.source_id == wanted]
+        where = f" in import {wanted}" if wanted is not None else " written here"
+    if not found:
+        return f"no question {qid}{where}"
+    if len(found) > 1:
+        imports = ", ".join(str(q.source_id) if q.source_id else "written here" for q in found)
+        return f'question {qid} is in several imports ({imports}): name one ("import": its number)'
+    return found[0]
 
 
 def _store(

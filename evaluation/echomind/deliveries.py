@@ -10,7 +10,7 @@ from django.db import transaction
 from pydub import AudioSegment
 
 from annotation.audio.upload import UploadLimits, normalise_upload
-from annotation.recording.models import Emotion, Item, Scenario, Take
+from annotation.recording.models import Emotion, Item, Scenario, Split, Take
 from annotation.recording.takes import record_take
 from evaluation.echomind import taxonomy
 from evaluation.echomind.models import Delivery, DeliverySet, VocalAttribute
@@ -76,9 +76,13 @@ def create_delivery_set(
     attribute: str,
     alternative: str,
     reference_replies: Sequence[str] = (),
+    neutral: bool | None = None,
 ) -> DeliverySet:
     """Create a case and its deliveries (target, neutral unless a speaker attribute, alternative of
-    the same fine dimension), each an Item waiting to be assigned and recorded."""
+    the same fine dimension), each an Item waiting to be assigned and recorded; `neutral` True or
+    False overrides the dimension's default (a release may record a speaker case neutrally too).
+
+    The items are EchoMind's own set (`Split.ECHOMIND`), never one of EchoEval's splits."""
     target = VocalAttribute.objects.filter(code=attribute).first()
     other = VocalAttribute.objects.filter(code=alternative).first() if alternative else None
     if target is None:
@@ -86,7 +90,7 @@ def create_delivery_set(
     if alternative and (other is None or other.fine != target.fine or other.pk == target.pk):
         raise DeliveryProblem(f"{case_id}: the alternative must be another attribute of {target.fine}")
     roles: list[tuple[str, VocalAttribute | None]] = [(TARGET, target)]
-    if taxonomy.has_neutral(target.coarse):
+    if taxonomy.has_neutral(target.coarse) if neutral is None else neutral:
         roles.append((NEUTRAL, None))
     if other is not None:
         roles.append((ALTERNATIVE, other))
@@ -99,6 +103,7 @@ def create_delivery_set(
                 external_id=f"EM-{case_id}-{role}",
                 text=text,
                 scenario=Scenario.AUDIO_DOMINANT,
+                split=Split.ECHOMIND,
                 target_emotion=EMOTION_OF.get(carried.code if carried else "", Emotion.NEUTRAL),
                 instructions=instruction(carried),
             )

@@ -4,6 +4,7 @@ deliveries, and systems' answers, transcripts and spoken replies."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models, transaction
 
 from annotation.recording.models import Item, Take
@@ -90,14 +91,45 @@ class Delivery(models.Model):
         return f"id_{number}_{case.attribute.code}_{topic}_{self.role}.wav"
 
 
+class DeliveryImport(models.Model):
+    """One upload in EchoMind's released layout and what became of each of its files (`report`,
+    as `transfer.LayoutReport.as_dict` writes it): the scope of the question ids it brought."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    name = models.CharField(max_length=200, blank=True, help_text="What was uploaded, e.g. the zip's name")
+    report = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk}" + (f" ({self.name})" if self.name else "")
+
+
 class Question(models.Model):
-    """A multiple-choice question about one delivery (levels 1 and 2)."""
+    """A multiple-choice question about one delivery (levels 1 and 2).
+
+    Its id is unique within the import that brought it (`source`; none for a question written
+    on the questions page, unique among those): two releases may both say "u1" and each keeps
+    its own question and answers.
+    """
 
     class Level(models.TextChoices):
         UNDERSTANDING = scoring.UNDERSTANDING, "Understanding"
         REASONING = scoring.REASONING, "Reasoning"
 
-    question_id = models.CharField(max_length=60, unique=True)
+    question_id = models.CharField(max_length=60)
+    source = models.ForeignKey(
+        DeliveryImport,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="questions",
+        help_text="The import that brought it; none when written here",
+    )
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="questions")
     level = models.CharField(max_length=16, choices=Level.choices)
     question_type = models.CharField(max_length=60, help_text="e.g. emotion, speaker intent")
@@ -106,7 +138,15 @@ class Question(models.Model):
     answer = models.CharField(max_length=1, help_text="The key: the correct option's letter")
 
     class Meta:
-        ordering = ["question_id"]
+        ordering = ["question_id", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "question_id"], name="question_id_per_import"),
+            models.UniqueConstraint(
+                fields=["question_id"],
+                condition=models.Q(source__isnull=True),
+                name="question_id_written_here",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.question_id

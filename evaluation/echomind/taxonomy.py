@@ -1,8 +1,10 @@
 """EchoMind's vocal-attribute taxonomy as data (pure): the shipped default and its JSONL reading.
 
-Three coarse dimensions, twelve fine ones, 45 attributes as EchoMind's released code lists them
-(the paper counts 39). A lab may edit or replace them (admin, JSONL import); this is only the
-default a fresh database starts from.
+Three coarse dimensions, twelve fine ones, 45 attributes: the paper's speaker information (gender
+and age as the release names them), its 19 paralinguistic cues and 21 environment sounds. The
+abstract counts 39 vocal attributes without naming them; the names here follow EchoMind's released
+code and demo recordings. A lab may edit or replace them (admin, JSONL import); this is only the
+default a fresh database starts from. A release's own spellings map onto them (`AttributeNames`).
 
 Also EchoMind's task data: the question types of levels 1 and 2 (a lab's imported questions may add
 their own), and the level-3 conversation prompts of each strength.
@@ -10,6 +12,7 @@ their own), and the level-3 conversation prompts of each strength.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable
@@ -154,3 +157,109 @@ def to_jsonl(attributes: Iterable[Attribute]) -> str:
         json.dumps({"code": a.code, "label": a.label, "coarse": a.coarse, "fine": a.fine}) + "\n"
         for a in attributes
     )
+
+
+# --- The names a release gives attributes, mapped onto the taxonomy (pure)
+#
+# EchoMind's published files name an attribute in their own words: the demo recordings say `angry`,
+# `fast`, `tired`, `breath`, `shout`, `elderly`, `female`, `sound of wind blowing`, `sound of
+# thunderstorm and thunder` (id_<n>_<attribute>_<topic>_<role>.wav). A name is matched after
+# `name_key` (case, spacing, underscores and hyphens do not matter; a leading "sound of" and a
+# trailing "sound" are dropped) against every attribute's code, label and the synonyms below.
+# Synonyms name codes of DEFAULT_TAXONOMY; a lab's own attributes match by code and label.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "male": ("man", "male voice", "male speaker"),
+    "female": ("woman", "female voice", "female speaker"),
+    "child": ("kid", "children's voice", "child voice", "young child"),
+    "adult": ("middle aged", "middle-aged", "grown-up", "young adult"),
+    "elderly": ("old", "elder", "senior", "old age", "aged", "elderly person"),
+    "hoarse_voice": ("hoarse", "hoarseness", "husky voice"),
+    "vocal_fatigue": ("tired", "fatigue", "fatigued", "exhausted", "weary"),
+    "breathless": ("breath", "breathing", "breathy", "panting", "out of breath", "heavy breathing"),
+    "sobbing": ("sob", "crying", "cry", "weeping", "tearful"),
+    "happy_tone": ("happy", "happiness", "joy", "joyful", "cheerful"),
+    "sad_tone": ("sad", "sadness", "sorrow", "sorrowful"),
+    "surprised_tone": ("surprised", "surprise"),
+    "angry_tone": ("angry", "anger", "mad"),
+    "fearful_tone": ("fearful", "fear", "scared", "afraid"),
+    "disgusted_tone": ("disgusted", "disgust"),
+    "shouting": ("shout", "shouted", "yelling", "yell", "loud"),
+    "whispering": ("whisper", "whispered"),
+    "fast_pace": ("fast", "fast speech", "quick", "rapid", "fast speaking"),
+    "slow_pace": ("slow", "slow speech", "slow speaking"),
+    "cough": ("coughing", "coughs"),
+    "sigh": ("sighing", "sighs"),
+    "laughter": ("laugh", "laughing", "laughs"),
+    "yawn": ("yawning", "yawns"),
+    "moan": ("moaning", "groan", "groaning"),
+    "wind": ("wind blowing", "windy", "blowing wind", "strong wind"),
+    "thunderstorm": ("thunder", "thunderstorm and thunder", "storm", "thunder and lightning"),
+    "rain": ("raining", "rainfall", "rain falling", "heavy rain"),
+    "driving": ("car driving", "in a car", "car interior", "traffic"),
+    "subway": ("metro", "underground", "subway train", "train"),
+    "sea_waves": ("waves", "ocean waves", "sea", "ocean", "beach waves"),
+    "basketball": ("basketball game", "basketball court", "playing basketball", "bouncing basketball"),
+    "applause": ("clapping", "applauding", "clap"),
+    "cheering": ("cheer", "cheers", "crowd cheering"),
+    "crowd_chatter": ("crowd", "chatter", "crowd talking", "people talking", "crowd noise"),
+    "children_playing": ("kids playing", "children at play"),
+    "children_speaking": ("children talking", "kids talking", "kids speaking"),
+    "dogs_barking": ("dog barking", "dog bark", "barking", "barking dogs", "dog"),
+    "alarm_clock": ("alarm", "alarm ringing", "alarm clock ringing"),
+    "ringtone": ("phone ringing", "ringing phone", "phone ring", "telephone ringing", "ring tone"),
+    "honking": ("car horn", "horn", "car honking", "horn honking", "honk"),
+    "happy_music": ("cheerful music",),
+    "funny_music": ("comic music", "comedic music"),
+    "sad_music": ("melancholy music",),
+    "exciting_music": ("excited music", "energetic music"),
+    "angry_music": ("intense music",),
+}
+_SOUND_OF = re.compile(r"^(?:(?:the|a)_)?sounds?_of_(?:(?:the|a|an)_)?|_sounds?$")
+
+
+def name_key(name: str) -> str:
+    """Return the form names are compared in: lower-case words joined by _, without "sound of"."""
+    key = re.sub(r"[^a-z0-9]+", "_", name.lower().replace("'", "")).strip("_")
+    return _SOUND_OF.sub("", key) or key
+
+
+class UnknownName(ValueError):
+    """A release's attribute name that matches nothing in the taxonomy; the message names the
+    nearest known names."""
+
+    def __init__(self, name: str, nearest: list[str]) -> None:
+        self.name, self.nearest = name, nearest
+        close = f"nearest: {', '.join(nearest)}" if nearest else "no known name is close"
+        super().__init__(f"the attribute {name!r} matches no attribute of the taxonomy ({close})")
+
+
+class AttributeNames:
+    """Map a release's attribute names onto the attributes (code, label) a taxonomy holds."""
+
+    def __init__(self, attributes: Iterable[tuple[str, str]]) -> None:
+        self.labels: dict[str, str] = {}
+        self.by_key: dict[str, str] = {}
+        pairs = list(attributes)
+        for code, label in pairs:
+            self.labels[code] = label
+        # Codes and labels first, so no synonym can take a name an attribute itself bears.
+        for code, label in pairs:
+            self.by_key.setdefault(name_key(code), code)
+            self.by_key.setdefault(name_key(label), code)
+        for code, synonyms in SYNONYMS.items():
+            if code in self.labels:
+                for synonym in synonyms:
+                    self.by_key.setdefault(name_key(synonym), code)
+
+    def code_of(self, name: str) -> str:
+        """Return the code the name means; raise UnknownName (with the nearest names) for none."""
+        key = name_key(name)
+        if key in self.by_key:
+            return self.by_key[key]
+        nearest: list[str] = []
+        for close in difflib.get_close_matches(key, list(self.by_key), n=6, cutoff=0.6):
+            code = self.by_key[close]
+            shown = f"{self.labels[code]} ({code})"
+            if shown not in nearest:
+                nearest.append(shown)
+        raise UnknownName(name, nearest[:3])

@@ -1,32 +1,62 @@
 """Import and export in EchoMind's released layout (`layout`): a lab brings its set in (scripts,
 deliveries with or without audio, questions) and takes it, with its systems' answers, back out.
 
+A release's attribute names are its own ("angry", "sound of wind blowing", "elderly"): they are
+mapped onto the taxonomy (`taxonomy.AttributeNames`); a name that matches nothing refuses its case,
+naming the nearest known names. Every file of an upload is accounted for in the import's report:
+imported, unchanged (already here) or refused with the reason; what can be imported is, whatever
+else is refused. Each upload is a `DeliveryImport`, the scope of its question ids: a question id
+another import (or the questions page) already uses for another question is a new question of this
+import, so no earlier question, and none of its answers, is ever re-bound.
+
 Imported audio becomes each delivery's accepted take, the importing admin as its actor: it was made
-and checked outside the studio, so no reviewer sees it (and it is not measured on the way in). A
-file with any problem is refused whole.
+and checked outside the studio, so no reviewer sees it (and it is not measured on the way in).
 """
 
 from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.audio.upload import normalise_upload
+from annotation.audio.upload import AudioRejected, normalise_upload
 from annotation.recording.models import Item, Take
 from evaluation.echomind import layout
 from evaluation.echomind.deliveries import DeliveryProblem, create_delivery_set, ensure_default_taxonomy
-from evaluation.echomind.models import Answer, Delivery, DeliverySet, Question, Reply, Transcript
+from evaluation.echomind.models import (
+    Answer,
+    Delivery,
+    DeliveryImport,
+    DeliverySet,
+    Question,
+    Reply,
+    Transcript,
+    VocalAttribute,
+)
+from evaluation.echomind.taxonomy import AttributeNames, UnknownName
 from evaluation.outputs.parsing import unsafe_path_reason
 from webapp.lib.jsonlines import json_text
 from webapp.models import User
 from webapp.storage import new_media_key, read_media, save_media
 
 MAX_ARCHIVE_FILES = 20_000
+IMPORTED, UNCHANGED, REFUSED = "imported", "unchanged", "refused"
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What became of one file of an upload: imported, unchanged (all of it already here) or
+    refused, and in words what (counts, the take it became) or why."""
+
+    name: str
+    status: str
+    detail: str
 
 
 @dataclass(frozen=True)
@@ -34,12 +64,35 @@ class LayoutReport:
     cases: int = 0
     questions: int = 0
     audio: int = 0
-    unchanged: int = 0
-    problems: list[str] = field(default_factory=list)
+    unchanged: int = 0  # cases already here
+    questions_unchanged: int = 0
+    problems: list[str] = field(default_factory=list)  # every refusal, one sentence each
+    files: list[FileOutcome] = field(default_factory=list)  # one per uploaded file, by name
+    import_id: int | None = None
 
     @property
     def imported(self) -> bool:
+        """Whether nothing was refused."""
         return not self.problems
+
+    def count(self, status: str) -> int:
+        return sum(outcome.status == status for outcome in self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the report as the page shows and the API returns it (JSON-ready)."""
+        return {
+            "import": self.import_id,
+            "cases": self.cases,
+            "questions": self.questions,
+            "audio": self.audio,
+            "unchanged": self.unchanged,
+            "questions_unchanged": self.questions_unchanged,
+            "files_imported": self.count(IMPORTED),
+            "files_unchanged": self.count(UNCHANGED),
+            "files_refused": self.count(REFUSED),
+            "problems": list(self.problems),
+            "files": [asdict(outcome) for outcome in self.files],
+        }
 
 
 def read_archive(data: bytes) -> dict[str, bytes]:
@@ -59,6 +112,31 @@ def read_archive(data: bytes) -> dict[str, bytes]:
     return {(name.split("/", 1)[1] if strip else name): archive.read(name) for name in names}
 
 
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+
+
+def uploaded_files(uploads: Iterable[UploadedFile]) -> dict[str, bytes]:
+    """Return the files of an upload (zips opened, MCQ files put in their folder) by name."""
+    files: dict[str, bytes] = {}
+    for upload in uploads:
+        if (upload.size or 0) > MAX_UPLOAD_BYTES:
+            raise DeliveryProblem(f"{upload.name} is larger than {MAX_UPLOAD_BYTES // 2**20} MiB.")
+        data = upload.read()
+        name = upload.name or ""
+        if name.lower().endswith(".zip"):
+            files.update(read_archive(data))
+        else:
+            # A browser sends base names only: an MCQ file keeps its folder by its name.
+            stem = name.rsplit("/", 1)[-1]
+            files[f"MCQ/{stem}" if stem in ("understanding.json", "reasoning.json") else stem] = data
+    return files
+
+
+def upload_name(uploads: Sequence[UploadedFile]) -> str:
+    """Return what an import is called after: the one file's name, or how many files."""
+    return (uploads[0].name or "") if len(uploads) == 1 else f"{len(uploads)} files"
+
+
 def write_archive(files: Mapping[str, bytes]) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -67,97 +145,266 @@ def write_archive(files: Mapping[str, bytes]) -> bytes:
     return out.getvalue()
 
 
-def import_layout(files: Mapping[str, bytes], by: User) -> LayoutReport:
-    """Create the cases, deliveries (with their audio when given) and questions of a released set;
-    a case already here with the same script and attribute counts as unchanged."""
+class _Ledger:
+    """Per uploaded file: what of it was imported, found unchanged, or refused (and why)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.made: dict[str, list[str]] = {name: [] for name in names}
+        self.same: dict[str, list[str]] = {name: [] for name in names}
+        self.refused: dict[str, list[str]] = {name: [] for name in names}
+        self.problems: list[str] = []
+
+    def imported(self, name: str, what: str) -> None:
+        self.made[name].append(what)
+
+    def unchanged(self, name: str, what: str) -> None:
+        self.same[name].append(what)
+
+    def refuse(self, name: str, why: str) -> None:
+        self.refused[name].append(why)
+        self.problems.append(why if why.startswith(name) else f"{name}: {why}")
+
+    def outcomes(self) -> list[FileOutcome]:
+        outcomes = []
+        for name in sorted(self.made):
+            made, same, refused = self.made[name], self.same[name], self.refused[name]
+            status = IMPORTED if made else UNCHANGED if same else REFUSED
+            parts = []
+            if made:
+                parts.append(_summary(made))
+            if same:
+                parts.append(_summary(same) + " already here")
+            if refused:
+                parts.append("refused: " + "; ".join(refused))
+            outcomes.append(FileOutcome(name, status, "; ".join(parts) or "refused: nothing in it was read"))
+        return outcomes
+
+
+def _summary(whats: list[str]) -> str:
+    """ "2 cases" from ["case", "case"]; one thing is named as it is ("take of EM-id_1-target")."""
+    if len(whats) == 1:
+        return whats[0]
+    kinds: dict[str, int] = {}
+    for what in whats:
+        kind = what.split(" ", 1)[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{count} {kind}s" for kind, count in kinds.items())
+
+
+def import_layout(files: Mapping[str, bytes], by: User, name: str = "") -> LayoutReport:
+    """Create the cases, deliveries (with their audio when given) and questions of a released set,
+    as much of it as is sound; return the report that accounts for every file (also stored with
+    the import). A case already here with the same script and attribute counts as unchanged."""
     ensure_default_taxonomy()
-    cases, problems = [], []
-    for name in sorted(files):
-        if layout.SCRIPT_INFO.fullmatch(name):
-            rows, found = layout.read_script_info(name, files[name])
-            cases.extend(rows)
-            problems.extend(found)
-    questions = []
-    for level, name in layout.MCQ_FILES.items():
-        if name in files:
-            rows_q, found = layout.read_mcq(level, files[name])
-            questions.extend(rows_q)
-            problems.extend(found)
-    if not cases and not problems:
-        problems.append("No script_info_<type>.json in the upload.")
-    audio_of = {name.rsplit("/", 1)[-1]: data for name, data in files.items() if name.endswith(".wav")}
-    if problems:
-        return LayoutReport(problems=problems)
-    try:
-        with transaction.atomic():
-            report = _write(cases, questions, audio_of, by)
-            if report.problems:
-                raise _Refused(report)
-            return report
-    except _Refused as refused:
-        return refused.report
+    ledger = _Ledger(list(files))
+    cases: list[tuple[str, layout.CaseRow]] = []
+    questions: list[tuple[str, layout.QuestionRow]] = []
+    for file_name in sorted(files):
+        if layout.SCRIPT_INFO.fullmatch(file_name):
+            rows, found = layout.read_script_info(file_name, files[file_name])
+            cases.extend((file_name, row) for row in rows)
+            for problem in found:
+                ledger.refuse(file_name, problem)
+    for level, file_name in layout.MCQ_FILES.items():
+        if file_name in files:
+            rows_q, found = layout.read_mcq(level, files[file_name])
+            questions.extend((file_name, row) for row in rows_q)
+            for problem in found:
+                ledger.refuse(file_name, problem)
+    with transaction.atomic():
+        record = DeliveryImport.objects.create(by=by, name=name[:200])
+        counts = _write(files, cases, questions, by, record, ledger)
+        report = LayoutReport(*counts, problems=ledger.problems, files=ledger.outcomes(), import_id=record.pk)
+        record.report = report.as_dict()
+        record.save(update_fields=["report"])
+    return report
 
 
-class _Refused(Exception):
-    def __init__(self, report: LayoutReport) -> None:
-        self.report = report
+def report_of(record: DeliveryImport) -> LayoutReport:
+    """Return the report an import stored (as `import_layout` returned it)."""
+    data = record.report or {}
+    return LayoutReport(
+        data.get("cases", 0),
+        data.get("questions", 0),
+        data.get("audio", 0),
+        data.get("unchanged", 0),
+        data.get("questions_unchanged", 0),
+        list(data.get("problems", [])),
+        [FileOutcome(**row) for row in data.get("files", [])],
+        record.pk,
+    )
 
 
 def _write(
-    cases: list[layout.CaseRow], questions: list[layout.QuestionRow], audio_of: dict[str, bytes], by: User
-) -> LayoutReport:
-    problems: list[str] = []
-    made = unchanged = audio = 0
+    files: Mapping[str, bytes],
+    cases: list[tuple[str, layout.CaseRow]],
+    questions: list[tuple[str, layout.QuestionRow]],
+    by: User,
+    record: DeliveryImport,
+    ledger: _Ledger,
+) -> tuple[int, int, int, int, int]:
+    names = AttributeNames(VocalAttribute.objects.values_list("code", "label"))
+    made = unchanged = 0
+    claimed: dict[str, Delivery] = {}  # audio file name -> the delivery it records
+    refused_audio: dict[str, str] = {}  # audio file name -> why its case was refused
+    seen_cases: set[str] = set()
     deliveries_by_file: dict[str, Delivery] = {}
-    for row in cases:
-        existing = DeliverySet.objects.filter(case_id=row.case_id).first()
-        if existing is not None:
-            if existing.text != row.text or existing.attribute.code != row.attribute:
-                problems.append(f"{row.case_id} is already here with another script or attribute")
-            unchanged += 1
-            case = existing
+    for file_name, row in cases:
+        where = f"{row.case_id}"
+        case, why = None, ""
+        if row.case_id in seen_cases:
+            why = f"{where} appears twice in the upload"
         else:
+            seen_cases.add(row.case_id)
             try:
-                case = create_delivery_set(
-                    case_id=row.case_id,
-                    script_type=row.script_type,
-                    topic=row.topic,
-                    text=row.text,
-                    attribute=row.attribute,
-                    alternative=row.alternative_attribute,
-                )
-            except DeliveryProblem as problem:
-                problems.append(str(problem))
-                continue
-            made += 1
-        for delivery in case.deliveries.select_related("item"):
-            name = row.audio.get(delivery.role, "")
-            if name and not delivery.audio_file:
-                delivery.audio_file = name
-                delivery.save(update_fields=["audio_file"])
-            if name in audio_of and delivery.item.recording_id is None:
-                _store_imported_take(delivery.item, audio_of[name], by)
-                audio += 1
-            deliveries_by_file[delivery.audio_name()] = delivery
-    written = 0
-    for question in questions:
-        target = deliveries_by_file.get(question.audio)
-        if target is None:
-            problems.append(f"{question.question_id}: no delivery has the audio {question.audio}")
+                attribute = names.code_of(row.attribute)
+                alternative = names.code_of(row.alternative_attribute) if row.alternative_attribute else ""
+            except UnknownName as unknown:
+                why = f"{where}: {unknown}"
+            else:
+                case, why, is_new = _case(row, attribute, alternative)
+                if case is not None and is_new:
+                    made += 1
+                    ledger.imported(file_name, f"case {row.case_id}")
+                elif case is not None:
+                    unchanged += 1
+                    ledger.unchanged(file_name, f"case {row.case_id}")
+        if case is None:
+            ledger.refuse(file_name, why)
+            for audio_name in row.audio.values():
+                refused_audio.setdefault(audio_name, f"its case {row.case_id} was refused ({why})")
             continue
-        Question.objects.update_or_create(
-            question_id=question.question_id,
-            defaults={
-                "delivery": target,
-                "level": question.level,
-                "question_type": question.question_type,
-                "text": question.question,
-                "options": question.options,
-                "answer": question.answer,
-            },
+        deliveries = case.deliveries.select_related("item", "delivery_set__attribute")
+        roles = {delivery.role: delivery for delivery in deliveries}
+        for role, audio_name in row.audio.items():
+            delivery = roles.get(role)
+            if delivery is None:
+                refused_audio.setdefault(audio_name, f"case {row.case_id} has no {role} delivery")
+            elif audio_name in claimed:
+                refused_audio.setdefault(audio_name, f"named by two deliveries ({claimed[audio_name].item})")
+            else:
+                if not delivery.audio_file:
+                    delivery.audio_file = audio_name
+                    delivery.save(update_fields=["audio_file"])
+                claimed[audio_name] = delivery
+        for delivery in roles.values():
+            deliveries_by_file[delivery.audio_name()] = delivery
+    audio = _write_audio(files, claimed, refused_audio, by, ledger)
+    written, same = _write_questions(questions, deliveries_by_file, record, ledger)
+    for file_name in files:
+        if not (
+            layout.SCRIPT_INFO.fullmatch(file_name)
+            or file_name in layout.MCQ_FILES.values()
+            or file_name.lower().endswith(".wav")
+        ):
+            ledger.refuse(file_name, "not part of EchoMind's layout (script_info_<type>.json, MCQ/, audio/)")
+    if not cases and not any(ledger.refused[name] for name in files if layout.SCRIPT_INFO.fullmatch(name)):
+        ledger.problems.append("No script_info_<type>.json in the upload.")
+    return made, written, audio, unchanged, same
+
+
+def _case(row: layout.CaseRow, attribute: str, alternative: str) -> tuple[DeliverySet | None, str, bool]:
+    """Return the case of a row (new or already here, and which) or None and why it is refused."""
+    existing = DeliverySet.objects.filter(case_id=row.case_id).select_related("attribute").first()
+    if existing is not None:
+        if existing.text != row.text or existing.attribute.code != attribute:
+            return None, f"{row.case_id} is already here with another script or attribute", False
+        return existing, "", False
+    try:
+        case = create_delivery_set(
+            case_id=row.case_id,
+            script_type=row.script_type,
+            topic=row.topic,
+            text=row.text,
+            attribute=attribute,
+            alternative=alternative,
+            # A release that recorded a neutral delivery has one, whatever the dimension.
+            neutral=True if "neutral" in row.audio else None,
         )
+    except DeliveryProblem as problem:
+        return None, str(problem), False
+    return case, "", True
+
+
+def _write_audio(
+    files: Mapping[str, bytes],
+    claimed: dict[str, Delivery],
+    refused_audio: dict[str, str],
+    by: User,
+    ledger: _Ledger,
+) -> int:
+    stored = 0
+    first_of: dict[str, str] = {}
+    for file_name in sorted(files):
+        if not file_name.lower().endswith(".wav"):
+            continue
+        base = file_name.rsplit("/", 1)[-1]
+        delivery = claimed.get(base)
+        if base in first_of:
+            ledger.refuse(file_name, f"the same file name as {first_of[base]}")
+            continue
+        first_of[base] = file_name
+        if delivery is not None and delivery.item.recording_id is None:
+            try:
+                _store_imported_take(delivery.item, files[file_name], by)
+            except AudioRejected as rejected:
+                ledger.refuse(file_name, f"not readable audio ({rejected.reason})")
+            else:
+                stored += 1
+                ledger.imported(file_name, f"take of {delivery.item.external_id}")
+        elif delivery is not None:
+            ledger.unchanged(file_name, f"the accepted take of {delivery.item.external_id}")
+        elif base in refused_audio:
+            ledger.refuse(file_name, refused_audio[base])
+        elif base.endswith("_response.wav"):
+            ledger.refuse(file_name, "a system's spoken reply: import it with that system's answers")
+        else:
+            ledger.refuse(file_name, "no case of the upload names this recording")
+    return stored
+
+
+def _write_questions(
+    questions: list[tuple[str, layout.QuestionRow]],
+    deliveries_by_file: dict[str, Delivery],
+    record: DeliveryImport,
+    ledger: _Ledger,
+) -> tuple[int, int]:
+    """Create this import's questions; one the same as a question already here (id, delivery,
+    text, options, key) is unchanged; return (written, unchanged)."""
+    written = same = 0
+    first_in: dict[str, str] = {}
+    earlier_of: dict[tuple[str, int], list[Question]] = {}
+    for earlier in Question.objects.filter(question_id__in={q.question_id for _, q in questions}):
+        earlier_of.setdefault((earlier.question_id, earlier.delivery_id), []).append(earlier)
+    for file_name, question in questions:
+        qid = question.question_id
+        target = deliveries_by_file.get(question.audio)
+        if qid in first_in:
+            ledger.refuse(file_name, f"{qid} appears twice in the upload (first in {first_in[qid]})")
+            continue
+        first_in[qid] = file_name
+        if target is None:
+            ledger.refuse(file_name, f"{qid}: no delivery has the audio {question.audio}")
+            continue
+        fields = {
+            "delivery": target,
+            "level": question.level,
+            "question_type": question.question_type,
+            "text": question.question,
+            "options": question.options,
+            "answer": question.answer,
+        }
+        if any(
+            all(getattr(earlier, key) == value for key, value in fields.items() if key != "delivery")
+            for earlier in earlier_of.get((qid, target.pk), [])
+        ):
+            same += 1
+            ledger.unchanged(file_name, f"question {qid}")
+            continue
+        Question.objects.create(question_id=qid, source=record, **fields)
         written += 1
-    return LayoutReport(made, written, audio, unchanged, problems)
+        ledger.imported(file_name, f"question {qid}")
+    return written, same
 
 
 def _store_imported_take(item: Item, data: bytes, by: User) -> Take:
@@ -230,10 +477,18 @@ def _original_or_audio(take: Take) -> bytes:
 def _system_files() -> dict[str, bytes]:
     lines: dict[str, list[str]] = {}
     files: dict[str, bytes] = {}
+    shared = _shared_question_ids()
     for answer in Answer.objects.select_related("system", "question").order_by(
-        "system__name", "question__question_id"
+        "system__name", "question__question_id", "question__source_id"
     ):
-        row = {"question_id": answer.question.question_id, "answer": answer.raw_text}
+        question = answer.question
+        row: dict[str, Any] = {"question_id": question.question_id, "answer": answer.raw_text}
+        if question.question_id in shared:  # scoped to its import only where the id alone is ambiguous
+            row = {
+                "question_id": question.question_id,
+                "import": question.source_id,
+                "answer": answer.raw_text,
+            }
         lines.setdefault(answer.system.name, []).append(json_text(row))
     for transcript in Transcript.objects.select_related("system", "delivery__delivery_set__attribute"):
         row = {"delivery": transcript.delivery.audio_name(), "transcript": transcript.text}
@@ -249,6 +504,16 @@ def _system_files() -> dict[str, bytes]:
     for system, rows in lines.items():
         files[f"answers/{_safe(system)}.jsonl"] = ("\n".join(rows) + "\n").encode()
     return files
+
+
+def _shared_question_ids() -> set[str]:
+    """Return the question ids more than one question bears (each of another import)."""
+    ids = Question.objects.values_list("question_id", flat=True)
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for qid in ids:
+        (shared if qid in seen else seen).add(qid)
+    return shared
 
 
 def _safe(name: str) -> str:

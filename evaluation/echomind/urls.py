@@ -7,6 +7,7 @@ from evaluation.echomind import api, views
 urlpatterns = [
     path("echomind/", views.delivery_sets, name="echomind_sets"),
     path("echomind/assign/", views.assign_deliveries, name="echomind_assign"),
+    path("echomind/imports/<int:import_id>/", views.import_report, name="echomind_import"),
     path("echomind/mix/", views.mix_delivery, name="echomind_mix"),
     path("echomind/answers/", views.answers_import, name="echomind_answers"),
     path("echomind/judge/", views.judge, name="echomind_judge"),
@@ -27,6 +28,12 @@ urlpatterns = [
         "echomind/leaderboard.tex", views.leaderboard_export, {"fmt": "tex"}, name="echomind_leaderboard_tex"
     ),
     path("api/echomind/leaderboard/", api.EchoMindLeaderboardView.as_view(), name="api_echomind_leaderboard"),
+    path("api/echomind/imports/", api.EchoMindImportView.as_view(), name="api_echomind_imports"),
+    path(
+        "api/echomind/imports/<int:import_id>/",
+        api.EchoMindImportReportView.as_view(),
+        name="api_echomind_import",
+    ),
     path(
         "api/echomind/leaderboard/csv/",
         api.EchoMindLeaderboardExportView.as_view(fmt="csv"),

@@ -23,12 +23,19 @@ from evaluation.echomind.deliveries import (
     mixable_deliveries,
 )
 from evaluation.echomind.forms import QuestionForm, ReplyStudyForm
-from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
+from evaluation.echomind.models import Delivery, DeliveryImport, DeliverySet, Question, VocalAttribute
 from evaluation.echomind.replies.listening import create_reply_study, reply_studies
 from evaluation.echomind.replies.quality import QUALITY_JOB, replies_to_measure
 from evaluation.echomind.scoring import GROUPINGS
 from evaluation.echomind.scoring import to_csv as board_csv
-from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
+from evaluation.echomind.transfer import (
+    export_layout,
+    import_layout,
+    report_of,
+    upload_name,
+    uploaded_files,
+    write_archive,
+)
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from evaluation.studies.design import StudyDesignError
@@ -36,23 +43,9 @@ from webapp.http import StudioRequest
 from webapp.jobs import start_job
 from webapp.roles import Role, role_required, users_with_role
 
-MAX_UPLOAD_BYTES = 512 * 1024 * 1024
-
 
 def _uploaded_files(request: StudioRequest) -> dict[str, bytes]:
-    files: dict[str, bytes] = {}
-    for upload in request.FILES.getlist("files"):
-        if (upload.size or 0) > MAX_UPLOAD_BYTES:
-            raise DeliveryProblem(f"{upload.name} is larger than {MAX_UPLOAD_BYTES // 2**20} MiB.")
-        data = upload.read()
-        name = upload.name or ""
-        if name.lower().endswith(".zip"):
-            files.update(read_archive(data))
-        else:
-            # A browser sends base names only: an MCQ file keeps its folder by its name.
-            stem = name.rsplit("/", 1)[-1]
-            files[f"MCQ/{stem}" if stem in ("understanding.json", "reasoning.json") else stem] = data
-    return files
+    return uploaded_files(request.FILES.getlist("files"))
 
 
 @role_required(Role.ADMIN)
@@ -62,20 +55,13 @@ def delivery_sets(request: StudioRequest) -> HttpResponse:
     ensure_default_taxonomy()
     if request.method == "POST":
         try:
-            report = import_layout(_uploaded_files(request), request.user)
+            report = import_layout(
+                _uploaded_files(request), request.user, upload_name(request.FILES.getlist("files"))
+            )
         except DeliveryProblem as problem:
             messages.error(request, str(problem))
-        else:
-            if report.imported:
-                messages.success(
-                    request,
-                    f"Imported {report.cases} cases ({report.unchanged} already here), "
-                    f"{report.questions} questions, {report.audio} recordings.",
-                )
-            else:
-                for problem_text in report.problems[:20]:
-                    messages.error(request, problem_text)
-        return redirect("evaluation:echomind_sets")
+            return redirect("evaluation:echomind_sets")
+        return redirect("evaluation:echomind_import", import_id=report.import_id)
     return render(
         request,
         "evaluation/echomind/sets.html",
@@ -84,7 +70,20 @@ def delivery_sets(request: StudioRequest) -> HttpResponse:
             "systems": System.objects.all(),
             "actors": users_with_role(Role.VOICE_ACTOR),
             "mixable": mixable_deliveries(),
+            "imports": DeliveryImport.objects.all()[:10],
         },
+    )
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def import_report(request: StudioRequest, import_id: int) -> HttpResponse:
+    """What became of every file of one import: imported, unchanged or refused, and why."""
+    record = get_object_or_404(DeliveryImport.objects.select_related("by"), pk=import_id)
+    return render(
+        request,
+        "evaluation/echomind/import_report.html",
+        {"record": record, "report": report_of(record)},
     )
 
 
@@ -141,7 +140,8 @@ def answers_import(request: StudioRequest) -> HttpResponse:
     if upload is None:
         messages.error(request, "Choose an answers file (JSONL).")
         return redirect("evaluation:echomind_sets")
-    report = import_answers(system, upload.read())
+    scope = request.POST.get("scope", "")
+    report = import_answers(system, upload.read(), scope=int(scope) if scope.isdigit() else None)
     if report.problems:
         for problem in report.problems[:20]:
             messages.error(request, problem)
@@ -187,7 +187,8 @@ def taxonomy_page(request: StudioRequest) -> HttpResponse:
             created, updated = import_taxonomy(attributes)
             messages.success(request, f"{created} attributes added, {updated} updated.")
         return redirect("evaluation:echomind_taxonomy")
-    return render(request, "evaluation/echomind/taxonomy.html", {"attributes": VocalAttribute.objects.all()})
+    rows = [(a, taxonomy.SYNONYMS.get(a.code, ())) for a in VocalAttribute.objects.all()]
+    return render(request, "evaluation/echomind/taxonomy.html", {"attributes": rows})
 
 
 @role_required(Role.ADMIN)

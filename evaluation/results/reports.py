@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
+from annotation.recording.models import Split
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -56,7 +57,11 @@ def in_item_set(item_set: str, item: str = "output__item") -> Q:
     """Return the filter keeping the rows whose item (reached by `item`; "" on items) belongs to the set."""
     if item_set not in ITEM_SETS:
         raise ValueError(f"unknown item set {item_set!r}; expected one of {', '.join(ITEM_SETS)}")
-    return Q(**{f"{item}__dialogue__isnull" if item else "dialogue__isnull": item_set == SINGLE})
+    prefix = f"{item}__" if item else ""
+    if item_set == DIALOGUES:
+        return Q(**{f"{prefix}dialogue__isnull": False})
+    # EchoMind's deliveries are items in no dialogue but no part of EchoEval: their own set.
+    return Q(**{f"{prefix}dialogue__isnull": True}) & ~Q(**{f"{prefix}split": Split.ECHOMIND})
 
 
 def default_judge_config() -> JudgeConfig | None:

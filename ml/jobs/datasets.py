@@ -96,8 +96,8 @@ def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]]
 
 
 def ready_counts(purpose: str) -> dict[str, int]:
-    """Return {split: number of items ready for ``purpose``} for every split."""
-    return {split: len(ready_entries(purpose, [split])[0]) for split in Split.values}
+    """Return {split: number of items ready for ``purpose``} for every EchoEval split."""
+    return {split: len(ready_entries(purpose, [split])[0]) for split, _ in Split.echoeval_choices()}
 
 
 def entries_hash(entries: list[dict[str, Any]]) -> str:

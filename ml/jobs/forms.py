@@ -109,7 +109,7 @@ class _JobForm(forms.Form):
     fallback_splits: tuple[str, ...] = (Split.DEV,)
 
     splits = forms.MultipleChoiceField(
-        choices=Split.choices,
+        choices=Split.echoeval_choices(),
         widget=forms.CheckboxSelectMultiple,
         help_text="Items with an accepted recording in these splits; training also needs current gold. "
         "Training on the test split leaks the benchmark into the model.",
@@ -120,7 +120,7 @@ class _JobForm(forms.Form):
         super().__init__(*args, **kwargs)
         counts = ready_counts(self.purpose)
         _choice_field(self, "splits").choices = [
-            (value, f"{label} ({counts.get(value, 0)} ready)") for value, label in Split.choices
+            (value, f"{label} ({counts.get(value, 0)} ready)") for value, label in Split.echoeval_choices()
         ]
         self.fields["splits"].initial = (
             [split for split in self.default_splits if counts.get(split, 0)]

@@ -40,6 +40,12 @@ TRAIN = "train"
 SPLITS: tuple[str, ...] = (TEST, DEV, TRAIN)
 # A new item belongs to the benchmark until someone moves it to training data.
 DEFAULT_SPLIT = TEST
+# The recordings of EchoMind's deliveries (evaluation.echomind) are items too, so that actors record
+# them and reviewers judge them like any script, but they are no part of EchoEval: their own set,
+# never one of EchoEval's splits (an item file cannot name it; no EchoEval job, queue filter or
+# leaderboard takes it for test, dev or train).
+ECHOMIND_DELIVERIES = "echomind"
+ITEM_SPLITS: tuple[str, ...] = (*SPLITS, ECHOMIND_DELIVERIES)
 
 # Values of the perception label document (annotation.labelling.schema).
 POLARITIES: tuple[str, ...] = ("positive", "negative", "neutral", "mixed")

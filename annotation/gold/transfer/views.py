@@ -28,7 +28,7 @@ def gold_page(request: StudioRequest) -> HttpResponse:
     context = {
         **reports.gold_transfers(request.user),
         "scenarios": Scenario.choices,
-        "splits": Split.choices,
+        "splits": Split.echoeval_choices(),
     }
     template = (
         "annotation/labelling/gold.html#transfers" if request.htmx else "annotation/labelling/gold.html"

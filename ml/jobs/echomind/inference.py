@@ -38,7 +38,7 @@ class Task:
     """One thing the model is asked: its input, and the answers-file row its output completes."""
 
     item: InferenceItem
-    row: dict[str, Any]  # {"question_id"} or {"delivery", "prompt"}
+    row: dict[str, Any]  # {"question_id", "import"} or {"delivery", "prompt"}
 
 
 def echomind_tasks(prompts: list[str]) -> tuple[list[Task], list[int]]:
@@ -63,7 +63,7 @@ def echomind_tasks(prompts: list[str]) -> tuple[list[Task], list[int]]:
             tasks.append(
                 Task(
                     InferenceItem(f"question-{question.question_id}", audio, rate, prompt),
-                    {"question_id": question.question_id},
+                    {"question_id": question.question_id, "import": question.source_id},
                 )
             )
         for strength in prompts:

@@ -41,9 +41,11 @@ GOLD_WORD = "GOLDSECRETGAMMA"
 # sides only through judge prompts and drill-downs of items with model outputs; the drill-down is
 # walked, `item_id`, and refuses.) A route taking any other id fails the walk until it is filled.
 UNFILLED = {
-    # EchoMind's cases and questions: scripts and answer keys, never an annotator's labels.
+    # EchoMind's cases, questions and import reports: scripts, answer keys and file names, never
+    # an annotator's labels.
     "set_id",
     "question_id",
+    "import_id",
     "token",
     "token_id",
     "public_id",

@@ -51,7 +51,7 @@ def test_a_set_in_echomind_s_layout_imports_exports_and_reimports_unchanged(medi
     assert export_layout() == exported
 
 
-def test_a_file_with_a_bad_question_is_refused_whole(media_root: Path) -> None:
+def test_a_bad_question_is_refused_with_its_reason_and_the_rest_imports(media_root: Path) -> None:
     files = echomind_files(with_audio=False)
     bad = json.loads(files["MCQ/reasoning.json"])
     bad[0]["answer"] = "D"  # three options: A-C
@@ -59,7 +59,10 @@ def test_a_file_with_a_bad_question_is_refused_whole(media_root: Path) -> None:
     report = import_layout(files, UserFactory.create())
     assert not report.imported
     assert report.problems == ["MCQ/reasoning.json entry 1: the answer must be one of A, B, C"]
-    assert not DeliverySet.objects.exists() and not Question.objects.exists()
+    assert (report.cases, report.questions) == (3, 4)
+    outcome = {o.name: o for o in report.files}["MCQ/reasoning.json"]
+    assert outcome.status == "imported" and "refused: MCQ/reasoning.json entry 1" in outcome.detail
+    assert not Question.objects.filter(question_id="r1").exists()
     assert VocalAttribute.objects.count() == 45  # the default taxonomy is there to import against
 
 

@@ -20,6 +20,7 @@ from webapp.lib.vocabulary import (
     EMOTIONS,
     INTENSITIES,
     INTONATIONS,
+    ITEM_SPLITS,
     POLARITIES,
     PROSODY_LEVELS,
     SCENARIOS,
@@ -56,7 +57,8 @@ def test_model_choices_are_the_vocabulary_in_order() -> None:
     assert Scenario.choices == [choice(value) for value in SCENARIOS]
     assert Emotion.choices == [choice(value) for value in EMOTIONS]
     assert Intensity.choices == [choice(value) for value in INTENSITIES]
-    assert Split.choices == [choice(value) for value in SPLITS]
+    assert Split.echoeval_choices() == [choice(value) for value in SPLITS]
+    assert tuple(Split.values) == ITEM_SPLITS
     fields = {field.name: field for field in Item._meta.get_fields() if hasattr(field, "default")}
     assert (fields["target_intensity"].default, fields["split"].default) == (DEFAULT_INTENSITY, DEFAULT_SPLIT)
 

@@ -28,7 +28,7 @@ from django.test import Client
 from django.urls import get_resolver, reverse
 
 from annotation.recording.models import Dialogue, Item, Take
-from evaluation.echomind.models import DeliverySet, Question
+from evaluation.echomind.models import DeliveryImport, DeliverySet, Question
 from evaluation.echomind.transfer import import_layout
 from ml.builder.models import Build, TaxonomyTopic
 from tests.annotation.labelling.support import assign
@@ -301,6 +301,7 @@ def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
         "build_id": scene.build.pk,
         "set_id": scene.question.delivery.delivery_set_id,
         "question_id": scene.question.pk,
+        "import_id": DeliveryImport.objects.values_list("pk", flat=True).first() or 0,
         "page_name": "user-guide",  # the docs pages are public (webapp/docs.py)
     }
 
