@@ -52,7 +52,10 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
         ],
     )
     page.get_by_role("button", name="Import", exact=True).click()
-    page.wait_for_selector("text=Imported 3 cases")
+    page.wait_for_selector("[data-testid=import-summary]")
+    assert "3 new cases" in page.locator("[data-testid=import-summary]").inner_text()
+    assert "refused" not in page.locator("[data-testid=import-files]").inner_text()
+    page.get_by_role("link", name="Back to the delivery sets").click()
     assert "recording" not in page.locator("[data-testid=cases]").inner_text().lower()
     page.get_by_label("actor").check()
     page.get_by_role("button", name="Assign deliveries").click()
