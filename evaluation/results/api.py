@@ -60,6 +60,12 @@ class CellSerializer(serializers.Serializer[Any]):
     value = serializers.FloatField(allow_null=True, help_text="Mean score; null when nothing valid")
     n_valid = serializers.IntegerField()
     n_excluded = serializers.IntegerField(help_text="Judge errors left out of the mean")
+    n_expected = serializers.IntegerField(
+        help_text="N: the judgements expected of every system in this column (n_valid of n_expected)"
+    )
+    comparable = serializers.BooleanField(
+        help_text="Judged on every expected item; a cell that is not is never marked (not ranked)"
+    )
     mark = serializers.ChoiceField(choices=["best", "second"], allow_null=True)
     tied = serializers.BooleanField(help_text="The mark is shared with another system (a tie)")
 
@@ -146,6 +152,8 @@ def _cell(cell: Cell) -> dict[str, Any]:
         "value": cell.value,
         "n_valid": cell.n_valid,
         "n_excluded": cell.n_excluded,
+        "n_expected": cell.n_expected,
+        "comparable": cell.comparable,
         "mark": cell.mark,
         "tied": cell.tied,
     }
@@ -219,6 +227,7 @@ def _dialogue_figures(version: str, judge: JudgeConfig, threshold: float) -> dic
             "system": system.name,
             "category": system.category,
             "n_dialogues": summary.n_dialogues,
+            "n_expected": summary.n_expected,
             "mean": summary.mean,
             "n_fell": summary.n_fell,
             "share_fell": summary.share_fell,

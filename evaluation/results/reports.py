@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Item
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -36,8 +38,10 @@ from evaluation.results.leaderboard import (
     Leaderboard,
     LeaderboardRow,
     all_average,
+    column_expectations,
     mark_top_two,
     response_average,
+    with_expectations,
 )
 from evaluation.results.propagation import ErrorPropagation, propagation
 from webapp.models import Job
@@ -87,6 +91,22 @@ def judgements_in_set(
     )
 
 
+def expected_items(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> dict[str, int]:
+    """Return, per scenario, the items every system of a version is expected to answer: the items of
+    the set that some system has an output for and that can be judged (they have a current gold
+    reference, or this judge has judged them), one query."""
+    outputs = ModelOutput.objects.for_version(benchmark_version).order_by()
+    judged = judgements_in_set(benchmark_version, judge_config, item_set).values("output__item_id")
+    counts = (
+        Item.objects.filter(in_item_set(item_set, ""), pk__in=outputs.values("item_id"))
+        .filter(Q(GoldReference.objects.current_exists("pk")) | Q(pk__in=judged))
+        .order_by()
+        .values_list("scenario")
+        .annotate(n=Count("pk"))
+    )
+    return dict(counts)
+
+
 # --- Table 2 --------------------------------------------------------------------------------------
 
 
@@ -131,7 +151,11 @@ def leaderboard(
     for system_id, scenario, stage, n_valid, n_all, total in groups:
         tallies[system_id][(scenario, stage)] = _Tally(n_valid, n_all - n_valid, float(total or 0.0))
         judgements += n_all
-    rows = [LeaderboardRow(system.name, _cells(tallies.get(system.pk, {}))) for system in systems]
+    expected = column_expectations(expected_items(benchmark_version, judge_config, item_set))
+    rows = [
+        LeaderboardRow(system.name, with_expectations(_cells(tallies.get(system.pk, {})), expected))
+        for system in systems
+    ]
     return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=mark_top_two(rows)), systems, judgements)
 
 

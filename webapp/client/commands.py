@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from webapp.client.session import ClientError, ProgressReader, Studio
+from webapp.lib.coverage import NOT_COMPARABLE_MARK, NOT_COMPARABLE_NOTE
 
 FINISHED = {"succeeded", "failed", "cancelled"}
 
@@ -154,9 +155,12 @@ def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _shown(cell: dict[str, Any]) -> str:
+    """Return a leaderboard cell as "value[=][†] n/N": tied, not comparable, and what it stands on."""
+    coverage = f"{cell['n_valid']}/{cell['n_expected']}"
     if cell["value"] is None:
-        return "-"
-    return _two_places(cell["value"]) + ("=" if cell.get("tied") else "")
+        return f"- {coverage}"
+    flags = ("=" if cell.get("tied") else "") + ("" if cell["comparable"] else NOT_COMPARABLE_MARK)
+    return f"{_two_places(cell['value'])}{flags} {coverage}"
 
 
 def _plain_table(board: dict[str, Any]) -> str:
@@ -175,6 +179,7 @@ def _plain_table(board: dict[str, Any]) -> str:
     ]
     notes = [
         "Excluded: judge errors left out of the means. =: tied with another system.",
+        "n/N: the valid judgements behind a figure of those expected of every system. " + NOT_COMPARABLE_NOTE,
         "Response Avg. (Content + Audio, out of 10) and All are - where audio was not judged.",
     ]
     head = f"{board['benchmark_version']} judged by {board['judge']} (judge id {board['judge_id']})"

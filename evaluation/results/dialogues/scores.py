@@ -67,6 +67,7 @@ class DialogueSummary:
     n_fell: int
     share_fell: float | None
     fell_at: dict[int, int]  # turn -> dialogues that first fell there
+    n_expected: int = 0  # N: the dialogues any system has a judged turn of
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,9 @@ def dialogue_score(
     )
 
 
-def summarise(system: str, scores: Iterable[DialogueScore]) -> DialogueSummary:
-    """Return one system's dialogue-level figures from its dialogues' scores."""
+def summarise(system: str, scores: Iterable[DialogueScore], n_expected: int = 0) -> DialogueSummary:
+    """Return one system's dialogue-level figures from its dialogues' scores, out of `n_expected`
+    dialogues."""
     judged = [score for score in scores if score.mean is not None]
     falls = Counter(score.first_fall for score in judged if score.first_fall is not None)
     n_fell = sum(falls.values())
@@ -114,6 +116,7 @@ def summarise(system: str, scores: Iterable[DialogueScore]) -> DialogueSummary:
         n_fell=n_fell,
         share_fell=n_fell / len(judged) if judged else None,
         fell_at=dict(sorted(falls.items())),
+        n_expected=n_expected,
     )
 
 
@@ -132,6 +135,9 @@ def dialogue_board(
         by_turn[turn_record.turn].append(record)
         stages[(record.system, turn_record.dialogue, turn_record.turn)][record.stage] = record.score
     turns: dict[tuple[str, Hashable], dict[int, float | None]] = defaultdict(dict)
+    # The per-turn tables expect, of every system, the turns any system was judged on; the dialogue
+    # scores, the dialogues any system was judged on.
+    dialogues = {dialogue for (_system, dialogue, _turn) in stages}
     for (system, dialogue, turn), stage_scores in stages.items():
         turns[(system, dialogue)][turn] = turn_score(stage_scores)
     scores = [
@@ -142,7 +148,10 @@ def dialogue_board(
         threshold=threshold,
         turns=tuple(sorted(by_turn)),
         per_turn={turn: build_leaderboard(by_turn[turn], names) for turn in sorted(by_turn)},
-        summaries=[summarise(name, (score for score in scores if score.system == name)) for name in names],
+        summaries=[
+            summarise(name, (score for score in scores if score.system == name), len(dialogues))
+            for name in names
+        ],
         scores=scores,
     )
 

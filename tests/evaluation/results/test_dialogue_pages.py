@@ -79,7 +79,7 @@ def test_the_dialogue_page_shows_turn_tables_the_dialogue_scores_and_the_chart(
     for turn in (1, 2, 3):
         assert f'id="leaderboard-turn-{turn}"' in html
     turn_one = re.search(r'id="leaderboard-turn-1"(.*?)</table>', html, re.S)
-    assert turn_one is not None and 'title="8 valid, 0 excluded">8.33<' in turn_one.group(1)
+    assert turn_one is not None and 'title="8 valid of 8 expected, 0 excluded">8.33<' in turn_one.group(1)
     chart_data = re.search(r'<script id="turn-chart" type="application/json">(.*?)</script>', html, re.S)
     assert chart_data is not None
     chart = json.loads(chart_data.group(1))
