@@ -20,9 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 NOT_COMPARABLE_MARK = "†"
-NOT_COMPARABLE_NOTE = (
-    "†: not comparable, measured on fewer items than expected (n/N): shown, never ranked."
-)
+NOT_COMPARABLE_NOTE = "†: not comparable, measured on fewer items than expected (n/N): shown, never ranked."
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,9 @@ def _latex(text: str) -> Figures:
         if line.startswith(("Omni &", "Texty &")):
             name, *cells = line.removesuffix(r" \\").split(" & ")
             plain = [
-                re.sub(r"\\textbf\{(.*?)\}|\\underline\{(.*?)\}", r"\1\2", cell).replace("$^{=}$", "").replace(r"$^{\dagger}$", "")
+                re.sub(r"\\textbf\{(.*?)\}|\\underline\{(.*?)\}", r"\1\2", cell)
+                .replace("$^{=}$", "")
+                .replace(r"$^{\dagger}$", "")
                 for cell in cells
             ]
             figures[name] = tuple(plain[7:11])
