@@ -262,6 +262,10 @@ class PropagationSerializer(serializers.Serializer[Any]):
     threshold = serializers.FloatField()
     n_items = serializers.IntegerField()
     n_items_excluded = serializers.IntegerField()
+    n_expected = serializers.IntegerField(
+        help_text="N: the items expected of every system (n_items of n_expected)"
+    )
+    comparable = serializers.BooleanField(help_text="Judged on every expected item (a judge error counts)")
     p_reasoning_given_perception = serializers.FloatField(allow_null=True)
     p_response_given_reasoning = serializers.FloatField(allow_null=True)
     cascade_error_ratio = serializers.FloatField(allow_null=True)
@@ -282,4 +286,4 @@ class ErrorPropagationView(APIView):
         if form.is_valid() and form.cleaned_data.get("threshold"):
             threshold = form.cleaned_data["threshold"]
         rows = reports.error_propagation_table(version, judge, threshold, item_set_of(form))
-        return Response([asdict(figures) for _, figures in rows])
+        return Response([{**asdict(figures), "comparable": figures.comparable} for _, figures in rows])

@@ -279,8 +279,9 @@ def error_propagation_table(
             score / maximum >= threshold for score, maximum in zip(scores, maxima, strict=True)
         )
         complete[system_id].append((perception_ok, reasoning_ok, response_ok))
+    n_expected = sum(expected_items(benchmark_version, judge_config, item_set).values())
     return [
-        (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk]))
+        (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk], n_expected))
         for system in systems_for(benchmark_version, item_set)
         if system.pk in complete or system.pk in excluded
     ]

@@ -25,6 +25,7 @@ from django.urls import reverse
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from evaluation.results.leaderboard import StageRecord, build_leaderboard, to_csv, to_latex
+from evaluation.results.propagation import error_propagation
 from tests.evaluation.judging_support import BenchmarkItemFactory
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.client.commands import leaderboard as client_leaderboard
@@ -221,3 +222,27 @@ def test_every_rendering_carries_n_of_n_and_ranks_only_the_complete_system(
     assert (lines["Partial"][1], lines["Partial"][-2:]) == ("8.00† 1/2", ["8.00† 12/36", "0"])
     assert (lines["Complete"][1], lines["Complete"][-2:]) == ("6.00 2/2", ["6.00 36/36", "0"])
     assert "†: not comparable" in printed
+
+
+def test_table_eight_carries_n_of_n() -> None:
+    figures = error_propagation(records())
+    assert (figures["Partial"].coverage.text, figures["Partial"].comparable) == ("3/9", False)
+    assert (figures["Complete"].coverage.text, figures["Complete"].comparable) == ("9/9", True)
+
+
+def test_table_eight_page_and_api_carry_n_of_n(judge: JudgeConfig, client_for) -> None:
+    admin = client_for("admin")
+    html = admin.get(reverse("evaluation:error_propagation"), {"judge": judge.pk}).content.decode()
+    assert (
+        '<td class="num" data-testid="items" data-comparable="false" title="3 items with every chain stage'
+        ' judged, of the 9 expected, not comparable">3/9<span class="not-comparable">†</span></td>'
+    ) in _row(html, "Partial")
+    assert (
+        'data-testid="items" title="9 items with every chain stage judged, of the 9 expected">9/9</td>'
+        in (_row(html, "Complete"))
+    )
+    api = {row["system"]: row for row in admin.get("/api/error-propagation/", {"judge": judge.pk}).json()}
+    assert [(api[name]["n_items"], api[name]["n_expected"], api[name]["comparable"]) for name in api] == [
+        (9, 9, True),
+        (3, 9, False),
+    ]
