@@ -175,7 +175,7 @@ class StudyResultsView(APIView):
                 "systems": list(summary.systems),
                 "dimensions": list(summary.dimensions),
                 "n_ratings": summary.n_ratings,
-                "mos": [asdict(cell) for cell in summary.cells.values()],
+                "mos": [{**asdict(cell), "comparable": cell.comparable} for cell in summary.cells.values()],
                 "mos_by_turn": [asdict(cell) for cell in summary.by_turn.values()],
                 "comparisons": [asdict(comparison) for comparison in summary.comparisons],
                 "agreement": [asdict(agreement) for agreement in summary.agreement],

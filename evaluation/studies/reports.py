@@ -192,7 +192,19 @@ def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> St
         excluded_raters=excluded_raters(study),
         seed=study.seed,
         per_turn=study.is_dialogue,
+        expected_outputs=expected_outputs(study),
     )
+
+
+def expected_outputs(study: Study) -> dict[str, int]:
+    """Return each system's rated outputs in the study (a dialogue study's: its rated replies,
+    one per assistant turn), N of its MOS: one query."""
+    if study.is_dialogue:
+        replies = StudyTurn.objects.filter(stimulus__study=study, stimulus__kind=StudyStimulus.Kind.RATED)
+        grouped = replies.values_list("stimulus__system__name")
+    else:
+        grouped = study.stimuli.filter(kind=StudyStimulus.Kind.RATED).values_list("system__name")
+    return dict(grouped.order_by().annotate(n=Count("pk")))
 
 
 def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
