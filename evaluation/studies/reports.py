@@ -201,10 +201,9 @@ def expected_outputs(study: Study) -> dict[str, int]:
     one per assistant turn), N of its MOS: one query."""
     if study.is_dialogue:
         replies = StudyTurn.objects.filter(stimulus__study=study, stimulus__kind=StudyStimulus.Kind.RATED)
-        grouped = replies.values_list("stimulus__system__name")
-    else:
-        grouped = study.stimuli.filter(kind=StudyStimulus.Kind.RATED).values_list("system__name")
-    return dict(grouped.order_by().annotate(n=Count("pk")))
+        return dict(replies.values_list("stimulus__system__name").order_by().annotate(n=Count("pk")))
+    stimuli = study.stimuli.filter(kind=StudyStimulus.Kind.RATED)
+    return dict(stimuli.values_list("system__name").order_by().annotate(n=Count("pk")))
 
 
 def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
