@@ -130,19 +130,29 @@ def echomind_leaderboard(studio: Studio, fmt: str) -> str:
     def percent(value: float | None) -> str:
         return "not computed" if value is None else f"{100 * value:.1f}"
 
+    def accuracy(figures: dict[str, Any]) -> str:
+        return f"{percent(figures['rate'])} {figures['asked']}/{figures['expected']}"
+
+    def covered(text: str, coverage: dict[str, int]) -> str:
+        return f"{text} {coverage['n']}/{coverage['expected']}"
+
     headers = ["System", "Understanding %", "Reasoning %", "Unparsed", "WER %", "VES"]
     rows = [
         [
             row["system"],
-            percent(row["understanding"]["rate"]),
-            percent(row["reasoning"]["rate"]),
+            accuracy(row["understanding"]),
+            accuracy(row["reasoning"]),
             str(row["understanding"]["unparsed"] + row["reasoning"]["unparsed"]),
-            percent(row["wer"]),
-            "not computed" if row["replies"].get("ves") is None else f"{row['replies']['ves']:.2f}",
+            covered(percent(row["wer"]), row["wer_coverage"]),
+            covered(
+                "not computed" if row["replies"].get("ves") is None else f"{row['replies']['ves']:.2f}",
+                row["reply_coverage"]["ves"],
+            ),
         ]
         for row in board["rows"]
     ]
-    return "\n".join(_aligned(headers, rows)) + "\n"
+    notes = ["n/N: the rows behind a figure of those expected of every system."]
+    return "\n".join([*_aligned(headers, rows), *notes]) + "\n"
 
 
 def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
