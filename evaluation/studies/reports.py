@@ -377,6 +377,8 @@ def _chart_data(summary: StudySummary) -> dict[str, Any]:
                 "low": [summary.cell(system, key).low for key in summary.dimensions],
                 "high": [summary.cell(system, key).high for key in summary.dimensions],
                 "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
+                "coverage": [summary.cell(system, key).coverage.text for key in summary.dimensions],
+                "comparable": [summary.cell(system, key).comparable for key in summary.dimensions],
             }
             for system in summary.systems
         ],

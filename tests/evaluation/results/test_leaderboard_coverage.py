@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from types import SimpleNamespace
 from typing import Any
@@ -182,6 +183,11 @@ def test_every_rendering_carries_n_of_n_and_ranks_only_the_complete_system(
         '<span class="coverage" data-testid="coverage">36/36</span>'
     ) in _row(html, "Complete")
     assert 'data-testid="coverage-note"' in html
+    chart = json.loads(
+        re.search(r'id="leaderboard-chart" type="application/json">(.*?)</script>', html).group(1)
+    )
+    every = next(series for series in chart["series"] if series["label"] == "All")
+    assert (every["coverage"], every["comparable"]) == (["36/36", "12/36"], [True, False])
     # CSV and LaTeX, from the page and the API
     for csv_url, tex_url in (
         (reverse("evaluation:leaderboard_csv"), reverse("evaluation:leaderboard_tex")),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 from django.urls import reverse
@@ -63,6 +64,15 @@ def test_the_page_csv_and_api_carry_n_of_n(make_user, users, client_for) -> None
         '<span class="count" data-testid="coverage" data-comparable="false">n = 0/2 outputs · 0 ratings'
         " · † not comparable</span>"
     ) in row_b.group(1)
+
+    chart = json.loads(
+        re.search(r'id="mos-chart-data" type="application/json">(.*?)</script>', html).group(1)
+    )
+    n_dimensions = len(study.dimensions)
+    assert [(bars["coverage"], bars["comparable"]) for bars in chart["datasets"]] == [
+        (["2/2"] * n_dimensions, [True] * n_dimensions),
+        (["0/2"] * n_dimensions, [False] * n_dimensions),
+    ]
 
     text = admin.get(reverse("evaluation:study_results_csv", args=[study.pk])).content.decode()
     mos = {row["system"]: row for row in csv.DictReader(io.StringIO(text)) if row["figure"] == "mos"}
