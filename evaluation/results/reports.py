@@ -91,20 +91,23 @@ def judgements_in_set(
     )
 
 
-def expected_items(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> dict[str, int]:
-    """Return, per scenario, the items every system of a version is expected to answer: the items of
-    the set that some system has an output for and that can be judged (they have a current gold
-    reference, or this judge has judged them), one query."""
+def expected_item_rows(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> QuerySet[Item]:
+    """Return the items every system of a version is expected to answer (N of every results figure):
+    the items of the set that some system has an output for and that can be judged (they have a
+    current gold reference, or this judge has judged them)."""
     outputs = ModelOutput.objects.for_version(benchmark_version).order_by()
     judged = judgements_in_set(benchmark_version, judge_config, item_set).values("output__item_id")
-    counts = (
+    return (
         Item.objects.filter(in_item_set(item_set, ""), pk__in=outputs.values("item_id"))
         .filter(Q(GoldReference.objects.current_exists("pk")) | Q(pk__in=judged))
         .order_by()
-        .values_list("scenario")
-        .annotate(n=Count("pk"))
     )
-    return dict(counts)
+
+
+def expected_items(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> dict[str, int]:
+    """Return the number of expected items per scenario (`expected_item_rows`), one query."""
+    rows = expected_item_rows(benchmark_version, judge_config, item_set)
+    return dict(rows.values_list("scenario").annotate(n=Count("pk")))
 
 
 # --- Table 2 --------------------------------------------------------------------------------------

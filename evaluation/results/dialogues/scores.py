@@ -124,8 +124,13 @@ def dialogue_board(
     records: Iterable[TurnRecord],
     systems: Sequence[str] | None = None,
     threshold: float = DEFAULT_FALL_THRESHOLD,
+    expected_items: Mapping[int, Mapping[str, int]] | None = None,
+    expected_dialogues: int | None = None,
 ) -> DialogueBoard:
-    """Return the per-turn Table 2 and the dialogue-level scores; rows follow `systems`."""
+    """Return the per-turn Table 2 and the dialogue-level scores; rows follow `systems`.
+
+    N of the figures: `expected_items`, per turn index the items expected of every system per
+    scenario, and `expected_dialogues` (default: the turns and dialogues any record names)."""
     records = list(records)
     names = list(systems) if systems is not None else sorted({turn.record.system for turn in records})
     by_turn: dict[int, list[StageRecord]] = defaultdict(list)
@@ -147,9 +152,18 @@ def dialogue_board(
     return DialogueBoard(
         threshold=threshold,
         turns=tuple(sorted(by_turn)),
-        per_turn={turn: build_leaderboard(by_turn[turn], names) for turn in sorted(by_turn)},
+        per_turn={
+            turn: build_leaderboard(
+                by_turn[turn], names, None if expected_items is None else expected_items.get(turn, {})
+            )
+            for turn in sorted(by_turn)
+        },
         summaries=[
-            summarise(name, (score for score in scores if score.system == name), len(dialogues))
+            summarise(
+                name,
+                (score for score in scores if score.system == name),
+                len(dialogues) if expected_dialogues is None else expected_dialogues,
+            )
             for name in names
         ],
         scores=scores,
