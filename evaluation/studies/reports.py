@@ -193,6 +193,7 @@ def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> St
         seed=study.seed,
         per_turn=study.is_dialogue,
         expected_outputs=expected_outputs(study),
+        expected_turns=expected_turns(study) if study.is_dialogue else None,
     )
 
 
@@ -204,6 +205,18 @@ def expected_outputs(study: Study) -> dict[str, int]:
         return dict(replies.values_list("stimulus__system__name").order_by().annotate(n=Count("pk")))
     stimuli = study.stimuli.filter(kind=StudyStimulus.Kind.RATED)
     return dict(stimuli.values_list("system__name").order_by().annotate(n=Count("pk")))
+
+
+def expected_turns(study: Study) -> dict[tuple[str, int], int]:
+    """Return, per (system, turn), the system's rated dialogues that have that turn (N of the MOS
+    by turn of a dialogue study): one query."""
+    replies = StudyTurn.objects.filter(stimulus__study=study, stimulus__kind=StudyStimulus.Kind.RATED)
+    return {
+        (system, turn): count
+        for system, turn, count in replies.values_list("stimulus__system__name", "turn")
+        .order_by()
+        .annotate(n=Count("pk"))
+    }
 
 
 def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:

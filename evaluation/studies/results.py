@@ -68,6 +68,12 @@ class TurnCell:
     mean: float | None  # None without ratings
     low: float | None  # t interval over per-dialogue means; None with fewer than two dialogues
     high: float | None
+    n_expected: int = 0  # N: the system's rated dialogues that have this turn
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the dialogues rated at this turn, of those expected."""
+        return Coverage(self.n_outputs, self.n_expected)
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,7 @@ def summarise_ratings(
     seed: int = 0,
     per_turn: bool = False,
     expected_outputs: Mapping[str, int] | None = None,
+    expected_turns: Mapping[tuple[str, int], int] | None = None,
 ) -> StudySummary:
     """Return MOS with confidence intervals, Holm-corrected pairwise tests and agreement per dimension.
 
@@ -129,7 +136,8 @@ def summarise_ratings(
     and `per_turn` adds the MOS by turn number (`mos_by_turn`).
 
     `expected_outputs` is each system's number of rated outputs in the study, N of its MOS cells
-    (default: the outputs any kept rating of the system names, on any dimension).
+    (default: the outputs any kept rating of the system names, on any dimension); `expected_turns`,
+    per (system, turn), its rated dialogues with that turn, N of the MOS by turn.
     """
     excluded = set(excluded_raters)
     kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
@@ -169,18 +177,27 @@ def summarise_ratings(
         n_ratings=len(kept),
         notes=tuple(notes),
         turns=tuple(sorted({row.turn for row in kept})) if per_turn else (),
-        by_turn=mos_by_turn(kept, systems, dimensions) if per_turn else {},
+        by_turn=mos_by_turn(kept, systems, dimensions, expected_turns) if per_turn else {},
     )
 
 
 def mos_by_turn(
-    rows: Sequence[RatingRow], systems: Sequence[str], dimensions: Sequence[str]
+    rows: Sequence[RatingRow],
+    systems: Sequence[str],
+    dimensions: Sequence[str],
+    expected: Mapping[tuple[str, int], int] | None = None,
 ) -> dict[tuple[str, str, int], TurnCell]:
     """Return (system, dimension, turn) -> MOS with a t interval, for every turn number rated.
 
     Rows are the kept ratings of rated stimuli. As for the whole-study MOS, a turn's ratings by
     several raters are averaged first and the interval is taken over those per-dialogue means.
+    `expected` is N per (system, turn) (default: the dialogues any row of the system names at it).
     """
+    if expected is None:
+        seen: dict[tuple[str, int], set[str]] = defaultdict(set)
+        for row in rows:
+            seen[(row.system, row.turn)].add(row.stimulus)
+        expected = {key: len(stimuli) for key, stimuli in seen.items()}
     grouped: dict[tuple[str, str, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         grouped[(row.system, row.dimension, row.turn)][row.stimulus].append(float(row.score))
@@ -205,6 +222,7 @@ def mos_by_turn(
                     mean=mean,
                     low=low,
                     high=high,
+                    n_expected=expected.get((system, turn), 0),
                 )
     return cells
 
@@ -415,6 +433,7 @@ def summary_csv(summary: StudySummary) -> str:
                 "ci_low": _number(turn_cell.low),
                 "ci_high": _number(turn_cell.high),
                 "n_outputs": turn_cell.n_outputs,
+                "n_expected": turn_cell.n_expected,
                 "n_ratings": turn_cell.n_ratings,
             }
         )
