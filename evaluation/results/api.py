@@ -95,6 +95,8 @@ class ObjectiveAudioRowSerializer(serializers.Serializer[Any]):
     judges_audio = serializers.FloatField(
         allow_null=True, help_text="Table 2's Response Audio: the judge's 1-5 score of the same outputs"
     )
+    judges_audio_n_valid = serializers.IntegerField(help_text="n: valid audio judgements behind it")
+    judges_audio_n_expected = serializers.IntegerField(help_text="N: audio judgements expected")
     with_audio = serializers.IntegerField(help_text="Outputs with response audio")
     measured = serializers.IntegerField(help_text="Of those, measured with their current audio")
     means = serializers.DictField(
@@ -206,6 +208,8 @@ def _objective_audio(board: reports.ResultsLeaderboard, version: str) -> dict[st
             {
                 "system": row.system.name,
                 "judges_audio": row.judges_audio.value,
+                "judges_audio_n_valid": row.judges_audio.n_valid,
+                "judges_audio_n_expected": row.judges_audio.n_expected,
                 "with_audio": row.figures.with_audio,
                 "measured": row.figures.measured,
                 "means": row.figures.means,

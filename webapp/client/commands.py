@@ -205,7 +205,7 @@ def _objective_table(objective: dict[str, Any]) -> list[str]:
     rows = [
         [
             row["system"],
-            _two_places(row["judges_audio"]),
+            f"{_two_places(row['judges_audio'])} {row['judges_audio_n_valid']}/{row['judges_audio_n_expected']}",
             *(_two_places(row["means"][metric["key"]]) for metric in metrics),
             f"{row['measured']} of {row['with_audio']}",
         ]
