@@ -436,18 +436,18 @@ def to_latex(rows: Sequence[BoardRow]) -> str:
                 partial.append(f"{_latex_escape(row.system)} {_latex_escape(HEADINGS[i])} {counts[i].text}")
             shown.append(text)
         lines.append(" & ".join(shown) + r" \\")
-    lines.append(r"\bottomrule")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    # Notes as paragraphs under the tabular, so they wrap at the page's width.
     if rows:
         first = coverages(rows[0])
         lines.append(
-            rf"\multicolumn{{{len(keep)}}}{{l}}{{\footnotesize Expected of every system: {first[1].expected} "
-            rf"understanding and {first[3].expected} reasoning questions, {first[6].expected} transcripts, "
-            rf"{first[7].expected} replies (n/N per figure in the CSV export).}} \\"
+            rf"\par{{\footnotesize Expected of every system: {first[1].expected} understanding and "
+            rf"{first[3].expected} reasoning questions, {first[6].expected} transcripts, {first[7].expected} "
+            r"replies (n/N per figure in the CSV export).}"
         )
     if partial:
         lines.append(
-            rf"\multicolumn{{{len(keep)}}}{{l}}{{\footnotesize $^{{\dagger}}$ on fewer rows than expected (n/N): "
-            rf"{'; '.join(partial)}.}} \\"
+            rf"\par{{\footnotesize $^{{\dagger}}$ on fewer rows than expected (n/N): {'; '.join(partial)}.}}"
         )
-    lines += [r"\end{tabular}", ""]
+    lines.append("")
     return "\n".join(lines)

@@ -364,9 +364,8 @@ def to_latex(table: Leaderboard) -> str:
     for row in table.rows:
         values = [_latex_cell(row.cells[column.key]) for column in table.columns]
         lines.append(f"{_latex_escape(row.system)} & {' & '.join(values)} \\\\")
-    lines.append(r"\bottomrule")
+    lines += [r"\bottomrule", r"\end{tabular}"]
     lines += _latex_coverage_notes(table)
-    lines.append(r"\end{tabular}")
     if any(cell.tied for row in table.rows for cell in row.cells.values()):
         lines.append(TIE_NOTE_LATEX)
     return "\n".join(lines) + "\n"
@@ -377,31 +376,29 @@ NOT_COMPARABLE_LATEX = r"$^{\dagger}$"
 
 
 def _latex_coverage_notes(table: Leaderboard) -> list[str]:
-    """Return the footnote rows under the tabular: the N every unflagged cell stands on, and n/N of
-    each flagged (not comparable) cell by system and column."""
-    span = len(table.columns) + 1
+    """Return the notes under the tabular (paragraphs, so they wrap at the page's width): the N every
+    unflagged cell stands on, and n/N of each flagged cell (a figure, not comparable) by system and column."""
     expected = {column.key: 0 for column in table.columns}
     for row in table.rows:
         for key, cell in row.cells.items():
             expected[key] = max(expected[key], cell.n_expected)
     items = expected.get("reasoning_avg", 0)
     notes = [
-        rf"\multicolumn{{{span}}}{{l}}{{\footnotesize Over {items} items per stage (n/N judgements "
-        r"per cell in the CSV export).} \\"
+        rf"\par{{\footnotesize Over {items} items per stage (n/N judgements per cell in the CSV export).}}"
     ]
     partial = []
     for row in table.rows:
         flagged = [
             f"{column.group} {column.label} {row.cells[column.key].coverage.text}"
             for column in table.columns
-            if not row.cells[column.key].comparable
+            if not row.cells[column.key].comparable and row.cells[column.key].value is not None
         ]
         if flagged:
             partial.append(f"{_latex_escape(row.system)}: {', '.join(flagged)}")
     if partial:
         notes.append(
-            rf"\multicolumn{{{span}}}{{l}}{{\footnotesize {NOT_COMPARABLE_LATEX} not comparable, measured on "
-            rf"fewer items than expected (n/N), never marked: {'; '.join(partial)}.}} \\"
+            rf"\par{{\footnotesize {NOT_COMPARABLE_LATEX} not comparable, measured on fewer items than "
+            rf"expected (n/N), never marked: {'; '.join(partial)}.}}"
         )
     return notes
 
