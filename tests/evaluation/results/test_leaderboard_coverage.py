@@ -17,7 +17,7 @@ import io
 import json
 import re
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.test import Client
@@ -30,6 +30,7 @@ from evaluation.results.propagation import error_propagation
 from tests.evaluation.judging_support import BenchmarkItemFactory
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
 from webapp.client.commands import leaderboard as client_leaderboard
+from webapp.client.session import Studio
 
 ITEMS = {
     "i1": "implicit",
@@ -183,9 +184,9 @@ def test_every_rendering_carries_n_of_n_and_ranks_only_the_complete_system(
         '<span class="coverage" data-testid="coverage">36/36</span>'
     ) in _row(html, "Complete")
     assert 'data-testid="coverage-note"' in html
-    chart = json.loads(
-        re.search(r'id="leaderboard-chart" type="application/json">(.*?)</script>', html).group(1)
-    )
+    found = re.search(r'id="leaderboard-chart" type="application/json">(.*?)</script>', html)
+    assert found is not None
+    chart = json.loads(found.group(1))
     every = next(series for series in chart["series"] if series["label"] == "All")
     assert (every["coverage"], every["comparable"]) == (["36/36", "12/36"], [True, False])
     # CSV and LaTeX, from the page and the API
@@ -218,7 +219,7 @@ def test_every_rendering_carries_n_of_n_and_ranks_only_the_complete_system(
     }
     assert api["Complete"]["cells"]["all_avg"]["mark"] == "best"
     # the client's plain table
-    printed = client_leaderboard(_Studio(admin, judge), "table", judge_name="j")
+    printed = client_leaderboard(cast(Studio, _Studio(admin, judge)), "table", judge_name="j")
     lines = {
         cells[0]: cells
         for line in printed.split("\n\n")[0].splitlines()

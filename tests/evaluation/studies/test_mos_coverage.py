@@ -65,9 +65,9 @@ def test_the_page_csv_and_api_carry_n_of_n(make_user, users, client_for) -> None
         " · † not comparable</span>"
     ) in row_b.group(1)
 
-    chart = json.loads(
-        re.search(r'id="mos-chart-data" type="application/json">(.*?)</script>', html).group(1)
-    )
+    found = re.search(r'id="mos-chart-data" type="application/json">(.*?)</script>', html)
+    assert found is not None
+    chart = json.loads(found.group(1))
     n_dimensions = len(study.dimensions)
     assert [(bars["coverage"], bars["comparable"]) for bars in chart["datasets"]] == [
         (["2/2"] * n_dimensions, [True] * n_dimensions),
