@@ -85,12 +85,17 @@ GROUPINGS: dict[str, Callable[[AnswerRecord], str]] = {
 
 
 def accuracy_by(records: Iterable[AnswerRecord], grouping: str) -> dict[tuple[str, str], Accuracy]:
-    """Return the accuracy per (system, group) for a grouping of GROUPINGS, in sorted order."""
+    """Return the accuracy per (system, group) for a grouping of GROUPINGS, in sorted order; N of
+    each is the questions of its group any system answered."""
     key = GROUPINGS[grouping]
     groups: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
+    questions: dict[str, set[str]] = defaultdict(set)
     for row in records:
         groups[(row.system, key(row))].append(row)
-    return {group: accuracy(groups[group]) for group in sorted(groups)}
+        questions[key(row)].add(row.question_id)
+    return {
+        group: replace(accuracy(groups[group]), expected=len(questions[group[1]])) for group in sorted(groups)
+    }
 
 
 # --- WER ------------------------------------------------------------------------------------------

@@ -66,6 +66,19 @@ def test_accuracy_per_question_type_attribute_dimension_and_level() -> None:
     assert accuracy_by(ANSWERS, "level")[("S", "reasoning")].rate == 1.0
 
 
+def test_a_breakdown_counts_the_questions_of_its_group_any_system_answered() -> None:
+    # T answered q1 only: on "emotion" (q1, q2) it stands on 1 of 2, S on 2 of 2
+    answers = [
+        *ANSWERS,
+        AnswerRecord("T", "q1", "understanding", "emotion", "sad_tone", "x", "target", True, True),
+    ]
+    by_type = accuracy_by(answers, "question type")
+    assert (by_type[("S", "emotion")].coverage.text, by_type[("T", "emotion")].coverage.text) == (
+        "2/2",
+        "1/2",
+    )
+
+
 def test_wer_is_all_word_errors_over_all_reference_words() -> None:
     # "the" deleted and "the" -> "a": 2 errors of 7 words; the second pair differs only in case
     # and punctuation, which WER ignores: 0 of 4. Corpus: 2 / 11.
