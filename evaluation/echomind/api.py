@@ -43,6 +43,7 @@ class AccuracySerializer(serializers.Serializer[Any]):
     rate = serializers.FloatField(allow_null=True)
     low = serializers.FloatField(allow_null=True, help_text="Wilson 95% interval")
     high = serializers.FloatField(allow_null=True)
+    expected = serializers.IntegerField(help_text="N: the questions of this level (asked of expected)")
 
 
 class EchoMindRowSerializer(serializers.Serializer[Any]):
@@ -52,6 +53,13 @@ class EchoMindRowSerializer(serializers.Serializer[Any]):
     wer = serializers.FloatField(allow_null=True, help_text="Transcription WER; null: not computed")
     replies = serializers.DictField(
         child=serializers.FloatField(allow_null=True), help_text="Mean per metric; null: not computed"
+    )
+    wer_coverage = serializers.DictField(
+        child=serializers.IntegerField(), help_text="{n, expected}: deliveries transcribed of those expected"
+    )
+    reply_coverage = serializers.DictField(
+        child=serializers.DictField(child=serializers.IntegerField()),
+        help_text="Per metric {n, expected}: replies scored of the replies expected",
     )
 
 
@@ -82,6 +90,8 @@ class EchoMindLeaderboardView(APIView):
                 "reasoning": _accuracy(row.reasoning),
                 "wer": row.wer,
                 "replies": row.replies,
+                "wer_coverage": asdict(row.wer_coverage),
+                "reply_coverage": {key: asdict(found) for key, found in row.reply_coverage.items()},
             }
             for row in results.rows
         ]

@@ -12,6 +12,7 @@ from evaluation.echomind.scoring import (
     GROUPINGS,
     Accuracy,
     AnswerRecord,
+    BoardExpectations,
     BoardRow,
     DeliveryEffect,
     DeliveryScore,
@@ -91,7 +92,16 @@ def board() -> list[BoardRow]:
         for t in Transcript.objects.select_related("system", "delivery__delivery_set")
     ]
     scores = [(s.system, s.metric, s.value) for s in delivery_scores()]
-    return build_board(systems(), answer_records(), transcripts, scores)
+    return build_board(systems(), answer_records(), transcripts, scores, board_expectations())
+
+
+def board_expectations() -> BoardExpectations:
+    """Return N of the board's figures: every question of each level, the deliveries any system
+    transcribed, and the (delivery, prompt) replies any system gave (three queries)."""
+    questions = dict(Question.objects.order_by().values_list("level").annotate(n=Count("pk")))
+    transcribed = Transcript.objects.order_by().values("delivery_id").distinct().count()
+    replied = Reply.objects.order_by().values("delivery_id", "prompt").distinct().count()
+    return BoardExpectations(questions=questions, transcripts=transcribed, replies=replied)
 
 
 def results() -> EchoMindResults:

@@ -6,6 +6,11 @@ count is reported beside the rate); WER is the corpus rate, all word errors over
 words, after lower-casing and dropping punctuation; the delivery effect is the mean of paired
 differences (the same case, system and prompt strength, target minus neutral or alternative)
 with a t interval over those pairs.
+
+Coverage (`webapp.lib.coverage`): every board figure carries n of N, the rows behind it of those
+expected of every system: accuracy, the questions answered of the questions of its level; WER, the
+deliveries transcribed of those any system transcribed; a reply metric, the replies scored with it
+of the (delivery, prompt) replies any system gave.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
+from webapp.lib.coverage import Coverage
 from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.stats import wilson_interval
@@ -51,10 +57,16 @@ class Accuracy:
     unparsed: int
     low: float | None
     high: float | None
+    expected: int = 0  # N: the questions expected of every system (of this level)
 
     @property
     def rate(self) -> float | None:
         return self.correct / self.asked if self.asked else None
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the questions answered, of those expected."""
+        return Coverage(self.asked, self.expected)
 
 
 def accuracy(records: Iterable[AnswerRecord]) -> Accuracy:
@@ -74,12 +86,17 @@ GROUPINGS: dict[str, Callable[[AnswerRecord], str]] = {
 
 
 def accuracy_by(records: Iterable[AnswerRecord], grouping: str) -> dict[tuple[str, str], Accuracy]:
-    """Return the accuracy per (system, group) for a grouping of GROUPINGS, in sorted order."""
+    """Return the accuracy per (system, group) for a grouping of GROUPINGS, in sorted order; N of
+    each is the questions of its group any system answered."""
     key = GROUPINGS[grouping]
     groups: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
+    questions: dict[str, set[str]] = defaultdict(set)
     for row in records:
         groups[(row.system, key(row))].append(row)
-    return {group: accuracy(groups[group]) for group in sorted(groups)}
+        questions[key(row)].add(row.question_id)
+    return {
+        group: replace(accuracy(groups[group]), expected=len(questions[group[1]])) for group in sorted(groups)
+    }
 
 
 # --- WER ------------------------------------------------------------------------------------------
@@ -247,6 +264,19 @@ class BoardRow:
     reasoning: Accuracy
     wer: float | None
     replies: dict[str, float | None]  # mean per REPLY_METRICS key; None: not computed
+    wer_coverage: Coverage = field(
+        default_factory=lambda: Coverage(0, 0)
+    )  # deliveries transcribed, of expected
+    reply_coverage: dict[str, Coverage] = field(default_factory=dict)  # per REPLY_METRICS key
+
+
+@dataclass(frozen=True)
+class BoardExpectations:
+    """N of the board's figures: what every system is expected to have answered."""
+
+    questions: dict[str, int]  # per level
+    transcripts: int
+    replies: int
 
 
 def build_board(
@@ -254,8 +284,13 @@ def build_board(
     answers: Iterable[AnswerRecord],
     transcripts: Iterable[tuple[str, str, str]],
     reply_scores: Iterable[tuple[str, str, float]],
+    expected: BoardExpectations | None = None,
 ) -> list[BoardRow]:
-    """Return one row per system: answers, (system, reference, transcript) and (system, metric, value)."""
+    """Return one row per system: answers, (system, reference, transcript) and (system, metric, value).
+
+    `expected` gives N of each figure (default: the distinct questions any system answered per level,
+    and the most transcripts and replies any system has)."""
+    answers = list(answers)
     by_level: dict[tuple[str, str], list[AnswerRecord]] = defaultdict(list)
     for answer in answers:
         by_level[(answer.system, answer.level)].append(answer)
@@ -265,6 +300,15 @@ def build_board(
     values: dict[tuple[str, str], list[float]] = defaultdict(list)
     for system, metric, value in reply_scores:
         values[(system, metric)].append(value)
+    if expected is None:
+        expected = BoardExpectations(
+            questions={
+                level: len({answer.question_id for answer in answers if answer.level == level})
+                for level in LEVELS
+            },
+            transcripts=max((len(found) for found in pairs.values()), default=0),
+            replies=max((len(found) for found in values.values()), default=0),
+        )
     rows = []
     for system in systems:
         means = {
@@ -274,10 +318,20 @@ def build_board(
         rows.append(
             BoardRow(
                 system,
-                accuracy(by_level[(system, UNDERSTANDING)]),
-                accuracy(by_level[(system, REASONING)]),
+                replace(
+                    accuracy(by_level[(system, UNDERSTANDING)]),
+                    expected=expected.questions.get(UNDERSTANDING, 0),
+                ),
+                replace(
+                    accuracy(by_level[(system, REASONING)]), expected=expected.questions.get(REASONING, 0)
+                ),
                 corpus_wer(pairs[system]) if pairs[system] else None,
                 means,
+                Coverage(len(pairs[system]), expected.transcripts),
+                {
+                    key: Coverage(len(values.get((system, key), [])), expected.replies)
+                    for key, _ in REPLY_METRICS
+                },
             )
         )
     return rows
@@ -323,13 +377,35 @@ def cells(row: BoardRow) -> list[str]:
     ]
 
 
+def coverages(row: BoardRow) -> dict[int, Coverage]:
+    """Return n of N of each of a row's figures, by its index in HEADINGS (the name, intervals and
+    unparsed counts are not figures of their own)."""
+    found = {1: row.understanding.coverage, 3: row.reasoning.coverage, 6: row.wer_coverage}
+    for index, (key, _) in enumerate(REPLY_METRICS, start=7):
+        found[index] = row.reply_coverage.get(key, Coverage(0, 0))
+    return found
+
+
+def cells_with_coverage(row: BoardRow) -> list[tuple[str, str]]:
+    """Return the page's cells: (figure, its n/N or "") in HEADINGS order."""
+    found = coverages(row)
+    return [(cell, found[index].text if index in found else "") for index, cell in enumerate(cells(row))]
+
+
+# The CSV's n/N columns, after the figures: one per figure, named after it.
+FIGURE_COLUMNS = (1, 3, 6, *range(7, 7 + len(REPLY_METRICS)))
+COVERAGE_HEADINGS = tuple(f"{HEADINGS[index]} n/N" for index in FIGURE_COLUMNS)
+
+
 def to_csv(rows: Sequence[BoardRow]) -> str:
+    """Return the board as CSV: the page's figures, then each figure's n/N."""
     out = io.StringIO()
     # System names are typed in: NeutralWriter keeps a formula-like name from running in a spreadsheet.
     writer = NeutralWriter(out)
-    writer.writerow(HEADINGS)
+    writer.writerow([*HEADINGS, *COVERAGE_HEADINGS])
     for row in rows:
-        writer.writerow(cells(row))
+        found = coverages(row)
+        writer.writerow([*cells(row), *(found[index].text for index in FIGURE_COLUMNS)])
     return out.getvalue()
 
 
@@ -342,10 +418,30 @@ def to_latex(rows: Sequence[BoardRow]) -> str:
         " & ".join(latex_escape(HEADINGS[i]) for i in keep) + r" \\",
         r"\midrule",
     ]
+    partial: list[str] = []
     for row in rows:
-        values = cells(row)
+        values, counts = cells(row), coverages(row)
+        shown = []
+        for i in keep:
+            text = "--" if values[i] == NOT_COMPUTED else latex_escape(values[i])
+            # A figure on fewer rows than expected is marked, and its n/N listed under the table.
+            if i in counts and not counts[i].complete:
+                text += r"$^{\dagger}$" if values[i] != NOT_COMPUTED else ""
+                partial.append(f"{latex_escape(row.system)} {latex_escape(HEADINGS[i])} {counts[i].text}")
+            shown.append(text)
+        lines.append(" & ".join(shown) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    # Notes as paragraphs under the tabular, so they wrap at the page's width.
+    if rows:
+        first = coverages(rows[0])
         lines.append(
-            " & ".join("--" if values[i] == NOT_COMPUTED else latex_escape(values[i]) for i in keep) + r" \\"
+            rf"\par{{\footnotesize Expected of every system: {first[1].expected} understanding and "
+            rf"{first[3].expected} reasoning questions, {first[6].expected} transcripts, {first[7].expected} "
+            r"replies (n/N per figure in the CSV export).}"
         )
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    if partial:
+        lines.append(
+            rf"\par{{\footnotesize $^{{\dagger}}$ on fewer rows than expected (n/N): {'; '.join(partial)}.}}"
+        )
+    lines.append("")
     return "\n".join(lines)

@@ -200,7 +200,7 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
         "evaluation/echomind/leaderboard.html",
         {
             "headings": board.HEADINGS,
-            "rows": [board.cells(row) for row in results.rows],
+            "rows": [board.cells_with_coverage(row) for row in results.rows],
             "breakdowns": [
                 (
                     grouping,

@@ -4,6 +4,10 @@ Each coefficient correlates one number per output. Response is the per-output su
 and audio scores (outputs with both, from both sides): pooling content pairs and audio pairs into
 one coefficient would correlate two different scales as if they were one. Content and audio each
 have their own row by stage, and "All stages" correlates per-output sums over every stage.
+
+Coverage (`webapp.lib.coverage`): each coefficient stands on n outputs scored by both sides, of the
+N outputs the evaluators scored for it (every part); the difference is outputs the judge has no
+valid score for (not judged, or a judge error).
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import Avg
 
@@ -23,6 +27,7 @@ from evaluation.judging.rubrics import (
     RESPONSE_CONTENT,
     SHIFT_PERCEPTION,
 )
+from webapp.lib.coverage import Coverage
 from webapp.lib.ratings import CorrelationCI, spearman_with_bootstrap_ci
 
 PERCEPTION_STAGES = (PERCEPTION, SHIFT_PERCEPTION)
@@ -53,9 +58,15 @@ AGREEMENT_STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
 @dataclass(frozen=True)
 class AgreementRow:
     label: str
-    n: int
+    n: int  # outputs scored by the judge and the evaluators
     correlation: CorrelationCI | None
     note: str = ""  # why there is no correlation
+    n_expected: int = 0  # N: outputs the evaluators scored for this row
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the outputs behind the coefficient, of those the evaluators scored."""
+        return Coverage(self.n, self.n_expected)
 
 
 @dataclass(frozen=True)
@@ -88,12 +99,15 @@ def judge_human_agreement(
         ).values_list("output_id", "stage", "score")
     }
     by_output: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
+    scored_by_hand: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
     for key, human_score in human_means.items():
+        scored_by_hand[key[0]][key[1]] = (human_score, human_score)
         if key in judge_scores:
             by_output[key[0]][key[1]] = (judge_scores[key], human_score)
 
     def row(label: str, parts: Sequence[Sequence[str]]) -> AgreementRow:
-        return _agreement_row(label, summed_pairs(by_output.values(), parts), n_boot)
+        found = _agreement_row(label, summed_pairs(by_output.values(), parts), n_boot)
+        return replace(found, n_expected=len(summed_pairs(scored_by_hand.values(), parts)))
 
     dimensions = [row(label, parts) for label, parts in AGREEMENT_DIMENSIONS]
     rhos = [dimension.correlation.rho for dimension in dimensions if dimension.correlation is not None]

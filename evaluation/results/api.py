@@ -61,6 +61,12 @@ class CellSerializer(serializers.Serializer[Any]):
     value = serializers.FloatField(allow_null=True, help_text="Mean score; null when nothing valid")
     n_valid = serializers.IntegerField()
     n_excluded = serializers.IntegerField(help_text="Judge errors left out of the mean")
+    n_expected = serializers.IntegerField(
+        help_text="N: the judgements expected of every system in this column (n_valid of n_expected)"
+    )
+    comparable = serializers.BooleanField(
+        help_text="Judged on every expected item; a cell that is not is never marked (not ranked)"
+    )
     mark = serializers.ChoiceField(choices=["best", "second"], allow_null=True)
     tied = serializers.BooleanField(help_text="The mark is shared with another system (a tie)")
 
@@ -90,6 +96,8 @@ class ObjectiveAudioRowSerializer(serializers.Serializer[Any]):
     judges_audio = serializers.FloatField(
         allow_null=True, help_text="Table 2's Response Audio: the judge's 1-5 score of the same outputs"
     )
+    judges_audio_n_valid = serializers.IntegerField(help_text="n: valid audio judgements behind it")
+    judges_audio_n_expected = serializers.IntegerField(help_text="N: audio judgements expected")
     with_audio = serializers.IntegerField(help_text="Outputs with response audio")
     measured = serializers.IntegerField(help_text="Of those, measured with their current audio")
     means = serializers.DictField(
@@ -147,6 +155,8 @@ def _cell(cell: Cell) -> dict[str, Any]:
         "value": cell.value,
         "n_valid": cell.n_valid,
         "n_excluded": cell.n_excluded,
+        "n_expected": cell.n_expected,
+        "comparable": cell.comparable,
         "mark": cell.mark,
         "tied": cell.tied,
     }
@@ -199,6 +209,8 @@ def _objective_audio(board: reports.ResultsLeaderboard, version: str) -> dict[st
             {
                 "system": row.system.name,
                 "judges_audio": row.judges_audio.value,
+                "judges_audio_n_valid": row.judges_audio.n_valid,
+                "judges_audio_n_expected": row.judges_audio.n_expected,
                 "with_audio": row.figures.with_audio,
                 "measured": row.figures.measured,
                 "means": row.figures.means,
@@ -220,6 +232,7 @@ def _dialogue_figures(version: str, judge: JudgeConfig, threshold: float) -> dic
             "system": system.name,
             "category": system.category,
             "n_dialogues": summary.n_dialogues,
+            "n_expected": summary.n_expected,
             "mean": summary.mean,
             "n_fell": summary.n_fell,
             "share_fell": summary.share_fell,
@@ -255,6 +268,10 @@ class PropagationSerializer(serializers.Serializer[Any]):
     threshold = serializers.FloatField()
     n_items = serializers.IntegerField()
     n_items_excluded = serializers.IntegerField()
+    n_expected = serializers.IntegerField(
+        help_text="N: the items expected of every system (n_items of n_expected)"
+    )
+    comparable = serializers.BooleanField(help_text="Judged on every expected item (a judge error counts)")
     p_reasoning_given_perception = serializers.FloatField(allow_null=True)
     p_response_given_reasoning = serializers.FloatField(allow_null=True)
     cascade_error_ratio = serializers.FloatField(allow_null=True)
@@ -275,4 +292,4 @@ class ErrorPropagationView(APIView):
         if form.is_valid() and form.cleaned_data.get("threshold"):
             threshold = form.cleaned_data["threshold"]
         rows = reports.error_propagation_table(version, judge, threshold, item_set_of(form))
-        return Response([asdict(figures) for _, figures in rows])
+        return Response([{**asdict(figures), "comparable": figures.comparable} for _, figures in rows])

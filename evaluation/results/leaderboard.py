@@ -27,6 +27,14 @@ Top two per column (higher is better everywhere) are marked "best" and "second",
 two-decimal values that are displayed, so ties share a mark; a marked value shared by another
 system is flagged `tied` and every renderer says so ("=" on the page, the client and in LaTeX),
 so three systems at 0.00 read as tied for second, not as three second-best systems.
+
+Coverage (`webapp.lib.coverage`): each cell carries n (valid judgements behind its mean) and N
+(judgements expected of every system: one per expected item and stage, the expected items being
+those of the version that any system was asked; in the scenario columns, that scenario's). A cell
+is marked only when it is comparable: its system was judged on every expected item of the column
+(a judge error counts as judged, and is excluded and counted). A system that answered 3 of 9
+items shows its means with n/N and a "not comparable" flag, and is never marked above one that
+answered all 9.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from evaluation.judging.rubrics import (
@@ -45,6 +53,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
     STAGES,
 )
+from webapp.lib.coverage import Coverage, comparable
 from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
 from webapp.lib.vocabulary import (
@@ -102,10 +111,21 @@ SCENARIO_COLUMNS: dict[str, str] = {
 @dataclass(frozen=True)
 class Cell:
     value: float | None  # None: nothing valid to average (shown as "-")
-    n_valid: int
+    n_valid: int  # n: the valid judgements behind the mean
     n_excluded: int  # judge errors left out of the mean
+    n_expected: int = 0  # N: the judgements expected of every system in this column
     mark: Mark | None = None
     tied: bool = False  # the mark is shared: another system shows the same value in this column
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the valid judgements behind the mean, of those expected."""
+        return Coverage(self.n_valid, self.n_expected)
+
+    @property
+    def comparable(self) -> bool:
+        """Return whether the cell may be ranked: judged on every expected item (`webapp.lib.coverage`)."""
+        return comparable(self.n_valid + self.n_excluded, self.n_expected)
 
 
 @dataclass(frozen=True)
@@ -120,18 +140,48 @@ class Leaderboard:
     rows: list[LeaderboardRow] = field(default_factory=list)
 
 
-def build_leaderboard(records: Iterable[StageRecord], systems: Sequence[str] | None = None) -> Leaderboard:
-    """Return the Table-2 leaderboard; rows follow `systems` (default: sorted system names)."""
+def build_leaderboard(
+    records: Iterable[StageRecord],
+    systems: Sequence[str] | None = None,
+    expected_items: Mapping[str, int] | None = None,
+) -> Leaderboard:
+    """Return the Table-2 leaderboard; rows follow `systems` (default: sorted system names).
+
+    `expected_items` is the number of items expected of every system per scenario (default: the
+    items any record names, per scenario)."""
     scores = index_records(records)
     by_system: dict[str, list[tuple[str, str, float | None]]] = defaultdict(list)
-    for (system, _item, stage), (scenario, score) in scores.items():
+    items: dict[str, set[Hashable]] = defaultdict(set)
+    for (system, item, stage), (scenario, score) in scores.items():
         by_system[system].append((scenario, stage, score))
-
+        items[scenario].add(item)
+    expected = column_expectations(
+        expected_items if expected_items is not None else {name: len(found) for name, found in items.items()}
+    )
     unmarked = [
-        LeaderboardRow(system, _system_cells(by_system.get(system, [])))
+        LeaderboardRow(system, with_expectations(_system_cells(by_system.get(system, [])), expected))
         for system in (systems if systems is not None else sorted(by_system))
     ]
     return Leaderboard(columns=COLUMNS, rows=mark_top_two(unmarked))
+
+
+def column_expectations(expected_items: Mapping[str, int]) -> dict[str, int]:
+    """Return N per column: the judgements expected of a system, from the items expected per scenario.
+
+    A scenario column expects one perception judgement per item of its scenario; the stage averages
+    one per item; Response Avg. two (content and audio) and All four, as their n counts judgements."""
+    total = sum(expected_items.values())
+    expected = {column: expected_items.get(scenario, 0) for scenario, column in SCENARIO_COLUMNS.items()}
+    for column in ("perception_avg", "reasoning_avg", "response_content", "response_audio"):
+        expected[column] = total
+    expected["response_avg"] = 2 * total
+    expected["all_avg"] = 4 * total
+    return expected
+
+
+def with_expectations(cells: Mapping[str, Cell], expected: Mapping[str, int]) -> dict[str, Cell]:
+    """Return the cells with their column's N."""
+    return {key: replace(cell, n_expected=expected[key]) for key, cell in cells.items()}
 
 
 def index_records(
@@ -214,10 +264,14 @@ def all_average(perception: float | None, reasoning: float | None, response: flo
 
 
 def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
+    """Return the rows with the top two comparable values of each column marked (ties share a mark);
+    a cell measured on fewer items than expected is never marked."""
     marks: dict[tuple[str, str], tuple[Mark, bool]] = {}
     for column in COLUMNS:
         shown = {
-            row.system: round(value, 2) for row in rows if (value := row.cells[column.key].value) is not None
+            row.system: round(value, 2)
+            for row in rows
+            if (value := (cell := row.cells[column.key]).value) is not None and cell.comparable
         }
         distinct = sorted(set(shown.values()), reverse=True)
         for rank, mark in enumerate(_MARKS):
@@ -236,20 +290,27 @@ def mark_top_two(rows: Sequence[LeaderboardRow]) -> list[LeaderboardRow]:
 
 def _marked(cell: Cell, mark: tuple[Mark, bool] | None) -> Cell:
     if mark is None:
-        return Cell(cell.value, cell.n_valid, cell.n_excluded)
-    return Cell(cell.value, cell.n_valid, cell.n_excluded, mark[0], mark[1])
+        return replace(cell, mark=None, tied=False)
+    return replace(cell, mark=mark[0], tied=mark[1])
 
 
 # --- Renderers ------------------------------------------------------------------------------------
 
 
 def to_csv(table: Leaderboard) -> str:
-    """Return the leaderboard as CSV: per column its value (4 decimals, empty for "-") and counts."""
+    """Return the leaderboard as CSV: per column its value (4 decimals, empty for "-"), its counts
+    (n valid, excluded, N expected) and whether it is comparable (ranked)."""
     buffer = io.StringIO()
     writer = NeutralWriter(buffer)
     header = ["system"]
     for column in table.columns:
-        header += [column.key, f"{column.key}_n_valid", f"{column.key}_n_excluded"]
+        header += [
+            column.key,
+            f"{column.key}_n_valid",
+            f"{column.key}_n_excluded",
+            f"{column.key}_n_expected",
+            f"{column.key}_comparable",
+        ]
     writer.writerow(header)
     for row in table.rows:
         line = [row.system]
@@ -259,6 +320,8 @@ def to_csv(table: Leaderboard) -> str:
                 "" if cell.value is None else f"{cell.value:.4f}",
                 str(cell.n_valid),
                 str(cell.n_excluded),
+                str(cell.n_expected),
+                "yes" if cell.comparable else "no",
             ]
         writer.writerow(line)
     return buffer.getvalue()
@@ -285,18 +348,50 @@ def to_latex(table: Leaderboard) -> str:
         values = [_latex_cell(row.cells[column.key]) for column in table.columns]
         lines.append(f"{latex_escape(row.system)} & {' & '.join(values)} \\\\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    lines += _latex_coverage_notes(table)
     if any(cell.tied for row in table.rows for cell in row.cells.values()):
         lines.append(TIE_NOTE_LATEX)
     return "\n".join(lines) + "\n"
 
 
 TIE_NOTE_LATEX = r"% $^{=}$: tied with another system in this column"
+NOT_COMPARABLE_LATEX = r"$^{\dagger}$"
+
+
+def _latex_coverage_notes(table: Leaderboard) -> list[str]:
+    """Return the notes under the tabular (paragraphs, so they wrap at the page's width): the N every
+    unflagged cell stands on, and n/N of each flagged cell (a figure, not comparable) by system and column."""
+    expected = {column.key: 0 for column in table.columns}
+    for row in table.rows:
+        for key, cell in row.cells.items():
+            expected[key] = max(expected[key], cell.n_expected)
+    items = expected.get("reasoning_avg", 0)
+    notes = [
+        rf"\par{{\footnotesize Over {items} items per stage (n/N judgements per cell in the CSV export).}}"
+    ]
+    partial = []
+    for row in table.rows:
+        flagged = [
+            f"{column.group} {column.label} {row.cells[column.key].coverage.text}"
+            for column in table.columns
+            if not row.cells[column.key].comparable and row.cells[column.key].value is not None
+        ]
+        if flagged:
+            partial.append(f"{latex_escape(row.system)}: {', '.join(flagged)}")
+    if partial:
+        notes.append(
+            rf"\par{{\footnotesize {NOT_COMPARABLE_LATEX} not comparable, measured on fewer items than "
+            rf"expected (n/N), never marked: {'; '.join(partial)}.}}"
+        )
+    return notes
 
 
 def _latex_cell(cell: Cell) -> str:
     if cell.value is None:
         return "-"
     text = f"{cell.value:.2f}"
+    if not cell.comparable:
+        return text + NOT_COMPARABLE_LATEX
     tie = "$^{=}$" if cell.tied else ""
     if cell.mark == "best":
         return rf"\textbf{{{text}}}{tie}"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from evaluation.judging.rubrics import PERCEPTION, REASONING, RESPONSE_CONTENT, SHIFT_PERCEPTION, stage_max
 from evaluation.results.leaderboard import StageRecord, index_records
+from webapp.lib.coverage import Coverage, comparable
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class ErrorPropagation:
       The paper names this ratio ("overall cascaded failures", lower is better) without a formula;
       this is the error-side mirror of the two conditional correctness figures.
     Probabilities are None when their denominator is 0.
+
+    Coverage (`webapp.lib.coverage`): n_items of n_expected, the items expected of every system
+    (those any system was asked); a system judged on fewer is flagged not comparable.
     """
 
     system: str
@@ -44,10 +48,25 @@ class ErrorPropagation:
     p_reasoning_given_perception: float | None
     p_response_given_reasoning: float | None
     cascade_error_ratio: float | None
+    n_expected: int = 0  # N: the items expected of every system
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the items behind the figures, of those expected."""
+        return Coverage(self.n_items, self.n_expected)
+
+    @property
+    def comparable(self) -> bool:
+        """Return whether the system was judged on every expected item (a judge error counts as judged)."""
+        return comparable(self.n_items + self.n_items_excluded, self.n_expected)
 
 
-def error_propagation(records: Iterable[StageRecord], threshold: float = 0.6) -> dict[str, ErrorPropagation]:
-    """Return Table-8 error propagation figures per system; threshold is a share of each stage's maximum."""
+def error_propagation(
+    records: Iterable[StageRecord], threshold: float = 0.6, n_expected: int | None = None
+) -> dict[str, ErrorPropagation]:
+    """Return Table-8 error propagation figures per system; threshold is a share of each stage's maximum.
+
+    `n_expected` is the number of items expected of every system (default: the items any record names)."""
     if not 0.0 < threshold <= 1.0:
         raise ValueError("threshold is a share of the stage maximum, in (0, 1]")
     scores = index_records(records)
@@ -57,6 +76,8 @@ def error_propagation(records: Iterable[StageRecord], threshold: float = 0.6) ->
         items[system][item][chain_stage] = None if score is None else score / stage_max(stage)
 
     chain = (PERCEPTION, REASONING, RESPONSE_CONTENT)
+    if n_expected is None:
+        n_expected = len({item for by_item in items.values() for item in by_item})
     result = {}
     for system in sorted(items):
         complete: list[tuple[bool, bool, bool]] = []
@@ -70,12 +91,16 @@ def error_propagation(records: Iterable[StageRecord], threshold: float = 0.6) ->
                 value >= threshold for value in values if value is not None
             )
             complete.append((perception_ok, reasoning_ok, response_ok))
-        result[system] = propagation(system, threshold, complete, excluded)
+        result[system] = propagation(system, threshold, complete, excluded, n_expected)
     return result
 
 
 def propagation(
-    system: str, threshold: float, complete: Sequence[tuple[bool, bool, bool]], excluded: int
+    system: str,
+    threshold: float,
+    complete: Sequence[tuple[bool, bool, bool]],
+    excluded: int,
+    n_expected: int = 0,
 ) -> ErrorPropagation:
     p_ok = sum(1 for p, _, _ in complete if p)
     p_r_ok = sum(1 for p, r, _ in complete if p and r)
@@ -101,6 +126,7 @@ def propagation(
         p_reasoning_given_perception=_ratio(p_r_ok, p_ok),
         p_response_given_reasoning=_ratio(r_resp_ok, r_ok),
         cascade_error_ratio=_ratio(p_r_wrong + r_resp_wrong, p_wrong + r_wrong),
+        n_expected=n_expected,
     )
 
 

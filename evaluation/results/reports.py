@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
-from annotation.recording.models import Split
+from annotation.gold.models import GoldReference
+from annotation.recording.models import Item, Split
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -37,8 +38,10 @@ from evaluation.results.leaderboard import (
     Leaderboard,
     LeaderboardRow,
     all_average,
+    column_expectations,
     mark_top_two,
     response_average,
+    with_expectations,
 )
 from evaluation.results.propagation import ErrorPropagation, propagation
 from webapp.models import Job
@@ -92,6 +95,25 @@ def judgements_in_set(
     )
 
 
+def expected_item_rows(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> QuerySet[Item]:
+    """Return the items every system of a version is expected to answer (N of every results figure):
+    the items of the set that some system has an output for and that can be judged (they have a
+    current gold reference, or this judge has judged them)."""
+    outputs = ModelOutput.objects.for_version(benchmark_version).order_by()
+    judged = judgements_in_set(benchmark_version, judge_config, item_set).values("output__item_id")
+    return (
+        Item.objects.filter(in_item_set(item_set, ""), pk__in=outputs.values("item_id"))
+        .filter(Q(GoldReference.objects.current_exists("pk")) | Q(pk__in=judged))
+        .order_by()
+    )
+
+
+def expected_items(benchmark_version: str, judge_config: JudgeConfig, item_set: str) -> dict[str, int]:
+    """Return the number of expected items per scenario (`expected_item_rows`), one query."""
+    rows = expected_item_rows(benchmark_version, judge_config, item_set)
+    return dict(rows.values_list("scenario").annotate(n=Count("pk")))
+
+
 # --- Table 2 --------------------------------------------------------------------------------------
 
 
@@ -136,7 +158,11 @@ def leaderboard(
     for system_id, scenario, stage, n_valid, n_all, total in groups:
         tallies[system_id][(scenario, stage)] = _Tally(n_valid, n_all - n_valid, float(total or 0.0))
         judgements += n_all
-    rows = [LeaderboardRow(system.name, _cells(tallies.get(system.pk, {}))) for system in systems]
+    expected = column_expectations(expected_items(benchmark_version, judge_config, item_set))
+    rows = [
+        LeaderboardRow(system.name, with_expectations(_cells(tallies.get(system.pk, {})), expected))
+        for system in systems
+    ]
     return ResultsLeaderboard(Leaderboard(columns=COLUMNS, rows=mark_top_two(rows)), systems, judgements)
 
 
@@ -260,8 +286,9 @@ def error_propagation_table(
             score / maximum >= threshold for score, maximum in zip(scores, maxima, strict=True)
         )
         complete[system_id].append((perception_ok, reasoning_ok, response_ok))
+    n_expected = sum(expected_items(benchmark_version, judge_config, item_set).values())
     return [
-        (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk]))
+        (system, propagation(system.name, threshold, complete[system.pk], excluded[system.pk], n_expected))
         for system in systems_for(benchmark_version, item_set)
         if system.pk in complete or system.pk in excluded
     ]

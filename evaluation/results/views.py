@@ -73,7 +73,12 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
         chart = {
             "labels": [row.system for row in board.table.rows],
             "series": [
-                {"label": label, "data": [row.cells[key].value for row in board.table.rows]}
+                {
+                    "label": label,
+                    "data": [row.cells[key].value for row in board.table.rows],
+                    "coverage": [row.cells[key].coverage.text for row in board.table.rows],
+                    "comparable": [row.cells[key].comparable for row in board.table.rows],
+                }
                 for key, label in (
                     ("perception_avg", "Perception"),
                     ("reasoning_avg", "Reasoning"),

@@ -162,7 +162,9 @@ class StudyResultsView(APIView):
             "The figures of the results page (excluded raters left out), with Spearman's rho of each "
             "objective response-audio measure against each audio dimension's MOS (`objective`: "
             "empty when the study rates no audio dimension; `rho` null, with a `note`, under "
-            "`min_pairs` rated outputs having both or for a constant measure)."
+            "`min_pairs` rated outputs having both or for a constant measure). Each MOS carries "
+            "`n_outputs` of `n_expected` (the system's rated outputs in the study) and `comparable`: "
+            "a MOS with outputs not yet rated has no `rank`."
         ),
         responses={200: OpenApiTypes.OBJECT, 404: ProblemSerializer},
     )
@@ -175,7 +177,7 @@ class StudyResultsView(APIView):
                 "systems": list(summary.systems),
                 "dimensions": list(summary.dimensions),
                 "n_ratings": summary.n_ratings,
-                "mos": [asdict(cell) for cell in summary.cells.values()],
+                "mos": [{**asdict(cell), "comparable": cell.comparable} for cell in summary.cells.values()],
                 "mos_by_turn": [asdict(cell) for cell in summary.by_turn.values()],
                 "comparisons": [asdict(comparison) for comparison in summary.comparisons],
                 "agreement": [asdict(agreement) for agreement in summary.agreement],

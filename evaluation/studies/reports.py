@@ -192,7 +192,31 @@ def summarise_study(study: Study, rows: Sequence[RatingRow] | None = None) -> St
         excluded_raters=excluded_raters(study),
         seed=study.seed,
         per_turn=study.is_dialogue,
+        expected_outputs=expected_outputs(study),
+        expected_turns=expected_turns(study) if study.is_dialogue else None,
     )
+
+
+def expected_outputs(study: Study) -> dict[str, int]:
+    """Return each system's rated outputs in the study (a dialogue study's: its rated replies,
+    one per assistant turn), N of its MOS: one query."""
+    if study.is_dialogue:
+        replies = StudyTurn.objects.filter(stimulus__study=study, stimulus__kind=StudyStimulus.Kind.RATED)
+        return dict(replies.values_list("stimulus__system__name").order_by().annotate(n=Count("pk")))
+    stimuli = study.stimuli.filter(kind=StudyStimulus.Kind.RATED)
+    return dict(stimuli.values_list("system__name").order_by().annotate(n=Count("pk")))
+
+
+def expected_turns(study: Study) -> dict[tuple[str, int], int]:
+    """Return, per (system, turn), the system's rated dialogues that have that turn (N of the MOS
+    by turn of a dialogue study): one query."""
+    replies = StudyTurn.objects.filter(stimulus__study=study, stimulus__kind=StudyStimulus.Kind.RATED)
+    return {
+        (system, turn): count
+        for system, turn, count in replies.values_list("stimulus__system__name", "turn")
+        .order_by()
+        .annotate(n=Count("pk"))
+    }
 
 
 def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
@@ -366,6 +390,8 @@ def _chart_data(summary: StudySummary) -> dict[str, Any]:
                 "low": [summary.cell(system, key).low for key in summary.dimensions],
                 "high": [summary.cell(system, key).high for key in summary.dimensions],
                 "n": [summary.cell(system, key).n_ratings for key in summary.dimensions],
+                "coverage": [summary.cell(system, key).coverage.text for key in summary.dimensions],
+                "comparable": [summary.cell(system, key).comparable for key in summary.dimensions],
             }
             for system in summary.systems
         ],

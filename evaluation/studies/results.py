@@ -5,7 +5,10 @@ arithmetic lives in `webapp.lib.ratings`; this module decides which ratings each
 
 - only "rated" stimuli count towards MOS, comparisons and agreement; gold and trapping items only
   screen raters, training ratings count for nothing;
-- raters the admin excluded are left out of every figure but still appear in the screening.
+- raters the admin excluded are left out of every figure but still appear in the screening;
+- a MOS carries n of N, the outputs rated on its dimension of the system's rated outputs in the
+  study, and is ranked only when every one of them was rated (`webapp.lib.coverage`): a system
+  whose raters have not reached all its outputs is shown, flagged not comparable, never ranked.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from itertools import combinations
 import numpy as np
 
 from evaluation.studies.screening import RatingRow
+from webapp.lib.coverage import Coverage, comparable
 from webapp.lib.ratings import PairedTest, bootstrap_mos_ci, mos_with_ci, pairwise_wilcoxon_holm
 from webapp.lib.spreadsheet import NeutralDictWriter
 from webapp.lib.stats import krippendorff_alpha
@@ -38,7 +42,18 @@ class MosCell:
     high: float | None
     bootstrap_low: float | None  # percentile bootstrap resampling raters and items
     bootstrap_high: float | None
-    rank: int | None = None  # 1 = best system on this dimension
+    rank: int | None = None  # 1 = best comparable system on this dimension
+    n_expected: int = 0  # N: the system's rated outputs in the study
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the outputs rated on this dimension, of the system's outputs in the study."""
+        return Coverage(self.n_outputs, self.n_expected)
+
+    @property
+    def comparable(self) -> bool:
+        """Return whether every expected output was rated, so the MOS may be ranked."""
+        return comparable(self.n_outputs, self.n_expected)
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,12 @@ class TurnCell:
     mean: float | None  # None without ratings
     low: float | None  # t interval over per-dialogue means; None with fewer than two dialogues
     high: float | None
+    n_expected: int = 0  # N: the system's rated dialogues that have this turn
+
+    @property
+    def coverage(self) -> Coverage:
+        """Return n of N: the dialogues rated at this turn, of those expected."""
+        return Coverage(self.n_outputs, self.n_expected)
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,8 @@ def summarise_ratings(
     n_boot: int = BOOTSTRAP_REPLICATES,
     seed: int = 0,
     per_turn: bool = False,
+    expected_outputs: Mapping[str, int] | None = None,
+    expected_turns: Mapping[tuple[str, int], int] | None = None,
 ) -> StudySummary:
     """Return MOS with confidence intervals, Holm-corrected pairwise tests and agreement per dimension.
 
@@ -111,9 +134,17 @@ def summarise_ratings(
 
     In a dialogue study each rated turn is an output (rows name the turn in `stimulus` and `item`),
     and `per_turn` adds the MOS by turn number (`mos_by_turn`).
+
+    `expected_outputs` is each system's number of rated outputs in the study, N of its MOS cells
+    (default: the outputs any kept rating of the system names, on any dimension); `expected_turns`,
+    per (system, turn), its rated dialogues with that turn, N of the MOS by turn.
     """
     excluded = set(excluded_raters)
     kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
+    if expected_outputs is None:
+        expected_outputs = {
+            system: len({row.stimulus for row in kept if row.system == system}) for system in systems
+        }
     notes: list[str] = []
     cells: dict[tuple[str, str], MosCell] = {}
     comparisons: list[Comparison] = []
@@ -123,7 +154,9 @@ def summarise_ratings(
         per_item_means: dict[str, dict[str, float]] = {}
         for system in systems:
             own = [row for row in on_dimension if row.system == system]
-            cells[(system, dimension)] = _mos_cell(system, dimension, own, n_boot, seed)
+            cells[(system, dimension)] = replace(
+                _mos_cell(system, dimension, own, n_boot, seed), n_expected=expected_outputs.get(system, 0)
+            )
             by_item: dict[str, list[int]] = defaultdict(list)
             for row in own:
                 by_item[row.item].append(row.score)
@@ -144,18 +177,27 @@ def summarise_ratings(
         n_ratings=len(kept),
         notes=tuple(notes),
         turns=tuple(sorted({row.turn for row in kept})) if per_turn else (),
-        by_turn=mos_by_turn(kept, systems, dimensions) if per_turn else {},
+        by_turn=mos_by_turn(kept, systems, dimensions, expected_turns) if per_turn else {},
     )
 
 
 def mos_by_turn(
-    rows: Sequence[RatingRow], systems: Sequence[str], dimensions: Sequence[str]
+    rows: Sequence[RatingRow],
+    systems: Sequence[str],
+    dimensions: Sequence[str],
+    expected: Mapping[tuple[str, int], int] | None = None,
 ) -> dict[tuple[str, str, int], TurnCell]:
     """Return (system, dimension, turn) -> MOS with a t interval, for every turn number rated.
 
     Rows are the kept ratings of rated stimuli. As for the whole-study MOS, a turn's ratings by
     several raters are averaged first and the interval is taken over those per-dialogue means.
+    `expected` is N per (system, turn) (default: the dialogues any row of the system names at it).
     """
+    if expected is None:
+        seen: dict[tuple[str, int], set[str]] = defaultdict(set)
+        for row in rows:
+            seen[(row.system, row.turn)].add(row.stimulus)
+        expected = {key: len(stimuli) for key, stimuli in seen.items()}
     grouped: dict[tuple[str, str, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         grouped[(row.system, row.dimension, row.turn)][row.stimulus].append(float(row.score))
@@ -180,6 +222,7 @@ def mos_by_turn(
                     mean=mean,
                     low=low,
                     high=high,
+                    n_expected=expected.get((system, turn), 0),
                 )
     return cells
 
@@ -216,8 +259,13 @@ def _mos_cell(system: str, dimension: str, rows: Sequence[RatingRow], n_boot: in
 
 
 def _rank(cells: dict[tuple[str, str], MosCell], systems: Sequence[str], dimension: str) -> None:
+    """Rank the comparable MOS of one dimension (every expected output rated), best first."""
     scored = sorted(
-        (cell for system in systems if (cell := cells[(system, dimension)]).mean is not None),
+        (
+            cell
+            for system in systems
+            if (cell := cells[(system, dimension)]).mean is not None and cell.comparable
+        ),
         key=lambda cell: -(cell.mean or 0.0),
     )
     for position, cell in enumerate(scored, start=1):
@@ -335,6 +383,7 @@ CSV_COLUMNS = (
     "bootstrap_low",
     "bootstrap_high",
     "n_outputs",
+    "n_expected",
     "n_ratings",
     "n_items",
     "statistic",
@@ -363,6 +412,7 @@ def summary_csv(summary: StudySummary) -> str:
                     "bootstrap_low": _number(cell.bootstrap_low),
                     "bootstrap_high": _number(cell.bootstrap_high),
                     "n_outputs": cell.n_outputs,
+                    "n_expected": cell.n_expected,
                     "n_ratings": cell.n_ratings,
                 }
             )
@@ -383,6 +433,7 @@ def summary_csv(summary: StudySummary) -> str:
                 "ci_low": _number(turn_cell.low),
                 "ci_high": _number(turn_cell.high),
                 "n_outputs": turn_cell.n_outputs,
+                "n_expected": turn_cell.n_expected,
                 "n_ratings": turn_cell.n_ratings,
             }
         )

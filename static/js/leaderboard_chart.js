@@ -7,8 +7,31 @@
     type: "bar",
     data: {
       labels: data.labels,
-      datasets: data.series.map((series, index) => ({ label: series.label, data: series.data, backgroundColor: colours[index % colours.length] })),
+      datasets: data.series.map((series, index) => ({
+        label: series.label,
+        data: series.data,
+        coverage: series.coverage,
+        comparable: series.comparable,
+        backgroundColor: colours[index % colours.length],
+      })),
     },
-    options: { responsive: true, scales: { y: { beginAtZero: true, suggestedMax: 10 } } },
+    options: {
+      responsive: true,
+      scales: { y: { beginAtZero: true, suggestedMax: 10 } },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            // What each bar stands on: n/N judgements, and whether it is ranked at all.
+            label(context) {
+              const dataset = context.dataset;
+              const i = context.dataIndex;
+              const value = context.parsed.y === null ? "-" : context.parsed.y.toFixed(2);
+              const flag = dataset.comparable[i] ? "" : ", not comparable";
+              return `${dataset.label}: ${value} (n/N ${dataset.coverage[i]}${flag})`;
+            },
+          },
+        },
+      },
+    },
   });
 })();

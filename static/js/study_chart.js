@@ -1,6 +1,6 @@
 // The results chart of a listening study: grouped bars (one colour per system, one group per
 // dimension) with 95% interval whiskers drawn by a small Chart.js plugin from each dataset's
-// `low` and `high` arrays. The tooltip shows how many ratings each bar rests on.
+// `low` and `high` arrays. The tooltip shows what each bar rests on: n/N outputs and its ratings.
 (function () {
   "use strict";
   const canvas = document.getElementById("mos-chart");
@@ -37,7 +37,8 @@
               const mean = context.parsed.y;
               const interval =
                 dataset.low[i] === null ? "no interval" : `[${dataset.low[i].toFixed(2)}, ${dataset.high[i].toFixed(2)}]`;
-              return `${dataset.label}: ${mean === null ? "—" : mean.toFixed(2)} ${interval}, n = ${dataset.n[i]} ratings`;
+              const outputs = `${dataset.coverage[i]} outputs${dataset.comparable[i] ? "" : " (not comparable)"}`;
+              return `${dataset.label}: ${mean === null ? "—" : mean.toFixed(2)} ${interval}, n = ${outputs}, ${dataset.n[i]} ratings`;
             },
           },
         },

@@ -64,20 +64,21 @@ def test_admin_imports_judges_and_opens_the_leaderboard(
         page.click("[data-testid=leaderboard-link]")
         row = page.locator("#leaderboard tr[data-system='Omni-X']")
         cells = row.locator("td").all_inner_texts()
-    # implicit and conflict perception 8, shift 7; reasoning 8; content 4 + audio 5 = 9; All = (7.67 + 8 + 9) / 3
+    # implicit and conflict perception 8, shift 7; reasoning 8; content 4 + audio 5 = 9; All = (7.67 + 8 + 9) / 3;
+    # under each figure n/N, the valid judgements of those expected (one item per scenario answered)
     assert cells == [
         "Omni-X",
-        "8.00",
-        "-",
-        "8.00",
-        "-",
-        "7.00",
-        "7.67",
-        "8.00",
-        "4.00",
-        "5.00",
-        "9.00",
-        "8.22",
+        "8.00\n1/1",
+        "-\n0/0",
+        "8.00\n1/1",
+        "-\n0/0",
+        "7.00\n1/1",
+        "7.67\n3/3",
+        "8.00\n3/3",
+        "4.00\n3/3",
+        "5.00\n3/3",
+        "9.00\n6/6",
+        "8.22\n12/12",
         "0",
     ]
     assert len(judge.chat_requests) == 12

@@ -56,8 +56,10 @@ def test_a_newcomer_judges_rates_and_trains_on_the_demo(
     assert "not a real judge" in page.locator("h1").inner_text()
     row = page.locator("#leaderboard tr[data-system='EchoChat (demo)']").locator("td").all_inner_texts()
     # Models, 11 score columns, Excluded: the heuristic does not listen, so Content (index 8) is a
-    # number and All (index 11), which needs the audio score, is left empty and the page says why.
-    assert row[0] == "EchoChat (demo)" and row[8] not in ("-", "") and row[11] == "-", row
+    # number and All (index 11), which needs the audio score, is left empty and the page says why;
+    # each figure's n/N is on the line under it.
+    figures = [cell.split("\n")[0] for cell in row]
+    assert figures[0] == "EchoChat (demo)" and figures[8] not in ("-", "") and figures[11] == "-", row
     assert page.locator("[data-testid=content-only-note]").is_visible()
 
     # -> a listening study with the audio dimensions, kept short for the test (one rater, 4 samples).

@@ -69,7 +69,7 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
     page.click(f"text={study.name}")
     table = page.locator("[data-testid=mos-table]")
     assert "SecretSystemA" in table.inner_text() and "SecretSystemB" in table.inner_text()
-    assert "n = 2 outputs · 4 ratings" in table.inner_text()
+    assert "n = 2/2 outputs · 4 ratings" in table.inner_text()
     chart = page.locator("[data-testid=mos-chart]")
     page.wait_for_function("document.getElementById('mos-chart').dataset.errorBars !== undefined")
     assert chart.get_attribute("data-rendered") == "2"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from webapp.client.session import ClientError, ProgressReader, Studio
+from webapp.lib.coverage import NOT_COMPARABLE_MARK, NOT_COMPARABLE_NOTE
 from webapp.lib.visible import visible
 
 FINISHED = {"succeeded", "failed", "cancelled"}
@@ -130,19 +131,29 @@ def echomind_leaderboard(studio: Studio, fmt: str) -> str:
     def percent(value: float | None) -> str:
         return "not computed" if value is None else f"{100 * value:.1f}"
 
+    def accuracy(figures: dict[str, Any]) -> str:
+        return f"{percent(figures['rate'])} {figures['asked']}/{figures['expected']}"
+
+    def covered(text: str, coverage: dict[str, int]) -> str:
+        return f"{text} {coverage['n']}/{coverage['expected']}"
+
     headers = ["System", "Understanding %", "Reasoning %", "Unparsed", "WER %", "VES"]
     rows = [
         [
             row["system"],
-            percent(row["understanding"]["rate"]),
-            percent(row["reasoning"]["rate"]),
+            accuracy(row["understanding"]),
+            accuracy(row["reasoning"]),
             str(row["understanding"]["unparsed"] + row["reasoning"]["unparsed"]),
-            percent(row["wer"]),
-            "not computed" if row["replies"].get("ves") is None else f"{row['replies']['ves']:.2f}",
+            covered(percent(row["wer"]), row["wer_coverage"]),
+            covered(
+                "not computed" if row["replies"].get("ves") is None else f"{row['replies']['ves']:.2f}",
+                row["reply_coverage"]["ves"],
+            ),
         ]
         for row in board["rows"]
     ]
-    return "\n".join(_aligned(headers, rows)) + "\n"
+    notes = ["n/N: the rows behind a figure of those expected of every system."]
+    return "\n".join([*_aligned(headers, rows), *notes]) + "\n"
 
 
 def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -158,9 +169,12 @@ def _aligned(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _shown(cell: dict[str, Any]) -> str:
+    """Return a leaderboard cell as "value[=][†] n/N": tied, not comparable, and what it stands on."""
+    coverage = f"{cell['n_valid']}/{cell['n_expected']}"
     if cell["value"] is None:
-        return "-"
-    return _two_places(cell["value"]) + ("=" if cell.get("tied") else "")
+        return f"- {coverage}"
+    flags = ("=" if cell.get("tied") else "") + ("" if cell["comparable"] else NOT_COMPARABLE_MARK)
+    return f"{_two_places(cell['value'])}{flags} {coverage}"
 
 
 def _plain_table(board: dict[str, Any]) -> str:
@@ -179,6 +193,7 @@ def _plain_table(board: dict[str, Any]) -> str:
     ]
     notes = [
         "Excluded: judge errors left out of the means. =: tied with another system.",
+        "n/N: the valid judgements behind a figure of those expected of every system. " + NOT_COMPARABLE_NOTE,
         "Response Avg. (Content + Audio, out of 10) and All are - where audio was not judged.",
     ]
     head = visible(
@@ -196,7 +211,7 @@ def _objective_table(objective: dict[str, Any]) -> list[str]:
     rows = [
         [
             row["system"],
-            _two_places(row["judges_audio"]),
+            f"{_two_places(row['judges_audio'])} {row['judges_audio_n_valid']}/{row['judges_audio_n_expected']}",
             *(_two_places(row["means"][metric["key"]]) for metric in metrics),
             f"{row['measured']} of {row['with_audio']}",
         ]

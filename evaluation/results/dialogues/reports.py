@@ -6,7 +6,10 @@ systems); the rules are those of `evaluation.results.dialogues.scores`, applied 
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+
+from django.db.models import Count
 
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
@@ -18,7 +21,7 @@ from evaluation.results.dialogues.scores import (
     dialogue_board,
 )
 from evaluation.results.leaderboard import LeaderboardRow, StageRecord
-from evaluation.results.reports import DIALOGUES, judgements_in_set, systems_for
+from evaluation.results.reports import DIALOGUES, expected_item_rows, judgements_in_set, systems_for
 
 # A turn's overall score is on Table 2's 10-point All scale.
 MAX_FALL_THRESHOLD = 10.0
@@ -59,5 +62,10 @@ def dialogue_leaderboard(
         TurnRecord(StageRecord(names[system_id], item_id, scenario, stage, score), dialogue_id, turn or 0)
         for system_id, item_id, scenario, stage, score, dialogue_id, turn in rows
     ]
-    board = dialogue_board(records, [system.name for system in systems], threshold)
+    expected = expected_item_rows(benchmark_version, judge_config, DIALOGUES)
+    by_turn: dict[int, dict[str, int]] = defaultdict(dict)
+    for turn, scenario, count in expected.values_list("turn", "scenario").annotate(n=Count("pk")):
+        by_turn[turn or 0][scenario] = count
+    n_dialogues = expected.values("dialogue_id").distinct().count()
+    board = dialogue_board(records, [system.name for system in systems], threshold, by_turn, n_dialogues)
     return ResultsDialogueBoard(board, systems, len(records))

@@ -70,6 +70,7 @@ class DialogueSummary:
     n_fell: int
     share_fell: float | None
     fell_at: dict[int, int]  # turn -> dialogues that first fell there
+    n_expected: int = 0  # N: the dialogues any system has a judged turn of
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,9 @@ def dialogue_score(
     )
 
 
-def summarise(system: str, scores: Iterable[DialogueScore]) -> DialogueSummary:
-    """Return one system's dialogue-level figures from its dialogues' scores."""
+def summarise(system: str, scores: Iterable[DialogueScore], n_expected: int = 0) -> DialogueSummary:
+    """Return one system's dialogue-level figures from its dialogues' scores, out of `n_expected`
+    dialogues."""
     judged = [score for score in scores if score.mean is not None]
     falls = Counter(score.first_fall for score in judged if score.first_fall is not None)
     n_fell = sum(falls.values())
@@ -117,6 +119,7 @@ def summarise(system: str, scores: Iterable[DialogueScore]) -> DialogueSummary:
         n_fell=n_fell,
         share_fell=n_fell / len(judged) if judged else None,
         fell_at=dict(sorted(falls.items())),
+        n_expected=n_expected,
     )
 
 
@@ -124,8 +127,13 @@ def dialogue_board(
     records: Iterable[TurnRecord],
     systems: Sequence[str] | None = None,
     threshold: float = DEFAULT_FALL_THRESHOLD,
+    expected_items: Mapping[int, Mapping[str, int]] | None = None,
+    expected_dialogues: int | None = None,
 ) -> DialogueBoard:
-    """Return the per-turn Table 2 and the dialogue-level scores; rows follow `systems`."""
+    """Return the per-turn Table 2 and the dialogue-level scores; rows follow `systems`.
+
+    N of the figures: `expected_items`, per turn index the items expected of every system per
+    scenario, and `expected_dialogues` (default: the turns and dialogues any record names)."""
     records = list(records)
     names = list(systems) if systems is not None else sorted({turn.record.system for turn in records})
     by_turn: dict[int, list[StageRecord]] = defaultdict(list)
@@ -135,6 +143,9 @@ def dialogue_board(
         by_turn[turn_record.turn].append(record)
         stages[(record.system, turn_record.dialogue, turn_record.turn)][record.stage] = record.score
     turns: dict[tuple[str, Hashable], dict[int, float | None]] = defaultdict(dict)
+    # The per-turn tables expect, of every system, the turns any system was judged on; the dialogue
+    # scores, the dialogues any system was judged on.
+    dialogues = {dialogue for (_system, dialogue, _turn) in stages}
     for (system, dialogue, turn), stage_scores in stages.items():
         turns[(system, dialogue)][turn] = turn_score(stage_scores)
     scores = [
@@ -144,8 +155,20 @@ def dialogue_board(
     return DialogueBoard(
         threshold=threshold,
         turns=tuple(sorted(by_turn)),
-        per_turn={turn: build_leaderboard(by_turn[turn], names) for turn in sorted(by_turn)},
-        summaries=[summarise(name, (score for score in scores if score.system == name)) for name in names],
+        per_turn={
+            turn: build_leaderboard(
+                by_turn[turn], names, None if expected_items is None else expected_items.get(turn, {})
+            )
+            for turn in sorted(by_turn)
+        },
+        summaries=[
+            summarise(
+                name,
+                (score for score in scores if score.system == name),
+                len(dialogues) if expected_dialogues is None else expected_dialogues,
+            )
+            for name in names
+        ],
         scores=scores,
     )
 

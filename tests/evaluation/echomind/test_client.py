@@ -24,8 +24,10 @@ def test_the_client_prints_the_echomind_leaderboard(
     import_answers(SystemFactory.create(name="Parrot"), answers)
     common = ["--url", live_server.url, "--token", create_token(users["admin"], "cli").secret, "--quiet"]
     assert run([*common, "echomind-leaderboard"]) == 0
-    header, row = capsys.readouterr().out.splitlines()
+    header, row, note = capsys.readouterr().out.splitlines()
     assert header.split()[:2] == ["System", "Understanding"]
-    assert row.split()[:4] == ["Parrot", "100.0", "0.0", "0"]
+    # each figure with n/N: 1 of the 3 understanding and 1 of the 2 reasoning questions answered
+    assert row.split()[:6] == ["Parrot", "100.0", "1/3", "0.0", "1/2", "0"]
+    assert note.startswith("n/N: the rows behind a figure")
     assert run([*common, "echomind-leaderboard", "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("Parrot,100.0,")

@@ -117,8 +117,9 @@ def test_admin_imports_actor_records_reviewer_reviews_and_the_leaderboard_shows_
     page.get_by_role("link", name="EchoMind leaderboard").click()
     row = page.locator("[data-testid=echomind-leaderboard] tbody tr").first
     cells = [cell.inner_text() for cell in row.locator("th, td").all()]
-    # Understanding 2 of 3 (one unparseable), reasoning 1 of 2, WER 1 of 7 words.
-    assert cells[:2] == ["Parrot", "66.7"]
-    assert cells[3] == "50.0" and cells[5] == "1" and cells[6] == "14.3"
+    # Understanding 2 of 3 (one unparseable), reasoning 1 of 2, WER 1 of 7 words; under each
+    # figure, n/N: the questions answered of those asked of every system, the deliveries transcribed.
+    assert cells[:2] == ["Parrot", "66.7\n3/3"]
+    assert cells[3] == "50.0\n2/2" and cells[5] == "1" and cells[6] == "14.3\n1/1"
     assert "not computed" in cells[7]
     page.screenshot(path=str(screenshots / "echomind-leaderboard.png"), full_page=True)

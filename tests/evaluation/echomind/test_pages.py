@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import zipfile
@@ -70,10 +71,15 @@ def test_leaderboard_csv_latex_api_and_export_carry_the_same_numbers(
     admin = client_for("admin")
     csv_text = admin.get("/echomind/leaderboard.csv").content.decode()
     assert csv_text.splitlines()[1].startswith("Parrot,50.0,")
-    assert "Parrot & 50.0" in admin.get("/echomind/leaderboard.tex").content.decode()
+    # n/N: 2 of the 3 understanding questions answered, on the page, in CSV, LaTeX and the API
+    assert next(csv.DictReader(io.StringIO(csv_text)))["Understanding acc. (%) n/N"] == "2/3"
+    latex = admin.get("/echomind/leaderboard.tex").content.decode()
+    assert r"Parrot & 50.0$^{\dagger}$" in latex and "Parrot Understanding acc. (\\%) 2/3" in latex
+    page = admin.get("/echomind/leaderboard/").content.decode()
+    assert '50.0<span class="coverage" data-testid="coverage">2/3</span>' in page
     body = admin.get("/api/echomind/leaderboard/").json()
     assert body["rows"][0]["understanding"] == {
-        "correct": 1, "asked": 2, "unparsed": 1, "rate": 0.5,
+        "correct": 1, "asked": 2, "unparsed": 1, "rate": 0.5, "expected": 3,
         "low": pytest.approx(0.0945, abs=1e-3), "high": pytest.approx(0.9055, abs=1e-3),
     }  # fmt: skip
     assert admin.get("/api/echomind/leaderboard/csv/").content.decode() == csv_text

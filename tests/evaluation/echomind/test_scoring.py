@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 
 from evaluation.echomind.scoring import (
+    HEADINGS,
     NOT_COMPUTED,
     AnswerRecord,
+    BoardExpectations,
     DeliveryScore,
     accuracy,
     accuracy_by,
     build_board,
     cells,
+    cells_with_coverage,
     corpus_wer,
     delivery_effects,
     to_csv,
@@ -58,6 +64,19 @@ def test_accuracy_per_question_type_attribute_dimension_and_level() -> None:
     assert by_attribute[("S", "male")].rate == pytest.approx(1 / 2)
     assert accuracy_by(ANSWERS, "dimension")[("S", "speaker")].unparsed == 1
     assert accuracy_by(ANSWERS, "level")[("S", "reasoning")].rate == 1.0
+
+
+def test_a_breakdown_counts_the_questions_of_its_group_any_system_answered() -> None:
+    # T answered q1 only: on "emotion" (q1, q2) it stands on 1 of 2, S on 2 of 2
+    answers = [
+        *ANSWERS,
+        AnswerRecord("T", "q1", "understanding", "emotion", "sad_tone", "x", "target", True, True),
+    ]
+    by_type = accuracy_by(answers, "question type")
+    assert (by_type[("S", "emotion")].coverage.text, by_type[("T", "emotion")].coverage.text) == (
+        "2/2",
+        "1/2",
+    )
 
 
 def test_wer_is_all_word_errors_over_all_reference_words() -> None:
@@ -116,3 +135,34 @@ def test_the_board_shows_not_computed_rather_than_zero() -> None:
     assert shown[-1] == NOT_COMPUTED
     assert to_csv([row]).splitlines()[1].startswith("S,33.3,6.1-79.2,100.0")
     assert "--" in to_latex([row]) and "33.3" in to_latex([row])
+
+
+def test_every_board_figure_carries_n_of_n() -> None:
+    # S answered 3 of 4 understanding and 2 of 2 reasoning questions, transcribed 1 of 2 deliveries,
+    # and has C1 on 2 of its 3 expected replies.
+    expected = BoardExpectations(questions={"understanding": 4, "reasoning": 2}, transcripts=2, replies=3)
+    (row,) = build_board(
+        ["S"],
+        ANSWERS,
+        [("S", "I left the keys", "I left the keys")],
+        [("S", "c1", 4.0), ("S", "c1", 3.0)],
+        expected,
+    )
+    assert (row.understanding.coverage.text, row.reasoning.coverage.text) == ("3/4", "2/2")
+    assert (row.wer_coverage.text, row.reply_coverage["c1"].text, row.reply_coverage["ves"].text) == (
+        "1/2",
+        "2/3",
+        "0/3",
+    )
+    shown = dict(zip(HEADINGS, cells_with_coverage(row), strict=True))
+    assert shown["Understanding acc. (%)"] == ("33.3", "3/4")
+    assert shown["Understanding 95% CI"][1] == ""
+    exported = next(csv.DictReader(io.StringIO(to_csv([row]))))
+    assert (exported["Understanding acc. (%) n/N"], exported["C1 context fit n/N"]) == ("3/4", "2/3")
+    latex = to_latex([row])
+    assert r"S & 33.3$^{\dagger}$ & 100.0 &" in latex
+    assert r"S Understanding acc. (\%) 3/4" in latex and "Reasoning acc. (\\%) 2/2" not in latex
+    assert (
+        "Expected of every system: 4 understanding and 2 reasoning questions, 2 transcripts, 3 replies"
+        in latex
+    )

@@ -117,9 +117,11 @@ def _page_rows(html: str) -> dict[str, list[str]]:
     table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
     assert table is not None
     assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
+    # the judges' Audio carries its n/N under it, read here as "value n/N"
+    shown = re.sub(r'<span class="coverage">(.*?)</span>', r" \1", table.group(1))
     return {
         system: re.findall(r'<td class="num"[^>]*>(.*?)</td>', row)
-        for system, row in re.findall(r'<tr data-measured-system="([^"]+)">(.*?)</tr>', table.group(1), re.S)
+        for system, row in re.findall(r'<tr data-measured-system="([^"]+)">(.*?)</tr>', shown, re.S)
     }
 
 
@@ -133,7 +135,7 @@ def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, 
     html = client_for("admin").get(reverse("evaluation:leaderboard"), {"judge": judge.pk}).content.decode()
 
     # judges' Audio 3.00 (mean of 4 and 2), P.808 3.50 and -20.00 LUFS from the one current row
-    assert _page_rows(html) == {"EchoChat": ["3.00", "3.50", "-", "-20.00", "-", "1 of 2"]}
+    assert _page_rows(html) == {"EchoChat": ["3.00 2/2", "3.50", "-", "-20.00", "-", "1 of 2"]}
     assert "integrated loudness, ITU-R BS.1770" in html
 
 
@@ -164,7 +166,7 @@ def test_the_api_and_the_client_carry_the_pages_objective_figures(
 
     api = {
         row["system"]: [
-            shown(row["judges_audio"]),
+            f"{shown(row['judges_audio'])} {row['judges_audio_n_valid']}/{row['judges_audio_n_expected']}",
             *(shown(row["means"][metric.key]) for metric in METRICS),
             f"{row['measured']} of {row['with_audio']}",
         ]
@@ -174,8 +176,9 @@ def test_the_api_and_the_client_carry_the_pages_objective_figures(
         api
         == page
         == {
-            "EchoChat": ["3.67", "2.32", "-", "-20.00", "-", "3 of 3"],
-            "Parrot": ["3.00", "2.25", "-", "-20.00", "-", "1 of 2"],
+            # each system answered its own items: 3 and 2 of the 5 expected of both
+            "EchoChat": ["3.67 3/5", "2.32", "-", "-20.00", "-", "3 of 3"],
+            "Parrot": ["3.00 2/5", "2.25", "-", "-20.00", "-", "1 of 2"],
         }
     )
     assert objective["metrics"] == [

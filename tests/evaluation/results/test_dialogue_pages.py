@@ -74,12 +74,14 @@ def test_the_dialogue_page_shows_turn_tables_the_dialogue_scores_and_the_chart(
     assert 'data-testid="dialogue-mean">7.53<' in row_a.group(1) and 'title="1 of 2">50%<' in row_a.group(1)
     assert re.findall(r'data-testid="fell-at-\d">(\d)<', row_a.group(1)) == ["0", "0", "1"]
     assert 'data-testid="dialogue-mean">-<' in row_b.group(1) and 'title="0 of 0">-<' in row_b.group(1)
+    # the dialogues each system was judged on, of the two expected of every system
+    assert ">2/2</td>" in row_a.group(1) and ">0/2</td>" in row_b.group(1)
     assert re.findall(r'data-testid="fell-at-\d">(\d)<', row_b.group(1)) == ["0", "0", "0"]
     assert 'data-testid="fall-threshold">6.0<' in html
     for turn in (1, 2, 3):
         assert f'id="leaderboard-turn-{turn}"' in html
     turn_one = re.search(r'id="leaderboard-turn-1"(.*?)</table>', html, re.S)
-    assert turn_one is not None and 'title="8 valid, 0 excluded">8.33<' in turn_one.group(1)
+    assert turn_one is not None and 'title="8 valid of 8 expected, 0 excluded">8.33<' in turn_one.group(1)
     chart_data = re.search(r'<script id="turn-chart" type="application/json">(.*?)</script>', html, re.S)
     assert chart_data is not None
     chart = json.loads(chart_data.group(1))
@@ -137,10 +139,20 @@ def test_the_api_serves_both_sets(config: JudgeConfig, client_for) -> None:
     turn_two = {row["system"]: row for row in dialogues["turns"][1]["rows"]}
     assert turn_two["A"]["cells"]["all_avg"]["value"] == pytest.approx(7.0)
     assert turn_two["A"]["cells"]["reasoning_avg"]["n_excluded"] == 1
+    # n/N: both systems answered turn 2 of both dialogues; B's audio was never judged
+    assert (
+        turn_two["A"]["cells"]["reasoning_avg"]["n_expected"],
+        turn_two["A"]["cells"]["reasoning_avg"]["comparable"],
+    ) == (2, True)
+    assert (
+        turn_two["B"]["cells"]["response_audio"]["n_valid"],
+        turn_two["B"]["cells"]["response_audio"]["n_expected"],
+    ) == (0, 2)
     assert turn_two["B"]["cells"]["all_avg"]["value"] is None  # audio not judged
     assert turn_two["B"]["cells"]["response_content"]["value"] == pytest.approx(3.5)
     by_system = {row["system"]: row for row in dialogues["dialogues"]}
     assert by_system["A"]["mean"] == pytest.approx((59 / 9 + 8.5) / 2)
+    assert by_system["A"]["n_expected"] == 2
     assert {key: by_system["B"][key] for key in ("n_dialogues", "n_fell", "share_fell", "fell_at")} == {
         "n_dialogues": 0,
         "n_fell": 0,

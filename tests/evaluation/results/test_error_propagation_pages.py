@@ -92,7 +92,7 @@ def test_the_threshold_is_a_setting_shown_beside_the_table(config: JudgeConfig, 
     assert match is not None
     row = match.group(1)
     cells = re.findall(r'<td class="num"[^>]*>([^<]*)</td>', row)
-    assert cells == ["0.00", "0.00", "0.78", "6", "2"]
+    assert cells == ["0.00", "0.00", "0.78", "6/8", "2"]  # 6 items complete of the 8 expected
 
 
 def test_sql_pivot_matches_the_pure_module_on_random_scores(db: None) -> None:

@@ -86,7 +86,9 @@ def _latex(text: str) -> Figures:
         if line.startswith(("Omni &", "Texty &")):
             name, *cells = line.removesuffix(r" \\").split(" & ")
             plain = [
-                re.sub(r"\\textbf\{(.*?)\}|\\underline\{(.*?)\}", r"\1\2", cell).replace("$^{=}$", "")
+                re.sub(r"\\textbf\{(.*?)\}|\\underline\{(.*?)\}", r"\1\2", cell)
+                .replace("$^{=}$", "")
+                .replace(r"$^{\dagger}$", "")
                 for cell in cells
             ]
             figures[name] = tuple(plain[7:11])
@@ -110,7 +112,8 @@ def _client_table(text: str) -> Figures:
     for line in lines[2 : lines.index("")]:  # Table 2; the objective audio table follows a blank line
         cells = re.split(r"\s{2,}", line.strip())
         if cells[0] in SCORES:
-            figures[cells[0]] = tuple(cells[index].removesuffix("=") for index in at)
+            # A cell reads "value[=][†] n/N": the figure is its first word.
+            figures[cells[0]] = tuple(cells[index].split(" ")[0].rstrip("=†") for index in at)
     return figures
 
 

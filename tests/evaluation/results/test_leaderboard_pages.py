@@ -85,24 +85,27 @@ def test_the_page_shows_marks_excluded_counts_and_the_chart(config: JudgeConfig,
     assert response.status_code == 200
     row_a = _row(html, "A")
     assert (
-        'data-mark="best" title="22 valid, 2 excluded">7.40<span class="excluded"> (2 excl.)</span></td>'
-        in row_a
+        'data-mark="best" title="22 valid of 24 expected, 2 excluded">7.40<span class="excluded"> (2 excl.)'
+        '</span><span class="coverage" data-testid="coverage">22/24</span></td>' in row_a
     )
     # an empty cell with an excluded judgement reads "- (1 excl.)", never "-−1"
     assert (
-        '<td class="num" title="0 valid, 1 excluded">-<span class="excluded"> (1 excl.)</span></td>' in row_a
+        '<td class="num" title="0 valid of 1 expected, 1 excluded">-<span class="excluded"> (1 excl.)</span>'
+        '<span class="coverage" data-testid="coverage">0/1</span></td>' in row_a
     )
     assert "-−" not in html and '-<span class="excluded">−' not in html
     assert '<td class="num" data-testid="excluded">2</td>' in row_a
     row_b = _row(html, "B")
     # B's Response Avg. and All are empty (audio not judged), with their counts kept
     assert (
-        '<td class="num" title="17 valid, 1 excluded">-<span class="excluded"> (1 excl.)</span></td>' in row_b
+        '<td class="num" data-comparable="false" title="17 valid of 24 expected, 1 excluded, not comparable">'
+        '-<span class="excluded"> (1 excl.)</span><span class="coverage" data-testid="coverage">17/24</span></td>'
+        in row_b
     )
     assert 'data-testid="content-only-note"' in html
     # Implicit: A and C tie for best at 7.00, and say so
     assert (
-        'data-mark="best" data-tied="true" title="2 valid, 0 excluded, tied">7.00<span class="tie">=</span>'
+        'data-mark="best" data-tied="true" title="2 valid of 2 expected, 0 excluded, tied">7.00<span class="tie">=</span>'
         in row_a
     )
     assert 'id="leaderboard-chart"' in html and "chart-4.6.1.umd.min.js" in html

@@ -57,7 +57,7 @@ def test_the_admin_sees_the_flags_and_excluding_a_rater_changes_every_figure(rat
     results = reverse("evaluation:study_results", args=[study.pk])
     page = admin.get(results).content.decode()
     assert "failed 1 of 1 trapping items" in page
-    assert "n = 3 outputs · 9 ratings" in page
+    assert "n = 3/3 outputs · 9 ratings" in page
 
     before = summarise_study(study).cell("SecretSystemA", "naturalness")
     response = admin.post(
@@ -69,7 +69,7 @@ def test_the_admin_sees_the_flags_and_excluding_a_rater_changes_every_figure(rat
     assert (seat.decision, seat.decided_by, seat.decision_note) == ("exclude", users["admin"], "trap")
 
     page = admin.get(results).content.decode()
-    assert "n = 3 outputs · 6 ratings" in page and "1 excluded: sloppy" in page
+    assert "n = 3/3 outputs · 6 ratings" in page and "1 excluded: sloppy" in page
     after = summarise_study(study).cell("SecretSystemA", "naturalness")
     # A's items score 4 or 5 by the careful raters; sloppy's 3s pulled every output's mean down
     assert after.mean is not None and before.mean is not None

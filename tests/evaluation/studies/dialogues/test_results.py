@@ -53,6 +53,12 @@ ROWS = [
 
 def test_mos_by_turn_matches_hand_computed_values():
     cells = mos_by_turn(ROWS, ["A", "B"], ["naturalness"])
+    # N by default: the dialogues any row of the system names at that turn
+    assert [cells[("A", "naturalness", turn)].coverage.text for turn in (1, 2)] == ["2/2", "1/1"]
+    assert (
+        mos_by_turn(ROWS, ["A"], ["naturalness"], {("A", 2): 2})[("A", "naturalness", 2)].coverage.text
+        == "1/2"
+    )
 
     a1, a2 = cells[("A", "naturalness", 1)], cells[("A", "naturalness", 2)]
     assert (a1.mean, a1.n_outputs, a1.n_ratings) == (4.0, 2, 3)
@@ -111,8 +117,11 @@ def test_a_rated_dialogue_study_gives_per_turn_and_whole_study_figures(rated_stu
         assert summary.turn_cell("SecretSystemB", dimension, 2).mean == 2.0
         cell = summary.turn_cell("SecretSystemB", dimension, 2)
         assert (cell.low, cell.high, cell.n_outputs) == (2.0, 2.0, 2)
+        assert cell.coverage.text == "2/2"  # both of B's dialogues rated at turn 2
         assert summary.cell("SecretSystemA", dimension).mean == 3.5
         assert summary.cell("SecretSystemB", dimension).n_outputs == 4
+        # every rated turn is an output: 4 of B's 4 replies, so its MOS is ranked
+        assert summary.cell("SecretSystemB", dimension).coverage.text == "4/4"
     # the systems are compared on the same user turns
     assert {comparison.test.n_items for comparison in summary.comparisons} == {4}
 
@@ -126,7 +135,10 @@ def test_the_csv_and_the_api_carry_the_turn(rated_study, client_for):
         for row in by_turn
         if (row["system"], row["dimension"], row["turn"]) == ("SecretSystemB", "prosody", "2")
     )
-    assert prosody_b2["estimate"] == "2.0000" and prosody_b2["n_outputs"] == "2"
+    assert prosody_b2["estimate"] == "2.0000" and (prosody_b2["n_outputs"], prosody_b2["n_expected"]) == (
+        "2",
+        "2",
+    )
     assert all(row["turn"] == "" for row in exported if row["figure"] != "mos_by_turn")
 
     admin = client_for("admin")
