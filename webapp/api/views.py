@@ -15,7 +15,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 from webapp.api.tokens import create_token, revoke_token
 from webapp.http import StudioRequest
 
-
 # What the account page offers; "" (the default) is a token that lasts until it is revoked.
 EXPIRY_DAYS = ("", "7", "30", "90", "365")
 

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import skip_or_fail
 from webapp.api import tokens
-from webapp.api.throttles import FailedTokenThrottle, current_window, count_hit
+from webapp.api.throttles import FailedTokenThrottle, count_hit, current_window
 
 ALLOWANCE = 10
 REQUESTS = 100
@@ -46,7 +46,9 @@ def test_a_hundred_concurrent_wrong_tokens_get_at_most_the_allowance_checked(
 ) -> None:
     # given an allowance of ten failed tokens (an hour's window: the burst never straddles one)
     monkeypatch.setattr(
-        FailedTokenThrottle, "THROTTLE_RATES", {**FailedTokenThrottle.THROTTLE_RATES, "failed_token": "10/hour"}
+        FailedTokenThrottle,
+        "THROTTLE_RATES",
+        {**FailedTokenThrottle.THROTTLE_RATES, "failed_token": "10/hour"},
     )
     looked_up = Counter[str]()
     lookup = tokens.token_for_secret
@@ -88,7 +90,9 @@ def test_a_good_token_gives_its_share_of_the_allowance_back(
     from django.test import Client
 
     monkeypatch.setattr(
-        FailedTokenThrottle, "THROTTLE_RATES", {**FailedTokenThrottle.THROTTLE_RATES, "failed_token": "2/hour"}
+        FailedTokenThrottle,
+        "THROTTLE_RATES",
+        {**FailedTokenThrottle.THROTTLE_RATES, "failed_token": "2/hour"},
     )
     good = tokens.create_token(users["admin"], "script").secret
     client = Client(HTTP_AUTHORIZATION=f"Token {good}")

@@ -63,7 +63,9 @@ def test_without_a_trusted_proxy_the_header_is_ignored(make_user: Callable[..., 
 def test_the_anonymous_allowance_fires_per_client_behind_the_proxy(
     behind_nginx: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(AddressThrottle, "THROTTLE_RATES", {**AddressThrottle.THROTTLE_RATES, "anon": "3/hour"})
+    monkeypatch.setattr(
+        AddressThrottle, "THROTTLE_RATES", {**AddressThrottle.THROTTLE_RATES, "anon": "3/hour"}
+    )
     statuses = [_through_nginx("203.0.113.9").get("/api/items/").status_code for _ in range(5)]
     assert statuses == [403, 403, 403, 429, 429]  # counted before the permission check refuses
     assert _through_nginx("198.51.100.4").get("/api/items/").status_code == 403  # another client
