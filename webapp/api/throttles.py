@@ -121,7 +121,8 @@ def forget_all_counts() -> None:
 
 
 class CountingThrottle(SimpleRateThrottle):
-    """DRF's rate throttle on `count_hit`'s atomic counters, by the client's address."""
+    """DRF's rate throttle on `count_hit`'s atomic counters, by the client's address unless a
+    subclass keys it otherwise."""
 
     # Set by SimpleRateThrottle.__init__ from the scope's rate.
     num_requests: int
@@ -129,6 +130,10 @@ class CountingThrottle(SimpleRateThrottle):
 
     def get_ident(self, request: Request) -> str:
         return client_ip(request)
+
+    def get_cache_key(self, request: Request, view: object) -> str | None:
+        """Return the counter's key for this request, or None when it is not counted."""
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
     def allow_request(self, request: Request, view: object) -> bool:
         if self.rate is None:
@@ -160,9 +165,6 @@ class AddressThrottle(CountingThrottle):
 
     scope = "anon"
 
-    def get_cache_key(self, request: Request, view: object) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
-
 
 class AddressAllowance(BaseAuthentication):
     """The last authentication class: a request no other class authenticated is counted against
@@ -184,9 +186,6 @@ class FailedTokenThrottle(CountingThrottle):
     while they are in flight; retrying after it is answered."""
 
     scope = "failed_token"
-
-    def get_cache_key(self, request: Request, view: object) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
     def reserve(self, request: Request) -> float | None:
         """Take one of this address's allowance for a token about to be checked; return the seconds
