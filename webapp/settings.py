@@ -177,6 +177,20 @@ else:
     }
 
 UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+# Everything one request may upload, archives included: refused from its Content-Length (and the
+# bytes that arrive) before a byte of it is written (webapp.uploads). nginx's client_max_body_size
+# should be no smaller.
+REQUEST_UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_REQUEST_UPLOAD_MAX_BYTES", 4 * 1024**3, minimum=1024)
+FILE_UPLOAD_HANDLERS = [
+    "webapp.uploads.UploadCap",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Unpacking an uploaded zip (webapp.lib.archives): no member, and no archive, may expand more than
+# this many times (a zip bomb's ratio is ~1,000), checked on the listing before anything is written.
+ARCHIVE_MAX_RATIO = env_float("ECHOSTUDIO_ARCHIVE_MAX_RATIO", 100.0, minimum=1.0)
+# What one gold import may unpack to; an export of 100,000 items with 5 s of audio each is ~16 GB.
+GOLD_IMPORT_MAX_BYTES = env_int("ECHOSTUDIO_GOLD_IMPORT_MAX_BYTES", 20 * 1024**3, minimum=1024)
 # Every URL an admin or a build configures (judges, draft and builder LLMs, TTS, classifiers,
 # output audio) is called only on public hosts unless these allow internal ones: all of them, or
 # the named hosts (a lab's vLLM box, tests' local servers). Policy: webapp.lib.outbound.
