@@ -32,7 +32,7 @@ class UploadCap(FileUploadHandler):
         input_data: IO[bytes],
         META: dict[str, Any],
         content_length: int,
-        boundary: bytes,
+        boundary: str,
         encoding: str | None = None,
     ) -> None:
         self.received = 0
