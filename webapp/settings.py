@@ -358,6 +358,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The ways in; AddressAllowance, last of the authentication classes, only counts (no scheme).
+    "AUTHENTICATION_WHITELIST": [
+        "rest_framework.authentication.SessionAuthentication",
+        "webapp.api.tokens.TokenAuthentication",
+    ],
     "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "webapp.models.JobStatus"},
 }
 

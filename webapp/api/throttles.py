@@ -127,6 +127,9 @@ class CountingThrottle(SimpleRateThrottle):
     # Set by SimpleRateThrottle.__init__ from the scope's rate.
     num_requests: int
     duration: int
+    # Set by allow_request when the request is counted.
+    window: Window | None = None
+    hits = 0
 
     def get_ident(self, request: Request) -> str:
         return client_ip(request)
@@ -146,7 +149,7 @@ class CountingThrottle(SimpleRateThrottle):
         return self.hits <= self.num_requests
 
     def wait(self) -> float:
-        return max(self.window.until - self.timer(), 0.0)
+        return max(self.window.until - self.timer(), 0.0) if self.window else 0.0
 
 
 class UserThrottle(CountingThrottle):
@@ -196,7 +199,8 @@ class FailedTokenThrottle(CountingThrottle):
 
     def release(self) -> None:
         """Give back the reservation of a token that proved good."""
-        count_hit(self.window, -1)
+        if self.window is not None:
+            count_hit(self.window, -1)
 
     def record_failure(self, request: Request, reason: str) -> None:
         """Log a failed token from this address (its reservation is kept: it counts)."""
