@@ -64,12 +64,11 @@ def count_hit(window: Window, delta: int = 1) -> int:
 
 
 def _cache_count(key: str, ttl: int, delta: int) -> int:
-    """The cache's part (Redis in production): SET NX starts the counter, INCRBY counts atomically."""
-    if delta > 0:
-        cache.add(key, 0, ttl)
+    """The cache's part (Redis in production): INCRBY counts atomically; the window's first hit
+    finds no counter and starts it with SET NX (of concurrent first hits, one sets, all count)."""
     try:
         return max(int(cache.incr(key, delta)), 0)
-    except ValueError:  # the window is over (its key expired), or there is nothing to give back
+    except ValueError:  # no counter yet in this window (or, giving back, none to give back to)
         if delta <= 0:
             return 0
         cache.add(key, 0, ttl)
