@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0011_study_clips_original_audio'),
+        ("evaluation", "0011_study_clips_original_audio"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='judgeconfig',
-            name='base_url',
-            field=models.CharField(blank=True, help_text='e.g. https://api.openai.com/v1; blank: ECHOSTUDIO_JUDGE_BASE_URL', max_length=300),
+            model_name="judgeconfig",
+            name="base_url",
+            field=models.CharField(
+                blank=True,
+                help_text="e.g. https://api.openai.com/v1; blank: ECHOSTUDIO_JUDGE_BASE_URL",
+                max_length=300,
+            ),
         ),
     ]

@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('webapp', '0009_drop_unchecked_permissions'),
+        ("webapp", "0009_drop_unchecked_permissions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='apitoken',
-            name='expires_at',
-            field=models.DateTimeField(blank=True, help_text='Blank: until revoked', null=True),
+            model_name="apitoken",
+            name="expires_at",
+            field=models.DateTimeField(blank=True, help_text="Blank: until revoked", null=True),
         ),
         migrations.AddField(
-            model_name='apitoken',
-            name='read_only',
-            field=models.BooleanField(default=False, help_text='Only reads (GET, HEAD, OPTIONS): every write with it is refused'),
+            model_name="apitoken",
+            name="read_only",
+            field=models.BooleanField(
+                default=False, help_text="Only reads (GET, HEAD, OPTIONS): every write with it is refused"
+            ),
         ),
     ]

@@ -62,9 +62,7 @@ def test_a_hundred_concurrent_wrong_tokens_get_at_most_the_allowance_checked(
 
     # One client (a pool of 25 connections, one per thread): making one per request costs more
     # than the request.
-    with httpx.Client(
-        base_url=live_server.url, timeout=30, limits=httpx.Limits(max_connections=25)
-    ) as http:
+    with httpx.Client(base_url=live_server.url, timeout=30, limits=httpx.Limits(max_connections=25)) as http:
 
         def guess(n: int) -> int:
             if n < 25:
