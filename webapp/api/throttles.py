@@ -36,31 +36,35 @@ from webapp.security import client_ip
 
 logger = logging.getLogger("echostudio.security")
 
-# A counter file untouched this long belongs to a window long over (DRF's longest period is a day).
+# A counter file untouched this long is of a client gone quiet (DRF's longest period is a day).
 STALE_COUNTER_SECONDS = 2 * 24 * 3600
 
 
 @dataclass(frozen=True)
 class Window:
-    key: str  # the counter of this window: the throttle's key and the window's number
+    name: str  # the throttle's key: whose requests are counted, in which scope
+    number: int  # which window of its period this is (the time divided by the period)
     until: float  # when it ends (time.time())
 
+    @property
+    def key(self) -> str:
+        return f"{self.name}:{self.number}"
 
-def current_window(key: str, duration: int, now: float) -> Window:
+
+def current_window(name: str, duration: int, now: float) -> Window:
     """Return the window of `duration` seconds `now` falls in (windows start at multiples of it, so
     no stored start is needed; a burst across a boundary may get twice the allowance, as with any
     fixed window)."""
     number = int(now // duration)
-    return Window(f"{key}:{number}", float((number + 1) * duration))
+    return Window(name, number, float((number + 1) * duration))
 
 
 def count_hit(window: Window, delta: int = 1) -> int:
     """Add `delta` to the window's counter and return the new count, atomically across processes.
     A negative `delta` gives back a hit (never below zero)."""
-    ttl = max(int(window.until - time.time()) + 1, 1)
     if settings.THROTTLE_COUNTS == "cache":
-        return _cache_count(window.key, ttl, delta)
-    return _file_count(window.key, delta)
+        return _cache_count(window.key, max(int(window.until - time.time()) + 1, 1), delta)
+    return _file_count(window, delta)
 
 
 def _cache_count(key: str, ttl: int, delta: int) -> int:
@@ -75,17 +79,23 @@ def _cache_count(key: str, ttl: int, delta: int) -> int:
         return max(int(cache.incr(key, delta)), 0)
 
 
-def _file_count(key: str, delta: int) -> int:
-    """The embedded default's part: one file per counter, read and rewritten under flock, which
-    every process on the machine (gunicorn's workers, threads of each) takes in turn."""
+def _file_count(window: Window, delta: int) -> int:
+    """The embedded default's part: one file per throttle key holding "window hits", read and
+    rewritten under flock, which every process on the machine (gunicorn's workers, threads of
+    each) takes in turn; a new window starts the count again."""
     folder = Path(settings.THROTTLE_DIR)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / hashlib.sha256(key.encode()).hexdigest()[:40]
+    path = folder / hashlib.sha256(window.name.encode()).hexdigest()[:40]
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
-        hits = max(int(os.pread(descriptor, 32, 0).strip() or 0) + delta, 0)
-        os.pwrite(descriptor, str(hits).encode().ljust(32), 0)  # fixed width: never truncated
+        fields = os.pread(descriptor, 64, 0).split()
+        same_window = len(fields) == 2 and int(fields[0]) == window.number
+        if not same_window and delta <= 0:
+            return 0  # nothing counted in this window: nothing to give back
+        hits = max((int(fields[1]) if same_window else 0) + delta, 0)
+        # Fixed width, so a shorter record never leaves the end of a longer one behind.
+        os.pwrite(descriptor, f"{window.number} {hits}".encode().ljust(64), 0)
     finally:
         os.close(descriptor)  # and with it the lock
     if hits == delta == 1:

@@ -100,3 +100,13 @@ def test_a_good_token_gives_its_share_of_the_allowance_back(
     good = tokens.create_token(users["admin"], "script").secret
     client = Client(HTTP_AUTHORIZATION=f"Token {good}")
     assert [client.get("/api/items/").status_code for _ in range(5)] == [200] * 5
+
+
+def test_a_new_window_counts_from_one_again(counter_store: str) -> None:
+    name = f"test:{uuid.uuid4().hex}"
+    first = current_window(name, 60, 6_000.0)
+    assert [count_hit(first) for _ in range(3)] == [1, 2, 3]
+    later = current_window(name, 60, 6_060.0)
+    assert (later.number, later.until) == (first.number + 1, 6_120.0)
+    assert count_hit(later) == 1
+    assert count_hit(first, -1) in (0, 2)  # the old window is gone (files) or still counted (Redis)
