@@ -60,13 +60,21 @@ def _local_test_servers(settings: Any) -> None:
     settings.OUTBOUND_ALLOWED_HOSTS = TEST_SERVER_HOSTS
 
 
-@pytest.fixture(autouse=True)
-def _fresh_throttles() -> Iterator[None]:
-    """Every test's client is 127.0.0.1 and ids repeat between tests: no test inherits the
-    API throttles' counts (kept in the cache) of another."""
-    from django.core.cache import cache
+@pytest.fixture(scope="session")
+def _throttle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("throttles")
 
-    cache.clear()
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles(_throttle_dir: Path) -> Iterator[None]:
+    """Every test's client is 127.0.0.1 and ids repeat between tests: no test inherits the
+    API throttles' counts (in the cache, or in files of this run's own) of another."""
+    from django.conf import settings
+
+    from webapp.api.throttles import forget_all_counts
+
+    settings.THROTTLE_DIR = _throttle_dir
+    forget_all_counts()
     yield
 
 

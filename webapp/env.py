@@ -7,6 +7,7 @@ the variable, not surface hours later as a confusing runtime error.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 import stat
@@ -71,10 +72,60 @@ def env_float(name: str, default: float, *, minimum: float | None = None) -> flo
 SECRET_KEY_MIN_LENGTH = 50
 SECRET_KEY_MIN_UNIQUE_CHARACTERS = 5
 INSECURE_KEY_PREFIX = "django-insecure-"
+# W009 counts characters, so "password" * 7 passed; the estimate below counts what is not repeated.
+# 128 bits is what a 22-character random base64 string carries; Django's own keys carry ~280.
+SECRET_KEY_MIN_ENTROPY_BITS = 128
+# A repeat of an earlier stretch this long or longer costs one character (the reference to it).
+_REPEAT_MIN_LENGTH = 3
+_CHARACTER_CLASSES = (
+    (str.islower, 26),
+    (str.isupper, 26),
+    (str.isdigit, 10),
+)
+_OTHER_CHARACTERS = 33  # printable ASCII punctuation and space
+
+
+def estimated_entropy_bits(key: str) -> float:
+    """Return a conservative estimate of the bits of randomness in `key`.
+
+    Each character that is new costs log2 of the alphabet its character classes span (lower case,
+    upper case, digits, other); a character that continues a run (the same, or the next or previous
+    code point) is free, and a repeat of an earlier stretch of 3 or more costs one character. So
+    "password" * 7 is worth 8 characters of lower case (38 bits), a random token all of its own.
+    """
+    if not key:
+        return 0.0
+    pool = sum(size for test, size in _CHARACTER_CLASSES if any(test(character) for character in key))
+    if any(not any(test(character) for test, _ in _CHARACTER_CLASSES) for character in key):
+        pool += _OTHER_CHARACTERS
+    novel = 0
+    position = 0
+    while position < len(key):
+        repeat = _longest_earlier_match(key, position)
+        if repeat >= _REPEAT_MIN_LENGTH:
+            novel += 1
+            position += repeat
+            continue
+        if position == 0 or abs(ord(key[position]) - ord(key[position - 1])) > 1:
+            novel += 1
+        position += 1
+    return novel * math.log2(max(pool, 2))
+
+
+def _longest_earlier_match(key: str, position: int) -> int:
+    """Return the length of the longest stretch at `position` that also starts earlier (LZ77)."""
+    best = 0
+    for start in range(position):
+        length = 0
+        while position + length < len(key) and key[start + length] == key[position + length]:
+            length += 1
+        best = max(best, length)
+    return best
 
 
 def secret_key_problem(key: str) -> str | None:
-    """Say why `key` is too weak for production (W009's rule), or None when it is not."""
+    """Say why `key` is too weak for production (W009's rule, then its estimated entropy), or None
+    when it is not."""
     if not key:
         return "is not set"
     if key.startswith(INSECURE_KEY_PREFIX):
@@ -83,6 +134,11 @@ def secret_key_problem(key: str) -> str | None:
         return f"has {len(key)} characters, fewer than {SECRET_KEY_MIN_LENGTH}"
     if len(set(key)) < SECRET_KEY_MIN_UNIQUE_CHARACTERS:
         return f"uses {len(set(key))} distinct characters, fewer than {SECRET_KEY_MIN_UNIQUE_CHARACTERS}"
+    if (bits := estimated_entropy_bits(key)) < SECRET_KEY_MIN_ENTROPY_BITS:
+        return (
+            f"carries about {bits:.0f} bits of randomness (repeats and runs counted once), "
+            f"fewer than {SECRET_KEY_MIN_ENTROPY_BITS}"
+        )
     return None
 
 

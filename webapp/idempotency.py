@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
-from webapp.api.tokens import KEYWORDS, digest_of
+from webapp.api.tokens import KEYWORDS, idempotency_principal, usable_token
 from webapp.models import IdempotentRequest
 
 HEADER = "Idempotency-Key"
@@ -56,13 +56,17 @@ class IdempotencyMiddleware:
 def principal_of(request: HttpRequest) -> str | None:
     """Return who sent the request, as keys are scoped: the session's user or the token's digest.
 
-    Keys are per principal, so one client's key never replays another's answer."""
+    Keys are per principal, so one client's key never replays another's answer. A token counts only
+    while it may write: a revoked, expired or read-only one gets no principal, so its request goes
+    on to be refused by authentication instead of being answered from what was kept."""
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return f"user:{user.pk}"
     keyword, _, secret = request.headers.get("Authorization", "").strip().partition(" ")
     if keyword.lower().encode() in KEYWORDS and secret.strip():
-        return f"token:{digest_of(secret.strip())}"
+        token = usable_token(secret.strip())
+        if token is not None and not token.read_only:
+            return idempotency_principal(token.digest)
     return None
 
 

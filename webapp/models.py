@@ -117,8 +117,12 @@ class Job(models.Model):
 
 class ApiTokenQuerySet(models.QuerySet["ApiToken"]):
     def usable(self) -> ApiTokenQuerySet:
-        """Return tokens that still authenticate: not revoked, of an active user."""
-        return self.filter(revoked_at__isnull=True, user__is_active=True)
+        """Return tokens that still authenticate: not revoked, not expired, of an active user."""
+        return self.filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now()),
+            revoked_at__isnull=True,
+            user__is_active=True,
+        )
 
 
 class ApiToken(models.Model):
@@ -131,6 +135,10 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Blank: until revoked")
+    read_only = models.BooleanField(
+        default=False, help_text="Only reads (GET, HEAD, OPTIONS): every write with it is refused"
+    )
 
     objects = ApiTokenQuerySet.as_manager()
 

@@ -1,6 +1,7 @@
 """The request-level defences every response and login goes through: the middleware that sends the
-Content-Security-Policy (its rules: webapp.lib.csp) and the login-throttling backend (django-axes).
-Both are named in settings (MIDDLEWARE, AUTHENTICATION_BACKENDS)."""
+Content-Security-Policy (its rules: webapp.lib.csp), the login-throttling backend (django-axes),
+and the client's address both it and the API throttles count by (`client_ip`). All are named in
+settings (MIDDLEWARE, AUTHENTICATION_BACKENDS, AXES_CLIENT_IP_CALLABLE)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,18 @@ from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
+from webapp.lib.client_address import client_address
 from webapp.lib.csp import HEADER, content_security_policy, s3_media_origins
+
+
+def client_ip(request: HttpRequest) -> str:
+    """Return the address the request came from: REMOTE_ADDR, or behind a proxy named in
+    ECHOSTUDIO_TRUSTED_PROXIES, the client it forwarded for (rules: webapp.lib.client_address)."""
+    return client_address(
+        str(request.META.get("REMOTE_ADDR") or ""),
+        str(request.META.get("HTTP_X_FORWARDED_FOR") or ""),
+        settings.TRUSTED_PROXIES,
+    )
 
 
 def policy_from_settings() -> str:

@@ -25,7 +25,8 @@ from webapp.env import (
     secret_key_problem,
     stored_secret_key,
 )
-from webapp.lib.outbound import parse_key_hosts
+from webapp.lib.client_address import trusted_networks
+from webapp.lib.outbound import allowed_hosts, parse_key_hosts
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ECHOSTUDIO_VAR_DIR") or BASE_DIR / "var")
@@ -129,6 +130,8 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = env_int("ECHOSTUDIO_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("ECHOSTUDIO_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# The address is the client's, behind a proxy too (webapp.security.client_ip).
+AXES_CLIENT_IP_CALLABLE = "webapp.security.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 
@@ -174,6 +177,20 @@ else:
     }
 
 UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+# Everything one request may upload, archives included: refused from its Content-Length (and the
+# bytes that arrive) before a byte of it is written (webapp.uploads). nginx's client_max_body_size
+# should be no smaller.
+REQUEST_UPLOAD_MAX_BYTES = env_int("ECHOSTUDIO_REQUEST_UPLOAD_MAX_BYTES", 4 * 1024**3, minimum=1024)
+FILE_UPLOAD_HANDLERS = [
+    "webapp.uploads.UploadCap",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Unpacking an uploaded zip (webapp.lib.archives): no member, and no archive, may expand more than
+# this many times (a zip bomb's ratio is ~1,000), checked on the listing before anything is written.
+ARCHIVE_MAX_RATIO = env_float("ECHOSTUDIO_ARCHIVE_MAX_RATIO", 100.0, minimum=1.0)
+# What one gold import may unpack to; an export of 100,000 items with 5 s of audio each is ~16 GB.
+GOLD_IMPORT_MAX_BYTES = env_int("ECHOSTUDIO_GOLD_IMPORT_MAX_BYTES", 20 * 1024**3, minimum=1024)
 # Every URL an admin or a build configures (judges, draft and builder LLMs, TTS, classifiers,
 # output audio) is called only on public hosts unless these allow internal ones: all of them, or
 # the named hosts (a lab's vLLM box, tests' local servers). Policy: webapp.lib.outbound.
@@ -181,7 +198,12 @@ OUTBOUND_ALLOW_INTERNAL_HOSTS = env_bool(
     "ECHOSTUDIO_OUTBOUND_ALLOW_INTERNAL_HOSTS",
     env_bool("ECHOSTUDIO_OUTPUT_AUDIO_ALLOW_INTERNAL_HOSTS", False),  # its older, narrower name
 )
+# Each entry a host (every port) or host:port / [v6]:port (that port only).
 OUTBOUND_ALLOWED_HOSTS = env_list("ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS", [])
+try:
+    allowed_hosts(OUTBOUND_ALLOWED_HOSTS)
+except ValueError as exc:
+    raise ImproperSetting(f"ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS: {exc}") from None
 # The host each ECHOSTUDIO_JUDGE_KEY_* key may be sent to: "ECHOSTUDIO_JUDGE_KEY_OPENAI=api.openai.com,
 # ECHOSTUDIO_JUDGE_KEY_LAB=gpu-box:8000". A key bound to no host is sent nowhere.
 OUTBOUND_KEY_HOSTS = parse_key_hosts(env_str("ECHOSTUDIO_OUTBOUND_KEY_HOSTS"))
@@ -286,28 +308,40 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "webapp.api.tokens.TokenAuthentication",
+        # Last: reached only by a request neither authenticated, where it counts the address.
+        "webapp.api.throttles.AddressAllowance",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "webapp.api.pagination.IdCursorPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "webapp.api.errors.api_exception_handler",
-    # Per signed-in user and per unauthenticated address; failed tokens per address, strictly
-    # (webapp.api.throttles). Counts live in the cache: set ECHOSTUDIO_CACHE_URL so every worker
-    # process shares them.
-    "DEFAULT_THROTTLE_CLASSES": ["webapp.api.throttles.UserThrottle", "webapp.api.throttles.AddressThrottle"],
+    # Per signed-in user; per unauthenticated address and failed tokens per address, both checked
+    # while authenticating, before any permission refuses the request (webapp.api.throttles).
+    "DEFAULT_THROTTLE_CLASSES": ["webapp.api.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "user": env_str("ECHOSTUDIO_API_USER_RATE", "1200/min"),
         "anon": env_str("ECHOSTUDIO_API_ADDRESS_RATE", "120/min"),
         "failed_token": env_str("ECHOSTUDIO_API_FAILED_TOKEN_RATE", "10/min"),
     },
-    # The address throttled is REMOTE_ADDR; behind N proxies (nginx: 1), the one they appended to
-    # X-Forwarded-For. Never the header's whole value, which a client writes as it likes.
-    "NUM_PROXIES": env_int("ECHOSTUDIO_PROXY_COUNT", 0, minimum=0),
 }
+# The proxies in front of the app (nginx: its address, e.g. 127.0.0.1): from them alone
+# X-Forwarded-For is believed, so the login lockout and the API throttles count each client's own
+# address (webapp.lib.client_address). Unset: REMOTE_ADDR, whatever the header says.
+try:
+    TRUSTED_PROXIES = trusted_networks(env_list("ECHOSTUDIO_TRUSTED_PROXIES", []))
+except ValueError as exc:
+    raise ImproperSetting(f"ECHOSTUDIO_TRUSTED_PROXIES: {exc}") from None
+if env_int("ECHOSTUDIO_PROXY_COUNT", 0, minimum=0):
+    raise ImproperSetting(
+        "ECHOSTUDIO_PROXY_COUNT is replaced by ECHOSTUDIO_TRUSTED_PROXIES: name the proxies' addresses "
+        "(nginx on this machine: 127.0.0.1,::1), from which alone X-Forwarded-For is believed"
+    )
 
-# The throttles' counts: Redis when ECHOSTUDIO_CACHE_URL names one (shared by every process), else
-# each process's memory (one process: `make run`, tests).
+# The throttles' counts, shared by every web process: in Redis (INCR) when ECHOSTUDIO_CACHE_URL names
+# one, else in small files under var/throttles, each updated under a file lock (webapp.api.throttles).
 CACHE_URL = env_str("ECHOSTUDIO_CACHE_URL")
+THROTTLE_COUNTS = "cache" if CACHE_URL else "files"
+THROTTLE_DIR = VAR_DIR / "throttles"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
     if CACHE_URL
@@ -324,6 +358,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The ways in; AddressAllowance, last of the authentication classes, only counts (no scheme).
+    "AUTHENTICATION_WHITELIST": [
+        "rest_framework.authentication.SessionAuthentication",
+        "webapp.api.tokens.TokenAuthentication",
+    ],
     "ENUM_NAME_OVERRIDES": {"JobStatusEnum": "webapp.models.JobStatus"},
 }
 

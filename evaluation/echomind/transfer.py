@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.utils import timezone
@@ -41,11 +43,13 @@ from evaluation.echomind.models import (
 )
 from evaluation.echomind.taxonomy import AttributeNames, UnknownName
 from evaluation.outputs.parsing import unsafe_path_reason
+from webapp.lib.archives import ArchiveRefused, UnpackBudget, UnpackLimits, check_listing, read_member
 from webapp.lib.jsonlines import json_text
 from webapp.models import User
 from webapp.storage import new_media_key, read_media, save_media
 
 MAX_ARCHIVE_FILES = 20_000
+MAX_UNPACKED_BYTES = 2 * 1024**3  # one set's archive, unpacked (held in memory while imported)
 IMPORTED, UNCHANGED, REFUSED = "imported", "unchanged", "refused"
 
 
@@ -96,20 +100,37 @@ class LayoutReport:
 
 
 def read_archive(data: bytes) -> dict[str, bytes]:
-    """Return the files of a zip by name (one top folder, if all share it, taken off)."""
+    """Return the files of a zip by name (one top folder, if all share it, taken off); its caps
+    (files, bytes unpacked, expansion) are checked on the listing and on the bytes that come out,
+    all of it held in memory (webapp.lib.archives)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile as error:
         raise DeliveryProblem("The upload is not a zip archive.") from error
-    names = [info.filename for info in archive.infolist() if not info.is_dir()]
-    if len(names) > MAX_ARCHIVE_FILES:
+    members = [info for info in archive.infolist() if not info.is_dir()]
+    if len(members) > MAX_ARCHIVE_FILES:
         raise DeliveryProblem(f"The archive holds more than {MAX_ARCHIVE_FILES} files.")
-    for name in names:
-        if reason := unsafe_path_reason(name):
+    for member in members:
+        if reason := unsafe_path_reason(member.filename):
             raise DeliveryProblem(f"The archive holds {reason}.")
+    limits = UnpackLimits(
+        max_members=MAX_ARCHIVE_FILES,
+        max_bytes=MAX_UNPACKED_BYTES,
+        max_member_bytes=int(settings.UPLOAD_MAX_BYTES),
+        max_ratio=float(settings.ARCHIVE_MAX_RATIO),
+    )
+    try:
+        check_listing(members, limits, len(data))
+        budget = UnpackBudget(limits)
+        unpacked = {member.filename: read_member(archive, member, budget) for member in members}
+    except ArchiveRefused as refused:
+        raise DeliveryProblem(f"The archive is refused: {refused}.") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
+        raise DeliveryProblem(f"The archive is damaged ({error}).") from None
+    names = list(unpacked)
     tops = {name.split("/", 1)[0] for name in names}
     strip = len(tops) == 1 and all("/" in name for name in names)
-    return {(name.split("/", 1)[1] if strip else name): archive.read(name) for name in names}
+    return {(name.split("/", 1)[1] if strip else name): unpacked[name] for name in names}
 
 
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024

@@ -38,10 +38,11 @@ FLAG_LABELS = {
 
 
 class JudgeConfigForm(forms.ModelForm):
-    base_url = forms.URLField(
+    # A CharField: the model's clean() checks the address (webapp.lib.url_shape, then the outbound
+    # policy), where Django's URLField refused the bare host name of the example below.
+    base_url = forms.CharField(
         required=False,
         max_length=300,
-        assume_scheme="https",
         help_text="OpenAI-compatible base URL, e.g. https://api.openai.com/v1 or http://gpu-box:8000/v1 (vLLM)",
     )
 

@@ -18,6 +18,7 @@ from annotation.gold.models import GoldReference
 from evaluation.judging.models import HumanJudgement, RubricSample, RubricSampleEntry
 from evaluation.judging.rubrics import automatic_flags, score_stage
 from evaluation.judging.stages import applicable_stages, stage_input
+from evaluation.outputs.access import systems_named_in
 from evaluation.outputs.models import ModelOutput, System
 from webapp.models import User
 
@@ -58,6 +59,13 @@ def draw_rubric_sample(
         by_item.setdefault(item_id, []).append(output_id)
     if not by_item:
         raise SampleError("No output of these systems has an item with a gold reference.")
+    # Evaluators see the sample's name in their queue: like a study's title, it may not name (or
+    # give the anonymous code of) any system whose outputs it could hold.
+    named = systems_named_in(name, System.objects.filter(pk__in=outputs.values("system_id")))
+    if named:
+        raise SampleError(
+            f"The name names {', '.join(named)}: evaluators must not learn which systems they score."
+        )
     rng = random.Random(seed)
     chosen = rng.sample(sorted(by_item), min(n_items, len(by_item)))
     output_ids = [output_id for item_id in chosen for output_id in by_item[item_id]]

@@ -44,7 +44,9 @@ class JudgeConfig(models.Model):
     """An OpenAI-compatible judge endpoint and model; blank fields fall back to the settings."""
 
     name = models.CharField(max_length=120, unique=True)
-    base_url = models.URLField(
+    # Not a URLField: Django's URL validator wants a dotted host name, and a lab's vLLM box is often
+    # a bare name (http://gpu-box:8000/v1, the documented example). clean() checks the shape.
+    base_url = models.CharField(
         max_length=300,
         blank=True,
         help_text="e.g. https://api.openai.com/v1; blank: ECHOSTUDIO_JUDGE_BASE_URL",
@@ -96,7 +98,7 @@ class JudgeConfig(models.Model):
     def clean(self) -> None:
         super().clean()
         errors: dict[str, str] = {}
-        # URLField also takes ftp://; the judge client speaks http(s) only. Then the host policy.
+        # An http(s) address with a host (the judge client speaks nothing else), then the host policy.
         if self.base_url and (
             problem := web_url_problem(self.base_url) or outbound_url_problem(self.base_url)
         ):

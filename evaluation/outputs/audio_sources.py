@@ -22,6 +22,7 @@ from django.conf import settings
 
 from evaluation.outputs.parsing import AUDIO_EXTENSIONS, OutputRow, unsafe_path_reason
 from webapp.env import env_str
+from webapp.lib.archives import ArchiveRefused, UnpackLimits, archive_size, check_listing
 
 _CHUNK = 1024 * 1024
 
@@ -90,6 +91,15 @@ def _check_listing(kind: str, names: list[str], total_bytes: int) -> None:
         seen.add(normal)
 
 
+def _unpack_limits() -> UnpackLimits:
+    return UnpackLimits(
+        max_members=int(settings.OUTPUT_IMPORT_MAX_FILES),
+        max_bytes=int(settings.OUTPUT_IMPORT_MAX_BYTES),
+        max_member_bytes=int(settings.UPLOAD_MAX_BYTES),
+        max_ratio=float(settings.ARCHIVE_MAX_RATIO),
+    )
+
+
 def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.0f} MB"
 
@@ -117,6 +127,10 @@ class ZipAudioSource:
             [info.orig_filename for info in files],
             sum(info.file_size for info in files if not info.is_dir()),
         )
+        try:  # a zip bomb's expansion, before anything is read (webapp.lib.archives)
+            check_listing(files, _unpack_limits(), archive_size(self._zip))
+        except ArchiveRefused as refused:
+            raise AudioSourceRefused(f"The zip is refused: {refused}; nothing was imported.") from None
         self._infos = {info.filename: info for info in files if not info.is_dir()}
         self._budget = _ReadBudget()
 

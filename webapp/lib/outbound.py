@@ -5,8 +5,9 @@ Three rules, each in one function:
 
 - `check_outbound_url`: only http(s) to public addresses. A host that is, or resolves to, a
   loopback, private, link-local (cloud metadata at 169.254.169.254), shared, reserved or
-  multicast address is refused, unless the operator's `OutboundPolicy` allows internal hosts
-  (all of them, or named ones). A pentest aimed the judge key at Redis and at the app itself.
+  multicast address is refused (an IPv6 form carrying an IPv4 address, by the address it
+  carries), unless the operator's `OutboundPolicy` allows internal hosts (all of them, or named
+  ones, each on every port or one). A pentest aimed the judge key at Redis and at the app itself.
 - `PinnedTransport`: the connection goes to the address that was checked. It resolves the host
   once per request, checks every address, and connects to the checked IP while the Host header,
   TLS SNI and certificate check keep the name: no DNS-rebinding window between check and connect.
@@ -46,11 +47,18 @@ class OutboundPolicy:
     """What the operator allows beyond public hosts."""
 
     allow_internal: bool = False  # every internal address (a lab on one private network)
-    allowed_hosts: frozenset[str] = frozenset()  # names or IP literals, lower case, allowed though internal
+    # `allowed_hosts()` entries: a name or IP literal (every port), or "host:port" / "[v6]:port"
+    # (that port only), lower case.
+    allowed_hosts: frozenset[str] = frozenset()
 
-    def permits_internal(self, host: str) -> bool:
-        """Return True when `host` may be called even though it is internal."""
-        return self.allow_internal or host.lower().strip("[]") in self.allowed_hosts
+    def permits_internal(self, host: str, port: int | None = None) -> bool:
+        """Return True when `host` (on `port`) may be called even though it is internal."""
+        if self.allow_internal:
+            return True
+        name = _host_key(host)
+        if name in self.allowed_hosts:
+            return True
+        return port is not None and f"{_with_brackets(name)}:{port}" in self.allowed_hosts
 
 
 @dataclass(frozen=True)
@@ -85,11 +93,38 @@ def split_url(url: str) -> tuple[str, str, int]:
     return scheme, host, port or DEFAULT_PORTS[scheme]
 
 
+# Where an IPv6 address carries an IPv4 one that a gateway or tunnel delivers to (NAT64, 6to4,
+# IPv4-mapped, -translated and -compatible forms, Teredo), the IPv4 address decides: a pentest
+# reached 127.0.0.1 as ::7f00:1 and 64:ff9b::7f00:1 while both counted as public.
+_NAT64 = (ipaddress.IPv6Network("64:ff9b::/96"), ipaddress.IPv6Network("64:ff9b:1::/48"))
+_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """Return the IPv4 addresses an IPv6 address carries (none for a plain IPv6 address)."""
+    low32 = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip.ipv4_mapped is not None:
+        return [ip.ipv4_mapped]
+    if ip in _TRANSLATED or ip in _COMPATIBLE or any(ip in network for network in _NAT64):
+        return [low32]
+    if ip.sixtofour is not None:
+        return [ip.sixtofour]
+    if ip.teredo is not None:
+        return list(ip.teredo)  # the relay server and the client it reaches
+    return []
+
+
 def internal_address(address: str) -> bool:
-    """Return True for any address that is not globally routable (loopback, private, metadata...)."""
+    """Return True for any address that is not globally routable (loopback, private, metadata...),
+    an IPv6 form that carries an IPv4 address judged by the address it carries."""
     ip = ipaddress.ip_address(address.split("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address) and (carried := embedded_ipv4(ip)):
+        return any(_not_global(inner) for inner in carried)
+    return _not_global(ip)
+
+
+def _not_global(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not ip.is_global or ip.is_multicast
 
 
@@ -125,7 +160,7 @@ def check_outbound_url(
             raise OutboundRefused(f"the host {host!r} cannot be resolved") from exc
         if not addresses:
             raise OutboundRefused(f"the host {host!r} resolves to no address")
-    if not policy.permits_internal(host):
+    if not policy.permits_internal(host, port):
         for address in addresses:
             if internal_address(address):
                 raise OutboundRefused(
@@ -226,5 +261,41 @@ def bound_key_problem(url: str, variable: str, bindings: Mapping[str, str]) -> s
 
 
 def allowed_hosts(names: Iterable[str]) -> frozenset[str]:
-    """Return host names for `OutboundPolicy.allowed_hosts` (trimmed, lower case, no brackets)."""
-    return frozenset(name.strip().lower().strip("[]") for name in names if name.strip())
+    """Return entries for `OutboundPolicy.allowed_hosts` from the operator's list: "gpu-box",
+    "10.0.0.5", "fd00::5" or "[fd00::5]" allow every port of the host; "gpu-box:8000" and
+    "[fd00::5]:8000" that port only. Raise ValueError on a port that is not a number."""
+    entries = set()
+    for raw in names:
+        name = raw.strip().lower()
+        if not name:
+            continue
+        host, port = _split_host_port(name)
+        entries.add(_host_key(host) if port is None else f"{_with_brackets(_host_key(host))}:{port}")
+    return frozenset(entries)
+
+
+def _split_host_port(entry: str) -> tuple[str, int | None]:
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":") if rest.startswith(":") else ""
+        if rest and not rest.startswith(":"):
+            raise ValueError(f"{entry!r}: write [address] or [address]:port")
+    elif entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+    else:  # a name, an IPv4 address, or a bare IPv6 address (every port)
+        host, port = entry, ""
+    if not port:
+        return host, None
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{entry!r}: {port!r} is not a port")
+    return host, int(port)
+
+
+def _host_key(host: str) -> str:
+    """Return `host` as the policy compares it: lower case, no brackets, an IP in its short form."""
+    bare = host.strip().lower().strip("[]")
+    return _literal(bare) or bare
+
+
+def _with_brackets(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

@@ -8,13 +8,14 @@ uploaded archive (or a bare .jsonl / .parquet file) and imports it all or nothin
 from __future__ import annotations
 
 import shutil
-import stat
 import tempfile
 import uuid
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -22,13 +23,13 @@ from django.core.files.storage import default_storage
 from annotation.gold.export import export_gold
 from annotation.gold.importing import GoldImportError, import_gold
 from webapp.jobs import JobReporter, start_job
+from webapp.lib.archives import UnpackBudget, UnpackLimits, check_listing, member_chunks
 from webapp.models import Job, JobStatus, User
 
 EXPORT_KIND = "export_gold"
 IMPORT_KIND = "import_gold"
 UPLOAD_SUFFIXES = (".zip", ".jsonl", ".parquet")
 MAX_ARCHIVE_MEMBERS = 200_000
-MAX_ARCHIVE_BYTES = 20 * 2**30  # unpacked; an export of 100,000 items with 5 s of audio each is ~16 GB
 CHUNK_BYTES = 2**20
 
 
@@ -109,44 +110,42 @@ def run_import(job: Job, reporter: JobReporter) -> dict[str, Any]:
 
 def _unpacked(archive: Path, folder: Path) -> Path:
     """Extract an export archive, refusing what no export holds: members outside the folder, links,
-    repeated names, too many files or bytes (checked before extracting, and again while extracting,
-    since a zip's sizes may lie), or a file that is not a zip at all."""
+    repeated names, too many files or bytes, a zip bomb's expansion (all checked on the listing
+    before anything is written, and the bytes again as they come out, since a zip's sizes may lie:
+    webapp.lib.archives), or a file that is not a zip at all."""
     folder.mkdir()
     try:
         with zipfile.ZipFile(archive) as zipped:
             members = [member for member in zipped.infolist() if not member.is_dir()]
+            check_listing(members, unpack_limits(), archive.stat().st_size)
             _refuse_hostile_members(members, folder)
-            written = 0
+            budget = UnpackBudget(unpack_limits())
             for member in members:
                 destination = folder / member.filename
                 destination.parent.mkdir(parents=True, exist_ok=True)
-                with zipped.open(member) as source, destination.open("wb") as copy:
-                    while chunk := source.read(CHUNK_BYTES):
-                        written += len(chunk)
-                        if written > MAX_ARCHIVE_BYTES:
-                            raise ValueError(
-                                f"the archive unpacks to more than {MAX_ARCHIVE_BYTES // 2**30} GB"
-                            )
+                with destination.open("wb") as copy:
+                    for chunk in member_chunks(zipped, member, budget, CHUNK_BYTES):
                         copy.write(chunk)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as error:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, zlib.error) as error:
         raise ValueError(f"the upload is not a readable zip archive ({error})") from None
     return folder
 
 
+def unpack_limits() -> UnpackLimits:
+    """Return the caps on unpacking one gold import."""
+    return UnpackLimits(
+        max_members=MAX_ARCHIVE_MEMBERS,
+        max_bytes=int(settings.GOLD_IMPORT_MAX_BYTES),
+        max_ratio=float(settings.ARCHIVE_MAX_RATIO),
+    )
+
+
 def _refuse_hostile_members(members: list[zipfile.ZipInfo], folder: Path) -> None:
-    if len(members) > MAX_ARCHIVE_MEMBERS:
-        raise ValueError(
-            f"the archive holds {len(members)} files; an export has at most {MAX_ARCHIVE_MEMBERS}"
-        )
-    if sum(member.file_size for member in members) > MAX_ARCHIVE_BYTES:
-        raise ValueError(f"the archive unpacks to more than {MAX_ARCHIVE_BYTES // 2**30} GB")
     names: set[str] = set()
     for member in members:
         destination = (folder / member.filename).resolve()
         if folder.resolve() not in destination.parents:
             raise ValueError(f"archive member {member.filename!r} points outside the export folder")
-        if stat.S_ISLNK(member.external_attr >> 16):
-            raise ValueError(f"archive member {member.filename!r} is a link; an export holds only files")
         if member.filename.casefold() in names:
             raise ValueError(f"archive member {member.filename!r} appears twice")
         names.add(member.filename.casefold())

@@ -57,7 +57,7 @@ def world(users: dict[str, User]) -> dict[str, list[object]]:
     JudgementFactory.create(output=output, stage="perception", judge_config=config, score=7)
     run = start_judge_run(system, "echoeval-v1", config, started_by=users["admin"])
     sample: RubricSample = draw_rubric_sample(
-        name="s", benchmark_version="echoeval-v1", n_items=1, evaluators=[users["evaluator"]]
+        name="pilot", benchmark_version="echoeval-v1", n_items=1, evaluators=[users["evaluator"]]
     )
     return {
         "": [],

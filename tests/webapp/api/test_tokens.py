@@ -44,7 +44,7 @@ def test_a_revoked_token_is_refused_from_the_next_request(client_for, users) -> 
     client.post(reverse("api_token_revoke", args=[token.pk]))
     response = script.get("/api/systems/")
     assert response.status_code == 403
-    assert response.json() == {"detail": "This token is unknown or revoked.", "problems": []}
+    assert response.json() == {"detail": "This token is unknown or revoked, or has expired.", "problems": []}
 
 
 def test_nobody_revokes_someone_elses_token(client_for, users) -> None:
