@@ -94,7 +94,7 @@ def retry_transient(
                 "%s: %s: %s; retry %d of %d in %.1f s",
                 what,
                 type(exc).__name__,
-                str(exc).strip()[:300],
+                " ".join(str(exc).split())[:300],  # one line: psycopg's messages span several
                 retry,
                 backoff.retries,
                 delay,

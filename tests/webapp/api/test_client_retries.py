@@ -86,7 +86,9 @@ def test_a_write_answered_503_is_sent_again_after_backing_off_and_lands_once(
 ) -> None:
     studio = Studio(live_server.url, create_token(users["admin"], "cli").secret, quiet=True)
     transport = UnavailableAtFirst(2)
-    studio.http = httpx.Client(base_url=studio.http.base_url, headers=studio.http.headers, transport=transport)
+    studio.http = httpx.Client(
+        base_url=studio.http.base_url, headers=studio.http.headers, transport=transport
+    )
     waits: list[float] = []
     monkeypatch.setattr(studio, "sleep", waits.append)
 

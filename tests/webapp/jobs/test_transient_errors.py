@@ -89,7 +89,11 @@ def _loses_its_connection(job: Job, reporter: JobReporter) -> dict[str, Any]:
 @pytest.mark.django_db(transaction=True)
 def test_a_job_resumes_after_a_connection_error_and_succeeds_once(settings) -> None:
     # (transaction=True: a job runs outside any transaction, and only there is a retry safe)
-    settings.JOB_RETRY_FIRST_SECONDS, settings.JOB_RETRY_MAX_SECONDS, settings.JOB_RETRY_TRANSIENT = 0.01, 0.02, 3
+    settings.JOB_RETRY_FIRST_SECONDS, settings.JOB_RETRY_MAX_SECONDS, settings.JOB_RETRY_TRANSIENT = (
+        0.01,
+        0.02,
+        3,
+    )
     job = Job.objects.create(kind="test_loses_its_connection", parameters={"failures": 2})
 
     run_job(job.pk)
@@ -100,7 +104,11 @@ def test_a_job_resumes_after_a_connection_error_and_succeeds_once(settings) -> N
 
 @pytest.mark.django_db(transaction=True)
 def test_a_job_fails_with_a_plain_reason_when_the_outage_outlasts_every_retry(settings) -> None:
-    settings.JOB_RETRY_FIRST_SECONDS, settings.JOB_RETRY_MAX_SECONDS, settings.JOB_RETRY_TRANSIENT = 0.01, 0.02, 2
+    settings.JOB_RETRY_FIRST_SECONDS, settings.JOB_RETRY_MAX_SECONDS, settings.JOB_RETRY_TRANSIENT = (
+        0.01,
+        0.02,
+        2,
+    )
     job = Job.objects.create(kind="test_loses_its_connection", parameters={"failures": 99})
 
     run_job(job.pk)
@@ -133,5 +141,9 @@ def test_resends_wait_longer_each_time_and_stop_at_the_cap(db: None, settings) -
     send.assert_called_once_with(args=(due.pk,), queue="default")
     due.refresh_from_db(), waiting.refresh_from_db(), spent.refresh_from_db()
     assert (due.sends, waiting.sends) == (2, 2)
-    assert (due.status, waiting.status, spent.status) == (JobStatus.QUEUED, JobStatus.QUEUED, JobStatus.FAILED)
+    assert (due.status, waiting.status, spent.status) == (
+        JobStatus.QUEUED,
+        JobStatus.QUEUED,
+        JobStatus.FAILED,
+    )
     assert spent.error.startswith("No worker started this job: it was sent to queue 'default' 4 times")
