@@ -25,7 +25,7 @@ def outage_response(request: HttpRequest, exc: BaseException | None) -> HttpResp
     """Return the 503 answer when `exc` is a database or broker connection error, else None."""
     if exc is None or not is_transient(exc):
         return None
-    service = "database" if isinstance(exc, DatabaseError) else "task queue"
+    service = "database" if isinstance(exc, DatabaseError) else "task queue or cache"
     seconds = int(settings.OUTAGE_RETRY_AFTER_SECONDS)
     detail = (
         f"The {service} is unavailable for a moment; nothing was changed. Try again in {seconds} seconds."
