@@ -18,9 +18,10 @@ request could make a live job look dead.
 Transient errors: a database or broker connection error (a PostgreSQL restart) is retried with
 capped exponential backoff (`webapp.db.retry_transient`), in place for the machinery's own writes
 (claim, progress, metrics, log, cancel checks, the final result), and by calling the job function
-again for an error that escapes it. Job functions are written to be called again (they skip what is
-done: judgements stored, build rows finished, a checkpoint recorded), so the second call resumes from
-the last finished row; a job fails for a connection error only when it outlasts every retry.
+again for an error that escapes it. Job functions can be called again already (a job re-queued
+after its worker died runs from the top): they skip what is done (judgements stored, build rows
+finished, a checkpoint recorded), so the second call resumes from the last finished row. A job
+fails for a connection error only when it outlasts every retry.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ is back. The Redis stopped is the test's own, on a port of its own; never the sh
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import time
@@ -94,11 +95,15 @@ def _reset_broker_connections() -> None:
 @contextmanager
 def broker_at(url: str) -> Iterator[None]:
     saved = app.conf.broker_url, app.conf.broker_transport_options
+    # Celery reads CELERY_BROKER_URL from the environment before its own settings.
+    environment = os.environ.pop("CELERY_BROKER_URL", None)
     app.conf.update(broker_url=url, broker_transport_options={})
     _reset_broker_connections()
     try:
         yield
     finally:
+        if environment is not None:
+            os.environ["CELERY_BROKER_URL"] = environment
         app.conf.update(broker_url=saved[0], broker_transport_options=saved[1])
         _reset_broker_connections()
 
@@ -142,3 +147,6 @@ def test_pages_and_the_api_answer_while_the_cache_and_the_broker_are_down(
         job.refresh_from_db()
         assert job.sends == 1 and job.enqueued_at is not None
         assert resend_unsent_jobs() == []
+    # Ends the kept-alive connection, so the live server's request thread ends with its database
+    # connection (else PostgreSQL cannot drop the test database).
+    studio.http.close()
