@@ -3,14 +3,111 @@
 from __future__ import annotations
 
 import functools
+import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
-from django.db import connection, models
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, connections, models
+
+from webapp.lib.backoff import Backoff
 
 P = ParamSpec("P")
 R = TypeVar("R")
+logger = logging.getLogger(__name__)
+
+
+def _transient_types() -> tuple[type[BaseException], ...]:
+    found: list[type[BaseException]] = [OperationalError, InterfaceError]
+    try:
+        from kombu.exceptions import OperationalError as BrokerUnreachable
+
+        found.append(BrokerUnreachable)
+    except ImportError:  # pragma: no cover - kombu comes with celery, which the project requires
+        pass
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeout
+
+        found += [RedisConnectionError, RedisTimeout]
+    except ImportError:  # pragma: no cover - redis is only needed where a Redis broker or cache is
+        pass
+    return tuple(found)
+
+
+# Connection errors of the database (Django wraps psycopg's and sqlite3's), of the broker (kombu
+# wraps its transports'), and of Redis used directly (the cache): what a restart or a network
+# blip raises. Errors a retry cannot mend (IntegrityError, DataError, ProgrammingError) are not here.
+TRANSIENT_ERRORS = _transient_types()
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Return True when `exc` (or what it was raised from) is a database or broker connection error."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, TRANSIENT_ERRORS):
+            return True
+        seen.add(id(current))
+        current = current.__cause__
+    return False
+
+
+def job_backoff() -> Backoff:
+    """Return the backoff jobs use for transient errors (settings JOB_RETRY_*)."""
+    return Backoff(
+        first=settings.JOB_RETRY_FIRST_SECONDS,
+        cap=settings.JOB_RETRY_MAX_SECONDS,
+        retries=settings.JOB_RETRY_TRANSIENT,
+    )
+
+
+def retry_transient(
+    work: Callable[[], R],
+    *,
+    what: str,
+    backoff: Backoff | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> R:
+    """Return `work()`, calling it again after a capped exponential wait each time it fails on a
+    transient error (`is_transient`), until `backoff.retries` retries are spent; then re-raise.
+
+    The one retry loop for database and broker connection errors (the saleor habit): the job
+    machinery wraps its own writes and every job function in it, so a PostgreSQL restart pauses a
+    job instead of failing it. Between tries the broken connections are closed so the next query
+    opens a new one. Inside a transaction nothing is retried: the transaction is lost with its
+    connection, and only its outermost caller can start it again.
+    """
+    backoff = backoff or job_backoff()
+    retry = 0
+    while True:
+        try:
+            return work()
+        except Exception as exc:
+            if not is_transient(exc) or retry >= backoff.retries or connection.in_atomic_block:
+                raise
+            delay = backoff.delay(retry)
+            retry += 1
+            logger.warning(
+                "%s: %s: %s; retry %d of %d in %.1f s",
+                what,
+                type(exc).__name__,
+                " ".join(str(exc).split())[:300],  # one line: psycopg's messages span several
+                retry,
+                backoff.retries,
+                delay,
+            )
+            close_connections()
+            sleep(delay)
+
+
+def close_connections() -> None:
+    """Close this thread's database connections that no transaction holds (the next query reconnects)."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close()
 
 
 class ThreadOrm:

@@ -14,6 +14,14 @@ under the same rule (`claimed_by_attempt`), so one scheme decides what any attem
 Reaping is done by a periodic task (Celery
 beat), by workers as they start, or by `manage.py reap_jobs`; never by a page view, where a slow
 request could make a live job look dead.
+
+Transient errors: a database or broker connection error (a PostgreSQL restart) is retried with
+capped exponential backoff (`webapp.db.retry_transient`), in place for the machinery's own writes
+(claim, progress, metrics, log, cancel checks, the final result), and by calling the job function
+again for an error that escapes it. Job functions can be called again already (a job re-queued
+after its worker died runs from the top): they skip what is done (judgements stored, build rows
+finished, a checkpoint recorded), so the second call resumes from the last finished row. A job
+fails for a connection error only when it outlasts every retry.
 """
 
 from __future__ import annotations
@@ -31,10 +39,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from webapp.db import compare_and_set
+from webapp.db import compare_and_set, is_transient, job_backoff, retry_transient
+from webapp.lib.backoff import Backoff
 from webapp.lib.provenance import current_provenance
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
 
@@ -139,18 +148,66 @@ def enqueue(job: Job) -> bool:
     except Exception:
         logger.warning("job %s: the broker did not take it; the reaper sends it again", job.pk, exc_info=True)
         return False
-    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(enqueued_at=timezone.now())
+    Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED).update(
+        enqueued_at=timezone.now(), sends=F("sends") + 1
+    )
     return True
 
 
+def resend_backoff() -> Backoff:
+    """Return how long a queued job waits after each send before it is sent again (10 min, 20, 40 ...
+    by default, at most 32 times the first wait), and how many sends it gets (JOB_MAX_SENDS)."""
+    first = float(settings.JOB_RESEND_QUEUED_AFTER_SECONDS)
+    return Backoff(first=first, cap=first * 32, retries=settings.JOB_MAX_SENDS)
+
+
 def resend_unsent_jobs() -> list[int]:
-    """Send again the queued jobs the broker never took, or may have lost; return their ids."""
+    """Send again the queued jobs the broker never took, or may have lost; return their ids.
+
+    A job the broker took is sent again only once its wait (`resend_backoff`) has passed, each wait
+    twice the last. A job sent JOB_MAX_SENDS times whose last wait passed too is failed with the
+    reason: no worker takes its queue, and sending it forever would hide that.
+    """
     now = timezone.now()
+    backoff = resend_backoff()
     lost = Job.objects.filter(status=JobStatus.QUEUED).filter(
         Q(enqueued_at__isnull=True, created_at__lt=now - timedelta(seconds=UNSENT_GRACE_SECONDS))
-        | Q(enqueued_at__lt=now - timedelta(seconds=settings.JOB_RESEND_QUEUED_AFTER_SECONDS))
+        | Q(enqueued_at__lt=now - timedelta(seconds=backoff.first))
     )
-    return [job.pk for job in lost.only("pk", "queue") if enqueue(job)]
+    sent: list[int] = []
+    for job in lost.only("pk", "queue", "sends", "enqueued_at", "created_at"):
+        if job.enqueued_at is not None:
+            if job.enqueued_at > now - timedelta(seconds=backoff.delay(max(0, job.sends - 1))):
+                continue
+            if job.sends >= backoff.retries:
+                _give_up_sending(job, now)
+                continue
+            logger.warning(
+                "job %s: no worker started it since its last send to queue %r; sending it again "
+                "(send %d of at most %d)",
+                job.pk,
+                job.queue,
+                job.sends + 1,
+                backoff.retries,
+            )
+        if enqueue(job):
+            sent.append(job.pk)
+    return sent
+
+
+def _give_up_sending(job: Job, now: Any) -> None:
+    hours = (now - job.created_at).total_seconds() / 3600
+    error = (
+        f"No worker started this job: it was sent to queue {job.queue!r} {job.sends} times over "
+        f"{hours:.1f} h (the most ECHOSTUDIO_JOB_MAX_SENDS allows). Check that a worker consumes that "
+        "queue, then start the job again."
+    )
+    # Conditional on the job still waiting on that very send: a worker that claims it meanwhile wins.
+    if compare_and_set(
+        Job.objects.filter(pk=job.pk, status=JobStatus.QUEUED, sends=job.sends),
+        **_final_fields(JobStatus.FAILED, result=None, error=error, message="Never started"),
+    ):
+        logger.error("job %s: %s", job.pk, error)
 
 
 def cancel_job(job: Job) -> Job:
@@ -204,17 +261,25 @@ class JobReporter:
         self._write(log=self.job.log)
 
     def _write(self, **fields: Any) -> None:
-        if not compare_and_set(self._owned, **fields):
+        # Retried in place: a training loop reporting its step survives a database restart
+        # without losing the steps it made.
+        written = retry_transient(
+            lambda: compare_and_set(self._owned, **fields), what=f"job {self.job.pk}: reporting"
+        )
+        if not written:
             raise JobLost(f"attempt {self.job.attempts} of job {self.job.pk} no longer owns it")
 
     def check_cancelled(self) -> None:
         """Raise JobCancelled when an admin asked this job to stop."""
-        if Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists():
+        if self.should_cancel():
             raise JobCancelled()
 
     def should_cancel(self) -> bool:
         """Return True when a cancel was requested (for code that must not raise mid-step)."""
-        return Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists()
+        return retry_transient(
+            Job.objects.filter(pk=self.job.pk, cancel_requested=True).exists,
+            what=f"job {self.job.pk}: checking for a cancel",
+        )
 
 
 class _Heartbeat(threading.Thread):
@@ -278,8 +343,11 @@ def claimed_by_attempt(rows: QuerySet[Any], job: Job) -> QuerySet[Any]:
 
 
 def claimed_by_earlier_attempt(job: Job) -> Q:
-    """Match work rows an earlier attempt of `job` claimed (its worker died; this attempt takes over)."""
-    return Q(claimed_job=job, claimed_attempt__lt=job.attempts)
+    """Match work rows an earlier attempt of `job` claimed (its worker died; this attempt takes over),
+    or this attempt before a connection error made `run_job` call its function again.
+
+    Only ever asked as a job function begins, when none of this attempt's work is in flight."""
+    return Q(claimed_job=job, claimed_attempt__lte=job.attempts)
 
 
 def _claim(job_id: int) -> Job | None:
@@ -355,7 +423,7 @@ def _final_fields(status: str, *, result: JobResult, error: str, message: str) -
 def run_job(job_id: int) -> None:
     """Run one job to its end in this process; safe to call again for the same id."""
     # Celery's Django fixup closes stale connections around each task; nothing to do here.
-    job = _claim(job_id)
+    job = retry_transient(lambda: _claim(job_id), what=f"job {job_id}: claiming")
     if job is None:
         return
     spec = job_spec(job.kind)
@@ -363,21 +431,38 @@ def run_job(job_id: int) -> None:
     heartbeat.start()
     reporter = JobReporter(job)
     try:
-        result = spec.function(job, reporter)
+        # Called again after a connection error that escaped it: it resumes from its last finished
+        # row (module docstring).
+        result = retry_transient(lambda: spec.function(job, reporter), what=f"job {job.pk} ({job.kind})")
     except JobLost:
         logger.warning("job %s: attempt %s was taken over by another worker; stopping", job.pk, job.attempts)
     except JobCancelled:
-        _finish_attempt(job, JobStatus.CANCELLED)
+        _end_attempt(job, JobStatus.CANCELLED)
     except Exception as exc:
         logger.exception("job %s failed", job)
+        error = f"{type(exc).__name__}: {exc}"
+        if is_transient(exc):
+            backoff = job_backoff()
+            error = (
+                f"The database or the broker stayed unreachable through {backoff.retries} retries "
+                f"over {backoff.total():.0f} s ({error}); start the job again to resume it."
+            )
         log = (job.log + "\n" + traceback.format_exc())[-100_000:]
-        if compare_and_set(owned_by_attempt(job), log=log):
-            _finish_attempt(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
+        if retry_transient(lambda: compare_and_set(owned_by_attempt(job), log=log), what=f"job {job.pk}"):
+            _end_attempt(job, JobStatus.FAILED, error=error)
     else:
-        _finish_attempt(job, JobStatus.SUCCEEDED, result=result)
+        _end_attempt(job, JobStatus.SUCCEEDED, result=result)
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
+
+
+def _end_attempt(job: Job, status: str, *, result: JobResult = None, error: str = "") -> None:
+    # Still unreachable after every retry: the job stays running with no heartbeat, and the reaper
+    # queues it again once the database is back (the next attempt resumes it).
+    retry_transient(
+        lambda: _finish_attempt(job, status, result=result, error=error), what=f"job {job.pk}: finishing"
+    )
 
 
 def reap_stale_jobs() -> list[int]:
@@ -395,9 +480,9 @@ def reap_stale_jobs() -> list[int]:
                 continue
             reaped.append(job.pk)
             if job.attempts < settings.JOB_MAX_ATTEMPTS and not job.cancel_requested:
-                job.status, job.enqueued_at = JobStatus.QUEUED, None
+                job.status, job.enqueued_at, job.sends = JobStatus.QUEUED, None, 0
                 job.message = f"The worker stopped during attempt {job.attempts}; queued again"
-                job.save(update_fields=["status", "message", "enqueued_at"])
+                job.save(update_fields=["status", "message", "enqueued_at", "sends"])
                 transaction.on_commit(lambda job=job: enqueue(job))  # type: ignore[misc]
             else:
                 _finish(

@@ -83,6 +83,9 @@ class Job(models.Model):
     enqueued_at = models.DateTimeField(
         null=True, blank=True, help_text="When its id last reached the broker; empty while no send has"
     )
+    sends = models.PositiveIntegerField(
+        default=0, help_text="How often its id reached the broker since it was last queued (capped)"
+    )
     provenance = models.JSONField(
         default=dict,
         blank=True,

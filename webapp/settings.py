@@ -260,6 +260,18 @@ IDEMPOTENCY_KEY_HOURS = env_float("ECHOSTUDIO_IDEMPOTENCY_KEY_HOURS", 24.0, mini
 # A queued job still not started after this long is sent to the broker again (a broker restarted
 # without persistence loses what it held); the copy is dropped if the first one started it.
 JOB_RESEND_QUEUED_AFTER_SECONDS = env_float("ECHOSTUDIO_JOB_RESEND_QUEUED_AFTER_SECONDS", 600.0, minimum=1.0)
+# Each later send waits twice as long as the one before (10 min, 20, 40 ...); a job sent this many
+# times that no worker started fails, saying which queue has no worker (webapp.jobs).
+JOB_MAX_SENDS = env_int("ECHOSTUDIO_JOB_MAX_SENDS", 8, minimum=1)
+# Database and broker connection errors inside a job (a restart, a network blip) are retried after
+# FIRST seconds, twice as long each time up to MAX, TRANSIENT times (about 3 minutes in all by
+# default) before the job fails (webapp.db.retry_transient).
+JOB_RETRY_FIRST_SECONDS = env_float("ECHOSTUDIO_JOB_RETRY_FIRST_SECONDS", 1.0, minimum=0.0)
+JOB_RETRY_MAX_SECONDS = env_float("ECHOSTUDIO_JOB_RETRY_MAX_SECONDS", 60.0, minimum=JOB_RETRY_FIRST_SECONDS)
+JOB_RETRY_TRANSIENT = env_int("ECHOSTUDIO_JOB_RETRY_TRANSIENT", 8, minimum=0)
+# A request that needs the database or the broker while it is down is answered 503 with this
+# Retry-After (webapp.outages), never 500.
+OUTAGE_RETRY_AFTER_SECONDS = env_int("ECHOSTUDIO_OUTAGE_RETRY_AFTER_SECONDS", 5, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "webapp.reap_stale_jobs", "schedule": JOB_REAP_EVERY_SECONDS},
     "purge-idempotency-keys": {"task": "webapp.purge_idempotency_keys", "schedule": 3600.0},
@@ -342,8 +354,14 @@ if env_int("ECHOSTUDIO_PROXY_COUNT", 0, minimum=0):
 CACHE_URL = env_str("ECHOSTUDIO_CACHE_URL")
 THROTTLE_COUNTS = "cache" if CACHE_URL else "files"
 THROTTLE_DIR = VAR_DIR / "throttles"
+# A Redis that is down or unreachable is a cache miss, never an error (webapp.cache): the short
+# timeouts keep a request from waiting on it.
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    "default": {
+        "BACKEND": "webapp.cache.FailOpenRedisCache",
+        "LOCATION": CACHE_URL,
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    }
     if CACHE_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

@@ -8,8 +8,9 @@ The race each function prevents:
 - ``finish_unit``: a result is written only while the rows are still claimed by this very attempt
   (status running, same job, same attempt); otherwise ``ClaimLost`` is raised and nothing is
   written, so a reaped attempt that wakes up cannot finish a sample a second time.
-- ``release_dead_claims``: rows held by an earlier attempt of this job (its worker died) go back to
-  pending before this attempt claims anything; rows of finished jobs likewise when a stage resumes.
+- ``release_dead_claims``: rows held by an earlier attempt of this job (its worker died), or by this
+  attempt before a database error made it start the stage over (``webapp.jobs.run_job``), go back
+  to pending before this attempt claims anything; rows of finished jobs likewise when a stage resumes.
 
 Who owns a row is the job machinery's one rule (`webapp.jobs.attempt_mark`, `claimed_by_attempt`),
 the same that guards the job row itself.
@@ -87,7 +88,7 @@ def ensure_rows(build_id: int, stage: str) -> int:
 
 
 def release_dead_claims(job: Job, build_id: int, stage: str) -> int:
-    """Put back to pending the rows earlier attempts of this job, or finished jobs, left claimed."""
+    """Put back to pending the rows earlier attempts or calls of this job, or finished jobs, left claimed."""
     running = SampleStage.objects.filter(build_id=build_id, stage=stage, status=SampleStageStatus.RUNNING)
     # The finished-job test is an EXISTS over the row, not a join: compare_and_set keeps every
     # condition on the rows it writes, so a claim taken meanwhile is never released.

@@ -52,7 +52,7 @@ from ml.builder.stages import (
 )
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
-from webapp.db import ThreadOrm
+from webapp.db import ThreadOrm, is_transient
 from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
 from webapp.models import Job, JobStatus, User
 
@@ -168,6 +168,10 @@ def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[clai
         results = step(samples, context)
         return claims.drop_whole_dialogue([(sample.pk, sample.turn) for sample in samples], results)
     except Exception as exc:
+        if is_transient(exc):
+            # The database (or broker) went away, not the sample: the stage starts over from its
+            # last finished row (webapp.jobs.run_job) and this unit is claimed again.
+            raise
         # One sample the step cannot handle (a bug, strange audio) is dropped with the error,
         # counted on the build page, rather than failing a stage of thousands.
         logger.exception("builder step failed on %s", samples[0])
@@ -249,8 +253,11 @@ def builder_stage_job(job: Job, reporter: JobReporter) -> JobResult:
         raise
     except JobLost:
         raise  # another attempt owns the stage now; it decides what the build becomes
-    except Exception:
-        _mark_stopped(build, stage, BuildStatus.FAILED)
+    except Exception as exc:
+        # A connection error is retried (the stage resumes); were it to outlast every retry, the
+        # database it would be recorded in is down too, and `stopped_short` finds the stage anyway.
+        if not is_transient(exc):
+            _mark_stopped(build, stage, BuildStatus.FAILED)
         raise
     advance(build, stage)
     return {"stage": stage, **result}

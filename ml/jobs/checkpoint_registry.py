@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from ml.jobs.models import Checkpoint, DatasetSnapshot
+from webapp.db import retry_transient
 from webapp.jobs import JobLost, owned_by_attempt
 from webapp.models import Job
 
@@ -133,7 +134,8 @@ def store_checkpoint(
     """
     destination = job_destination(job, kind)
     saved = _save_verified(destination, save)
-    try:
+
+    def record() -> Checkpoint:
         with transaction.atomic():
             # Race: a worker presumed dead (it was only slow) and the attempt that replaced it can
             # both get here; locking the job row makes the second see the first's checkpoint, so a
@@ -144,11 +146,19 @@ def store_checkpoint(
             recorded = Checkpoint.objects.filter(produced_by=job).first()
             if recorded is None:
                 return _create_row(name, kind, saved, job=job, snapshot=snapshot, parent=parent)
-        discard(destination)
-        return recorded
+            return recorded
+
+    try:
+        # Retried here, not by training again: a database restart at this moment must not cost the
+        # run it just saved.
+        checkpoint = retry_transient(record, what=f"job {job.pk}: recording its checkpoint")
     except BaseException:
         discard(destination)
         raise
+    # A retry can find the row its own lost answer committed: those files are the checkpoint's.
+    if checkpoint.uri != saved.uri:
+        discard(destination)
+    return checkpoint
 
 
 def _save_verified(destination: str, save: Callable[[str], SavedCheckpoint]) -> SavedCheckpoint:

@@ -6,6 +6,7 @@ that was wrong (as "field: message" strings, or objects where a report has more 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,8 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+from webapp.outages import outage_response
 
 
 class ProblemSerializer(serializers.Serializer[Any]):
@@ -87,7 +90,11 @@ def api_not_found(request: HttpRequest, exception: Exception | None = None) -> H
 
 
 def api_server_error(request: HttpRequest) -> HttpResponse:
-    """Django's 500 for /api/ in the API's shape (details stay in the server log)."""
+    """Django's 500 for /api/ in the API's shape (details stay in the server log); 503 with
+    Retry-After when what failed was the database or the broker being down (webapp.outages)."""
+    outage = outage_response(request, sys.exc_info()[1])
+    if outage is not None:
+        return outage
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": "The server failed; the error is logged.", "problems": []}, status=500)
     return server_error(request)

@@ -76,7 +76,10 @@ def _cache_count(key: str, ttl: int, delta: int) -> int:
         if delta <= 0:
             return 0
         cache.add(key, 0, ttl)
-        return max(int(cache.incr(key, delta)), 0)
+        try:
+            return max(int(cache.incr(key, delta)), 0)
+        except ValueError:  # still no counter: the cache is unreachable and fails open (webapp.cache)
+            return 0
 
 
 def _file_count(window: Window, delta: int) -> int:

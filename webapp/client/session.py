@@ -11,14 +11,18 @@ from typing import IO, Any
 import httpx
 from tqdm import tqdm
 
+from webapp.lib.backoff import Backoff
 from webapp.lib.visible import visible
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-# A write whose answer was lost (a restarted web worker, a dropped connection) is sent again with
-# the same Idempotency-Key, so the server answers it instead of applying it twice.
-WRITE_ATTEMPTS = 4
-RETRY_PAUSE_SECONDS = 0.5
+# A request whose answer was lost (a restarted web worker, a dropped connection), or that the
+# server answered "unavailable for a moment" (503 while its database or broker restarts; 502 and
+# 504 from a proxy while the web process restarts), is sent again after a capped exponential wait,
+# or the server's Retry-After when longer: about 25 s in all. A write keeps its Idempotency-Key, so
+# the server answers a copy instead of applying it twice.
+RETRY_BACKOFF = Backoff(first=0.5, cap=10.0, retries=6)
+RETRY_STATUSES = frozenset({502, 503, 504})
 
 
 class ClientError(Exception):
@@ -62,27 +66,37 @@ class Studio:
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """Send a request; raise ClientError with the server's explanation on any error status.
 
-        A write carries an Idempotency-Key and is sent again, with the same key, when the
-        connection fails before an answer arrives (webapp.idempotency on the server)."""
-        if method.upper() not in WRITE_METHODS:
-            response = self.http.request(method, path, **kwargs)
-        else:
-            response = self._write(method, path, **kwargs)
+        A write carries an Idempotency-Key (webapp.idempotency on the server). Any request is sent
+        again, a write with the same key, when the connection fails before an answer arrives or
+        the server is unavailable for a moment (RETRY_BACKOFF, RETRY_STATUSES)."""
+        headers = dict(kwargs.pop("headers", None) or {})
+        if method.upper() in WRITE_METHODS:
+            headers = {"Idempotency-Key": str(uuid.uuid4()), **headers}
+        response = self._send_retrying(method, path, headers=headers, **kwargs)
         if response.is_error:
             raise ClientError(_explain(response))
         return response
 
-    def _write(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        headers = {"Idempotency-Key": str(uuid.uuid4()), **kwargs.pop("headers", {})}
-        for attempt in range(1, WRITE_ATTEMPTS + 1):
+    def _send_retrying(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        for retry in range(RETRY_BACKOFF.retries + 1):
+            last = retry == RETRY_BACKOFF.retries
             _rewind(kwargs.get("files"))
             try:
-                return self.http.request(method, path, headers=headers, **kwargs)
+                response = self.http.request(method, path, **kwargs)
             except httpx.TransportError:
-                if attempt == WRITE_ATTEMPTS:
+                if last:
                     raise
-                time.sleep(RETRY_PAUSE_SECONDS * attempt)
+                asked = None
+            else:
+                if response.status_code not in RETRY_STATUSES or last:
+                    return response
+                asked = _retry_after(response)
+            self.sleep(RETRY_BACKOFF.wait_for(retry, asked))
         raise AssertionError("unreachable")
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
 
     def json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self.request(method, path, **kwargs).json()
@@ -121,6 +135,14 @@ def _rewind(files: Any) -> None:
         handle = value[1] if isinstance(value, tuple) else value
         if hasattr(handle, "seek"):
             handle.seek(0)
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Return the seconds of a `Retry-After: <seconds>` header (an HTTP date is not sent by us)."""
+    try:
+        return max(0.0, float(response.headers.get("Retry-After", "")))
+    except ValueError:
+        return None
 
 
 def _explain(response: httpx.Response) -> str:

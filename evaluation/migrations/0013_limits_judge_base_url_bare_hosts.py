@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evaluation", "0011_study_clips_original_audio"),
+        ("evaluation", "0012_echomindimport_import_scope"),
     ]
 
     operations = [
