@@ -35,6 +35,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from webapp.db import compare_and_set
+from webapp.lib import row_outcome
 from webapp.lib.provenance import current_provenance
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
 
@@ -330,10 +331,12 @@ def _finish(job: Job, status: str, *, result: JobResult = None, error: str = "",
     job.save(update_fields=list(fields))
 
 
-def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: str = "") -> bool:
+def _finish_attempt(
+    job: Job, status: str, *, result: JobResult = None, error: str = "", message: str = ""
+) -> bool:
     """End the job as the attempt that claimed it; return False (and write nothing) when that
     attempt was reaped meanwhile, so a second worker's run is the only one that counts."""
-    fields = _final_fields(status, result=result, error=error, message="")
+    fields = _final_fields(status, result=result, error=error, message=message)
     if compare_and_set(owned_by_attempt(job), **fields):
         return True
     logger.warning(
@@ -344,12 +347,29 @@ def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: s
 
 def _final_fields(status: str, *, result: JobResult, error: str, message: str) -> dict[str, Any]:
     fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error}
-    if status == JobStatus.SUCCEEDED:
-        fields.update(progress=1.0, result=result)
+    if status in (JobStatus.SUCCEEDED, JobStatus.FINISHED_WITH_ERRORS) or result is not None:
+        # A job that failed by its rows (`row_outcome`) keeps its result: its counts say why.
+        fields["result"] = result
+    if status in (JobStatus.SUCCEEDED, JobStatus.FINISHED_WITH_ERRORS):
+        fields["progress"] = 1.0
     fields["message"] = message or {"succeeded": "Done", "failed": "Failed", "cancelled": "Cancelled"}.get(
         status, ""
     )
     return fields
+
+
+def ended(result: JobResult) -> tuple[str, str, str]:
+    """Return (status, error, message) of a job function that returned `result`.
+
+    A job over many rows says so with a tally under ``row_outcome.RESULT_KEY`` (`RowTally.as_result`);
+    its status is then the tally's (succeeded, finished with errors, failed) and its message the
+    tally in words. A job without one succeeded.
+    """
+    tally = row_outcome.tally_of(result)
+    if tally is None:
+        return JobStatus.SUCCEEDED, "", ""
+    sentence = tally.sentence()
+    return tally.status, sentence if tally.status == JobStatus.FAILED else "", sentence[:500]
 
 
 def run_job(job_id: int) -> None:
@@ -374,7 +394,8 @@ def run_job(job_id: int) -> None:
         if compare_and_set(owned_by_attempt(job), log=log):
             _finish_attempt(job, JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}")
     else:
-        _finish_attempt(job, JobStatus.SUCCEEDED, result=result)
+        status, error, message = ended(result)
+        _finish_attempt(job, status, result=result, error=error, message=message)
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
