@@ -131,7 +131,10 @@ def test_a_rerun_over_garbage_without_retry_errors_fails_and_says_what_it_left(d
 
     # and re-judging the errors with a judge now answering well says what it re-did
     third = _judged(
-        system, lambda request: json_reply(good_answer(stage_of(request))), config=first.judge_config, retry=True
+        system,
+        lambda request: json_reply(good_answer(stage_of(request))),
+        config=first.judge_config,
+        retry=True,
     )
     assert third.status() == "succeeded"
     assert third.rerun_report() == (
@@ -148,7 +151,9 @@ def _judged(
 ) -> JudgeRun:
     with running_chat_server(handler) as server:
         if config is None:
-            config = JudgeConfig.objects.create(name="stub", base_url=server.base_url, model="m", attach_audio=True)
+            config = JudgeConfig.objects.create(
+                name="stub", base_url=server.base_url, model="m", attach_audio=True
+            )
         else:
             config.base_url = server.base_url
             config.save(update_fields=["base_url"])

@@ -28,6 +28,11 @@ def refused_characters(text: str) -> Counter[str]:
     return Counter("NUL" if char == "\x00" else "lone surrogate" for char in _REFUSED.findall(text))
 
 
+def without_refused(text: str) -> str:
+    """Return `text` without the characters no backend stores (what a speech synthesiser is given)."""
+    return _REFUSED.sub("", text)
+
+
 def needs_escape(text: str) -> bool:
     """Return True when `text` must be escaped to be stored (or would be misread as escaped)."""
     return bool(_REFUSED.search(text)) or text.startswith(MARKER)
@@ -98,9 +103,9 @@ def describe(found: Counter[str]) -> str:
     return ", ".join(parts)
 
 
-def escaped_note(found: Counter[str], backend: str) -> str:
-    """Return the flag a row carries when its text was escaped, naming the database in use."""
+def escaped_note(described: str, backend: str) -> str:
+    """Return what an import says of a row whose text was escaped (`describe`), naming the database in use."""
     return (
-        f"text escaped: {describe(found)}, kept as \\x00 / \\udXXX escapes so the text is stored alike on "
+        f"text escaped: {described}, kept as \\x00 / \\udXXX escapes so the text is stored alike on "
         f"every database (here {backend}); webapp.lib.stored_text.unescape gives the model's text back"
     )
