@@ -167,7 +167,8 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
         if isinstance(row_or_problem, Problem):
             problems.append(row_or_problem)
             continue
-        row = escaped_row(row_or_problem)
+        # Counted in the row as sent: a character the parser copies into two fields is one.
+        row = escaped_row(row_or_problem, escape_value(value)[1])
         if row.label in first_line:
             problems.append(
                 Problem(number, row.label, f"duplicate item: already on line {first_line[row.label]}")
@@ -180,25 +181,21 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
     return rows, problems
 
 
-def escaped_row(row: OutputRow) -> OutputRow:
-    """Return the row with its text escaped where a database would refuse it, and flagged.
+def escaped_row(row: OutputRow, found: Counter[str]) -> OutputRow:
+    """Return the row with its text escaped where a database would refuse it, and flagged with
+    `found` (the refused characters of the row as sent) in words.
 
     Escaped field by field, after parsing: each span is a text of its own, which
     `webapp.lib.stored_text.unescape` gives back whole."""
     changes: dict[str, Any] = {}
-    found: Counter[str] = Counter()
     for name in TEXT_FIELDS:
-        value, refused = escape_value(getattr(row, name))
-        if refused or value != getattr(row, name):
+        value = escape_value(getattr(row, name))[0]
+        if value is not getattr(row, name):
             changes[name] = value
-            # A whole answer's spans are parts of its raw text: its characters are counted once.
-            if not row.raw_text or name in ("raw_text", "history"):
-                found.update(refused)
     if not changes:
         return row
-    return replace(
-        row, **changes, escaped_characters=describe(found) or "text starting with the escape marker"
-    )
+    flag = describe(found) or "text starting with the escape marker"
+    return replace(row, **changes, escaped_characters=flag)
 
 
 def _row_from_json(line: int, value: object) -> OutputRow | Problem:

@@ -76,7 +76,8 @@ def unescape(text: str) -> str:
 
 def escape_value(value: Any) -> tuple[Any, Counter[str]]:
     """Return a JSON-like value (str, list, dict) with every string in it escaped (keys too), and
-    the refused characters found, by kind."""
+    the refused characters found, by kind. A value with nothing to escape is returned itself (the
+    same object), so a caller can tell with ``is``."""
     found: Counter[str] = Counter()
 
     def walk(current: Any) -> Any:
@@ -84,9 +85,16 @@ def escape_value(value: Any) -> tuple[Any, Counter[str]]:
             found.update(refused_characters(current))
             return escape(current)
         if isinstance(current, list):
-            return [walk(item) for item in current]
+            items = [walk(item) for item in current]
+            unchanged = all(new is old for new, old in zip(items, current, strict=True))
+            return current if unchanged else items
         if isinstance(current, dict):
-            return {walk(key): walk(item) for key, item in current.items()}
+            pairs = [(walk(key), walk(item)) for key, item in current.items()]
+            unchanged = all(
+                new_key is key and new is old
+                for (new_key, new), (key, old) in zip(pairs, current.items(), strict=True)
+            )
+            return current if unchanged else dict(pairs)
         return current
 
     return walk(value), found
