@@ -30,6 +30,20 @@ FAILED_ERROR_SHARE: Final = 0.5
 RESULT_KEY: Final = "rows"
 
 
+def percent(share: float) -> str:
+    """Return a share as a percentage a reader can trust at both ends: one failed row in 200 is
+    "0.5%", never "0%", and 199 in 200 is "99.5%", never "100%"."""
+    if share <= 0 or share >= 1:
+        return f"{share:.0%}"
+    if share < 0.001:
+        return "<0.1%"
+    if share > 0.999:
+        return ">99.9%"
+    if share < 0.01 or share > 0.99:
+        return f"{share:.1%}"
+    return f"{share:.0%}"
+
+
 def outcome(rows: int, failed: int) -> str:
     """Return the status of a job that stood for `rows` rows of which `failed` failed."""
     if rows < 0 or failed < 0 or failed > rows:
@@ -72,7 +86,7 @@ class RowTally:
         status = self.status
         if status == SUCCEEDED:
             return f"Succeeded: all {self.rows} {self.noun} done"
-        failed = f"{self.failed} of {self.rows} {self.noun} failed ({self.share:.0%})"
+        failed = f"{self.failed} of {self.rows} {self.noun} failed ({percent(self.share)})"
         if status == FINISHED_WITH_ERRORS:
             return f"Finished with errors: {failed}"
         if self.done == 0:
@@ -87,6 +101,7 @@ class RowTally:
             "noun": self.noun,
             "status": self.status,
             "share": round(self.share, 4),
+            "percent": percent(self.share),
         }
 
 

@@ -88,7 +88,14 @@ def test_good_answers_are_scored_with_caps_and_automatic_flags(system: System) -
         "cached": 0,
         "rejudged_errors": 0,
         "left_errors": 0,
-        "rows": {"total": 12, "failed": 0, "noun": "stages", "status": "succeeded", "share": 0.0},
+        "rows": {
+            "total": 12,
+            "failed": 0,
+            "noun": "stages",
+            "status": "succeeded",
+            "share": 0.0,
+            "percent": "0%",
+        },
     }
     assert len(server.chat_requests) == 12
     assert _scores(system) == {

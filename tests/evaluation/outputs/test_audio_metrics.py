@@ -81,7 +81,14 @@ def test_the_job_measures_each_reply_once_and_again_after_its_audio_changes(
         "benchmark_version": "echoeval-v1",
         "measured": 2,
         "problems": 0,
-        "rows": {"total": 2, "failed": 0, "noun": "audio files", "status": "succeeded", "share": 0.0},
+        "rows": {
+            "total": 2,
+            "failed": 0,
+            "noun": "audio files",
+            "status": "succeeded",
+            "share": 0.0,
+            "percent": "0%",
+        },
     }
     clean_figures, noisy_figures = _measured(clean.audio_metrics), _measured(noisy.audio_metrics)
     assert clean_figures["p808_mos"] > noisy_figures["p808_mos"] + 0.5

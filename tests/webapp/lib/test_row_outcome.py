@@ -12,6 +12,7 @@ from webapp.lib.row_outcome import (
     SUCCEEDED,
     RowTally,
     outcome,
+    percent,
     tally_of,
 )
 from webapp.models import FINISHED_STATUSES, JobStatus
@@ -64,3 +65,18 @@ def test_a_jobs_result_carries_its_tally_and_its_status_follows() -> None:
 def test_the_job_statuses_are_the_vocabulary() -> None:
     assert {SUCCEEDED, FINISHED_WITH_ERRORS, FAILED} <= {str(status) for status in FINISHED_STATUSES}
     assert JobStatus(FINISHED_WITH_ERRORS).label == "Finished with errors"
+
+
+@pytest.mark.parametrize(
+    ("share", "shown"),
+    [
+        (0.0, "0%"),
+        (1 / 200, "0.5%"),
+        (1 / 5000, "<0.1%"),
+        (15 / 36, "42%"),
+        (199 / 200, "99.5%"),
+        (1.0, "100%"),
+    ],
+)
+def test_a_share_never_reads_as_none_or_all_when_it_is_not(share: float, shown: str) -> None:
+    assert percent(share) == shown
