@@ -58,16 +58,32 @@ def _page_status(client, run: JudgeRun) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("garbage_outputs", "status", "sentence", "exit_status"),
+    ("garbage_outputs", "options", "status", "sentence", "exit_status"),
     [
-        (0, "succeeded", "Succeeded: all 20 stages done", 0),
-        (2, "finished_with_errors", "Finished with errors: 8 of 20 stages failed (40%)", 3),
-        (5, "failed", "Failed: nothing usable, 20 of 20 stages failed (100%)", 2),
+        (0, [], "succeeded", "Succeeded: all 20 stages done", 0),
+        (2, [], "finished_with_errors", "Finished with errors: 8 of 20 stages failed (40%)", 3),
+        (
+            2,
+            ["--allow-errors"],
+            "finished_with_errors",
+            "Finished with errors: 8 of 20 stages failed (40%)",
+            0,
+        ),
+        (5, [], "failed", "Failed: nothing usable, 20 of 20 stages failed (100%)", 2),
     ],
-    ids=["0%-garbage", "40%-garbage", "100%-garbage"],
+    ids=["0%-garbage", "40%-garbage", "40%-garbage-allowed", "100%-garbage"],
 )
 def test_a_run_says_what_happened_on_the_page_the_api_and_the_clients_exit_status(
-    live_server, users, client_for, monkeypatch, capsys, garbage_outputs, status, sentence, exit_status
+    live_server,
+    users,
+    client_for,
+    monkeypatch,
+    capsys,
+    garbage_outputs,
+    options,
+    status,
+    sentence,
+    exit_status,
 ) -> None:
     # given five outputs, a stub judge answering garbage to some, and a client whose --wait runs the
     # queued job where a worker would (each poll), so no worker process is needed
@@ -79,7 +95,9 @@ def test_a_run_says_what_happened_on_the_page_the_api_and_the_clients_exit_statu
     with running_chat_server(stub_judge) as server:
         JudgeConfig.objects.create(name="stub", base_url=server.base_url, model="m", attach_audio=True)
         # when the script judges with --wait
-        exit_code = client_run([*common, "judge", "--system", "Omni-X", "--judge", "stub", "--wait"])
+        exit_code = client_run(
+            [*common, "judge", "--system", "Omni-X", "--judge", "stub", "--wait", *options]
+        )
 
     # then the client exits 0 only for a full success, and prints the status with its figures
     printed = capsys.readouterr()
@@ -103,10 +121,13 @@ def test_a_run_says_what_happened_on_the_page_the_api_and_the_clients_exit_statu
     assert api["job"]["result"]["rows"]["failed"] == 4 * garbage_outputs
 
 
-def test_with_allow_errors_a_run_that_finished_with_errors_exits_0_and_a_failed_one_does_not() -> None:
-    assert commands.wait_exit_status("finished_with_errors", allow_errors=True) == 0
+def test_with_allow_errors_a_failed_or_cancelled_run_still_exits_2() -> None:
     assert commands.wait_exit_status("failed", allow_errors=True) == 2
-    assert commands.wait_exit_status("cancelled", allow_errors=True) == 2
+    assert (
+        commands.wait_exit_status("cancelled")
+        == commands.wait_exit_status("cancelled", allow_errors=True)
+        == 2
+    )
 
 
 def test_a_rerun_over_garbage_without_retry_errors_fails_and_says_what_it_left(db, client_for) -> None:
