@@ -1,6 +1,9 @@
 """The Job machinery every long task uses: start, run with progress, cancel, recover from dead workers.
 
 A job function is a plain callable `(job, reporter) -> result dict` registered with `@job_task`.
+A job over many rows puts its tally (`webapp.lib.row_outcome.RowTally`) in that dict, and ends
+succeeded, finished with errors or failed by it (`ended`); one row's failure is that row's error,
+never an exception that sinks the job.
 The Celery task around it takes only the job id, so a redelivered message (acks_late) or a manual
 re-run finds the row and decides from its status whether there is anything left to do.
 
