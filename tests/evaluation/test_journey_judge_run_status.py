@@ -110,12 +110,16 @@ def test_a_run_says_what_happened_on_the_page_the_api_and_the_clients_exit_statu
     assert run.job is not None and run.job.status == status
     admin = client_for("admin")
     assert _page_status(admin, run) == (status, sentence)
+    page = admin.get(f"/manage/judge-runs/{run.pk}/").content.decode()
+    header = re.search(r'data-testid="run-header-status">(.*?)</small>', page, re.S)
+    assert header is not None and header.group(1).startswith(JobStatus(status).label)
     listed = admin.get("/manage/judge-runs/").content.decode()
     shown = re.search(rf'data-testid="run-status-{run.pk}">(.*?)</td>', listed, re.S)
     assert shown is not None
     assert shown.group(1).startswith(JobStatus(status).label)
     if garbage_outputs:
-        assert f"{4 * garbage_outputs} of 20 stages failed ({20 * garbage_outputs}%)" in shown.group(1)
+        figures = f"{4 * garbage_outputs} of 20 stages failed ({20 * garbage_outputs}%)"
+        assert figures in shown.group(1) and figures in header.group(1)
     api = admin.get(f"/api/judge-runs/{run.pk}/").json()
     assert (api["status"], api["summary"]) == (status, sentence)
     assert api["job"]["result"]["rows"]["failed"] == 4 * garbage_outputs
