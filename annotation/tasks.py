@@ -13,6 +13,7 @@ from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling import drafts
 from annotation.recording import items, takes
 from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.models import Job
 
 
@@ -72,7 +73,11 @@ def import_items(job: Job, reporter: JobReporter) -> JobResult:
             if report.invalid_rows
             else f"Nothing was imported: {report.errors[0] if report.errors else 'the file holds no items'}"
         )
-    return report.as_result()
+    for error in report.errors[:200]:
+        reporter.log(str(error))  # the rows skipped on request: each one's problem
+    # Rows skipped because they have problems are the import's failed rows (`row_outcome`).
+    tally = RowTally(report.rows_read, min(report.invalid_rows, report.rows_read))
+    return {**report.as_result(), RESULT_KEY: tally.as_result()}
 
 
 class _ProgressWriter(threading.Thread):

@@ -6,6 +6,7 @@ from evaluation.echomind.answers import JUDGE_REPLIES_JOB
 from evaluation.echomind.replies.quality import QUALITY_JOB, measure_reply_audio
 from evaluation.judging.runs import run_judge_run
 from webapp.jobs import JobReporter, JobResult, job_task
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.models import Job
 
 
@@ -22,7 +23,8 @@ def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
     from evaluation.judging.models import JudgeConfig
 
     judged, errors = judge_replies(JudgeConfig.objects.get(pk=int(job.parameters["judge"])))
-    return {"judged": judged, "judge_errors": errors}
+    tally = RowTally(judged + errors, errors, noun="replies")
+    return {"judged": judged, "judge_errors": errors, RESULT_KEY: tally.as_result()}
 
 
 @job_task(QUALITY_JOB, queue="default", title="Measure EchoMind reply audio (DNSMOS)")

@@ -110,6 +110,15 @@ def close_connections() -> None:
             conn.close()
 
 
+# How messages name the database in use (never "PostgreSQL" on SQLite).
+_BACKEND_NAMES = {"postgresql": "PostgreSQL", "sqlite": "SQLite", "mysql": "MySQL", "oracle": "Oracle"}
+
+
+def backend_name() -> str:
+    """Return the name of the database in use, as a message shows it ("PostgreSQL", "SQLite")."""
+    return _BACKEND_NAMES.get(connection.vendor, connection.vendor)
+
+
 class ThreadOrm:
     """The one rule for the ORM around thread pools (the judge client's, a build stage's).
 

@@ -27,6 +27,7 @@ READING_ORDER = (
     "builder",
     "training",
     "api",
+    "jobs",
     "deployment",
     "architecture",
     "dependencies",

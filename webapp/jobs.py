@@ -1,6 +1,9 @@
 """The Job machinery every long task uses: start, run with progress, cancel, recover from dead workers.
 
 A job function is a plain callable `(job, reporter) -> result dict` registered with `@job_task`.
+A job over many rows puts its tally (`webapp.lib.row_outcome.RowTally`) in that dict, and ends
+succeeded, finished with errors or failed by it (`ended`); one row's failure is that row's error,
+never an exception that sinks the job.
 The Celery task around it takes only the job id, so a redelivered message (acks_late) or a manual
 re-run finds the row and decides from its status whether there is anything left to do.
 
@@ -43,6 +46,7 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from webapp.db import compare_and_set, is_transient, job_backoff, retry_transient
+from webapp.lib import row_outcome
 from webapp.lib.backoff import Backoff
 from webapp.lib.provenance import current_provenance
 from webapp.models import FINISHED_STATUSES, Job, JobStatus, User
@@ -398,10 +402,12 @@ def _finish(job: Job, status: str, *, result: JobResult = None, error: str = "",
     job.save(update_fields=list(fields))
 
 
-def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: str = "") -> bool:
+def _finish_attempt(
+    job: Job, status: str, *, result: JobResult = None, error: str = "", message: str = ""
+) -> bool:
     """End the job as the attempt that claimed it; return False (and write nothing) when that
     attempt was reaped meanwhile, so a second worker's run is the only one that counts."""
-    fields = _final_fields(status, result=result, error=error, message="")
+    fields = _final_fields(status, result=result, error=error, message=message)
     if compare_and_set(owned_by_attempt(job), **fields):
         return True
     logger.warning(
@@ -412,12 +418,29 @@ def _finish_attempt(job: Job, status: str, *, result: JobResult = None, error: s
 
 def _final_fields(status: str, *, result: JobResult, error: str, message: str) -> dict[str, Any]:
     fields: dict[str, Any] = {"status": status, "finished_at": timezone.now(), "error": error}
-    if status == JobStatus.SUCCEEDED:
-        fields.update(progress=1.0, result=result)
+    if status in (JobStatus.SUCCEEDED, JobStatus.FINISHED_WITH_ERRORS) or result is not None:
+        # A job that failed by its rows (`row_outcome`) keeps its result: its counts say why.
+        fields["result"] = result
+    if status in (JobStatus.SUCCEEDED, JobStatus.FINISHED_WITH_ERRORS):
+        fields["progress"] = 1.0
     fields["message"] = message or {"succeeded": "Done", "failed": "Failed", "cancelled": "Cancelled"}.get(
         status, ""
     )
     return fields
+
+
+def ended(result: JobResult) -> tuple[str, str, str]:
+    """Return (status, error, message) of a job function that returned `result`.
+
+    A job over many rows says so with a tally under ``row_outcome.RESULT_KEY`` (`RowTally.as_result`);
+    its status is then the tally's (succeeded, finished with errors, failed) and its message the
+    tally in words. A job without one succeeded.
+    """
+    tally = row_outcome.tally_of(result)
+    if tally is None:
+        return JobStatus.SUCCEEDED, "", ""
+    sentence = tally.sentence()
+    return tally.status, sentence if tally.status == JobStatus.FAILED else "", sentence[:500]
 
 
 def run_job(job_id: int) -> None:
@@ -451,17 +474,21 @@ def run_job(job_id: int) -> None:
         if retry_transient(lambda: compare_and_set(owned_by_attempt(job), log=log), what=f"job {job.pk}"):
             _end_attempt(job, JobStatus.FAILED, error=error)
     else:
-        _end_attempt(job, JobStatus.SUCCEEDED, result=result)
+        status, error, message = ended(result)
+        _end_attempt(job, status, result=result, error=error, message=message)
     finally:
         heartbeat.stopped.set()
         heartbeat.join(timeout=5)
 
 
-def _end_attempt(job: Job, status: str, *, result: JobResult = None, error: str = "") -> None:
+def _end_attempt(
+    job: Job, status: str, *, result: JobResult = None, error: str = "", message: str = ""
+) -> None:
     # Still unreachable after every retry: the job stays running with no heartbeat, and the reaper
     # queues it again once the database is back (the next attempt resumes it).
     retry_transient(
-        lambda: _finish_attempt(job, status, result=result, error=error), what=f"job {job.pk}: finishing"
+        lambda: _finish_attempt(job, status, result=result, error=error, message=message),
+        what=f"job {job.pk}: finishing",
     )
 
 

@@ -11,6 +11,8 @@ from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.utils import timezone
 
+from webapp.lib import row_outcome
+
 
 class ShortcutKeys(models.TextChoices):
     """How the pages' single-character shortcuts (a, r, 1-7, Space, +) answer (WCAG 2.1.4)."""
@@ -47,12 +49,19 @@ class UserSession(AbstractBaseSession):
 class JobStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+    # The three ends of a job over many rows are `webapp.lib.row_outcome`'s vocabulary.
+    SUCCEEDED = row_outcome.SUCCEEDED, row_outcome.LABELS[row_outcome.SUCCEEDED]
+    FINISHED_WITH_ERRORS = (
+        row_outcome.FINISHED_WITH_ERRORS,
+        row_outcome.LABELS[row_outcome.FINISHED_WITH_ERRORS],
+    )
+    FAILED = row_outcome.FAILED, row_outcome.LABELS[row_outcome.FAILED]
     CANCELLED = "cancelled", "Cancelled"
 
 
-FINISHED_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+FINISHED_STATUSES = frozenset(
+    {JobStatus.SUCCEEDED, JobStatus.FINISHED_WITH_ERRORS, JobStatus.FAILED, JobStatus.CANCELLED}
+)
 
 
 class Job(models.Model):
@@ -61,7 +70,7 @@ class Job(models.Model):
     kind = models.CharField(max_length=64, db_index=True)
     queue = models.CharField(max_length=32, default="default")
     status = models.CharField(
-        max_length=16, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True
+        max_length=24, choices=JobStatus.choices, default=JobStatus.QUEUED, db_index=True
     )
     progress = models.FloatField(default=0.0)
     message = models.CharField(max_length=500, blank=True)

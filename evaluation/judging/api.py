@@ -39,27 +39,50 @@ class JudgeRunSerializer(serializers.ModelSerializer[JudgeRun]):
     judge = serializers.CharField(source="judge_config.name", read_only=True)
     job = JobSerializer(read_only=True, allow_null=True)
     status = serializers.SerializerMethodField()
+    summary = serializers.SerializerMethodField()
 
     class Meta:
         model = JudgeRun
-        fields = ["id", "system", "judge", "benchmark_version", "retry_errors", "job", "status", "created_at"]
+        fields = [
+            "id",
+            "system",
+            "judge",
+            "benchmark_version",
+            "retry_errors",
+            "job",
+            "status",
+            "summary",
+            "created_at",
+        ]
         read_only_fields = fields
 
     def get_status(self, run: JudgeRun) -> str:
-        """What happened: the job's status while it is not done, then ``outcome.run_outcome``."""
+        """What happened: the job's status; a finished run's is its tally's (succeeded,
+        finished_with_errors, failed: ``webapp.lib.row_outcome``)."""
         return run.status()
+
+    def get_summary(self, run: JudgeRun) -> str:
+        """The status in words with its figures, e.g. "Finished with errors: 15 of 36 stages failed (42%)"."""
+        return run.sentence()
 
 
 class JudgeRunDetailSerializer(JudgeRunSerializer):
     counts = serializers.SerializerMethodField()
 
+    rerun = serializers.SerializerMethodField()
+
     class Meta(JudgeRunSerializer.Meta):
-        fields = [*JudgeRunSerializer.Meta.fields, "counts"]
+        fields = [*JudgeRunSerializer.Meta.fields, "counts", "rerun"]
         read_only_fields = fields
 
     def get_counts(self, run: JudgeRun) -> dict[str, int]:
-        """Judgements of this run so far: valid, and each kind of judge error."""
+        """Judgements the run stands for so far (earlier runs' of its outputs included): valid, and
+        each kind of judge error."""
         return run.counts()
+
+    def get_rerun(self, run: JudgeRun) -> str:
+        """What this run judged afresh and what it left from earlier runs ("" until it has ended)."""
+        return run.rerun_report()
 
 
 class StartRunSerializer(serializers.Serializer[Any]):

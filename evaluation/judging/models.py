@@ -4,7 +4,6 @@ the same rubrics applied by hand by evaluators on a blind sample of outputs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -21,6 +20,7 @@ from evaluation.judging.rubrics import (
 )
 from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.llm_client import ChatJudgeConfig, key_variable_problem
+from webapp.lib.row_outcome import SUCCEEDED, RowTally, tally_of
 from webapp.lib.url_shape import web_url_problem
 from webapp.models import FINISHED_STATUSES, User
 from webapp.outbound import (
@@ -153,46 +153,12 @@ class JudgeRunQuerySet(models.QuerySet["JudgeRun"]):
         )
 
 
-# What a finished judge run's status says, from its counts: the one rule the page, API and client show.
-#
-# A run whose job ended without trouble is
-#
-# - **Failed** when it stored answers but not one of them is a valid judgement (a judge answering
-#   garbage, a wrong model behind the endpoint): nothing it stored can score a system;
-# - **Finished with errors** when more than ``ERROR_SHARE_LIMIT`` of its stored answers are judge
-#   errors: its means rest on a part of the outputs only, which a reader must be told;
-# - **Succeeded** otherwise (including a run with nothing left to judge).
-#
-# A job that failed or was cancelled keeps the job's status.
-SUCCEEDED: Final = "succeeded"
-FINISHED_WITH_ERRORS: Final = "finished_with_errors"
-FAILED: Final = "failed"
-LABELS: Final = {SUCCEEDED: "Succeeded", FINISHED_WITH_ERRORS: "Finished with errors", FAILED: "Failed"}
-# Above one answer in ten unusable, Table 2's means no longer stand for the system's outputs.
-ERROR_SHARE_LIMIT: Final = 0.10
-
-
-def run_outcome(counts: Mapping[str, int]) -> str:
-    """Return the status of a run whose job ended well, from its valid and judge-error counts."""
+def run_tally(counts: Mapping[str, int], unreachable: int = 0) -> RowTally:
+    """Return a judge run's rows in the one status vocabulary (`webapp.lib.row_outcome`): every stage
+    the run stands for is a row, and a judge error or a prompt that got no answer is a failed one."""
     valid = int(counts.get("valid", 0))
-    errors = int(counts.get("invalid_json", 0)) + int(counts.get("rubric", 0))
-    if errors and not valid:
-        return FAILED
-    if errors / max(1, valid + errors) > ERROR_SHARE_LIMIT:
-        return FINISHED_WITH_ERRORS
-    return SUCCEEDED
-
-
-def outcome_sentence(counts: Mapping[str, int]) -> str:
-    """Return the outcome in words, with the figures it rests on."""
-    valid = int(counts.get("valid", 0))
-    errors = int(counts.get("invalid_json", 0)) + int(counts.get("rubric", 0))
-    outcome = run_outcome(counts)
-    if outcome == FAILED:
-        return f"Failed: no valid judgement came back ({errors} judge errors)"
-    if outcome == FINISHED_WITH_ERRORS:
-        return f"Finished with errors: {errors} of {valid + errors} answers were judge errors"
-    return f"Succeeded: {valid} valid judgements, {errors} judge errors"
+    failed = int(counts.get("invalid_json", 0)) + int(counts.get("rubric", 0)) + unreachable
+    return RowTally(valid + failed, failed, noun="stages")
 
 
 class JudgeRun(models.Model):
@@ -219,16 +185,48 @@ class JudgeRun(models.Model):
         return f"judge run {self.pk}: {self.system_id} {self.benchmark_version} by {self.judge_config_id}"
 
     def counts(self) -> dict[str, int]:
-        """Return this run's judgements so far: valid, and each kind of judge error (the one count
-        the page, the API, the client and the run's status read)."""
-        return self.judgements.error_counts()
+        """Return the judgements this run stands for (its own and those earlier runs of its judge
+        stored for its outputs): valid, and each kind of judge error (the one count the page, the
+        API, the client and the run's status read)."""
+        return Judgement.objects.for_run(self).error_counts()
 
     def status(self, counts: dict[str, int] | None = None) -> str:
-        """Return what happened: the job's status while it is not done, else ``outcome.run_outcome``."""
-        job_status = self.job.status if self.job is not None else "queued"
-        if job_status != "succeeded":
-            return str(job_status)
-        return run_outcome(self.counts() if counts is None else counts)
+        """Return what happened: the job's status (a finished run's is its tally's, `run_tally`)."""
+        if self.job is None:
+            return "queued"
+        if self.job.status == SUCCEEDED and tally_of(self.job.result) is None:
+            # A run that finished before runs recorded their tally: read it from the judgements.
+            return run_tally(self.counts() if counts is None else counts).status
+        return str(self.job.status)
+
+    def sentence(self, counts: dict[str, int] | None = None) -> str:
+        """Return the status in words with the figures it rests on (`RowTally.sentence`)."""
+        if self.job is None:
+            return "Queued"
+        tally = tally_of(self.job.result)
+        if tally is not None:
+            return tally.sentence()
+        if self.job.status != SUCCEEDED:
+            return self.job.error or self.job.get_status_display()
+        return run_tally(self.counts() if counts is None else counts).sentence()
+
+    def rerun_report(self) -> str:
+        """Return what this run judged afresh and what it left from earlier runs ("" when not known yet)."""
+        result = self.job.result if self.job is not None else None
+        if not isinstance(result, dict) or "left_errors" not in result:
+            return ""
+        done = f"This run judged {result['valid'] + result['judge_errors']} stages"
+        if result.get("rejudged_errors"):
+            done += f", {result['rejudged_errors']} of them judge errors of earlier runs judged again"
+        left = int(result["left_errors"])
+        if left:
+            done += (
+                f"; it left {left} judge errors of earlier runs as they were "
+                "(run again re-judging errors to judge them again)"
+            )
+        if result.get("unreachable"):
+            done += f"; {result['unreachable']} prompts got no answer (run again to judge them)"
+        return done + "."
 
 
 class JudgementQuerySet(models.QuerySet["Judgement"]):

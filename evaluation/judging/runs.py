@@ -28,13 +28,14 @@ from annotation.gold.models import GoldReference
 from evaluation.judging.cache import DatabaseJudgeCache
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.heuristic import heuristic_answer
-from evaluation.judging.models import FAILED, JudgeConfig, Judgement, JudgeRun, outcome_sentence, run_outcome
+from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun, run_tally
 from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
 from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.models import ModelOutput, System
 from webapp.db import refresh_planner_statistics
 from webapp.jobs import JobReporter, start_job
+from webapp.lib import row_outcome
 from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
 from webapp.models import User
 from webapp.storage import read_media
@@ -50,10 +51,6 @@ ANSWER_ERROR_PREFIXES = (
 
 class JudgeRunRefused(Exception):
     """A judge run cannot start (another is active, or the judge has no endpoint)."""
-
-
-class JudgeRunFailed(Exception):
-    """The run stored answers, none of them a valid judgement (``outcome``); its judgements stay."""
 
 
 def start_judge_run(
@@ -170,9 +167,13 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     client_config = config.client_config()
     if not client_config.base_url and not config.offline_heuristic:
         raise JudgeRunRefused(f"Judge configuration {config.name!r} has no base URL")
+    rejudged = 0
     if run.retry_errors:
         # Errors stored by this very run (an earlier attempt of it) are kept: they were judged once.
-        Judgement.objects.for_run(run).errors().exclude(run=run).delete()
+        rejudged, _ = Judgement.objects.for_run(run).errors().exclude(run=run).delete()
+    # What earlier runs left that this one will not judge again: said in its result ("a re-run says
+    # what it re-did and what it left").
+    left_errors = Judgement.objects.for_run(run).errors().exclude(run=run).count()
 
     pending, no_gold = pending_stages(run)
     counts = RunCounts(to_judge=len(pending), no_gold=no_gold)
@@ -190,11 +191,15 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     if counts.unreachable:
         message += f"; {counts.unreachable} got no answer (start the run again to judge them)"
     reporter.progress(1.0, message, force=True)
-    stored = run.counts()
-    if run_outcome(stored) == FAILED:
-        # The job fails too, so the job list, the page, the API and the client all say so.
-        raise JudgeRunFailed(outcome_sentence(stored))
-    return {**counts.as_result(), "outcome": run_outcome(stored)}
+    # The run stands for every stage of its outputs its judge has judged, whichever run stored
+    # the judgement: a re-run that judged nothing new over garbage is as failed as the garbage.
+    tally = run_tally(run.counts(), counts.unreachable)
+    return {
+        **counts.as_result(),
+        "rejudged_errors": rejudged,
+        "left_errors": left_errors,
+        row_outcome.RESULT_KEY: tally.as_result(),
+    }
 
 
 class _ChunkJudge:

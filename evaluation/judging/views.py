@@ -29,7 +29,7 @@ from evaluation.judging.access import (
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.forms import HandRubricForm, JudgeConfigForm, JudgeRunForm, RubricSampleForm
 from evaluation.judging.human_scoring import SampleError, draw_rubric_sample, output_stages, save_hand_scores
-from evaluation.judging.models import HumanJudgement, JudgeConfig, JudgeRun, Stage, outcome_sentence
+from evaluation.judging.models import HumanJudgement, JudgeConfig, Judgement, JudgeRun, Stage
 from evaluation.judging.rubrics import RubricError
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
 from evaluation.outputs.access import blind_audio_url, query_audio_url
@@ -107,11 +107,13 @@ def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
         "run": run,
         "counts": counts,
         "status": run.status(counts),
-        "sentence": outcome_sentence(counts),
+        "sentence": run.sentence(counts),
+        "rerun_report": run.rerun_report(),
     }
     if request.htmx:
         return render(request, "evaluation/results/judge_run.html#counts", context)
-    errors = run.judgements.errors().select_related("output__item")[:50]
+    # The errors the run stands for, earlier runs' included: those a re-run left are its errors too.
+    errors = Judgement.objects.for_run(run).errors().select_related("output__item")[:50]
     # A judge's raw answer can quote the gold it was shown: not for an admin still labelling the item.
     hidden = {row["item_id"] for row in gold_hidden_from(request.user)}
     return render(

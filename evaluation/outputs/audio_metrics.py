@@ -17,6 +17,7 @@ from django.db.models import Avg, Count, F, Q, QuerySet
 
 from evaluation.outputs.models import ModelOutput, OutputAudioMetrics
 from webapp.jobs import JobReporter
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.storage import read_media
 
 JOB_KIND = "measure_response_audio"
@@ -104,7 +105,13 @@ def measure_version(benchmark_version: str, reporter: JobReporter) -> dict[str, 
         if output is not None:  # deleted or stripped of its audio since the job started
             problems += bool(measure_output(output).problem)
         reporter.progress(done / len(pending), f"Measured {done} of {len(pending)} response audio files")
-    return {"benchmark_version": benchmark_version, "measured": len(pending), "problems": problems}
+    return {
+        "benchmark_version": benchmark_version,
+        "measured": len(pending),
+        "problems": problems,
+        # An audio file that could not be measured is that output's failure (its `problem` says why).
+        RESULT_KEY: RowTally(len(pending), problems, noun="audio files").as_result(),
+    }
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from evaluation.outputs.audio_sources import AudioIndex, AudioSource, AudioTooLa
 from evaluation.outputs.models import ModelOutput, System
 from evaluation.outputs.parsing import CONTENT_FIELDS, OutputRow, Problem, parse_rows
 from evaluation.outputs.signals import outputs_changed
-from webapp.db import refresh_planner_statistics
+from webapp.db import backend_name, refresh_planner_statistics
+from webapp.lib.stored_text import escaped_note
 from webapp.storage import delete_media, new_media_key, save_media
 
 # Which of the system's outputs an import replaces: all, single items' only, or dialogue turns' only.
@@ -83,6 +84,11 @@ def import_outputs(
     outputs for the benchmark version with it; return what was found and done."""
     rows, problems = parse_rows(jsonl)
     report = ImportReport(rows=len(rows) + sum(1 for problem in problems if problem.line), errors=problems)
+    report.warnings += [
+        Problem(row.line, row.label, escaped_note(row.escaped_characters, backend_name()))
+        for row in rows
+        if row.escaped_characters
+    ]
     stored: list[str] = []
     try:
         ready = _validate(system, benchmark_version, rows, audio, report, stored)

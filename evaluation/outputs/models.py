@@ -73,6 +73,11 @@ class ModelOutput(models.Model):
     # [{"turn": 1, "reply": ...}, ...]}, written by inference; the judge reads exactly this.
     # None: not known (an import without it), so the judge rebuilds it by the "own" rule.
     history = models.JSONField(null=True, blank=True, default=None)
+    # The flag of a text that held characters no database stores (NUL, lone surrogates), in words;
+    # they are escaped reversibly (`webapp.lib.stored_text.unescape` gives the model's text back).
+    escaped_characters = models.CharField(
+        max_length=200, blank=True, help_text="Characters of the text stored escaped; empty when none"
+    )
     # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
     response_audio_sha256 = models.CharField(max_length=64, blank=True)
     imported_at = models.DateTimeField(auto_now=True)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_names
+from webapp.lib.stored_text import describe, escape_value
 
 AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
 STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
@@ -39,6 +41,18 @@ CONTENT_FIELDS = (
     "strategy_text",
     "response_text",
     "structured",
+    "parse_problems",
+    "history",
+    "escaped_characters",
+)
+# The fields of a row that hold a model's text, escaped where a database would refuse it.
+TEXT_FIELDS = (
+    "raw_text",
+    "perception_text",
+    "reasoning_text",
+    "reasoning_fields",
+    "strategy_text",
+    "response_text",
     "parse_problems",
     "history",
 )
@@ -73,6 +87,9 @@ class OutputRow:
     turn: int = 0
     # The history the output was produced with (`ModelOutput.history`); None when not given.
     history: dict[str, Any] | None = None
+    # The characters of its text no database stores, in words ("1 NUL character"), escaped
+    # reversibly (`webapp.lib.stored_text`); "" when its text is stored as it came.
+    escaped_characters: str = ""
 
     @property
     def label(self) -> str:
@@ -102,16 +119,16 @@ def unsafe_path_reason(name: str) -> str | None:
 
 
 def json_problem(value: object) -> str | None:
-    """Say why a parsed JSON value may not be stored (NUL characters, too deep), without recursion."""
+    """Say why a parsed JSON value may not be stored (too deep), without recursion.
+
+    Characters a database refuses (NUL, lone surrogates) are no reason: the row's text is escaped
+    (`escaped_row`)."""
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         current, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
             return f"nested more than {MAX_JSON_DEPTH} levels deep"
-        if isinstance(current, str):
-            if "\x00" in current:
-                return "a NUL character in the text (PostgreSQL cannot store it)"
-        elif isinstance(current, dict):
+        if isinstance(current, dict):
             stack.extend((key, depth + 1) for key in current)
             stack.extend((item, depth + 1) for item in current.values())
         elif isinstance(current, list):
@@ -132,7 +149,8 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
         if not line.strip():
             continue
         if "\x00" in line:
-            problems.append(Problem(number, "", "a NUL byte in the line (PostgreSQL cannot store it)"))
+            # JSON allows no raw control character in a string; an escaped one (\u0000) is kept.
+            problems.append(Problem(number, "", "not valid JSON (a raw NUL byte; write it as \\u0000)"))
             continue
         try:
             value = json.loads(line)
@@ -149,7 +167,8 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
         if isinstance(row_or_problem, Problem):
             problems.append(row_or_problem)
             continue
-        row = row_or_problem
+        # Counted in the row as sent: a character the parser copies into two fields is one.
+        row = escaped_row(row_or_problem, escape_value(value)[1])
         if row.label in first_line:
             problems.append(
                 Problem(number, row.label, f"duplicate item: already on line {first_line[row.label]}")
@@ -160,6 +179,23 @@ def parse_rows(data: bytes) -> tuple[list[OutputRow], list[Problem]]:
     if not rows and not problems:
         problems.append(Problem(0, "", "the file holds no rows"))
     return rows, problems
+
+
+def escaped_row(row: OutputRow, found: Counter[str]) -> OutputRow:
+    """Return the row with its text escaped where a database would refuse it, and flagged with
+    `found` (the refused characters of the row as sent) in words.
+
+    Escaped field by field, after parsing: each span is a text of its own, which
+    `webapp.lib.stored_text.unescape` gives back whole."""
+    changes: dict[str, Any] = {}
+    for name in TEXT_FIELDS:
+        value = escape_value(getattr(row, name))[0]
+        if value is not getattr(row, name):
+            changes[name] = value
+    if not changes:
+        return row
+    flag = describe(found) or "text starting with the escape marker"
+    return replace(row, **changes, escaped_characters=flag)
 
 
 def _row_from_json(line: int, value: object) -> OutputRow | Problem:

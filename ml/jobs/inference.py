@@ -30,6 +30,7 @@ from ml.jobs.models import Checkpoint
 from ml.jobs.training.register import finite_metrics, job_snapshot, stop_if_cancelled
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
 from webapp.jobs import JobReporter, JobResult
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.models import Job
 
 
@@ -163,20 +164,35 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         )
         for output in outputs
     )
+    # Per row, never per job: an output that cannot be voiced or stored is that row's error (with
+    # its reason, in the log and the result), and every other output is stored.
     report = import_outputs(
-        system, version, lines.encode(), voiced, scope="dialogue" if history_mode else "single"
+        system,
+        version,
+        lines.encode(),
+        voiced,
+        skip_invalid_rows=True,
+        scope="dialogue" if history_mode else "single",
     )
-    if not report.imported:
-        raise RuntimeError(
-            "; ".join(str(problem) for problem in report.errors) or "the outputs were not stored"
-        )
+    row_errors = [f"{name}: {reason}" for name, reason in sorted(voiced.failures.items())]
+    # A row that was not voiced is also missing its audio for the import: said once, with the cause.
+    row_errors += [str(problem) for problem in report.errors if problem.item_id not in voiced.failures]
+    for line in [*row_errors, *(str(warning) for warning in report.warnings)]:
+        reporter.log(line)
+    stored = report.created + report.updated + report.unchanged if report.imported else 0
+    tally = RowTally(len(outputs), len(outputs) - stored, noun="outputs")
     well_formed = sum(output.parsed.well_formed for output in outputs)
     reporter.log(
-        f"{len(outputs)} outputs stored for {system.name} ({version}): {report.created} new, "
+        f"{stored} of {len(outputs)} outputs stored for {system.name} ({version}): {report.created} new, "
         f"{report.updated} changed, {report.unchanged} unchanged, {report.removed} removed; "
         f"{well_formed} well formed; response audio by {describe_tts(tts)}"
     )
     return {
+        RESULT_KEY: tally.as_result(),
+        "row_errors": row_errors[:100],
+        "escaped": [
+            str(warning) for warning in report.warnings if warning.message.startswith("text escaped")
+        ][:100],
         "system": system.pk,
         "system_name": system.name,
         "benchmark_version": version,

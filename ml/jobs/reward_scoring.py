@@ -23,6 +23,8 @@ from ml.jobs.models import Checkpoint, OutputRewardScore
 from ml.jobs.voicing import configured_synthesizer
 from webapp.jobs import JobReporter, JobResult
 from webapp.lib.output_format import parse_strategy_fields
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
+from webapp.lib.stored_text import unescape, without_refused
 from webapp.models import Job
 from webapp.storage import read_media
 
@@ -46,8 +48,9 @@ def _response_audio(output: ModelOutput) -> tuple[Any, int, str]:
             pass
         else:
             return audio.samples, audio.sample_rate, OutputRewardScore.Audio.OWN
-    style = parse_strategy_fields(output.strategy_text).speech_style or "calm"
-    samples, rate = configured_synthesizer()(output.response_text or " ", style)
+    style = parse_strategy_fields(unescape(output.strategy_text)).speech_style or "calm"
+    spoken = without_refused(unescape(output.response_text))
+    samples, rate = configured_synthesizer()(spoken or " ", style)
     return samples, rate, OutputRewardScore.Audio.SYNTHESIZED
 
 
@@ -77,27 +80,34 @@ def run_reward_scoring_job(job: Job, reporter: JobReporter) -> JobResult:
     reporter.progress(0.0, f"Loading {checkpoint.name}", force=True)
     model = load_reward_model(checkpoint.uri, device=resolve_device("auto")).model
     scored: list[tuple[float, float]] = []
+    row_errors: list[str] = []
     for start in range(0, len(scorable), REWARD_SCORING_BATCH):
-        batch = scorable[start : start + REWARD_SCORING_BATCH]
         inputs: list[RewardInput] = []
         sources: list[str] = []
-        for output in batch:
+        batch: list[ModelOutput] = []
+        for output in scorable[start : start + REWARD_SCORING_BATCH]:
             assert output.item.recording is not None
-            user_audio, user_rate = read_wav(read_media(output.item.recording.audio_key))
-            response_audio, response_rate, source = _response_audio(output)
+            try:
+                user_audio, user_rate = read_wav(read_media(output.item.recording.audio_key))
+                response_audio, response_rate, source = _response_audio(output)
+            except Exception as exc:  # one output's audio, whatever went wrong: the others are scored
+                row_errors.append(f"{output.item.external_id}: {type(exc).__name__}: {exc}"[:500])
+                reporter.log(row_errors[-1])
+                continue
             emotion = (golds.get(output.item_id) or {}).get("emotion") or output.item.target_emotion
             inputs.append(
                 RewardInput(
                     user_audio=user_audio,
                     emotion=str(emotion),
-                    response_text=output.response_text,
+                    response_text=unescape(output.response_text),
                     response_audio=response_audio,
                     user_sample_rate=user_rate,
                     response_sample_rate=response_rate,
                 )
             )
             sources.append(source)
-        scores = score_responses(model, inputs)
+            batch.append(output)
+        scores = score_responses(model, inputs) if inputs else []
         # A batch lands whole or not at all, so a job redelivered after a worker died mid-batch
         # re-scores it through update_or_create on unique (output, checkpoint): no half batch, no duplicate.
         with transaction.atomic():
@@ -113,13 +123,18 @@ def run_reward_scoring_job(job: Job, reporter: JobReporter) -> JobResult:
                     },
                 )
         scored.extend((score.content, score.alignment) for score in scores)
+        if not scored:
+            continue
         reporter.metric(
             len(scored),
             content_mean=sum(c for c, _ in scored) / len(scored),
             alignment_mean=sum(a for _, a in scored) / len(scored),
         )
-        reporter.progress(len(scored) / max(1, len(scorable)), f"Scored {len(scored)} of {len(scorable)}")
+        done = len(scored) + len(row_errors)
+        reporter.progress(done / max(1, len(scorable)), f"Scored {len(scored)} of {len(scorable)}")
     return {
+        RESULT_KEY: RowTally(len(scorable), len(row_errors), noun="outputs").as_result(),
+        "row_errors": row_errors[:100],
         "scored": len(scored),
         "skipped": skipped,
         "content_mean": sum(c for c, _ in scored) / len(scored) if scored else None,

@@ -14,6 +14,7 @@ from annotation.audio.synthesis import to_wav_bytes
 from annotation.audio.tts import DEFAULT_STYLE, TTS_BACKENDS, TtsSettings, speak_in_style
 from ml.core.reward.features import StyleSynthesizer
 from webapp.lib.output_format import ParsedOutput, parse_strategy_fields
+from webapp.lib.stored_text import without_refused
 from webapp.outbound import outbound_policy
 
 SILENCE_RATE = 16_000
@@ -50,10 +51,14 @@ def describe_tts(tts: TtsSettings) -> str:
 
 
 class VoicedResponses:
-    """Response audio made here, as an ``evaluation.outputs`` audio source: ``<item_id>.wav`` each."""
+    """Response audio made here, as an ``evaluation.outputs`` audio source: ``<item_id>.wav`` each.
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    `failures` holds, by name, why a text could not be voiced: that row's error, the others' audio
+    is kept."""
+
+    def __init__(self, files: dict[str, bytes], failures: dict[str, str] | None = None) -> None:
         self._files = files
+        self.failures = failures or {}
 
     def names(self) -> frozenset[str]:
         return frozenset(self._files)
@@ -73,20 +78,29 @@ def voice_texts(
     on_progress: Callable[[int], None] | None = None,
 ) -> VoicedResponses:
     """Speak each (name, text, style) as ``<name>.wav``; an empty text gets half a second of
-    silence, which is what a listener would hear."""
+    silence, which is what a listener would hear.
+
+    A text is spoken without the characters no backend stores (a NUL, a lone surrogate: nothing a
+    listener would hear). One text the synthesiser fails on is that row's failure (in
+    `VoicedResponses.failures`, with the reason); the other texts are still voiced."""
     files: dict[str, bytes] = {}
+    failures: dict[str, str] = {}
     for done, (name, text, style) in enumerate(texts, start=1):
-        if text:
-            samples, rate = synthesize(text, style)
-            pcm = np.asarray(samples)
-            if not np.issubdtype(pcm.dtype, np.integer):
-                pcm = np.round(np.clip(pcm, -1.0, 1.0) * 32767.0)
-            files[f"{name}.wav"] = to_wav_bytes(pcm.astype(np.int16), rate)
+        spoken = without_refused(text)
+        if spoken:
+            try:
+                samples, rate = synthesize(spoken, style)
+                pcm = np.asarray(samples)
+                if not np.issubdtype(pcm.dtype, np.integer):
+                    pcm = np.round(np.clip(pcm, -1.0, 1.0) * 32767.0)
+                files[f"{name}.wav"] = to_wav_bytes(pcm.astype(np.int16), rate)
+            except Exception as exc:  # one row's failure, whatever the backend raised: the others go on
+                failures[name] = f"could not be voiced ({type(exc).__name__}: {exc})"[:500]
         else:
             files[f"{name}.wav"] = to_wav_bytes(np.zeros(SILENCE_RATE // 2, dtype=np.int16), SILENCE_RATE)
         if on_progress is not None:
             on_progress(done)
-    return VoicedResponses(files)
+    return VoicedResponses(files, failures)
 
 
 def voice_responses(

@@ -10,7 +10,10 @@ from webapp.models import Job
 
 
 class JobSerializer(serializers.ModelSerializer[Job]):
-    """A long task's status; `progress` runs from 0 to 1, `result` is set once it succeeded."""
+    """A long task's status; `progress` runs from 0 to 1, `result` is set once it ended with one.
+
+    A job over many rows ends succeeded, finished_with_errors or failed (`webapp.lib.row_outcome`),
+    and its result carries the tally: ``result.rows = {total, failed, share, percent, noun, status}``."""
 
     finished = serializers.BooleanField(source="is_finished", read_only=True)
 

@@ -39,7 +39,16 @@ def parser() -> argparse.ArgumentParser:
     judge.add_argument("--judge", required=True, help="Judge configuration name")
     judge.add_argument("--benchmark-version", default="")
     judge.add_argument("--retry-errors", action="store_true")
-    judge.add_argument("--wait", action="store_true", help="Follow the run until it ends")
+    judge.add_argument(
+        "--wait",
+        action="store_true",
+        help="Follow the run until it ends; exit 0 only when every stage was judged (see --allow-errors)",
+    )
+    judge.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="With --wait, exit 0 for a run that finished with errors too (a failed one still exits 2)",
+    )
 
     board = sub.add_parser("leaderboard", help="Print the leaderboard")
     board.add_argument("--format", default="table", choices=["table", "csv", "latex", "json"])
@@ -66,7 +75,7 @@ def say(text: str, stream: TextIO | None = None) -> None:
 
 
 def run(argv: list[str] | None = None) -> int:
-    """Run one command; return the exit status (1 when the server refused, 2 when a run failed)."""
+    """Run one command; return the exit status (`commands.wait_exit_status`; 1 when the server refused)."""
     args = parser().parse_args(argv)
     try:
         studio = Studio(args.url, args.token, quiet=args.quiet)
@@ -98,8 +107,13 @@ def run(argv: list[str] | None = None) -> int:
                 wait=args.wait,
             )
             say(json.dumps(run_row) + "\n")
-            if args.wait and run_row.get("status", run_row["job"]["status"]) != "succeeded":
-                return 2  # failed, cancelled, or finished with errors (judging.models.ERROR_SHARE_LIMIT)
+            if args.wait:
+                for line in (run_row.get("summary"), run_row.get("rerun")):
+                    if line:
+                        say(line + "\n", sys.stderr)
+                return commands.wait_exit_status(
+                    run_row.get("status") or run_row["job"]["status"], allow_errors=args.allow_errors
+                )
         elif args.command == "leaderboard":
             say(
                 commands.leaderboard(

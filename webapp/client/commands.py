@@ -13,7 +13,20 @@ from webapp.client.session import ClientError, ProgressReader, Studio
 from webapp.lib.coverage import NOT_COMPARABLE_MARK, NOT_COMPARABLE_NOTE
 from webapp.lib.visible import visible
 
-FINISHED = {"succeeded", "failed", "cancelled"}
+# A job's ends (webapp.models.FINISHED_STATUSES); the client depends on no server module.
+FINISHED = {"succeeded", "finished_with_errors", "failed", "cancelled"}
+# `--wait`'s exit status for each end: only a full success is 0 unless errors are allowed.
+EXIT_SUCCEEDED, EXIT_REFUSED, EXIT_FAILED, EXIT_FINISHED_WITH_ERRORS = 0, 1, 2, 3
+
+
+def wait_exit_status(status: str, *, allow_errors: bool = False) -> int:
+    """Return the exit status of a `--wait` that saw a job end with `status`: 0 for succeeded (and
+    for finished_with_errors with `allow_errors`), 3 for finished_with_errors, 2 for anything else."""
+    if status == "succeeded" or (status == "finished_with_errors" and allow_errors):
+        return EXIT_SUCCEEDED
+    if status == "finished_with_errors":
+        return EXIT_FINISHED_WITH_ERRORS
+    return EXIT_FAILED
 
 
 def register_system(

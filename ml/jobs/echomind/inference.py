@@ -123,6 +123,9 @@ def run_echomind_inference_job(job: Job, reporter: JobReporter) -> JobResult:
         configured_synthesizer(),
         lambda done: reporter.progress(0.9 + 0.05 * done / max(1, len(replies)), f"Voiced {done} replies"),
     )
+    if voiced.failures:
+        # EchoMind answers are stored as one set (import_answers): a reply without audio stops it.
+        raise RuntimeError("; ".join(f"{name}: {reason}" for name, reason in sorted(voiced.failures.items())))
     reporter.progress(0.95, "Storing the answers", force=True)
     lines = []
     for task in tasks:

@@ -44,9 +44,9 @@ def _run_job(system: System, config: JudgeConfig, **options: bool) -> Job:
     return run.job
 
 
-def _run(system: System, config: JudgeConfig, **options: bool) -> dict:
+def _run(system: System, config: JudgeConfig, status: str = JobStatus.SUCCEEDED, **options: bool) -> dict:
     job = _run_job(system, config, **options)
-    assert job.status == JobStatus.SUCCEEDED, job.error
+    assert job.status == status, job.error
     assert job.result is not None
     return job.result
 
@@ -86,7 +86,16 @@ def test_good_answers_are_scored_with_caps_and_automatic_flags(system: System) -
         "already_judged": 0,
         "no_gold": 1,
         "cached": 0,
-        "outcome": "succeeded",
+        "rejudged_errors": 0,
+        "left_errors": 0,
+        "rows": {
+            "total": 12,
+            "failed": 0,
+            "noun": "stages",
+            "status": "succeeded",
+            "share": 0.0,
+            "percent": "0%",
+        },
     }
     assert len(server.chat_requests) == 12
     assert _scores(system) == {
@@ -153,7 +162,7 @@ def test_garbage_and_rubric_breaking_answers_are_stored_as_errors(system: System
         }
     )
     with running_chat_server(handler) as server:
-        result = _run(system, _config(server.base_url))
+        result = _run(system, _config(server.base_url), JobStatus.FINISHED_WITH_ERRORS)
     assert (result["valid"], result["judge_errors"]) == (2, 2)
     perception = Judgement.objects.get(stage="perception")
     assert (perception.error_kind, perception.score, perception.raw_text) == (
@@ -187,7 +196,7 @@ def test_a_timeout_is_not_a_judgement_and_the_next_run_judges_it(system: System)
     slow = _by_stage({"response_audio": [json_reply(good_answer("response_audio"), delay_s=2.0)]})
     with running_chat_server(slow) as server:
         config = _config(server.base_url, timeout_s=0.3, max_retries=0, max_concurrency=1)
-        first = _run(system, config)
+        first = _run(system, config, JobStatus.FINISHED_WITH_ERRORS)  # a prompt without answer failed
         assert (first["valid"], first["unreachable"]) == (3, 1)
         assert not Judgement.objects.filter(stage="response_audio").exists()
         second = _run(system, config)
@@ -213,7 +222,7 @@ def test_retrying_errors_judges_them_again(system: System) -> None:
     handler = _by_stage({"perception": [chat_reply("nonsense")]})
     with running_chat_server(handler) as server:
         config = _config(server.base_url)
-        _run(system, config)
+        _run(system, config, JobStatus.FINISHED_WITH_ERRORS)
         assert Judgement.objects.get(stage="perception").error_kind == "invalid_json"
         result = _run(system, config, retry_errors=True)
     assert (result["to_judge"], result["valid"]) == (1, 1)

@@ -35,7 +35,12 @@ def _spoken(snr_db: float | None = None) -> bytes:
     return to_wav_bytes(np.round(samples * 32767).astype(np.int16), speech.sample_rate)
 
 
-def _measure(client, django_capture_on_commit_callbacks, version: str = "echoeval-v1") -> dict[str, Any]:
+def _measure(
+    client,
+    django_capture_on_commit_callbacks,
+    version: str = "echoeval-v1",
+    status: str = JobStatus.SUCCEEDED,
+) -> dict[str, Any]:
     """Start the measurement as an admin does and run its job here; return the job's result."""
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(reverse("evaluation:measure_audio"), {"version": version})
@@ -43,7 +48,7 @@ def _measure(client, django_capture_on_commit_callbacks, version: str = "echoeva
     job = Job.objects.filter(kind=JOB_KIND).latest("created_at")
     run_job(job.pk)
     job.refresh_from_db()
-    assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
+    assert job.status == status and job.result is not None, job.error
     return dict(job.result)
 
 
@@ -72,7 +77,19 @@ def test_the_job_measures_each_reply_once_and_again_after_its_audio_changes(
     result = _measure(admin, django_capture_on_commit_callbacks)
 
     # then both spoken replies are measured, the noisy one scored lower, and the text-only one not at all
-    assert result == {"benchmark_version": "echoeval-v1", "measured": 2, "problems": 0}
+    assert result == {
+        "benchmark_version": "echoeval-v1",
+        "measured": 2,
+        "problems": 0,
+        "rows": {
+            "total": 2,
+            "failed": 0,
+            "noun": "audio files",
+            "status": "succeeded",
+            "share": 0.0,
+            "percent": "0%",
+        },
+    }
     clean_figures, noisy_figures = _measured(clean.audio_metrics), _measured(noisy.audio_metrics)
     assert clean_figures["p808_mos"] > noisy_figures["p808_mos"] + 0.5
     assert clean_figures["ovrl_mos"] > noisy_figures["ovrl_mos"]
@@ -92,7 +109,9 @@ def test_unreadable_audio_is_recorded_as_a_problem_not_retried(
     media_root, client_for, django_capture_on_commit_callbacks
 ) -> None:
     broken = ModelOutputFactory.create(response_audio_key=stored_wav(b"not audio at all", "output"))
-    assert _measure(client_for("admin"), django_capture_on_commit_callbacks)["problems"] == 1
+    # the job's only audio file could not be measured: nothing usable, so the job failed (its result kept)
+    result = _measure(client_for("admin"), django_capture_on_commit_callbacks, status=JobStatus.FAILED)
+    assert result["problems"] == 1
     assert OutputAudioMetrics.objects.get(output=broken).problem
     assert not outputs_to_measure("echoeval-v1").exists()
 

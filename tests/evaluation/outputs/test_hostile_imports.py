@@ -7,6 +7,7 @@ no output row and no stored file.
 from __future__ import annotations
 
 import io
+import json
 import stat
 import struct
 import warnings
@@ -29,6 +30,7 @@ from evaluation.outputs.parsing import parse_rows
 from tests.evaluation.judging_support import BenchmarkItemFactory, jsonl, zip_of
 from tests.factories import tiny_wav
 from tests.support.s3_server import S3Server
+from webapp.lib.stored_text import needs_escape, unescape
 
 ROWS = jsonl({"item_id": "EE-1", "response": "I hear you."})
 
@@ -183,9 +185,7 @@ def test_a_folder_with_a_symlink_is_refused(tmp_path: Path) -> None:
 
 
 HOSTILE_LINES: dict[str, tuple[bytes, str]] = {
-    "NUL byte": (b'{"item_id": "EE-1", "response": "hi\x00there"}', "a NUL byte in the line"),
-    "escaped NUL": (b'{"item_id": "EE-1", "response": "hi\\u0000there"}', "a NUL character in the text"),
-    "NUL in a key": (b'{"item_id": "EE-1", "reasoning": {"a\\u0000": "x"}, "response": "r"}', "NUL"),
+    "NUL byte": (b'{"item_id": "EE-1", "response": "hi\x00there"}', "a raw NUL byte; write it as \\u0000"),
     "deep nesting": (
         b'{"item_id": "EE-1", "response": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         "levels deep",
@@ -209,6 +209,29 @@ def test_hostile_jsonl_lines_are_problems_not_tracebacks(case: str) -> None:
     rows, problems = parse_rows(data)
     assert rows == []
     assert len(problems) == 1 and message in problems[0].message, problems
+
+
+def test_text_a_database_refuses_is_escaped_reversibly_and_flagged_not_refused() -> None:
+    # given rows whose text holds an escaped NUL (in a value and in a key) and a lone surrogate
+    data = (
+        b'{"item_id": "EE-1", "response": "hi\\u0000there"}\n'
+        b'{"item_id": "EE-2", "reasoning": {"a\\u0000": "x"}, "response": "r"}\n'
+        b'{"item_id": "EE-3", "output": "<think><perception>\\ud800</perception></think>ok"}'
+    )
+    # when they are parsed
+    rows, problems = parse_rows(data)
+    # then each is a row, its text escaped (never holding a NUL or a surrogate) and flagged
+    assert problems == []
+    assert [row.escaped_characters for row in rows] == [
+        "1 NUL character",
+        "1 NUL character",
+        "1 lone surrogate",
+    ]
+    assert unescape(rows[0].response_text) == "hi\x00there"
+    assert [unescape(key) for key in rows[1].reasoning_fields] == ["a\x00"]
+    assert unescape(rows[2].perception_text) == "\ud800"
+    stored = json.dumps([row.content() for row in rows], ensure_ascii=False)
+    assert not needs_escape(stored) and stored.encode("utf-8")
 
 
 def test_hostile_jsonl_imports_nothing(system: System, media_root: Path) -> None:

@@ -119,3 +119,25 @@ def test_a_refused_job_import_fails_with_its_problems_and_writes_nothing(
     assert "1 of 200 rows have problems" in job.error
     assert f"Row 150, scenario: {BAD_SCENARIO}" in job.log
     assert not Item.objects.exists()
+
+
+def test_a_job_import_that_skips_bad_rows_finishes_with_errors_counted(
+    client_for, media_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a large upload with one bad row, imported with "import the valid rows"
+    monkeypatch.setattr(views, "SYNC_IMPORT_BYTES", 1000)
+    client_for("admin").post(
+        reverse("annotation:import_items"),
+        {"file": SimpleUploadedFile("items.csv", csv_file(bad_row=150, rows=200)), "import_valid_rows": "on"},
+    )
+    job = Job.objects.get(kind="import_items")
+
+    # when its job runs
+    run_job(job.pk)
+
+    # then the valid rows are in, and the job says one row failed, with its problem in the log
+    job.refresh_from_db()
+    assert job.status == JobStatus.FINISHED_WITH_ERRORS, job.error
+    assert job.message == "Finished with errors: 1 of 200 rows failed (0.5%)"
+    assert f"Row 150, scenario: {BAD_SCENARIO}" in job.log
+    assert Item.objects.count() == 199
