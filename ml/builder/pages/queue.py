@@ -33,10 +33,13 @@ from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
 from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
 from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
+from webapp.listening import listening_refusal
 from webapp.models import User
 
 HUMAN_DROP = "spot_check_drop"  # BuildSample.drop_reason of a sample an annotator dropped
 DEFAULT_SPOT_CHECK_RATE = 0.02
+# As in blind review: a checker may play at up to twice the speed (the players offer it).
+MAX_SPOT_CHECK_SPEED = 2.0
 
 
 IN_DIALOGUE = ExpressionWrapper(Q(dialogue__isnull=False), output_field=BooleanField())
@@ -147,8 +150,23 @@ def corrected_labels(sample: BuildSample, decision: Decision) -> tuple[dict[str,
     return perception, tom, response if response != sample.response.strip() else ""
 
 
+def not_heard(sample: BuildSample, user: User) -> str | None:
+    """Return why the user cannot have heard the sample's audio (the user's query, then the spoken
+    response) to the end yet, None when they can have: the rule of every listening gate
+    (`webapp.listening`)."""
+    for key, seconds, what in (
+        (sample.user_audio_key, sample.audio_seconds, "the user's audio"),
+        (sample.response_audio_key, None, "the spoken response"),
+    ):
+        refusal = listening_refusal(user.pk, key, what, seconds=seconds, max_speed=MAX_SPOT_CHECK_SPEED)
+        if refusal is not None:
+            return refusal
+    return None
+
+
 def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
-    """Store the annotator's keep / fix / drop with reasons and the stage blamed.
+    """Store the annotator's keep / fix / drop with reasons and the stage blamed, once they can
+    have heard the sample's audio to the end (`not_heard`).
 
     A drop also takes the sample out of the build's export (status dropped, reason
     ``HUMAN_DROP``; ``dropped_at`` stays blank, so a re-run of the pipeline never brings it back).
@@ -165,6 +183,9 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
         was_open = locked.submitted_at is None
         if locked.annotator_id != user.pk:
             raise DecisionProblem("this spot-check is someone else's")
+        refusal = not_heard(locked.sample, user)
+        if refusal is not None:
+            raise DecisionProblem(refusal)
         perception: dict[str, Any] = {}
         tom: dict[str, Any] = {}
         response = ""

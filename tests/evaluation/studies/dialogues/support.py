@@ -15,6 +15,7 @@ from evaluation.studies.models import Study, StudyAssignment, StudyTurn
 from evaluation.studies.workflows import record_turn_playback, submit_turn_rating
 from tests.evaluation.studies.support import QUERY_SPEECH, REPLY_SPEECH, spoken
 from tests.factories import DialogueFactory, ModelOutputFactory, RecordingFactory, SystemFactory, stored_wav
+from tests.support.listening import listen
 from webapp.models import User
 from webapp.roles import Role
 
@@ -97,6 +98,7 @@ def play_and_rate_dialogue(assignment: StudyAssignment, score_for: Callable[[int
     """Play every turn's reply (plausibly late) and rate it, scores from score_for(turn, dimension)."""
     played = show_long_ago(assignment)
     replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn")
+    listen(assignment.evaluator, *(reply.audio_key for reply in replies), ago=timedelta(seconds=601))
     for reply in replies:
         # Each reply ends a second after it could have: the replies play one after another.
         played += timedelta(seconds=reply.audio_seconds + 1)
