@@ -148,9 +148,10 @@ def finished_build(
     dialogues: int = 0,
     drops: dict[str, list[str]] | None = None,
     audio: bool = False,
+    turns: int = 3,
 ) -> Build:
     """Return a finished build: `single` kept samples spread over three prompt variants,
-    `dialogues` kept three-turn dialogues, and dropped samples {stage: [reason, ...]}."""
+    `dialogues` kept dialogues of `turns` turns, and dropped samples {stage: [reason, ...]}."""
     build = Build.objects.create(
         name=name, status=BuildStatus.SUCCEEDED, single_turn_count=single, seed=11, config=dict(CONFIG)
     )
@@ -163,7 +164,7 @@ def finished_build(
         dialogue = BuildDialogue.objects.create(
             build=build, external_id=f"D-{index + 1}", prompt_variant="standard"
         )
-        for turn in (1, 2, 3):
+        for turn in range(1, turns + 1):
             number += 1
             add_sample(build, number, dialogue=dialogue, turn=turn, audio=audio)
     for stage, reasons in (drops or {}).items():
