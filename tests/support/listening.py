@@ -7,6 +7,7 @@ needs "played to the end" goes through the same road a browser does, never aroun
 
 from __future__ import annotations
 
+import html
 from datetime import timedelta
 
 from django.test import Client
@@ -47,3 +48,13 @@ def listen(user: User, *keys: str, ago: timedelta = timedelta(minutes=15)) -> No
         if key:
             fetch_audio(client, user, key)
             AudioFetch.objects.filter(user=user, key=key).update(fetched_at=timezone.now() - ago)
+
+
+def play_links(client: Client, user: User, urls: list[str], ago: timedelta = timedelta(minutes=1)) -> None:
+    """Fetch every audio link a page gave `user` whole, as its players do, and move those fetches
+    `ago` back, as if the audio had been playing since."""
+    for url in urls:
+        response = client.get(html.unescape(url))
+        assert response.status_code == 200, (url, response.status_code)
+        b"".join(response.streaming_content)  # type: ignore[attr-defined]
+    AudioFetch.objects.filter(user=user).update(fetched_at=timezone.now() - ago)

@@ -70,7 +70,10 @@ def test_a_playback_report_sooner_than_the_take_could_play_is_refused(take: Take
     assert not verdict_unlocked(Review.objects.get(pk=review.pk))
 
     record_playback(review, now=started + timedelta(seconds=at_top_speed))
-    assert verdict_unlocked(Review.objects.get(pk=review.pk))
+    assert Review.objects.get(pk=review.pk).played_at is not None
+    # the verdict asks again, now: the take must have had its length since it was sent
+    started_a_minute_ago(review)
+    assert verdict_unlocked(Review.objects.select_related("take").get(pk=review.pk))
     assert submit_verdict(review.pk, review.reviewer, "accept").review.verdict == "accept"
 
 

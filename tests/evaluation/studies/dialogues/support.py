@@ -87,7 +87,10 @@ def make_dialogue_study(
 
 
 def show_long_ago(assignment: StudyAssignment, seconds: float = 600.0) -> datetime:
-    """Mark the assignment as shown `seconds` ago (so playback reports are plausible at once); return when."""
+    """Mark the assignment as shown, and every reply fetched whole through its audio link (a browser
+    preloads them), `seconds` ago, so playback reports are plausible at once; return when."""
+    replies = StudyTurn.objects.filter(stimulus_id=assignment.stimulus_id)
+    listen(assignment.evaluator, *replies.values_list("audio_key", flat=True), ago=timedelta(seconds=seconds))
     shown = timezone.now() - timedelta(seconds=seconds)
     assignment.presented_at = shown
     StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=shown)
@@ -98,7 +101,6 @@ def play_and_rate_dialogue(assignment: StudyAssignment, score_for: Callable[[int
     """Play every turn's reply (plausibly late) and rate it, scores from score_for(turn, dimension)."""
     played = show_long_ago(assignment)
     replies = StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn")
-    listen(assignment.evaluator, *(reply.audio_key for reply in replies), ago=timedelta(seconds=601))
     for reply in replies:
         # Each reply ends a second after it could have: the replies play one after another.
         played += timedelta(seconds=reply.audio_seconds + 1)

@@ -24,7 +24,6 @@ from tests.evaluation.studies.dialogues.support import (
     show_long_ago,
 )
 from tests.evaluation.studies.support import current
-from tests.support.listening import listen
 from webapp.lib.listening import PLAYBACK_SLACK_SECONDS
 from webapp.listening import record_served
 
@@ -75,9 +74,6 @@ def rated(make_user, users):
     study = make_dialogue_study(world, [users["evaluator"]], users["admin"], items_per_system=2)
     assignment = current(study, users["evaluator"])
     show_long_ago(assignment)
-    # every reply fetched whole through its link when the page was shown (a browser preloads them)
-    replies = StudyTurn.objects.filter(stimulus=assignment.stimulus)
-    listen(users["evaluator"], *replies.values_list("audio_key", flat=True), ago=timedelta(seconds=601))
     return study, assignment
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ml.builder.models import BuildSample, SpotCheck
-from ml.builder.pages.queue import Decision, decide
+from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.rules import DecisionProblem
 from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
 from tests.support.listening import client_of, fetch_audio
@@ -66,6 +66,7 @@ def test_both_files_must_be_heard_and_long_enough_ago(check: SpotCheck, annotato
 
 def test_the_page_shows_why_a_decision_waits(db: None, media_root, annotator: User) -> None:
     build = finished_build(single=1, audio=True)
+    draw_spot_checks(build, count=1)
     check = taken(annotator, build, played=False)
     client = client_of(annotator)
     url = reverse("ml:builder:spot_check", args=[check.pk])
