@@ -40,11 +40,7 @@ class Fetched:
     first_at: datetime | None  # when the first byte was sent; None when nothing was
     bytes_sent: int  # distinct bytes of the file as it is now
     size: int
-
-    @property
-    def whole(self) -> bool:
-        """Return True when every byte of the file was sent."""
-        return self.size > 0 and self.bytes_sent >= self.size
+    whole: bool  # every byte of it was sent
 
 
 def fetched(user_id: int, key: str) -> Fetched:
@@ -56,12 +52,11 @@ def fetched(user_id: int, key: str) -> Fetched:
         )
     )
     if not rows:
-        return Fetched(None, 0, 0)
+        return Fetched(None, 0, 0, whole=False)
     size = max(rows, key=lambda row: row[3])[2]
     spans = [(first, last) for first, last, row_size, _ in rows if row_size == size]
     started = min(at for *_, row_size, at in rows if row_size == size)
-    covered = size if ranges_cover(spans, size) else bytes_covered(spans, size)
-    return Fetched(started, covered, size)
+    return Fetched(started, bytes_covered(spans, size), size, whole=ranges_cover(spans, size))
 
 
 def stored_audio_seconds(key: str) -> float:

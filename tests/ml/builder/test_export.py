@@ -84,6 +84,7 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
         "single_turn": 2,
         "dialogues": 1,
         "dialogue_turns": 3,
+        "dialogues_cut_short": 0,
         "fixed_by_annotators": 2,
         "response_audio_not_revoiced": 0,
     }
