@@ -89,7 +89,8 @@ def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser) -> str 
 @login_required
 @require_GET
 def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
-    """Serve stored audio named by a signed, unexpired token made for this user (Range supported)."""
+    """Serve stored audio named by a signed, unexpired token made for this user (Range supported),
+    and record the bytes sent to them (`webapp.listening`: what proves they could have heard it)."""
     key = key_for_viewer(token, request.user)
     if key is None:
         raise Http404("This link has expired, is not valid, or was made for someone else.")
@@ -116,6 +117,7 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
         handle.close()
         response = HttpResponse(body, status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
+        # A range is answered from memory in one piece, so it counts as sent when it is made.
         record_served(request.user.pk, key, start, start + len(body) - 1, size)
     else:
         streamed = _sent_and_recorded(handle, request, key, size)
