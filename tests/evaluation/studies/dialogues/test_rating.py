@@ -164,3 +164,20 @@ def test_the_end_page_counts_conversations_not_samples(rated, users, client_for)
 
     assert "You have rated all 4 conversations of this study" in page.content.decode()
     assert "samples" not in page.content.decode()
+
+
+def test_a_scripted_turn_playback_with_no_reply_fetched_is_refused(make_user, users, client_for):
+    world = build_dialogue_world(make_user, n_systems=1, n_dialogues=1, turns=2)
+    study = make_dialogue_study(world, [users["evaluator"]], users["admin"], items_per_system=1)
+    assignment = current(study, users["evaluator"])
+    # shown long ago, but no reply's audio ever fetched
+    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=SHOWN)
+    client = client_for("evaluator")
+
+    scripted = client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1]))
+
+    assert scripted.status_code == 409
+    assert scripted.json()["error"] == "Play the whole response first: the server has not sent you its audio."
+    assert turn_playbacks(assignment) == {}
+    with pytest.raises(RatingRefused, match="Play the whole reply of turn 1"):
+        submit_turn_rating(assignment.pk, 1, ALL_THREES)
