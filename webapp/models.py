@@ -203,3 +203,23 @@ class EndpointUrlChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint}: {self.old_url or '—'} → {self.new_url or '—'}"
+
+
+class AudioFetch(models.Model):
+    """Bytes of one stored audio file the server sent one person: a whole-file answer or an HTTP
+    range (`webapp.storage.serve_signed_media`). Append-only: the listening gates
+    (`webapp.listening`) merge a person's rows for a file to learn whether they fetched all of it,
+    and when they first did."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=300, help_text="The storage key of the audio")
+    first_byte = models.BigIntegerField()
+    last_byte = models.BigIntegerField(help_text="Inclusive, as in Content-Range")
+    size = models.BigIntegerField(help_text="The file's size when it was served")
+    fetched_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "key"], name="audio_fetch_user_key")]
+
+    def __str__(self) -> str:
+        return f"{self.key} {self.first_byte}-{self.last_byte}/{self.size} to {self.user_id}"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import mimetypes
 import re
 import uuid
+from collections.abc import Iterator
+from typing import IO
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -21,12 +23,15 @@ from django.contrib.auth.models import AnonymousUser
 from django.core import signing
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from webapp.listening import record_served
+
 _SIGNING_SALT = "echostudio.media"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+_CHUNK = 64 * 1024
 
 
 def new_media_key(kind: str, extension: str) -> str:
@@ -84,7 +89,8 @@ def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser) -> str 
 @login_required
 @require_GET
 def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
-    """Serve stored audio named by a signed, unexpired token made for this user (Range supported)."""
+    """Serve stored audio named by a signed, unexpired token made for this user (Range supported),
+    and record the bytes sent to them (`webapp.listening`: what proves they could have heard it)."""
     key = key_for_viewer(token, request.user)
     if key is None:
         raise Http404("This link has expired, is not valid, or was made for someone else.")
@@ -111,10 +117,28 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
         handle.close()
         response = HttpResponse(body, status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
+        # A range is answered from memory in one piece, so it counts as sent when it is made.
+        record_served(request.user.pk, key, start, start + len(body) - 1, size)
     else:
-        response = FileResponse(handle, content_type=content_type)  # type: ignore[assignment]
+        streamed = _sent_and_recorded(handle, request, key, size)
+        response = StreamingHttpResponse(streamed, content_type=content_type)  # type: ignore[assignment]
+        response["Content-Length"] = str(size)
     response["Accept-Ranges"] = "bytes"
     response["Cache-Control"] = "private, max-age=60"
     # No filename in Content-Disposition: downloads must not carry any author information.
     response["Content-Disposition"] = "inline"
     return response
+
+
+def _sent_and_recorded(handle: IO[bytes], request: HttpRequest, key: str, size: int) -> Iterator[bytes]:
+    """Yield the file in chunks; when the answer ends (finished, or the client went away), record
+    the bytes that were handed on, which the listening gates (`webapp.listening`) count as heard."""
+    sent = 0
+    try:
+        while chunk := handle.read(_CHUNK):
+            yield chunk
+            # Counted once the server asks for more: a chunk it never took was never sent.
+            sent += len(chunk)
+    finally:
+        handle.close()
+        record_served(request.user.pk, key, 0, sent - 1, size)

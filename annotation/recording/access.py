@@ -13,9 +13,10 @@ from datetime import datetime
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils import timezone
 
-from annotation.audio.playback import could_have_played_to_the_end
 from annotation.recording.models import Item, Review, Take
+from webapp.listening import listening_refusal
 from webapp.models import User
 from webapp.roles import Role, has_role, users_with_role
 
@@ -23,9 +24,9 @@ from webapp.roles import Role, has_role, users_with_role
 # reviewers, restarts analyses, and uses the Django admin of these models.
 RECORDING_ADMINS: tuple[Role, ...] = (Role.ADMIN,)
 
-# The review playback gate (the MOS studies' rule, `annotation.audio.playback`): a reviewer may
+# The review playback gate (the rule of every listening gate, `webapp.listening`): a reviewer may
 # play at up to MAX_REVIEW_SPEED, so a take of d seconds can have ended d / MAX_REVIEW_SPEED after
-# it was shown.
+# its first byte was sent to them.
 MAX_REVIEW_SPEED = 2.0
 
 
@@ -112,19 +113,36 @@ def may_see_flags_of(review: Review) -> bool:
 def verdict_unlocked(review: Review) -> bool:
     """Return True when the reviewer may give (or change) a verdict: the take played to the end.
 
-    The rule, decided here only: a reviewer judges a take only after hearing all of it once. The
-    server records the playback (`reviews.record_playback`, only when `playback_refusal` allows
-    it); the review page's buttons (`data-unlocked`, followed by static/js/review_keys.js), the
-    page's POST and the verdict API all go through `reviews.submit_verdict`, which asks this.
+    The rule, decided here only (`verdict_refusal`): a reviewer judges a take only after hearing
+    all of it once. The server records the playback (`reviews.record_playback`, only when
+    `playback_refusal` allows it); the review page's buttons (`data-unlocked`, followed by
+    static/js/review_keys.js), the page's POST and the verdict API all go through
+    `reviews.submit_verdict`, which asks `verdict_refusal`.
     """
-    return review.played_at is not None
+    return verdict_refusal(review) is None
+
+
+def verdict_refusal(review: Review, now: datetime | None = None) -> str | None:
+    """Return why the reviewer may not give a verdict yet, None when they may: the playback is
+    recorded, and the reviewer who holds the review now was sent the whole take long enough ago
+    (asked again, so a review handed to another reviewer after a playback waits for theirs)."""
+    if review.played_at is None:
+        return "Play the whole take before giving a verdict."
+    return playback_refusal(review, now or timezone.now())
 
 
 def playback_refusal(review: Review, now: datetime) -> str | None:
-    """Return why a "played to the end" report cannot be true yet, or None when it is plausible."""
+    """Return why a "played to the end" report cannot be true yet, or None when it is plausible:
+    the take was shown, the server sent the reviewer all of its audio, and its length (at up to
+    MAX_REVIEW_SPEED) has passed since the first byte went out (`webapp.listening`)."""
     if review.presented_at is None:
         return "Open the take before playing it."
-    duration = review.take.duration_seconds
-    if not could_have_played_to_the_end(review.presented_at, duration, now, max_speed=MAX_REVIEW_SPEED):
-        return "Play the whole take, from start to end, before giving a verdict."
-    return None
+    take = review.take
+    return listening_refusal(
+        review.reviewer_id,
+        take.audio_key,
+        "the whole take",
+        seconds=take.duration_seconds,
+        now=now,
+        max_speed=MAX_REVIEW_SPEED,
+    )

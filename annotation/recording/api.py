@@ -160,7 +160,13 @@ class PlayedView(APIView):
         responses={
             200: ReviewSerializer,
             404: RecordingErrorSerializer,
-            409: OpenApiResponse(RecordingErrorSerializer, description="Too soon to have played it all"),
+            409: OpenApiResponse(
+                RecordingErrorSerializer,
+                description=(
+                    "Not played to the end: the take's whole audio (its `audio_url`, at once or by "
+                    "ranges) has not been fetched by you, or too short a time ago; `detail` says which"
+                ),
+            ),
         },
     )
     def post(self, request: Request, review_id: uuid.UUID) -> Response:

@@ -21,7 +21,7 @@ from django.db.models import Count
 from django.dispatch import Signal
 from django.utils import timezone
 
-from annotation.recording.access import may_review, playback_refusal, verdict_unlocked
+from annotation.recording.access import may_review, playback_refusal, verdict_refusal
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
 from webapp.db import compare_and_set
@@ -49,7 +49,7 @@ class ReviewClosed(ReviewProblem):
 
 
 class PlaybackRequired(ReviewProblem):
-    """The take has not been played to the end yet (the playback gate, `access.verdict_unlocked`)."""
+    """The take has not been played to the end yet (the playback gate, `access.verdict_refusal`)."""
 
 
 class ReviewNotFound(Exception):
@@ -133,8 +133,9 @@ def submit_verdict(
             raise ReviewNotFound()
         if not verdict_changeable(take):
             raise ReviewClosed("This take is decided; its verdicts are final.")
-        if not verdict_unlocked(review):
-            raise PlaybackRequired("Play the whole take before giving a verdict.")
+        refusal = verdict_refusal(review)
+        if refusal is not None:
+            raise PlaybackRequired(refusal)
         review.verdict = verdict
         review.reasons = stored_reasons
         review.comment = comment

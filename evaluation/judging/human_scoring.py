@@ -16,10 +16,11 @@ from django.db import transaction
 
 from annotation.gold.models import GoldReference
 from evaluation.judging.models import HumanJudgement, RubricSample, RubricSampleEntry
-from evaluation.judging.rubrics import automatic_flags, score_stage
+from evaluation.judging.rubrics import RESPONSE_AUDIO, automatic_flags, score_stage
 from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.access import systems_named_in
 from evaluation.outputs.models import ModelOutput, System
+from webapp.listening import listening_refusal
 from webapp.models import User
 
 
@@ -89,7 +90,9 @@ def save_hand_scores(
 ) -> list[HumanJudgement]:
     """Score every stage of an output by hand (replacing the evaluator's earlier scores of it).
 
-    Raises RubricError for a sub-score outside the rubric; nothing is saved then.
+    Raises RubricError for a sub-score outside the rubric, and SampleError for an audio score by
+    an evaluator the server has not sent the whole response audio to, long enough ago to have
+    heard it (`webapp.listening`, the rule of reviews and studies); nothing is saved then.
     """
     gold = GoldReference.objects.current_of(output.item_id)
     if gold is None:
@@ -97,6 +100,10 @@ def save_hand_scores(
     stages = output_stages(output)
     if set(scores) != set(stages):
         raise SampleError(f"expected scores for {', '.join(stages)}")
+    if RESPONSE_AUDIO in stages:
+        refusal = listening_refusal(evaluator.pk, output.response_audio_key, "the whole spoken response")
+        if refusal is not None:
+            raise SampleError(f"{refusal} The audio score needs it.")
     saved = []
     with transaction.atomic():
         for stage in stages:

@@ -15,8 +15,9 @@ from uuid import UUID
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from annotation.audio.playback import could_have_played_to_the_end
 from evaluation.studies.models import Study, StudyAssignment, StudyTurn
+from webapp.lib.listening import could_have_played_to_the_end
+from webapp.listening import listening_refusal
 from webapp.models import User
 
 
@@ -55,19 +56,43 @@ def rating_unlocked(
 
     The rule: a rater scores a reply only after hearing all of it. A sample with response audio
     opens once the server has recorded that the audio played to the end (`played_at`, set by
-    `workflows.record_playback` only when `playback_refusal` allows it); a sample without audio
-    (a text-only study) is open at once. In a dialogue study the same rule holds per assistant
-    turn: `turn`'s questions open once its reply's playback is recorded (its number in `played`,
-    the assignment's `StudyTurnPlayback`s, written by `workflows.record_turn_playback`), or at
-    once when the reply has no audio. The user's turns are context and are not gated.
+    `workflows.record_playback` only when `playback_refusal` allows it) and, asked again here,
+    the server sent the rater the whole audio long enough ago (`webapp.listening`); a sample
+    without audio (a text-only study) is open at once. In a dialogue study the same rule holds per
+    assistant turn: `turn`'s questions open once its reply's playback is recorded (its number in
+    `played`, the assignment's `StudyTurnPlayback`s, written by `workflows.record_turn_playback`)
+    and its audio was sent whole, or at once when the reply has no audio. The user's turns are
+    context and are not gated.
 
-    This function is the only place that decides it: the rating pages' `data-unlocked` (which
-    static/js/rating.js and dialogue_rating.js follow, so the browser merely mirrors it) and
-    `workflows.submit_rating` / `submit_turn_rating` (which refuse a locked sample or turn) ask it.
+    This function is the only place that decides it (through `rating_refusal`): the rating pages'
+    `data-unlocked` (which static/js/rating.js and dialogue_rating.js follow, so the browser merely
+    mirrors it) and `workflows.submit_rating` / `submit_turn_rating` (which refuse a locked sample
+    or turn) ask it.
     """
+    return rating_refusal(assignment, turn, played) is None
+
+
+def rating_refusal(
+    assignment: StudyAssignment,
+    turn: StudyTurn | None = None,
+    played: Mapping[int, datetime] | None = None,
+    now: datetime | None = None,
+) -> str | None:
+    """Return why the rater may not score this sample (or turn) yet, None when they may (`rating_unlocked`)."""
     if turn is None:
-        return assignment.played_at is not None or not assignment.stimulus.audio_key
-    return not turn.audio_key or turn.turn in (played or {})
+        key, seconds = assignment.stimulus.audio_key, assignment.stimulus.audio_seconds
+        if key and assignment.played_at is None:
+            return "Play the whole response before rating it."
+    else:
+        key, seconds = turn.audio_key, turn.audio_seconds
+        if key and turn.turn not in (played or {}):
+            return f"Play the whole reply of turn {turn.turn} before rating it."
+    return _not_heard(assignment, key, seconds, now)
+
+
+def _not_heard(assignment: StudyAssignment, key: str, seconds: float, now: datetime | None) -> str | None:
+    # A length of 0 (not readable) leaves only the rule that the whole audio was sent.
+    return listening_refusal(assignment.evaluator_id, key, "the whole response", seconds=seconds, now=now)
 
 
 def playback_refusal(
@@ -78,14 +103,19 @@ def playback_refusal(
 ) -> str | None:
     """Return why a "played to the end" report cannot be true yet, or None when it is plausible.
 
-    The reply cannot have ended before the page was shown plus the audio's length (less a small
-    slack for clocks and decoders), so an earlier report is a skipped or scripted playback. A
-    dialogue is heard in order: a turn's reply counts only after the earlier turns' replies, and
-    cannot have ended before the previous reply ended plus its own length.
+    The server must have sent the rater the whole reply, and it cannot have ended before its first
+    byte went out plus the audio's length (less a small slack for clocks and decoders), so an
+    earlier report, or one with no audio fetched, is a skipped or scripted playback
+    (`webapp.listening`). A dialogue is heard in order: a turn's reply counts only after the
+    earlier turns' replies, and cannot have ended before the previous reply ended plus its own length.
     """
     if assignment.presented_at is None:
         return "Open the sample before playing it."
-    started, seconds = assignment.presented_at, assignment.stimulus.audio_seconds
+    started, key, seconds = (
+        assignment.presented_at,
+        assignment.stimulus.audio_key,
+        assignment.stimulus.audio_seconds,
+    )
     if turn is not None:
         heard = played or {}
         unheard = [str(earlier) for earlier in range(1, turn.turn) if earlier not in heard]
@@ -98,7 +128,7 @@ def playback_refusal(
             )
             return f"Play the {replies} first: replies are heard in order."
         started = max([started, *(heard[earlier] for earlier in range(1, turn.turn))])
-        seconds = turn.audio_seconds
+        key, seconds = turn.audio_key, turn.audio_seconds
     if not could_have_played_to_the_end(started, seconds, now):
         return "Play the whole response, from start to end, before rating."
-    return None
+    return _not_heard(assignment, key, seconds, now)

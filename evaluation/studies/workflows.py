@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from evaluation.studies.access import playback_refusal, rating_unlocked
+from evaluation.studies.access import playback_refusal, rating_refusal
 from evaluation.studies.design import SCORES
 from evaluation.studies.models import (
     Study,
@@ -81,8 +81,9 @@ def submit_rating(
             raise RatingRefused("Rate a conversation turn by turn.")
         if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
-        if not rating_unlocked(assignment):
-            raise RatingRefused("Play the whole response before rating it.")
+        refusal = rating_refusal(assignment, now=now)
+        if refusal is not None:
+            raise RatingRefused(refusal)
         expected = set(assignment.study.dimensions)
         if set(scores) != expected or any(score not in SCORES for score in scores.values()):
             raise RatingRefused("Give every question a score from 1 to 5.")
@@ -138,8 +139,9 @@ def submit_turn_rating(
             raise RatingRefused("This turn is already rated.")
         if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
-        if not rating_unlocked(assignment, reply, turn_playbacks(assignment)):
-            raise RatingRefused(f"Play the whole reply of turn {turn} before rating it.")
+        refusal = rating_refusal(assignment, reply, turn_playbacks(assignment), now)
+        if refusal is not None:
+            raise RatingRefused(refusal)
         expected = set(assignment.study.dimensions)
         if set(scores) != expected or any(score not in SCORES for score in scores.values()):
             raise RatingRefused("Give every question a score from 1 to 5.")

@@ -28,7 +28,7 @@ from ml.builder.export_versions import BuildExport, in_flight_refusal
 from ml.builder.logic.speech_checks import SpeechCheckSummary, summary_rows
 from ml.builder.logic.statistics import STATISTICS_LABELS, DatasetStatistics
 from ml.builder.models import Build, BuildDialogue, BuildSample, SampleStatus, SpotCheck
-from ml.builder.pages.queue import corrections
+from ml.builder.pages.queue import HUMAN_DROP_REASONS, corrections
 from ml.builder.stages import HIGH_AROUSAL, MODALITY_CONFLICT, TEXT_NEUTRAL
 from ml.builder.steps.audio_steps import AudioStepContext, voice_response
 from ml.core.training_records import (
@@ -123,9 +123,15 @@ def _chunks(rows: QuerySet[BuildSample]) -> Iterator[BuildSample]:
     )
 
 
-def _complete_dialogues(build: Build) -> QuerySet[BuildDialogue]:
-    """Return the dialogues none of whose turns was dropped."""
-    return BuildDialogue.objects.filter(build=build).exclude(turns__status=SampleStatus.DROPPED)
+def _exported_dialogues(build: Build) -> QuerySet[BuildDialogue]:
+    """Return the dialogues no pipeline stage dropped a turn of. A spot-check's drop may have cut
+    one short (its turns before the dropped one stay) or dropped it whole (no turn stays)."""
+    by_pipeline = BuildSample.objects.filter(build=build, status=SampleStatus.DROPPED).exclude(
+        drop_reason__in=HUMAN_DROP_REASONS
+    )
+    return BuildDialogue.objects.filter(build=build).exclude(
+        pk__in=by_pipeline.exclude(dialogue__isnull=True).values("dialogue_id")
+    )
 
 
 def decisions_of(build: Build) -> tuple[dict[str, int], list[int]]:
@@ -154,6 +160,7 @@ def export_build(
     counts = {
         "single_turn": 0,
         "dialogues": 0,
+        "dialogues_cut_short": 0,
         "dialogue_turns": 0,
         "fixed_by_annotators": 0,
         "response_audio_not_revoiced": 0,
@@ -218,17 +225,22 @@ def export_build(
         turns_per_dialogue = build.turns_per_dialogue
         history: list[HistoryTurn] = []
         current: int | None = None
-        complete = set(_complete_dialogues(build).values_list("pk", flat=True))
+        exported = set(_exported_dialogues(build).values_list("pk", flat=True))
         for sample in _chunks(
-            BuildSample.objects.filter(build=build).finished().filter(dialogue_id__in=complete)
+            BuildSample.objects.filter(build=build).finished().filter(dialogue_id__in=exported)
         ):
             if sample.dialogue_id != current:
+                if history and len(history) < turns_per_dialogue:
+                    counts["dialogues_cut_short"] += 1
                 current, history = sample.dialogue_id, []
                 counts["dialogues"] += 1
+            # Turns 1..n and no gap: a spot-check cuts a dialogue's end, never a turn out of its middle.
+            assert sample.turn == len(history) + 1, f"{sample.external_id}: a dialogue lost a turn"
             # The next turns hear the reply the record trains on, an annotator's fix included.
             history.append(write(sample, tuple(history)))
             counts["dialogue_turns"] += 1
-        assert counts["dialogue_turns"] == counts["dialogues"] * turns_per_dialogue, "a dialogue lost a turn"
+        if history and len(history) < turns_per_dialogue:
+            counts["dialogues_cut_short"] += 1
     decisions, decided_checks = decisions_of(build)
     reruns = len(build.provenance.get("tightenings", []))
     label = f"v{version.version}" if version is not None else ""

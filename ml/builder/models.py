@@ -384,7 +384,9 @@ class SpotCheck(models.Model):
     ``reasons`` are ``stages.SPOT_CHECK_REASONS``; ``stage`` is the pipeline stage the problem is
     blamed on (blank for "keep"), which the build page turns into an acceptance rate per stage.
     ``perception`` / ``tom`` hold the corrected labels of a "fix" in the label-document format;
-    ``response`` a corrected response (blank: unchanged).
+    ``response`` a corrected response (blank: unchanged). A dropped dialogue turn carries what
+    its checker chose for the rest of the dialogue (``rest``: ``pages.rules.REST_TITLES``) and the
+    turns explicitly kept by other checks that this choice removed, confirmed (``removed_kept``).
     """
 
     build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="spot_checks")
@@ -401,6 +403,15 @@ class SpotCheck(models.Model):
     perception = models.JSONField(default=dict, blank=True)
     tom = models.JSONField(default=dict, blank=True)
     response = models.TextField(blank=True)
+    rest = models.CharField(
+        max_length=16,
+        blank=True,
+        choices=[("cut", "Cut the dialogue before this turn"), ("dialogue", "Drop the whole dialogue")],
+        help_text="A dropped dialogue turn: what happens to the rest of its dialogue",
+    )
+    removed_kept = models.JSONField(
+        default=list, blank=True, help_text="Turns other checks kept that this drop removed, confirmed"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 

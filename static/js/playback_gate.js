@@ -2,9 +2,10 @@
 //
 // A verdict or a rating opens only after the recording has played to the end. The rule lives on
 // the server (annotation.recording.access.verdict_unlocked, evaluation.studies.access.rating_unlocked):
-// the browser only reports "played to the end", and the server checks that enough time has passed
-// since the page was shown before it records the playback, so removing this script does not get
-// around the rule. What the script adds: a jump ahead of what was heard is undone until the
+// the browser only reports "played to the end", and the server checks that it sent this person
+// every byte of the audio and that the audio's length has passed since the first one
+// (webapp/listening.py) before it records the playback, so removing this script, or a script
+// that reports "played" without fetching the audio, does not get around the rule. What the script adds: a jump ahead of what was heard is undone until the
 // recording has played once. Time counts as heard only when reached by playing on (a step of at
 // most a second), never by a jump.
 (function () {

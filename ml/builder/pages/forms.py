@@ -14,7 +14,13 @@ from django import forms
 from annotation.labelling.schema import CHOICES, PERCEPTION_TEXT_FIELDS, TOM_TEXT_FIELDS, field_label
 from ml.builder.models import BuildSample, SpotCheck
 from ml.builder.pages.queue import Decision
-from ml.builder.pages.rules import REASON_TITLES, THRESHOLD_TITLES, DecisionProblem, blamed_stage
+from ml.builder.pages.rules import (
+    REASON_TITLES,
+    REST_TITLES,
+    THRESHOLD_TITLES,
+    DecisionProblem,
+    blamed_stage,
+)
 from ml.builder.stages import SAMPLE_STAGES, SPOT_CHECK_REASONS, SPOT_CHECK_VERDICTS, STAGE_TITLES
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 
@@ -36,6 +42,15 @@ class DecisionForm(forms.Form):
         choices=[("", "The stage the reasons name")] + [(s, STAGE_TITLES[s]) for s in SAMPLE_STAGES],
         required=False,
         label="Problem let through by",
+    )
+    rest = forms.ChoiceField(
+        choices=list(REST_TITLES.items()),
+        widget=forms.RadioSelect,
+        required=False,
+        label="Dropping a turn of a dialogue: the rest of the dialogue",
+    )
+    remove_kept = forms.BooleanField(
+        required=False, label="Also remove the turns of this dialogue a spot-check kept or fixed"
     )
     note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
     response = forms.CharField(
@@ -61,6 +76,7 @@ class DecisionForm(forms.Form):
                 "reasons": earlier.reasons,
                 "stage": "" if earlier.stage == _stage_the_reasons_name(earlier) else earlier.stage,
                 "note": earlier.note,
+                "rest": earlier.rest,
             }
         initial = {
             **decided,
@@ -111,6 +127,8 @@ class DecisionForm(forms.Form):
             perception=perception if fix else {},
             tom=tom if fix else {},
             response=data["response"] if fix else "",
+            rest=data["rest"] if data["verdict"] == "drop" else "",
+            remove_kept=data["remove_kept"],
         )
 
 

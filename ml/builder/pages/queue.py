@@ -8,7 +8,9 @@ The races each one prevents:
 - ``take_next``: two annotators asking for work at the same moment must not get the same
   check; ``SELECT ... FOR UPDATE SKIP LOCKED`` over unclaimed checks gives each a different one.
 - ``decide``: the decision and what it does to the sample (a human drop takes it out of the
-  export) are written in one transaction with the check locked.
+  export; a dropped dialogue turn cuts its dialogue there or drops it whole) are written in one
+  transaction with the build and the check locked, so two checkers deciding turns of one
+  dialogue at once each see the other's decision.
 """
 
 from __future__ import annotations
@@ -30,13 +32,31 @@ from annotation.labelling.schema import (
 )
 from ml.builder.export_versions import BuildInFlight, in_flight_refusal, start_export
 from ml.builder.models import Build, BuildSample, SampleStatus, SpotCheck
-from ml.builder.pages.rules import DROP, FIX, DecisionProblem, blamed_stage
+from ml.builder.pages.rules import (
+    CUT_AWAY,
+    DIALOGUE_DROPPED,
+    DROP,
+    FIX,
+    KEEP,
+    REST_TITLES,
+    WHOLE_DIALOGUE,
+    DecisionProblem,
+    blamed_stage,
+    kept_turns_removed,
+    removed_turns,
+    turns_text,
+)
 from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
+from webapp.listening import listening_refusal
 from webapp.models import User
 
 HUMAN_DROP = "spot_check_drop"  # BuildSample.drop_reason of a sample an annotator dropped
+# Every drop_reason a spot-check writes: the dropped sample, and the turns its dialogue loses with it.
+HUMAN_DROP_REASONS = (HUMAN_DROP, CUT_AWAY, DIALOGUE_DROPPED)
 DEFAULT_SPOT_CHECK_RATE = 0.02
+# As in blind review: a checker may play at up to twice the speed (the players offer it).
+MAX_SPOT_CHECK_SPEED = 2.0
 
 
 IN_DIALOGUE = ExpressionWrapper(Q(dialogue__isnull=False), output_field=BooleanField())
@@ -120,6 +140,8 @@ class Decision:
     perception: Mapping[str, Any] = field(default_factory=dict)
     tom: Mapping[str, Any] = field(default_factory=dict)
     response: str = ""
+    rest: str = ""  # a dropped dialogue turn: CUT or WHOLE_DIALOGUE (``rules.REST_TITLES``)
+    remove_kept: bool = False  # confirmed: turns other checks kept may go with this drop
 
 
 STRATEGY_SLUGS = frozenset(slug for slug, _ in DEFAULT_STRATEGIES)
@@ -147,11 +169,29 @@ def corrected_labels(sample: BuildSample, decision: Decision) -> tuple[dict[str,
     return perception, tom, response if response != sample.response.strip() else ""
 
 
+def not_heard(sample: BuildSample, user: User) -> str | None:
+    """Return why the user cannot have heard the sample's audio (the user's query, then the spoken
+    response) to the end yet, None when they can have: the rule of every listening gate
+    (`webapp.listening`)."""
+    for key, seconds, what in (
+        (sample.user_audio_key, sample.audio_seconds, "the user's audio"),
+        (sample.response_audio_key, None, "the spoken response"),
+    ):
+        refusal = listening_refusal(user.pk, key, what, seconds=seconds, max_speed=MAX_SPOT_CHECK_SPEED)
+        if refusal is not None:
+            return refusal
+    return None
+
+
 def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
-    """Store the annotator's keep / fix / drop with reasons and the stage blamed.
+    """Store the annotator's keep / fix / drop with reasons and the stage blamed, once they can
+    have heard the sample's audio to the end (`not_heard`).
 
     A drop also takes the sample out of the build's export (status dropped, reason
-    ``HUMAN_DROP``; ``dropped_at`` stays blank, so a re-run of the pipeline never brings it back).
+    ``HUMAN_DROP``; ``dropped_at`` stays blank, so a re-run of the pipeline never brings it back);
+    a dropped dialogue turn cuts its dialogue there or drops it whole, as the checker chose
+    (``dialogue_choice``, ``settle_drops``), never removing a turn another check kept unless
+    the checker confirmed it.
     A fix keeps the corrected labels and response on the check (``corrections``). The decision
     that completes a round (no open check of the build left) starts a new export version, so the
     decisions reach the records jobs train on.
@@ -165,11 +205,15 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
         was_open = locked.submitted_at is None
         if locked.annotator_id != user.pk:
             raise DecisionProblem("this spot-check is someone else's")
+        refusal = not_heard(locked.sample, user)
+        if refusal is not None:
+            raise DecisionProblem(refusal)
         perception: dict[str, Any] = {}
         tom: dict[str, Any] = {}
         response = ""
         if decision.verdict == FIX:
             perception, tom, response = corrected_labels(locked.sample, decision)
+        rest, removed_kept = dialogue_choice(locked, decision)
         locked.verdict, locked.reasons, locked.stage = decision.verdict, list(decision.reasons), stage
         locked.note, locked.perception, locked.tom, locked.response = (
             decision.note.strip(),
@@ -177,20 +221,113 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
             tom,
             response,
         )
+        locked.rest, locked.removed_kept = rest, removed_kept
         locked.submitted_at = timezone.now()
         locked.save()
-        sample = BuildSample.objects.filter(pk=locked.sample_id)
-        if decision.verdict == DROP:
-            sample.update(status=SampleStatus.DROPPED, drop_reason=HUMAN_DROP)
-        elif sample.filter(drop_reason=HUMAN_DROP).exists():
-            # A changed mind: the annotator dropped it before and now keeps or fixes it.
-            sample.update(status=SampleStatus.ACTIVE, drop_reason="")
+        settle_drops(locked.sample)
         round_complete = not SpotCheck.objects.filter(
             build_id=check.build_id, submitted_at__isnull=True
         ).exists()
         if was_open and round_complete and not in_flight_refusal(locked.build):
             start_export(locked.build, "a spot-check round was complete", user)
     return locked
+
+
+def _dialogue_verdicts(sample: BuildSample, exclude: SpotCheck | None = None) -> list[tuple[int, str, str]]:
+    """Return (turn, verdict, rest) of the decided checks of the sample's dialogue."""
+    checks = SpotCheck.objects.filter(sample__dialogue_id=sample.dialogue_id, submitted_at__isnull=False)
+    if exclude is not None:
+        checks = checks.exclude(pk=exclude.pk)
+    return list(checks.values_list("sample__turn", "verdict", "rest"))
+
+
+def _drops(verdicts: Sequence[tuple[int, str, str]]) -> dict[int, str]:
+    # A drop decided before the rest was asked for took the whole dialogue out of the export.
+    return {turn: rest or WHOLE_DIALOGUE for turn, verdict, rest in verdicts if verdict == DROP}
+
+
+def dialogue_choice(check: SpotCheck, decision: Decision) -> tuple[str, list[int]]:
+    """Return what a decision does to the rest of its dialogue: (rest, kept turns it removes).
+
+    Raise DecisionProblem when a dropped dialogue turn comes without a choice for the rest, when
+    the choice comes with anything else, or when it would remove turns another check explicitly
+    kept or fixed and the checker has not confirmed that they go too.
+    """
+    sample = check.sample
+    if decision.verdict != DROP or sample.dialogue_id is None:
+        if decision.rest:
+            raise DecisionProblem(
+                "what happens to the rest of the dialogue is asked of a dropped dialogue turn only"
+            )
+        return "", []
+    if decision.rest not in REST_TITLES:
+        raise DecisionProblem(
+            f"turn {sample.turn} is part of a dialogue: say what happens to the rest of it "
+            "(cut the dialogue here, or drop the whole dialogue)"
+        )
+    others = _dialogue_verdicts(sample, exclude=check)
+    drops = {**_drops(others), sample.turn: decision.rest}
+    turns = BuildSample.objects.filter(dialogue_id=sample.dialogue_id).values_list("turn", flat=True)
+    removed = removed_turns(turns, drops, HUMAN_DROP)
+    kept = [turn for turn, verdict, _ in others if verdict in (KEEP, FIX)]
+    lost = kept_turns_removed(removed, kept, sample.turn)
+    if lost and not decision.remove_kept:
+        which = turns_text(lost)
+        raise DecisionProblem(
+            f"{which} of this dialogue {'was' if len(lost) == 1 else 'were'} kept by a spot-check, and this "
+            f"choice removes {'it' if len(lost) == 1 else 'them'}: confirm that {which} go too, or cut the "
+            "dialogue elsewhere"
+        )
+    return decision.rest, lost
+
+
+def settle_drops(sample: BuildSample) -> None:
+    """Bring the export status of the sample (and of every turn of its dialogue) in line with the
+    spot-check drops decided so far: a dropped sample leaves the export, a dialogue turn takes the
+    rest of its dialogue with it as its checker chose, and a changed mind brings turns back.
+    Samples the pipeline dropped are never touched."""
+    samples = BuildSample.objects.filter(pk=sample.pk)
+    removed: dict[int, str] = {}
+    if sample.dialogue_id is not None:
+        samples = BuildSample.objects.filter(dialogue_id=sample.dialogue_id)
+        removed = removed_turns(
+            samples.values_list("turn", flat=True), _drops(_dialogue_verdicts(sample)), HUMAN_DROP
+        )
+    elif SpotCheck.objects.filter(sample=sample, verdict=DROP, submitted_at__isnull=False).exists():
+        removed = {sample.turn: HUMAN_DROP}
+    for pk, turn, status, reason in samples.values_list("pk", "turn", "status", "drop_reason"):
+        ours = status == SampleStatus.ACTIVE or reason in HUMAN_DROP_REASONS
+        if turn in removed and ours and reason != removed[turn]:
+            BuildSample.objects.filter(pk=pk).update(status=SampleStatus.DROPPED, drop_reason=removed[turn])
+        elif turn not in removed and reason in HUMAN_DROP_REASONS:
+            # A changed mind: the annotator dropped it before and now keeps or fixes it.
+            BuildSample.objects.filter(pk=pk).update(status=SampleStatus.ACTIVE, drop_reason="")
+
+
+def removed_by_others(sample: BuildSample) -> str:
+    """Return, for a dialogue turn another check's drop took out of the export, which drop did it
+    ("" otherwise): the page says so, so that keeping it is never mistaken for bringing it back."""
+    if sample.dialogue_id is None or sample.drop_reason not in (CUT_AWAY, DIALOGUE_DROPPED):
+        return ""
+    drops = {turn: rest for turn, verdict, rest in _dialogue_verdicts(sample) if verdict == DROP}
+    if not drops:
+        return ""
+    turn = min(drops)
+    how = "the dialogue was cut there" if drops[turn] == "cut" else "the whole dialogue was dropped"
+    return (
+        f"Turn {turn} of this dialogue was dropped and {how}: this turn is not exported whatever you decide."
+    )
+
+
+def kept_turns_of_dialogue(sample: BuildSample) -> list[int]:
+    """Return the other turns of the sample's dialogue a spot-check kept or fixed (the page names them)."""
+    if sample.dialogue_id is None:
+        return []
+    return sorted(
+        turn
+        for turn, verdict, _ in _dialogue_verdicts(sample)
+        if verdict in (KEEP, FIX) and turn != sample.turn
+    )
 
 
 def corrections(build: Build) -> dict[int, dict[str, Any]]:

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from ml.builder.config import BuildConfig
 from ml.builder.models import Build, BuildSample, SampleStage, SampleStageStatus, SampleStatus
-from ml.builder.pages.queue import HUMAN_DROP
+from ml.builder.pages.queue import HUMAN_DROP_REASONS
 from ml.builder.pages.rules import (
     THRESHOLD_STAGES,
     WHOLE_NUMBER_THRESHOLDS,
@@ -39,7 +39,9 @@ class TighteningRefused(ValueError):
 def _dropped_by_people(build: Build) -> set[int]:
     """Return the samples annotators dropped, with every turn of a dialogue one of them belongs to:
     a re-run must not bring them back, and a dialogue is redone whole or not at all."""
-    dropped = BuildSample.objects.filter(build=build, status=SampleStatus.DROPPED, drop_reason=HUMAN_DROP)
+    dropped = BuildSample.objects.filter(
+        build=build, status=SampleStatus.DROPPED, drop_reason__in=HUMAN_DROP_REASONS
+    )
     dialogues = dropped.exclude(dialogue__isnull=True).values("dialogue_id")
     turns = BuildSample.objects.filter(build=build, dialogue_id__in=dialogues)
     return set(dropped.values_list("pk", flat=True)) | set(turns.values_list("pk", flat=True))

@@ -89,6 +89,51 @@ def blamed_stage(verdict: str, reasons: Sequence[str], chosen_stage: str = "") -
     return min(blamed, key=SAMPLE_STAGES.index)
 
 
+# What a drop of one dialogue turn does to the rest of its dialogue: the later turns heard the
+# dropped one, so they cannot stay without it. Either the dialogue is cut there (the turns
+# before it stay, a shorter dialogue) or the whole dialogue goes.
+CUT, WHOLE_DIALOGUE = "cut", "dialogue"
+REST_TITLES: dict[str, str] = {
+    CUT: "Cut the dialogue here: keep the turns before this one, leave out this one and every later turn",
+    WHOLE_DIALOGUE: "Drop the whole dialogue, every turn of it",
+}
+# BuildSample.drop_reason of the turns a spot-check's drop removed besides the dropped turn itself.
+CUT_AWAY = "spot_check_cut"
+DIALOGUE_DROPPED = "spot_check_dialogue_drop"
+
+
+def removed_turns(turns: Iterable[int], drops: Mapping[int, str], dropped_reason: str) -> dict[int, str]:
+    """Return {turn: drop reason} for every turn of a dialogue its spot-check drops remove.
+
+    `drops` maps each dropped turn to what its checker chose for the rest (CUT or WHOLE_DIALOGUE).
+    A dropped turn gets `dropped_reason`; a dialogue dropped whole loses every other turn
+    (DIALOGUE_DROPPED); otherwise the earliest cut removes every later turn (CUT_AWAY). Turns
+    not named stay.
+    """
+    turns = list(turns)
+    removed: dict[int, str] = {}
+    if WHOLE_DIALOGUE in drops.values():
+        removed = dict.fromkeys(turns, DIALOGUE_DROPPED)
+    elif drops:
+        cut = min(drops)
+        removed = {turn: CUT_AWAY for turn in turns if turn > cut}
+    removed.update(dict.fromkeys(drops, dropped_reason))
+    return removed
+
+
+def kept_turns_removed(removed: Mapping[int, str], kept: Iterable[int], deciding: int) -> list[int]:
+    """Return the turns a checker explicitly kept (or fixed) that `removed` takes out, other than
+    the turn being decided: such a turn is never dropped without its removal being confirmed."""
+    return sorted(turn for turn in set(kept) if turn in removed and turn != deciding)
+
+
+def turns_text(turns: Sequence[int]) -> str:
+    """Return "turn 3" or "turns 3, 4 and 5"."""
+    if len(turns) == 1:
+        return f"turn {turns[0]}"
+    return f"turns {', '.join(str(turn) for turn in turns[:-1])} and {turns[-1]}"
+
+
 @dataclass(frozen=True)
 class CheckedSample:
     """One submitted spot-check as the acceptance figures need it."""

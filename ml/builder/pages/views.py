@@ -16,7 +16,15 @@ from ml.builder.launch import BuildRefused, check_request, default_config_text, 
 from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.access import BUILD_ROLES, SPOT_CHECK_ROLES, build_or_404, own_spot_check_or_404
 from ml.builder.pages.forms import DecisionForm, DrawForm, StartBuildForm, TightenForm
-from ml.builder.pages.queue import DecisionProblem, decide, draw_spot_checks, open_checks, take_next
+from ml.builder.pages.queue import (
+    DecisionProblem,
+    decide,
+    draw_spot_checks,
+    kept_turns_of_dialogue,
+    open_checks,
+    removed_by_others,
+    take_next,
+)
 from ml.builder.pages.reports import (
     acceptance_chart,
     checked_samples,
@@ -222,7 +230,8 @@ def spot_check_next(request: StudioRequest) -> HttpResponse:
 @role_required(*SPOT_CHECK_ROLES)
 @never_cache
 def spot_check_page(request: StudioRequest, check_id: int) -> HttpResponse:
-    """One sample to keep, fix or drop, with the earlier turns of its dialogue."""
+    """One sample to keep, fix or drop, with the earlier turns of its dialogue (a dropped turn asks
+    what happens to the rest of it); any decision waits until its audio has played to the end."""
     check = own_spot_check_or_404(check_id, request.user)
     sample = check.sample
     form = DecisionForm(request.POST or None, sample=sample, earlier=check)
@@ -255,6 +264,8 @@ def spot_check_page(request: StudioRequest, check_id: int) -> HttpResponse:
                 audio_url(sample.response_audio_key, request.user) if sample.response_audio_key else ""
             ),
             "reason_stages": {reason: STAGE_TITLES[stage] for reason, stage in REASON_STAGES.items()},
+            "kept_turns": kept_turns_of_dialogue(sample),
+            "removed_by_others": removed_by_others(sample),
             "position": open_checks(request.user).filter(build=check.build, id__lt=check.pk).count() + 1,
         },
     )

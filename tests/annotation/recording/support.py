@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import present_reviews, record_playback, submit_verdict
+from tests.support.listening import listen
 from webapp.jobs import run_job
 from webapp.models import User
 
@@ -44,11 +45,12 @@ def record(actor: User, item: Item, wav: bytes) -> Take:
 
 def heard(*takes: Take) -> None:
     """Let every reviewer of these takes have played them to the end, through the real playback
-    gate: shown a minute ago, then reported played."""
+    gate: shown and fetched whole through the audio link a while ago, then reported played."""
     for take in takes:
-        reviews = list(take.reviews.select_related("take"))
+        reviews = list(take.reviews.select_related("take", "reviewer"))
         present_reviews(reviews, now=timezone.now() - timedelta(minutes=1))
         for review in reviews:
+            listen(review.reviewer, take.audio_key)
             record_playback(review)
 
 

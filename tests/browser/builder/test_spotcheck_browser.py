@@ -15,6 +15,23 @@ from tests.support.browser import log_in
 pytestmark = pytest.mark.browser
 
 
+def _play_to_the_end(page: Any) -> None:
+    """Play the sample's audio (the query, then the response) to the end at twice the speed: the
+    server takes a decision only once it has sent all of it, long enough ago."""
+    page.locator("h1").click()  # a user gesture, which the autoplay rules ask of play()
+    for player in ("user-audio", "response-audio"):
+        page.evaluate(
+            """async (selector) => {
+                const audio = document.querySelector(selector);
+                audio.playbackRate = 2;
+                const ended = new Promise((done) => audio.addEventListener("ended", done, { once: true }));
+                await audio.play();
+                await ended;
+            }""",
+            f"[data-testid={player}]",
+        )
+
+
 def _times_said(page: Any, words: str) -> int:
     """Return how often the page's visible text says `words` (the errors box, messages, anywhere)."""
     return page.locator("body").inner_text().lower().count(words)
@@ -34,16 +51,22 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
 
         # keep the first, after listening: the signed audio link plays for this annotator
         page.wait_for_selector("[data-testid=decision-form]")
+        page.check("input[name=verdict][value=keep]")
+        page.click("[data-testid=submit-decision]")  # before listening: refused, with the reason
+        refusal = page.locator("[data-testid=decision-errors]").inner_text()
+        assert "Play the user's audio first: the server has not sent you its audio." in refusal
         src = page.locator("[data-testid=user-audio]").get_attribute("src")
         assert page.evaluate("async (src) => (await fetch(src)).status", src) == 200
         assert "I really thought" in page.locator("[data-testid=user-text]").inner_text()
         assert "sad" in page.locator("[data-testid=auto-perception]").inner_text()
         page.screenshot(path=str(screenshots / "spot-check.png"), full_page=True)
+        _play_to_the_end(page)
         page.check("input[name=verdict][value=keep]")
         page.click("[data-testid=submit-decision]")
 
         # drop the second: the emotion is not audible (a drop without a reason is refused first, once)
         page.wait_for_selector("text=: keep.")
+        _play_to_the_end(page)
         page.check("input[name=verdict][value=drop]")
         page.click("[data-testid=submit-decision]")
         page.wait_for_selector("[data-testid=decision-errors]")
@@ -56,6 +79,7 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
 
         # fix the third: a drop without a reason is refused first, then the intensity is corrected
         page.wait_for_selector("text=: drop.")
+        _play_to_the_end(page)
         page.check("input[name=verdict][value=fix]")
         page.click("[data-testid=submit-decision]")
         assert "at least one reason" in page.locator("[data-testid=decision-errors]").inner_text()

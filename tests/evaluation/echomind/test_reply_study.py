@@ -25,6 +25,7 @@ from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
 from tests.evaluation.echomind.fixture import echomind_files
 from tests.evaluation.studies.support import REPLY_SPEECH, spoken
 from tests.factories import SystemFactory
+from tests.support.listening import play_links
 from webapp.models import User
 from webapp.roles import Role
 
@@ -138,6 +139,7 @@ def test_an_admin_creates_the_study_evaluators_rate_blind_and_the_results_name_t
         StudyAssignment.objects.filter(pk=assignment.pk).update(
             presented_at=timezone.now() - timedelta(seconds=60)
         )
+        play_links(client, rater, AUDIO_SRC.findall(page))  # the page's players fetch their audio
         client.post(reverse("evaluation:assignment_played", args=[assignment.public_id]))
         client.post(
             reverse("evaluation:submit_assignment", args=[assignment.public_id]),

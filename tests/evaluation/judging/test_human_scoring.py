@@ -12,6 +12,7 @@ from evaluation.outputs.models import System
 from evaluation.results.agreement import judge_human_agreement, summed_pairs
 from tests.evaluation.judging_support import GOOD_SUBSCORES, BenchmarkItemFactory
 from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
+from tests.support.listening import listen
 from webapp.models import User
 from webapp.roles import Role
 
@@ -101,6 +102,7 @@ def test_scoring_by_hand_applies_the_caps_and_moves_on(sample: RubricSample, cli
     stages = ["perception", "reasoning", "response_content"]
     if not entry.output.system.text_only:
         stages.append("response_audio")
+        listen(users["evaluator"], entry.output.response_audio_key)  # the audio score needs it heard
     url = reverse("evaluation:rubric_score", args=[sample.pk, entry.output.public_id])
     response = client.post(
         url,

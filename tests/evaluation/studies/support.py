@@ -18,6 +18,7 @@ from evaluation.studies.creation.items import StudySpec, create_study
 from evaluation.studies.models import Study, StudyAssignment, StudyStimulus
 from evaluation.studies.workflows import record_playback, submit_rating
 from tests.factories import ModelOutputFactory, RecordedItemFactory, SystemFactory, stored_wav
+from tests.support.listening import listen
 from webapp.lib import vocabulary
 from webapp.lib.vocabulary import SCENARIOS
 from webapp.models import User
@@ -110,7 +111,9 @@ def from_system(stimulus: StudyStimulus, letter: str) -> bool:
 
 
 def play(assignment: StudyAssignment) -> None:
-    """Mark the assignment as shown long enough ago and its playback as recorded."""
+    """Mark the assignment as shown (and its audio fetched whole) long enough ago, and its playback
+    as recorded."""
+    listen(assignment.evaluator, assignment.stimulus.audio_key)
     assignment.presented_at = timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 1)
     assignment.save(update_fields=["presented_at"])
     record_playback(assignment)

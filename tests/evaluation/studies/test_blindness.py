@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from evaluation.studies.models import StudyAssignment
 from tests.evaluation.studies.support import build_world, make_study
+from tests.support.listening import play_links
 from webapp.models import User
 from webapp.roles import Role
 from webapp.storage import key_for_viewer
@@ -39,6 +40,7 @@ def test_an_evaluator_never_receives_anything_that_names_a_system(make_user, use
         StudyAssignment.objects.filter(pk=assignment.pk).update(
             presented_at=timezone.now() - timedelta(seconds=60)
         )
+        play_links(client, rater, AUDIO_SRC.findall(page))  # the page's players fetch their audio
         played = client.post(reverse("evaluation:assignment_played", args=[assignment.public_id]))
         received.append(played.content.decode())
         scores = {f"score_{key}": "3" for key in study.dimensions}

@@ -11,6 +11,8 @@ from django.utils import timezone
 
 from evaluation.studies.models import StudyAssignment, StudyRating
 from tests.evaluation.studies.support import build_world, current, make_study, play
+from tests.support.listening import fetch_audio
+from webapp.models import AudioFetch
 from webapp.roles import Role
 
 SCORES = {
@@ -73,9 +75,15 @@ def test_playback_reported_after_the_audio_ended_unlocks_rating(setup):
     study, rater, client = setup
     _page(client, study)
     assignment = current(study, rater)
-    StudyAssignment.objects.filter(pk=assignment.pk).update(
-        presented_at=timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 0.1)
+    long_enough = timezone.now() - timedelta(seconds=assignment.stimulus.audio_seconds + 0.1)
+    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=long_enough)
+    scripted = _played(client, assignment)  # "played", with no audio fetched
+    assert (scripted.status_code, scripted.json()) == (
+        409,
+        {"unlocked": False, "error": "Play the whole response first: the server has not sent you its audio."},
     )
+    fetch_audio(client, rater, assignment.stimulus.audio_key)
+    AudioFetch.objects.filter(user=rater).update(fetched_at=long_enough)
     response = _played(client, assignment)
     assert (response.status_code, response.json()) == (200, {"unlocked": True})
     assert '<fieldset id="rating-controls" >' in _page(client, study).content.decode()

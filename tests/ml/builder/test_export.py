@@ -12,6 +12,7 @@ from ml.builder.models import Build, BuildSample, SpotCheck
 from ml.builder.pages.queue import Decision, decide
 from ml.core.training_records import RECORDS_FILE, TrainingRecord, read_wav, render_gold_perception
 from tests.ml.builder.pages.spotcheck_builds import finished_build
+from tests.support.listening import listen
 from webapp.models import User
 from webapp.roles import Role
 from webapp.storage import read_media
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.django_db
 def _decide(build: Build, external_id: str, annotator: User, decision: Decision) -> None:
     sample = BuildSample.objects.get(build=build, external_id=external_id)
     check = SpotCheck.objects.create(build=build, sample=sample, annotator=annotator)
+    listen(annotator, sample.user_audio_key, sample.response_audio_key)
     decide(check, annotator, decision)
 
 
@@ -82,6 +84,7 @@ def test_a_fixed_sample_is_exported_with_the_fix_and_a_dropped_one_not_at_all(
         "single_turn": 2,
         "dialogues": 1,
         "dialogue_turns": 3,
+        "dialogues_cut_short": 0,
         "fixed_by_annotators": 2,
         "response_audio_not_revoiced": 0,
     }

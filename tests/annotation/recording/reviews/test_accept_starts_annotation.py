@@ -6,6 +6,7 @@ from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import submit_verdict
 from tests.annotation.recording.support import heard
+from tests.factories import stored_wav, tiny_wav
 from webapp.roles import Role
 
 
@@ -22,7 +23,11 @@ def test_three_accepts_assign_the_projects_annotators(make_user, django_capture_
         state=Item.State.IN_REVIEW,
     )
     take = Take.objects.create(
-        item=item, actor=actor, audio_key="k.wav", original_key="k.wav", status=Take.Status.IN_REVIEW
+        item=item,
+        actor=actor,
+        audio_key=(key := stored_wav(tiny_wav())),
+        original_key=key,
+        status=Take.Status.IN_REVIEW,
     )
     reviews = [Review.objects.create(take=take, reviewer=reviewer) for reviewer in reviewers]
     heard(take)

@@ -1,7 +1,9 @@
 """The review playback gate: a verdict only after the take played to the end, on the page and in the API.
 
-The rule lives in `annotation.recording.access.verdict_unlocked` / `playback_refusal` and is enforced
-by `reviews.submit_verdict`, which the page and the API both call.
+The rule lives in `annotation.recording.access.verdict_refusal` / `playback_refusal` (over the
+audio the server sent, `webapp.listening`) and is enforced by `reviews.submit_verdict`, which the
+page and the API both call. "Played" means the reviewer fetched the whole take through its audio
+link and the take's length has passed since.
 """
 
 from __future__ import annotations
@@ -15,10 +17,19 @@ from django.utils import timezone
 
 from annotation.recording.access import MAX_REVIEW_SPEED, verdict_unlocked
 from annotation.recording.models import Review, Take
-from annotation.recording.reviews import PlaybackRequired, present_reviews, record_playback, submit_verdict
+from annotation.recording.reviews import (
+    PlaybackRequired,
+    present_reviews,
+    record_playback,
+    replace_reviewer,
+    submit_verdict,
+)
 from tests.annotation.recording.support import first_review, record
 from tests.factories import ItemFactory
-from webapp.models import User
+from tests.support.listening import fetch_audio, listen
+from webapp.models import AudioFetch, User
+from webapp.roles import Role
+from webapp.storage import read_media
 
 
 @pytest.fixture
@@ -32,6 +43,12 @@ def client_of(user: User) -> Client:
     return client
 
 
+def started_a_minute_ago(review: Review) -> None:
+    """Move the reviewer's fetches of the take back a minute, as if it had been playing since."""
+    fetched = AudioFetch.objects.filter(user=review.reviewer, key=review.take.audio_key)
+    fetched.update(fetched_at=timezone.now() - timedelta(minutes=1))
+
+
 def test_no_verdict_before_the_take_played_to_the_end(take: Take) -> None:
     review = first_review(take)
     with pytest.raises(PlaybackRequired, match="Play the whole take"):
@@ -40,20 +57,69 @@ def test_no_verdict_before_the_take_played_to_the_end(take: Take) -> None:
 
 
 def test_a_playback_report_sooner_than_the_take_could_play_is_refused(take: Take) -> None:
-    review = Review.objects.select_related("take").get(pk=first_review(take).pk)
+    review = Review.objects.select_related("take", "reviewer").get(pk=first_review(take).pk)
     with pytest.raises(PlaybackRequired, match="Open the take"):
         record_playback(review)
 
-    shown = timezone.now()
-    present_reviews([review], now=shown)
+    present_reviews([review])
+    fetch_audio(client_of(review.reviewer), review.reviewer, take.audio_key)
+    started = AudioFetch.objects.get(user=review.reviewer, key=take.audio_key).fetched_at
     at_top_speed = take.duration_seconds / MAX_REVIEW_SPEED
-    with pytest.raises(PlaybackRequired, match="from start to end"):
-        record_playback(review, now=shown + timedelta(seconds=at_top_speed * 0.5))
+    with pytest.raises(PlaybackRequired, match="it lasts"):
+        record_playback(review, now=started + timedelta(seconds=at_top_speed * 0.5))
     assert not verdict_unlocked(Review.objects.get(pk=review.pk))
 
-    record_playback(review, now=shown + timedelta(seconds=at_top_speed))
-    assert verdict_unlocked(Review.objects.get(pk=review.pk))
+    record_playback(review, now=started + timedelta(seconds=at_top_speed))
+    assert Review.objects.get(pk=review.pk).played_at is not None
+    # the verdict asks again, now: the take must have had its length since it was sent
+    started_a_minute_ago(review)
+    assert verdict_unlocked(Review.objects.select_related("take").get(pk=review.pk))
     assert submit_verdict(review.pk, review.reviewer, "accept").review.verdict == "accept"
+
+
+def test_a_scripted_played_report_with_no_audio_fetched_is_refused_however_late(take: Take) -> None:
+    review = Review.objects.select_related("take", "reviewer").get(pk=first_review(take).pk)
+    present_reviews([review], now=timezone.now() - timedelta(hours=1))
+
+    with pytest.raises(PlaybackRequired, match="has not sent you its audio"):
+        record_playback(review)
+    with pytest.raises(PlaybackRequired, match="Play the whole take before giving a verdict"):
+        submit_verdict(review.pk, review.reviewer, "accept")
+    assert Review.objects.get(pk=review.pk).played_at is None
+
+
+def test_ranges_that_cover_the_whole_take_count_and_a_part_does_not(take: Take) -> None:
+    review = Review.objects.select_related("take", "reviewer").get(pk=first_review(take).pk)
+    present_reviews([review])
+    client, size = client_of(review.reviewer), len(read_media(take.audio_key))
+    half = size // 2
+
+    # the browser's way: a first range, then the rest
+    fetch_audio(client, review.reviewer, take.audio_key, ranges=(f"bytes=0-{half - 1}",))
+    started_a_minute_ago(review)
+    with pytest.raises(PlaybackRequired, match=r"only \d+% of its audio"):
+        record_playback(review)
+
+    fetch_audio(client, review.reviewer, take.audio_key, ranges=(f"bytes={half}-",))
+    record_playback(review)
+    assert submit_verdict(review.pk, review.reviewer, "accept").review.verdict == "accept"
+
+
+def test_a_review_handed_to_another_reviewer_waits_for_their_own_listening(take: Take, make_user) -> None:
+    review = Review.objects.select_related("take", "reviewer").get(pk=first_review(take).pk)
+    present_reviews([review], now=timezone.now() - timedelta(minutes=1))
+    listen(review.reviewer, take.audio_key)
+    record_playback(review)
+    newcomer = make_user(Role.REVIEWER, "newcomer")
+
+    replace_reviewer(review, newcomer)
+
+    handed = Review.objects.select_related("take").get(pk=review.pk)
+    assert not verdict_unlocked(handed)
+    with pytest.raises(PlaybackRequired, match="has not sent you its audio"):
+        submit_verdict(review.pk, newcomer, "accept")
+    listen(newcomer, take.audio_key)
+    assert submit_verdict(review.pk, newcomer, "accept").review.verdict == "accept"
 
 
 def test_showing_the_page_again_never_moves_the_time_it_was_first_shown(take: Take) -> None:
@@ -78,9 +144,15 @@ def test_the_review_page_refuses_a_verdict_before_playback_and_takes_it_after(ta
     assert "Play the whole take before giving a verdict." in refused.content.decode()
 
     played_url = reverse("annotation:review_played", args=[review.public_id])
+    scripted = client.post(played_url)  # "played", with no audio fetched
+    assert scripted.status_code == 409 and scripted.json() == {
+        "unlocked": False,
+        "error": "Play the whole take first: the server has not sent you its audio.",
+    }
+    fetch_audio(client, review.reviewer, review.take.audio_key)  # through the page's own link
     too_soon = client.post(played_url)
-    assert too_soon.status_code == 409 and too_soon.json()["unlocked"] is False
-    Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))
+    assert too_soon.status_code == 409 and "it lasts" in too_soon.json()["error"]
+    started_a_minute_ago(review)
     assert client.post(played_url).json() == {"unlocked": True}
 
     saved = client.post(reverse("annotation:review_take", args=[review.public_id]), {"verdict": "accept"})
@@ -94,13 +166,20 @@ def test_the_api_follows_the_same_gate(take: Take) -> None:
     verdict_url = reverse("annotation:api_review_verdict", args=[review.public_id])
     played_url = reverse("annotation:api_review_played", args=[review.public_id])
 
-    client.get(reverse("annotation:api_open_reviews"))  # handing out the audio presents the take
+    listed = client.get(reverse("annotation:api_open_reviews"))  # handing out the audio presents the take
     refused = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")
     assert refused.status_code == 409
     assert refused.json() == {"detail": "Play the whole take before giving a verdict.", "problems": []}
-    assert client.post(played_url).status_code == 409  # the take is longer than no time at all
+    scripted = client.post(played_url)  # a script that skips the audio
+    assert scripted.status_code == 409
+    assert scripted.json()["detail"] == "Play the whole take first: the server has not sent you its audio."
 
-    Review.objects.filter(pk=review.pk).update(presented_at=timezone.now() - timedelta(minutes=1))
+    # the audio link the API handed out, fetched whole, the take's length ago
+    [listed_review] = [row for row in listed.json() if row["id"] == str(review.public_id)]
+    audio = client.get(listed_review["audio_url"])
+    assert audio.status_code == 200 and b"".join(audio.streaming_content) == read_media(review.take.audio_key)
+    assert client.post(played_url).status_code == 409  # the take is longer than no time at all
+    started_a_minute_ago(review)
     played = client.post(played_url)
     assert played.status_code == 200 and played.json()["played_at"] is not None
     accepted = client.post(verdict_url, {"verdict": "accept"}, content_type="application/json")

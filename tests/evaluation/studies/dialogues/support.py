@@ -15,6 +15,7 @@ from evaluation.studies.models import Study, StudyAssignment, StudyTurn
 from evaluation.studies.workflows import record_turn_playback, submit_turn_rating
 from tests.evaluation.studies.support import QUERY_SPEECH, REPLY_SPEECH, spoken
 from tests.factories import DialogueFactory, ModelOutputFactory, RecordingFactory, SystemFactory, stored_wav
+from tests.support.listening import listen
 from webapp.models import User
 from webapp.roles import Role
 
@@ -86,7 +87,10 @@ def make_dialogue_study(
 
 
 def show_long_ago(assignment: StudyAssignment, seconds: float = 600.0) -> datetime:
-    """Mark the assignment as shown `seconds` ago (so playback reports are plausible at once); return when."""
+    """Mark the assignment as shown, and every reply fetched whole through its audio link (a browser
+    preloads them), `seconds` ago, so playback reports are plausible at once; return when."""
+    replies = StudyTurn.objects.filter(stimulus_id=assignment.stimulus_id)
+    listen(assignment.evaluator, *replies.values_list("audio_key", flat=True), ago=timedelta(seconds=seconds))
     shown = timezone.now() - timedelta(seconds=seconds)
     assignment.presented_at = shown
     StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=shown)

@@ -3,12 +3,11 @@ enforced by the server (the shared playback rule), and ratings are stored per tu
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.urls import reverse
 
-from annotation.audio.playback import PLAYBACK_SLACK_SECONDS
 from evaluation.studies.access import playback_refusal, rating_unlocked
 from evaluation.studies.models import StudyAssignment, StudyRating, StudyStimulus, StudyTurn
 from evaluation.studies.workflows import (
@@ -25,8 +24,10 @@ from tests.evaluation.studies.dialogues.support import (
     show_long_ago,
 )
 from tests.evaluation.studies.support import current
+from webapp.lib.listening import PLAYBACK_SLACK_SECONDS
+from webapp.listening import record_served
 
-SHOWN = datetime(2025, 1, 1, 12, 0, 0)
+SHOWN = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 ALL_THREES = {"content_helpfulness": 3, "naturalness": 3, "prosody": 3, "emotional_alignment": 3}
 
 
@@ -34,12 +35,15 @@ def _reply(turn: int, seconds: float = 2.0, audio_key: str = "audio/stimulus/r.w
     return StudyTurn(turn=turn, audio_key=audio_key, audio_seconds=seconds)
 
 
-def _shown() -> StudyAssignment:
-    return StudyAssignment(stimulus=StudyStimulus(), presented_at=SHOWN)
+def _shown(rater=None) -> StudyAssignment:
+    if rater is not None:  # the rater was sent the whole reply when the page was shown
+        record_served(rater.pk, "audio/stimulus/r.wav", 0, 999, 1000, at=SHOWN)
+    return StudyAssignment(stimulus=StudyStimulus(), presented_at=SHOWN, evaluator=rater)
 
 
-def test_a_turn_opens_when_its_own_reply_played_not_an_earlier_one():
-    assignment = _shown()
+@pytest.mark.django_db
+def test_a_turn_opens_when_its_own_reply_played_not_an_earlier_one(users):
+    assignment = _shown(users["evaluator"])
     played = {1: SHOWN + timedelta(seconds=2)}
 
     assert rating_unlocked(assignment, _reply(1), played)
@@ -47,8 +51,9 @@ def test_a_turn_opens_when_its_own_reply_played_not_an_earlier_one():
     assert rating_unlocked(assignment, _reply(2, audio_key=""), {})  # a text-only reply is open at once
 
 
-def test_a_turn_counts_only_after_the_earlier_replies_and_their_length():
-    assignment = _shown()
+@pytest.mark.django_db
+def test_a_turn_counts_only_after_the_earlier_replies_and_their_length(users):
+    assignment = _shown(users["evaluator"])
     first_ended = SHOWN + timedelta(seconds=10)
 
     assert playback_refusal(assignment, first_ended, _reply(2), {}) == (
@@ -159,3 +164,20 @@ def test_the_end_page_counts_conversations_not_samples(rated, users, client_for)
 
     assert "You have rated all 4 conversations of this study" in page.content.decode()
     assert "samples" not in page.content.decode()
+
+
+def test_a_scripted_turn_playback_with_no_reply_fetched_is_refused(make_user, users, client_for):
+    world = build_dialogue_world(make_user, n_systems=1, n_dialogues=1, turns=2)
+    study = make_dialogue_study(world, [users["evaluator"]], users["admin"], items_per_system=1)
+    assignment = current(study, users["evaluator"])
+    # shown long ago, but no reply's audio ever fetched
+    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=SHOWN)
+    client = client_for("evaluator")
+
+    scripted = client.post(reverse("evaluation:turn_played", args=[assignment.public_id, 1]))
+
+    assert scripted.status_code == 409
+    assert scripted.json()["error"] == "Play the whole response first: the server has not sent you its audio."
+    assert turn_playbacks(assignment) == {}
+    with pytest.raises(RatingRefused, match="Play the whole reply of turn 1"):
+        submit_turn_rating(assignment.pk, 1, ALL_THREES)

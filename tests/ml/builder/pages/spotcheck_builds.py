@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from ml.builder.claims import refresh_summary
 from ml.builder.models import (
@@ -23,6 +25,7 @@ from ml.builder.models import (
 )
 from ml.builder.pages.queue import take_next
 from ml.builder.stages import SAMPLE_STAGES, STAGES, TRAJECTORIES
+from tests.support.listening import listen
 from webapp.lib.output_format import render_output, render_strategy
 from webapp.models import User
 from webapp.storage import save_media
@@ -112,7 +115,10 @@ def add_sample(
             f"builder/{sample.pk}.wav", to_wav_bytes(speech.samples, speech.sample_rate)
         )
     if not dropped_at:
-        sample.response_audio_key = sample.user_audio_key or f"builder/response-{sample.pk}.wav"
+        # Without voiced audio, a tenth of a second of silence: checkers must be able to play it.
+        sample.response_audio_key = sample.user_audio_key or save_media(
+            f"builder/response-{sample.pk}.wav", to_wav_bytes(np.zeros(1600, dtype=np.int16), 16000)
+        )
     sample.save()
     for stage in SAMPLE_STAGES:
         if stage == TRAJECTORIES and dialogue is None:
@@ -142,9 +148,10 @@ def finished_build(
     dialogues: int = 0,
     drops: dict[str, list[str]] | None = None,
     audio: bool = False,
+    turns: int = 3,
 ) -> Build:
     """Return a finished build: `single` kept samples spread over three prompt variants,
-    `dialogues` kept three-turn dialogues, and dropped samples {stage: [reason, ...]}."""
+    `dialogues` kept dialogues of `turns` turns, and dropped samples {stage: [reason, ...]}."""
     build = Build.objects.create(
         name=name, status=BuildStatus.SUCCEEDED, single_turn_count=single, seed=11, config=dict(CONFIG)
     )
@@ -157,7 +164,7 @@ def finished_build(
         dialogue = BuildDialogue.objects.create(
             build=build, external_id=f"D-{index + 1}", prompt_variant="standard"
         )
-        for turn in (1, 2, 3):
+        for turn in range(1, turns + 1):
             number += 1
             add_sample(build, number, dialogue=dialogue, turn=turn, audio=audio)
     for stage, reasons in (drops or {}).items():
@@ -169,8 +176,11 @@ def finished_build(
     return build
 
 
-def taken(user: User, build: Build | None = None) -> SpotCheck:
-    """Return the next spot-check the user takes from the queue (there must be one)."""
+def taken(user: User, build: Build | None = None, *, played: bool = True) -> SpotCheck:
+    """Return the next spot-check the user takes from the queue (there must be one), its audio
+    played to the end through the real audio links unless `played` is False."""
     check = take_next(user, build)
     assert check is not None, "the queue is empty"
+    if played:
+        listen(user, check.sample.user_audio_key, check.sample.response_audio_key)
     return check

@@ -9,6 +9,7 @@ from django.urls import reverse
 from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus, SpotCheck
 from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, tighten
+from ml.builder.pages.rules import CUT
 from ml.builder.runner import start_build
 from ml.builder.stages import DIALOGUE_BROKEN, INCONSISTENT_EMOTION, NOT_CONFIDENT
 from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
@@ -150,7 +151,7 @@ def test_a_dialogue_with_a_turn_people_dropped_is_not_redone(db, make_user, queu
     annotator = make_user(Role.ANNOTATOR)
     second = BuildSample.objects.get(build=build, turn=2)
     SpotCheck.objects.create(build=build, sample=second)
-    decide(taken(annotator, build), annotator, Decision("drop", ("strategy_wrong",)))
+    decide(taken(annotator, build), annotator, Decision("drop", ("strategy_wrong",), rest=CUT))
     turns = set(BuildSample.objects.filter(dialogue_id=second.dialogue_id).values_list("pk", flat=True))
     dialogue_rows = {key: value for key, value in rows(build, REDONE).items() if key[0] in turns}
 
