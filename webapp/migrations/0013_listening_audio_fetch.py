@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("webapp", "0009_drop_unchecked_permissions"),
+        ("webapp", "0012_status_job_finished_with_errors"),
     ]
 
     operations = [
