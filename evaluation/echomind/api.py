@@ -111,7 +111,7 @@ class FileOutcomeSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField(help_text="What of it was imported, or why it was refused")
 
 
-class ImportReportSerializer(serializers.Serializer[Any]):
+class EchoMindImportReportSerializer(serializers.Serializer[Any]):
     import_ = serializers.IntegerField(help_text="The import's number (its questions' scope)")
     cases = serializers.IntegerField(help_text="New cases")
     questions = serializers.IntegerField(help_text="New questions")
@@ -147,7 +147,7 @@ class EchoMindImportView(APIView):
                 "properties": {"files": {"type": "array", "items": {"type": "string", "format": "binary"}}},
             }
         },
-        responses={201: ImportReportSerializer, 400: ProblemSerializer},
+        responses={201: EchoMindImportReportSerializer, 400: ProblemSerializer},
     )
     def post(self, request: Request) -> Response:
         uploads = request.FILES.getlist("files")
@@ -166,7 +166,7 @@ class EchoMindImportReportView(APIView):
 
     @extend_schema(
         summary="One EchoMind import's report",
-        responses={200: ImportReportSerializer, 404: ProblemSerializer},
+        responses={200: EchoMindImportReportSerializer, 404: ProblemSerializer},
     )
     def get(self, request: Request, import_id: int) -> Response:
         record = get_object_or_404(DeliveryImport, pk=import_id)

@@ -68,6 +68,7 @@ def test_the_api_answers_while_the_cache_is_unreachable(
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
     }
+    settings.THROTTLE_COUNTS = "cache"
     token = create_token(users["admin"], "cli").secret
     client = Client(raise_request_exception=False, headers={"Authorization": f"Token {token}"})
 

@@ -53,7 +53,7 @@ def _generator(monkeypatch: Any) -> None:
     model = SimpleNamespace(
         start=SimpleNamespace(speech_lm=None), uri="stub", checkpoint=None, device="cpu", dtype="float32"
     )
-    model.version = lambda: "stub"  # type: ignore[attr-defined]
+    model.version = lambda: "stub"
     monkeypatch.setattr(inference, "job_snapshot", lambda job: SimpleNamespace(pk=1))
     monkeypatch.setattr(inference, "snapshot_records", lambda snapshot: [])
     monkeypatch.setattr(inference, "inference_items", lambda rows: list(ANSWERS))
@@ -81,6 +81,7 @@ def test_odd_outputs_are_stored_escaped_and_one_unvoiceable_row_does_not_sink_th
 
     # when the job runs
     result = inference.run_inference_job(job, JobReporter(job))
+    assert result is not None
 
     # then it finished with errors: one of five rows failed, with its reason
     status, error, message = ended(result)
