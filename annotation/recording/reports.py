@@ -319,13 +319,20 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     activity = speech.get("activity") or {}
     dnsmos = speech.get("dnsmos") or {}
     level = speech.get("loudness") or {}
-    verdicts = {"matches": "matches", "doubtful": "doubtful", "does_not_match": "does not match"}
+    conditions = speech.get("conditions") or {}
+    verdicts = {
+        "matches": "matches",
+        "doubtful": "doubtful",
+        "does_not_match": "does not match",
+        "too_noisy": "too noisy to check",
+    }
     script = verdicts.get(str(check.get("verdict")), "not checked")
     if check.get("doubtful_words"):
         script += " (" + ", ".join(f"'{word}'" for word in check["doubtful_words"]) + ")"
     similarity = speech.get("speaker_similarity")
     return [
         ("Script", script),
+        ("Speech above the noise (SNR)", _number(conditions.get("snr_db"), 0, "dB")),
         ("Speaking rate", _number(speech.get("phones_per_second"), 1, "phones/s")),
         (
             "Silence at start / end",
