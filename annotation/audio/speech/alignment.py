@@ -8,11 +8,22 @@ Why the preparation: digital silence breaks the acoustic model's feature normali
 take is padded with 0.3 s and given faint noise (about 32 dB below its speech) before aligning;
 alignment failures on the right script fell from 21/120 to 0/120.
 
-Why a relative score: an absolute alignment score does not separate right and wrong scripts
-across voices and rooms. Each word's acoustic score per frame is compared with the take's own
-median word, so the voice and the channel cancel: a word the take does not say scores several
-times worse than the rest. Free ASR is never a gate (its word error rate on synthetic speech is
-0.77-0.93).
+Why an absolute score against a free phone loop (issue 39): scoring each word against the take's
+own median word let a take reading another sentence "match" (every word equally wrong, nothing
+stood out). Now the same audio is also decoded by a free phone loop (pocketsphinx's allphone
+search: any phone after any other, the wheel's phone bigram), which scores what the audio
+supports on its own; the script's forced-alignment score minus the loop's over the same frames is
+a goodness of pronunciation (GOP) in pocketsphinx's log units per 10 ms frame: a little below 0
+when the take says the script, far below when it does not, whatever the voice or the room. Per take, the
+deficit over every frame (silences included: speech the script cannot place falls into them) is
+divided by the frames the loop hears speech in (`Alignment.goodness`), and the script's words must
+cover enough of that speech (`Alignment.coverage`: a short script inside a long take of something
+else covers little). A take whose script finds no path at all does not match. Per word, a word is
+doubtful when it scores below WORD_GOODNESS against the loop and DOUBTFUL_RATIO times worse than
+the take's median word (the ratio only names which word, never clears a take). The limits were
+set on the labelled set's tuning split and measured on its held-out split (bench/speech_checks.py,
+docs/benchmarks.md); below the SNR the check holds at (`conditions.MIN_SNR_SCRIPT_DB`) the verdict
+is "too_noisy". Free ASR is never a gate (its word error rate on synthetic speech is 0.77-0.93).
 """
 
 from __future__ import annotations

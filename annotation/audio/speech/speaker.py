@@ -60,12 +60,12 @@ def speaker_embedding(samples: npt.ArrayLike) -> list[float]:
     return [round(float(value), 5) for value in _ENCODER.embed(np.asarray(samples, dtype=np.float32))]
 
 
-def doubtful_below(threshold: float, snr_db: float | None) -> float:
+def doubtful_below(threshold: float, snr_db: float | None, per_db: float = MARGIN_PER_DB) -> float:
     """Return the similarity below which a take at `snr_db` is doubtful: `threshold` for a clean
-    take, lower the noisier it is (None, no speech heard: `threshold`)."""
+    take, `per_db` lower for each dB under CLEAN_SNR_DB (None, no speech heard: `threshold`)."""
     if snr_db is None:
         return threshold
-    return threshold - MARGIN_PER_DB * max(0.0, CLEAN_SNR_DB - snr_db)
+    return threshold - per_db * max(0.0, CLEAN_SNR_DB - snr_db)
 
 
 def similarity(first: Sequence[float], second: Sequence[float]) -> float:
