@@ -128,16 +128,15 @@ def split_of(index: int) -> str:
     return "tuning" if index % 2 == 0 else "held-out"
 
 
-def script_features(quick: bool) -> list[dict[str, Any]]:
+def script_features(quick: bool, sentences: Iterable[int]) -> list[dict[str, Any]]:
     """Return the script check's measurements of every take of the set (the slow part)."""
     rows: list[dict[str, Any]] = []
     room_list = QUICK_ROOMS if quick else ROOMS
-    sentences = range(4) if quick else range(len(SENTENCES))
     started = time.process_time()
     for index in sentences:
         text = SENTENCES[index]
-        same_split = [i for i in sentences if i % 2 == index % 2 and i != index]
-        wrong = SENTENCES[same_split[(index // 2) % len(same_split)]] if same_split else SENTENCES[index - 1]
+        same_split = [i for i in range(len(SENTENCES)) if i % 2 == index % 2 and i != index]
+        wrong = SENTENCES[same_split[(index // 2) % len(same_split)]]
         right_word, other_word = SWAPS[index]
         for delivery, options in DELIVERIES.items():
             speech = at_16k(text, **options)
@@ -166,7 +165,7 @@ def script_features(quick: bool) -> list[dict[str, Any]]:
                         }
                     )
         print(
-            f"  sentence {index + 1}/{len(SENTENCES)} measured ({time.process_time() - started:.0f} CPU s)",
+            f"  sentence {index + 1} of {len(SENTENCES)} measured ({time.process_time() - started:.0f} CPU s)",
             file=sys.stderr,
             flush=True,
         )
@@ -483,7 +482,11 @@ def print_speed() -> None:
 
 def main(argv: Iterable[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="4 sentences, 6 rooms: a smoke run")
+    parser.add_argument("--quick", action="store_true", help="6 rooms, one speaker sentence: a shorter run")
+    parser.add_argument(
+        "--sentences", default="", help="the script part's sentences, e.g. 4-7 (default all; --quick 0-3)"
+    )
+    parser.add_argument("--merge", type=Path, nargs="*", default=[], help="more feature caches to read")
     parser.add_argument("--reuse", action="store_true", help="read the script features from --cache")
     parser.add_argument("--tune", action="store_true", help="sweep the limits on the tuning split")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where the script features are kept")
@@ -496,15 +499,21 @@ def main(argv: Iterable[str] | None = None) -> None:
     elif args.reuse and cache.exists():
         rows = json.loads(cache.read_text())
     else:
-        rows = script_features(args.quick)
+        first, _, last = (args.sentences or ("0-3" if args.quick else f"0-{len(SENTENCES) - 1}")).partition(
+            "-"
+        )
+        rows = script_features(args.quick, range(int(first), int(last or first) + 1))
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(rows))
+    for extra in args.merge:
+        rows += json.loads(extra.read_text())
     if rows:
         limits = tune(rows) if args.tune else ScriptLimits()
         print_script(rows, limits)
     if "speaker" not in skip:
         speakers = speaker_rows(args.quick)
-        Path(str(cache) + ".speakers").write_text(json.dumps(speakers))
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.with_suffix(".speakers.json").write_text(json.dumps(speakers))
         if args.tune:
             tune_speaker(speakers)
         print_speaker(speakers)
