@@ -24,7 +24,7 @@ import numpy.typing as npt
 SAMPLE_RATE = 16_000
 HOP = 160  # 10 ms
 WINDOW = 640  # 40 ms, long enough for two periods of a 70 Hz voice
-EVENT_DB = 3.0  # above the noise floor (its 50 ms average)
+EVENT_DB = 2.5  # above the noise floor (its 50 ms average)
 MIN_EVENT_SECONDS = 0.08
 BRIDGE_SECONDS = 0.25  # the gaps between a laugh's bursts or a sob's breaths
 STEADY_SECONDS = 1.5  # a sound longer than this must pitch or change to count as a voice
@@ -32,7 +32,7 @@ MAX_EVENT_SECONDS = 4.0  # longer than this and steady: the room changed, nobody
 VOICED = 0.45  # normalised autocorrelation peak at a 70-600 Hz lag
 MOVING_FLUX = 0.25  # mean spectral flux (relative) of a breath or cough; steady noise reads ~0.1
 EDGE_SECONDS = 0.06
-KEEP_SECONDS = 0.25  # trim advice leaves this much around the content it keeps
+KEEP_SECONDS = 0.35  # trim advice leaves this much around the content it keeps
 
 Character = Literal["voiced", "breathy"]
 

@@ -26,7 +26,7 @@ DOUBTFUL_SIMILARITY = 0.7
 # MARGIN_PER_DB for each dB of SNR below CLEAN_SNR_DB (measured on the labelled set,
 # bench/speech_checks.py); below conditions.MIN_SNR_SPEAKER_DB the check is not made at all.
 CLEAN_SNR_DB = 25.0
-MARGIN_PER_DB = 0.01
+MARGIN_PER_DB = 0.008
 
 
 class _Encoder:

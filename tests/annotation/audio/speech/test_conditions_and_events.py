@@ -79,8 +79,8 @@ def test_trim_advice_says_what_it_cuts_and_keeps_events() -> None:
 
     assert advice["content"] == [2.0, 3.8]
     assert advice["cuts"] == [
-        {"edge": "start", "start": 0.0, "end": 1.75, "seconds": 1.75},
-        {"edge": "end", "start": 4.05, "end": 8.0, "seconds": 3.95},
+        {"edge": "start", "start": 0.0, "end": 1.65, "seconds": 1.65},
+        {"edge": "end", "start": 4.15, "end": 8.0, "seconds": 3.85},
     ]
     assert advice["kept_events"] == [laugh.as_dict()]
     assert trim_advice(4.0, [(0.5, 3.5)], [], 1.5)["cuts"] == []
