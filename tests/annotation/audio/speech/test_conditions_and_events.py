@@ -22,16 +22,15 @@ def _silence(seconds: float) -> np.ndarray:
     return np.zeros(round(seconds * RATE))
 
 
-@pytest.mark.parametrize("kind", ["fan", "babble", "white"])
-def test_the_snr_estimate_follows_the_mixed_snr_in_each_room(kind: str) -> None:
+@pytest.mark.parametrize(("kind", "low", "high"), [("fan", -3, 3), ("white", -3, 3), ("babble", -3, 8)])
+def test_the_snr_estimate_follows_the_mixed_snr_in_each_room(kind: str, low: float, high: float) -> None:
+    # Babble reads high: the VAD hears the other voices in the pauses as speech (docs/benchmarks.md).
     speech, _ = spoken(SCRIPT)
     take = _take(_silence(0.6), speech, _silence(0.6))
-    estimates = []
     for snr in (20.0, 10.0):
         noisy = rooms.mixed(take, rooms.NOISES[kind](len(take) / RATE, seed=4), snr)
-        estimates.append(recording_conditions(noisy, speech_activity(noisy).regions).snr_db)
-    assert estimates[0] == pytest.approx(20.0, abs=4.0)
-    assert estimates[1] == pytest.approx(10.0, abs=4.0)
+        estimate = recording_conditions(noisy, speech_activity(noisy).regions).snr_db
+        assert estimate is not None and snr + low <= estimate <= snr + high
 
 
 def test_a_clean_take_reads_as_clean_and_no_speech_has_no_snr() -> None:
