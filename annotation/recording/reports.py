@@ -310,6 +310,18 @@ def speech_flags(qc: dict[str, Any]) -> list[str]:
     return [str(flag["reason"]) for flag in speech.get("flags", [])]
 
 
+def _vocal_events(events: object) -> str:
+    """Return where a take laughs, breathes, sighs... outside its words ("—" before issue 39's check)."""
+    if not isinstance(events, list):
+        return "—"
+    spans = [
+        f"{event['start']:.1f}-{event['end']:.1f} s"
+        for event in events
+        if isinstance(event, dict) and isinstance(event.get("start"), int | float)
+    ]
+    return ", ".join(spans) if spans else "none"
+
+
 def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     """Return the speech models' figures of a take as (label, display) pairs; empty when unchecked."""
     speech = qc.get("speech") if qc else None
@@ -343,6 +355,7 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
             "Pauses",
             f"{activity.get('pause_count', 0)} (longest {_number(activity.get('longest_pause_seconds'), 1, 's')})",
         ),
+        ("Vocal sounds outside words (never trimmed)", _vocal_events(speech.get("vocal_events"))),
         ("Estimated quality (DNSMOS P.808)", _number(dnsmos.get("p808"), 2, "of 5")),
         ("True peak", _number(level.get("true_peak_dbtp"), 1, "dBTP")),
         (
