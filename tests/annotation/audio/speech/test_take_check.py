@@ -22,7 +22,7 @@ def test_a_take_with_a_laugh_at_the_end_is_not_advised_to_trim_it() -> None:
     speech, _ = spoken(SCRIPT)
     laugh = rooms.at_level(rooms.vocal_event("laugh", seed=3), speech, rooms.EVENT_LEVEL_DB["laugh"])
     laugh_end = (0.3 * RATE + len(speech) + 0.3 * RATE + len(laugh)) / RATE
-    take = np.concatenate([_silence(0.3), speech, _silence(0.3), laugh, _silence(0.9)])
+    take = np.concatenate([_silence(0.3), speech, _silence(0.3), laugh, _silence(1.1)])
     take = rooms.mixed(take, rooms.fan(len(take) / RATE, seed=1), 30.0)
 
     # when the take is checked
