@@ -267,7 +267,7 @@ def align(samples: npt.NDArray[np.float64], script: str) -> Alignment:
     for name, start, duration, score, phones in aligned:
         if duration <= 0:
             continue
-        # What the script costs against the free loop over the same frames (<= 0, 0 = as good).
+        # What the script costs against the free loop over the same frames (0: as good, below: worse).
         word_deficit = score - float(free_filled[start : start + duration].sum())
         deficit += word_deficit
         if name in SILENCES:
