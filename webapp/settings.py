@@ -284,6 +284,8 @@ SPEECH_CHECKS = env_bool("ECHOSTUDIO_SPEECH_CHECKS", True)
 SPEECH_CHECK_DOUBTFUL_WORD_RATIO = env_float("ECHOSTUDIO_SPEECH_CHECK_DOUBTFUL_WORD_RATIO", 3.0, minimum=1.0)
 SPEECH_CHECK_DOUBTFUL_SPEAKER = env_float("ECHOSTUDIO_SPEECH_CHECK_DOUBTFUL_SPEAKER", 0.7, minimum=0.0)
 SPEECH_CHECK_MIN_P808 = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_P808", 3.0, minimum=0.0)
+# Below this estimated SNR (dB) the script and speaker checks say "too noisy to check" (issue 39).
+SPEECH_CHECK_MIN_SNR_DB = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_SNR_DB", 5.0)
 
 # OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.
 DRAFT_LLM_BASE_URL = env_str("ECHOSTUDIO_DRAFT_LLM_BASE_URL")

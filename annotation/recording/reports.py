@@ -310,6 +310,18 @@ def speech_flags(qc: dict[str, Any]) -> list[str]:
     return [str(flag["reason"]) for flag in speech.get("flags", [])]
 
 
+def _vocal_events(events: object) -> str:
+    """Return where a take laughs, breathes, sighs... outside its words ("—" before issue 39's check)."""
+    if not isinstance(events, list):
+        return "—"
+    spans = [
+        f"{event['start']:.1f}-{event['end']:.1f} s"
+        for event in events
+        if isinstance(event, dict) and isinstance(event.get("start"), int | float)
+    ]
+    return ", ".join(spans) if spans else "none"
+
+
 def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     """Return the speech models' figures of a take as (label, display) pairs; empty when unchecked."""
     speech = qc.get("speech") if qc else None
@@ -319,13 +331,20 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     activity = speech.get("activity") or {}
     dnsmos = speech.get("dnsmos") or {}
     level = speech.get("loudness") or {}
-    verdicts = {"matches": "matches", "doubtful": "doubtful", "does_not_match": "does not match"}
+    conditions = speech.get("conditions") or {}
+    verdicts = {
+        "matches": "matches",
+        "doubtful": "doubtful",
+        "does_not_match": "does not match",
+        "too_noisy": "too noisy to check",
+    }
     script = verdicts.get(str(check.get("verdict")), "not checked")
     if check.get("doubtful_words"):
         script += " (" + ", ".join(f"'{word}'" for word in check["doubtful_words"]) + ")"
     similarity = speech.get("speaker_similarity")
     return [
         ("Script", script),
+        ("Speech above the noise (SNR)", _number(conditions.get("snr_db"), 0, "dB")),
         ("Speaking rate", _number(speech.get("phones_per_second"), 1, "phones/s")),
         (
             "Silence at start / end",
@@ -336,6 +355,7 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
             "Pauses",
             f"{activity.get('pause_count', 0)} (longest {_number(activity.get('longest_pause_seconds'), 1, 's')})",
         ),
+        ("Vocal sounds outside words (never trimmed)", _vocal_events(speech.get("vocal_events"))),
         ("Estimated quality (DNSMOS P.808)", _number(dnsmos.get("p808"), 2, "of 5")),
         ("True peak", _number(level.get("true_peak_dbtp"), 1, "dBTP")),
         (

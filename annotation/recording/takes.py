@@ -233,6 +233,7 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
 
     The speaker is compared with the same actor's accepted takes. Imported here, in the job,
     so the web process never loads the models."""
+    from annotation.audio.speech.alignment import ScriptLimits
     from annotation.audio.speech.take_check import Thresholds, check_take
 
     if sample_rate != 16_000:
@@ -250,6 +251,8 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
         doubtful_word_ratio=settings.SPEECH_CHECK_DOUBTFUL_WORD_RATIO,
         doubtful_speaker_similarity=settings.SPEECH_CHECK_DOUBTFUL_SPEAKER,
         min_p808=settings.SPEECH_CHECK_MIN_P808,
+        script=ScriptLimits(min_snr_db=settings.SPEECH_CHECK_MIN_SNR_DB),
+        min_snr_speaker_db=settings.SPEECH_CHECK_MIN_SNR_DB,
     )
     return check_take(
         samples.astype(np.float64) / 32768, take.item.text, embeddings, thresholds, dialogue_embeddings

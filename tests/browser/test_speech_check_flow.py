@@ -1,5 +1,6 @@
 """Real Chromium and the real speech models: an actor uploads an eSpeak NG take that reads 'house'
-where the script says 'bank', and the take page names the word; once the right reading is
+where the script says 'bank', and the take page names the word; a take reading another sentence
+altogether is flagged as not matching its script (issue 39); once the right reading is
 accepted, the workbench shows its words at their times under the waveform, and a segment drawn
 with the mouse lands on word boundaries."""
 
@@ -51,34 +52,39 @@ def test_the_take_page_names_the_misread_word_and_the_workbench_shows_the_word_r
         make_user(Role.REVIEWER, f"panel{n}")  # three reviewers in all, as a take needs
     actor = users["actor"]
     misread = ItemFactory.create(external_id="EE-BANK", actor=actor, text=SCRIPT)
+    other = ItemFactory.create(external_id="EE-OFFICE", actor=actor, text="The office is closed today.")
     with open_browser_page(viewport={"width": 1280, "height": 900}) as page:
         log_in(page, live_server, "actor")
         page.wait_for_selector("[data-testid=queue-title]")
-        page.goto(f"{live_server.url}/studio/items/EE-BANK/")
-        page.set_input_files(
-            "#audio-file",
-            files=[
-                {
-                    "name": "take.wav",
-                    "mimeType": "audio/wav",
-                    "buffer": espeak_wav(SCRIPT.replace("bank", "house")),
-                }
-            ],
-        )
-        page.wait_for_selector("#preview-waveform[data-ready=true]")
-        page.click("#submit-take")
-        page.locator("#take-history [data-testid=take]").first.wait_for()
-        take = analysed(Take.objects.get(item=misread))  # the analysis job, run here
-        assert take.status == Take.Status.IN_REVIEW and take.flagged_for_review
 
-        page.reload()
-        page.click("[data-testid=take-flag]")
-        page.wait_for_selector("[data-testid=speech-flags]")
-        flags = page.inner_text("[data-testid=speech-flags]")
+        def upload_and_read_flags(item: Any, wav: bytes) -> tuple[str, str]:
+            page.goto(f"{live_server.url}/studio/items/{item.external_id}/")
+            page.set_input_files(
+                "#audio-file", files=[{"name": "take.wav", "mimeType": "audio/wav", "buffer": wav}]
+            )
+            page.wait_for_selector("#preview-waveform[data-ready=true]")
+            page.click("#submit-take")
+            page.locator("#take-history [data-testid=take]").first.wait_for()
+            take = analysed(Take.objects.get(item=item))  # the analysis job, run here
+            assert take.status == Take.Status.IN_REVIEW and take.flagged_for_review
+            page.reload()
+            page.click("[data-testid=take-flag]")
+            page.wait_for_selector("[data-testid=speech-flags]")
+            return page.inner_text("[data-testid=speech-flags]"), page.inner_text("[data-testid=speech]")
+
+        flags, figures = upload_and_read_flags(misread, espeak_wav(SCRIPT.replace("bank", "house")))
         assert "The take may not say 'bank' where the script has it." in flags
         assert "Flagged for review" in flags
-        assert "Script\ndoubtful ('bank')" in page.inner_text("[data-testid=speech]")
+        assert "Script\ndoubtful ('bank')" in figures
         page.screenshot(path=str(screenshots / "take-page-misread.png"), full_page=True)
+
+        # A take reading "The quick brown fox ..." for "The office is closed today." (issue 39: it
+        # used to read "Script: matches", every word as wrong as the take's median word).
+        flags, figures = upload_and_read_flags(other, espeak_wav(SCRIPT))
+        assert "Most of the take does not sound like its script." in flags
+        assert "Script\ndoes not match" in figures
+        assert "Speech above the noise (SNR)" in figures
+        page.screenshot(path=str(screenshots / "take-page-other-sentence.png"), full_page=True)
 
     # The right reading, accepted by its three reviewers, becomes the recording an annotator labels.
     item = ItemFactory.create(

@@ -5,11 +5,14 @@ and plain outputs. Each module imports its library inside the function that need
 package is cheap to import and the web process never loads onnxruntime, pocketsphinx or torch;
 the take analysis job (`annotation.recording.takes.analyze_take`) is where they load.
 
-- `alignment`: forced alignment with pocketsphinx (script check, word and phone timing, rate)
+- `alignment`: forced alignment with pocketsphinx (script check against a free phone loop, word
+  and phone timing, rate)
 - `activity`: speech regions with silero-vad's ONNX model through onnxruntime
 - `quality`: DNSMOS P.808 and P.835, PLCMOS (speechmos, ONNX)
 - `loudness`: integrated loudness and true peak (pyloudnorm, ITU-R BS.1770)
 - `speaker`: a speaker embedding (Resemblyzer's GE2E encoder) and cosine similarity
+- `conditions`: the take's SNR from the VAD's speech and non-speech (every flag carries it)
+- `events`: vocal events outside speech (laugh, breath, sigh, cough, sob) and trim advice that keeps them
 - `take_check`: all of them on one take, with the flags an actor reads
 
 A lab swaps in its own model by path through the environment variables in `paths`.

@@ -21,6 +21,12 @@ from annotation.audio.speech.threads import one_thread
 SAMPLE_RATE = 16_000
 # Below this cosine similarity to the same actor's accepted takes, a take is flagged for review.
 DOUBTFUL_SIMILARITY = 0.7
+# Noise pulls every embedding away from the clean voice's (issue 39: 13 of 40 right-voice takes
+# flagged at 10 dB white noise with the clean threshold), so the threshold drops by
+# MARGIN_PER_DB for each dB of SNR below CLEAN_SNR_DB (measured on the labelled set,
+# bench/speech_checks.py); below conditions.MIN_SNR_SPEAKER_DB the check is not made at all.
+CLEAN_SNR_DB = 25.0
+MARGIN_PER_DB = 0.008
 
 
 class _Encoder:
@@ -52,6 +58,14 @@ _ENCODER = _Encoder()
 def speaker_embedding(samples: npt.ArrayLike) -> list[float]:
     """Return the 256-number unit-length speaker embedding of 16 kHz mono float `samples`."""
     return [round(float(value), 5) for value in _ENCODER.embed(np.asarray(samples, dtype=np.float32))]
+
+
+def doubtful_below(threshold: float, snr_db: float | None, per_db: float = MARGIN_PER_DB) -> float:
+    """Return the similarity below which a take at `snr_db` is doubtful: `threshold` for a clean
+    take, `per_db` lower for each dB under CLEAN_SNR_DB (None, no speech heard: `threshold`)."""
+    if snr_db is None:
+        return threshold
+    return threshold - per_db * max(0.0, CLEAN_SNR_DB - snr_db)
 
 
 def similarity(first: Sequence[float], second: Sequence[float]) -> float:

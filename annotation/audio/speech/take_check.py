@@ -3,28 +3,42 @@
 `check_take` is what the take analysis job stores under `qc["speech"]`. Thresholds come in as
 `Thresholds` (Django settings fill them; see `annotation.recording.takes`). A flag never
 rejects a take: it sends the take to review with a visible reason.
+
+Every flag carries the take's estimated SNR (`conditions`), and a check below the SNR it was
+measured to hold at says so as its own flag, "too_noisy", instead of a verdict (issue 39). Trim
+advice keeps vocal events (`events`): it never cuts a laugh, breath, sigh, cough or sob, and says
+what it would cut.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.activity import speech_activity
-from annotation.audio.speech.alignment import DOUBTFUL_RATIO, align, check_script
+from annotation.audio.speech.alignment import DOUBTFUL_RATIO, ScriptLimits, align, check_script
+from annotation.audio.speech.conditions import MIN_SNR_SPEAKER_DB, recording_conditions
+from annotation.audio.speech.events import trim_advice, vocal_events
 from annotation.audio.speech.loudness import loudness
 from annotation.audio.speech.quality import dnsmos_scores
-from annotation.audio.speech.speaker import DOUBTFUL_SIMILARITY, similarity_to, speaker_embedding
+from annotation.audio.speech.speaker import (
+    DOUBTFUL_SIMILARITY,
+    doubtful_below,
+    similarity_to,
+    speaker_embedding,
+)
 
 SAMPLE_RATE = 16_000
 # The flags that put a take in front of its reviewers with a visible flag (and on the admins'
 # dashboard): it may not say its script, or may not be its actor. The other flags are advice for
 # the actor (trim, level, noise, pauses). No flag ever rejects a take.
 REVIEW_FLAG_KINDS = ("script", "speaker")
+# A check that cannot be trusted at the take's SNR: advice to re-record somewhere quieter.
+TOO_NOISY = "too_noisy"
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,8 @@ class Thresholds:
     min_lufs: float = -40.0  # quieter than this is hard to hear at a normal volume
     max_edge_silence_seconds: float = 1.5  # leading or trailing silence worth trimming
     max_pause_seconds: float = 2.0  # a pause this long inside the take
+    script: ScriptLimits = field(default_factory=ScriptLimits)
+    min_snr_speaker_db: float = MIN_SNR_SPEAKER_DB
 
 
 def review_flags(speech: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -62,37 +78,57 @@ def check_take(
     is one speaker throughout, paper B.5)."""
     limits = thresholds or Thresholds()
     array = np.clip(np.asarray(samples, dtype=np.float64), -1.0, 1.0)
+    speech = speech_activity(array)
+    conditions = recording_conditions(array, speech.regions)
+    snr = conditions.snr_db
     alignment = align(array, script)
-    script_check = check_script(alignment, limits.doubtful_word_ratio)
-    activity = speech_activity(array).summary()
+    script_check = check_script(alignment, limits.doubtful_word_ratio, snr, limits.script)
+    activity = speech.summary()
+    events = vocal_events(array, speech.regions, conditions.noise_dbfs)
+    trim = trim_advice(speech.duration, speech.regions, events, limits.max_edge_silence_seconds)
     quality = dnsmos_scores(array)
     level = loudness(array, SAMPLE_RATE)
     embedding = speaker_embedding(array)
     speaker_similarity = similarity_to(embedding, same_actor_embeddings)
     dialogue_similarity = similarity_to(embedding, dialogue_embeddings)
+    speaker_limit = doubtful_below(limits.doubtful_speaker_similarity, snr)
     rate = alignment.phones_per_second
 
-    flags: list[dict[str, str]] = []
+    flags: list[dict[str, Any]] = []
 
     def flag(kind: str, reason: str) -> None:
-        flags.append({"kind": kind, "reason": reason})
+        flags.append({"kind": kind, "reason": reason, "snr_db": snr})
 
-    if script_check.verdict in ("doubtful", "does_not_match"):
+    if script_check.verdict == "too_noisy":
+        flag(TOO_NOISY, script_check.reason)
+    elif script_check.verdict in ("doubtful", "does_not_match"):
         flag("script", script_check.reason)
-    if speaker_similarity is not None and speaker_similarity < limits.doubtful_speaker_similarity:
-        flag("speaker", "The voice sounds unlike this actor's accepted takes.")
-    if dialogue_similarity is not None and dialogue_similarity < limits.doubtful_speaker_similarity:
-        flag("speaker", "The voice sounds unlike the other turns of this dialogue.")
+    compared = [
+        (value, against)
+        for value, against in (
+            (speaker_similarity, "this actor's accepted takes"),
+            (dialogue_similarity, "the other turns of this dialogue"),
+        )
+        if value is not None
+    ]
+    if compared and snr is not None and snr < limits.min_snr_speaker_db:
+        flag(
+            TOO_NOISY,
+            f"Too noisy to check the voice: the speech is {snr:.0f} dB above the noise, "
+            f"the check needs {limits.min_snr_speaker_db:.0f} dB.",
+        )
+    else:
+        for value, against in compared:
+            if value < speaker_limit:
+                flag("speaker", f"The voice sounds unlike {against}.")
     if quality is not None and quality.p808 < limits.min_p808:
         flag("quality", f"The take sounds noisy or distorted (estimated quality {quality.p808:.1f} of 5).")
     if level.true_peak_dbtp > limits.max_true_peak_dbtp:
         flag("loudness", "The take peaks at full scale and may be clipped: record a little quieter.")
     if level.integrated_lufs is not None and level.integrated_lufs < limits.min_lufs:
         flag("loudness", "The take is very quiet: move closer to the microphone or raise the gain.")
-    for edge, label in (("leading", "start"), ("trailing", "end")):
-        seconds = activity[f"{edge}_silence_seconds"]
-        if seconds > limits.max_edge_silence_seconds and activity["regions"]:
-            flag("trim", f"{seconds:.1f} s of silence at the {label} could be trimmed.")
+    for cut in trim["cuts"]:
+        flag("trim", trim_reason(cut, trim["kept_events"]))
     if activity["longest_pause_seconds"] > limits.max_pause_seconds:
         flag("pause", f"A pause of {activity['longest_pause_seconds']:.1f} s inside the take.")
 
@@ -104,6 +140,7 @@ def check_take(
                 "start": word.start,
                 "end": word.end,
                 "relative_score": word.relative_score,
+                "goodness": word.goodness,
                 "phones": len(word.phones),
             }
             for word in alignment.words
@@ -111,6 +148,10 @@ def check_take(
         "unknown_words": list(alignment.unknown_words),
         "phones_per_second": round(rate, 2) if rate else None,
         "activity": activity,
+        "conditions": conditions.as_dict(),
+        "vocal_events": [event.as_dict() for event in events],
+        "trim": trim,
+        "speaker_threshold": round(speaker_limit, 3),
         "dnsmos": asdict(quality) if quality else None,
         "loudness": asdict(level),
         "speaker_embedding": embedding,
@@ -118,3 +159,17 @@ def check_take(
         "dialogue_speaker_similarity": dialogue_similarity,
         "flags": flags,
     }
+
+
+def trim_reason(cut: Mapping[str, Any], kept_events: Sequence[Mapping[str, Any]]) -> str:
+    """Return the sentence an actor reads for one trim cut (`events.trim_advice`): what it cuts,
+    and the vocal events next to it that it keeps."""
+    label = "start" if cut["edge"] == "start" else "end"
+    reason = (
+        f"{cut['seconds']:.1f} s of silence at the {label} could be trimmed "
+        f"({cut['start']:.1f}-{cut['end']:.1f} s)."
+    )
+    if kept_events:
+        spans = ", ".join(f"{event['start']:.1f}-{event['end']:.1f} s" for event in kept_events)
+        reason += f" The vocal sounds at {spans} are kept."
+    return reason

@@ -73,6 +73,7 @@ def test_a_dialogue_turn_in_another_voice_is_flagged_against_the_other_turns(
     assert {
         "kind": "speaker",
         "reason": "The voice sounds unlike the other turns of this dialogue.",
+        "snr_db": speech["conditions"]["snr_db"],  # every flag says what it was measured in
     } in speech["flags"]
     assert take.status == Take.Status.IN_REVIEW and take.flagged_for_review
 

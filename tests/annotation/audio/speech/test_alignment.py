@@ -78,3 +78,31 @@ def test_a_long_pause_does_not_lower_phones_per_second() -> None:
     rate_plain = align(plain, "I know what you mean. Tell me more about it.").phones_per_second
     rate_paused = align(paused, "I know what you mean. Tell me more about it.").phones_per_second
     assert rate_paused == pytest.approx(rate_plain, rel=0.08)
+
+
+def test_a_take_reading_another_sentence_does_not_match_either_way_round() -> None:
+    # issue 39: scored against the take's own median word, every word wrong read "matches"
+    long_take, _ = spoken(SENTENCES[0])
+    short_take, _ = spoken("The office is closed today.")
+
+    assert check_script(align(long_take, "The office is closed today.")).verdict == "does_not_match"
+    assert check_script(align(short_take, SENTENCES[0])).verdict == "does_not_match"
+
+
+@pytest.mark.parametrize("delivery", [{"voice": "en-us+whisper"}, {"rate_wpm": 270}, {"pitch": 5}])
+def test_expressive_readings_of_the_right_script_match(delivery: dict[str, object]) -> None:
+    samples, _ = spoken(SENTENCES[2], **delivery)
+    check = check_script(align(samples, SENTENCES[2]))
+    assert check.verdict == "matches", check
+
+
+def test_below_the_snr_it_holds_at_the_check_is_too_noisy_not_a_mismatch() -> None:
+    samples, _ = spoken(SENTENCES[1])
+    alignment = align(samples, "The office is closed today.")
+
+    check = check_script(alignment, snr_db=1.6)
+
+    assert check.verdict == "too_noisy"
+    assert check.reason == (
+        "Too noisy to check the script: the speech is 2 dB above the noise, the check needs 5 dB."
+    )
