@@ -12,8 +12,9 @@ No Django is imported. Examples::
 
 With several processes, SFT splits each step's global batch (``--batch-size`` per process x
 gradient accumulation x processes) among the ranks and is the same training as one process on
-that batch (``ml.core.sft``); RL trains every rank on an equal shard with gradients averaged before
-each optimizer step (see ``ml.core.runtime``). Rank 0 prints the metrics and saves the checkpoint.
+that batch (``ml.core.sft``); RL trains every rank on an equal shard, averages gradients before
+clipping and reduces its metrics over the ranks (``ml.core.rl``). Rank 0 prints the metrics and
+saves the checkpoint.
 ``--model tiny`` builds a random tiny model, for a smoke test on any machine.
 """
 
@@ -36,7 +37,6 @@ from ml.core.config import AAA_OBJECTIVES, ADVANTAGE_MODES, LoraSettings, RlConf
 from ml.core.runtime import (
     Ranks,
     StartModel,
-    gradients_averaged_across_ranks,
     init_ranks,
     load_start_model,
     resolve_device,
@@ -230,16 +230,16 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
         api_key=os.environ.get(args.tts_api_key_env, ""),
     )
     start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
-    with gradients_averaged_across_ranks(ranks):
-        result = train_rl_on_records(
-            start.speech_lm,
-            shard,
-            config,
-            judge,
-            reward,
-            _printer(ranks),
-            synthesize=partial(speak_in_style, settings=tts),
-        )
+    result = train_rl_on_records(
+        start.speech_lm,
+        shard,
+        config,
+        judge,
+        reward,
+        _printer(ranks),
+        synthesize=partial(speak_in_style, settings=tts),
+        ranks=ranks,
+    )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 

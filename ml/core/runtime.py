@@ -13,16 +13,15 @@ SFT (``ml.core.sft``) is the same training on N processes as on one with the sam
 each step's examples are split among the ranks, the loss is normalised by the global token count
 (``sum_across_ranks``), gradients are averaged before they are clipped (so clipping sees the
 global norm), the AAA target comes from every rank's first micro-batch, and its metrics are
-global. RL (``ml.core.rl.training``) builds its own optimizer and trains on a shard per rank; a
-global optimizer pre-step hook (``gradients_averaged_across_ranks``) averages its gradients.
+global. RL (``ml.core.rl.training``) trains each rank on an equal shard of prompts, averages
+gradients before clipping too, and reduces its metrics over the ranks.
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,7 +29,6 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
 from ml.core.config import RlConfig, SftConfig
@@ -219,20 +217,3 @@ def average_gradients(parameters: Sequence[torch.nn.Parameter]) -> None:
         handle.wait()
     for gradient in reduced:
         gradient.div_(world_size)
-
-
-def _average_gradients(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-    average_gradients([parameter for group in optimizer.param_groups for parameter in group["params"]])
-
-
-@contextmanager
-def gradients_averaged_across_ranks(ranks: Ranks) -> Iterator[None]:
-    """Average gradients over all ranks before every optimizer step taken inside the block."""
-    if ranks.world_size == 1:
-        yield
-        return
-    handle = register_optimizer_step_pre_hook(_average_gradients)
-    try:
-        yield
-    finally:
-        handle.remove()
