@@ -10,8 +10,11 @@ No Django is imported. Examples::
     accelerate launch --num_processes 8 -m ml.cli rl --data export/records.jsonl --model ckpt/sft-1 \\
         --output ckpt/rl-1 --reward-model ckpt/reward-1 --judge-url http://vllm:8000/v1 --judge-model judge
 
-With several processes every rank trains on an equal shard and gradients are averaged before each
-optimizer step (see ``ml.core.runtime``); rank 0 prints the metrics and saves the checkpoint.
+With several processes, SFT splits each step's global batch (``--batch-size`` per process x
+gradient accumulation x processes) among the ranks and is the same training as one process on
+that batch (``ml.core.sft``); RL trains every rank on an equal shard, averages gradients before
+clipping and reduces its metrics over the ranks (``ml.core.rl``). Rank 0 prints the metrics and
+saves the checkpoint.
 ``--model tiny`` builds a random tiny model, for a smoke test on any machine.
 """
 
@@ -34,7 +37,6 @@ from ml.core.config import AAA_OBJECTIVES, ADVANTAGE_MODES, LoraSettings, RlConf
 from ml.core.runtime import (
     Ranks,
     StartModel,
-    gradients_averaged_across_ranks,
     init_ranks,
     load_start_model,
     resolve_device,
@@ -84,7 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
             + "; ".join(f"{key}: {label}" for key, label in presets.items()),
         )
         if name == "sft":
-            command.add_argument("--batch-size", type=int, default=sft.batch_size)
+            command.add_argument(
+                "--batch-size", type=int, default=sft.batch_size, help="examples per micro-batch per process"
+            )
             command.add_argument(
                 "--gradient-accumulation-steps", type=int, default=sft.gradient_accumulation_steps
             )
@@ -178,13 +182,11 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
         ),
         args.ablation,
     )
-    # Records without a reference response have no target: filter before sharding so shards match.
+    # Records without a reference response have no target. Every rank gets them all: train_sft
+    # splits each step's global batch among the ranks, so the run is the one-process run.
     with_targets = [row for row in rows if row.record.target is not None]
     start = load_start_model(args.model, config.device, config.dtype)
-    with gradients_averaged_across_ranks(ranks):
-        result = train_sft(
-            start.speech_lm, sft_examples(shard_evenly(with_targets, ranks)), config, _printer(ranks)
-        )
+    result = train_sft(start.speech_lm, sft_examples(with_targets), config, _printer(ranks), ranks=ranks)
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 
@@ -228,16 +230,16 @@ def run_rl(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks) 
         api_key=os.environ.get(args.tts_api_key_env, ""),
     )
     start = load_start_model(args.model, config.device, config.dtype, for_rl=True)
-    with gradients_averaged_across_ranks(ranks):
-        result = train_rl_on_records(
-            start.speech_lm,
-            shard,
-            config,
-            judge,
-            reward,
-            _printer(ranks),
-            synthesize=partial(speak_in_style, settings=tts),
-        )
+    result = train_rl_on_records(
+        start.speech_lm,
+        shard,
+        config,
+        judge,
+        reward,
+        _printer(ranks),
+        synthesize=partial(speak_in_style, settings=tts),
+        ranks=ranks,
+    )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 

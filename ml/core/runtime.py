@@ -4,21 +4,24 @@ Shared by the gpu-queue jobs and the command line (``ml.cli``), so a run started
 app and one started with ``torchrun`` load, train and save the same way.
 
 Multi-GPU training is data parallel without wrapping the model: every rank loads the same
-weights, trains on its own shard of the records, and a global optimizer pre-step hook averages
-the trainable parameters' gradients over the ranks just before each ``optimizer.step()``. The
-training loops of ``ml.core.sft`` and ``ml.core.rl.training`` build their own optimizers, so a global hook is the one
-place to do this without changing them, and it leaves ``SpeechLM.model`` unwrapped, which
-``DistributedDataParallel`` would not (LoRA, AAA and checkpoint saving all reach into it). The
-loops clip each rank's gradient before the step; the average of clipped gradients is still
-within the clipping norm.
+weights and computes gradients on its part of the data, and the gradients are averaged over the
+ranks (``average_gradients``) before each ``optimizer.step()``. This leaves ``SpeechLM.model``
+unwrapped, which ``DistributedDataParallel`` would not (LoRA, AAA and checkpoint saving all reach
+into it).
+
+SFT (``ml.core.sft``) is the same training on N processes as on one with the same global batch:
+each step's examples are split among the ranks, the loss is normalised by the global token count
+(``sum_across_ranks``), gradients are averaged before they are clipped (so clipping sees the
+global norm), the AAA target comes from every rank's first micro-batch, and its metrics are
+global. RL (``ml.core.rl.training``) trains each rank on an equal shard of prompts, averages
+gradients before clipping too, and reduces its metrics over the ranks.
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,7 +29,6 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 import torch.distributed as dist
-from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
 from ml.core.config import RlConfig, SftConfig
@@ -176,30 +178,42 @@ def shard_evenly(rows: Sequence[Row], ranks: Ranks) -> list[Row]:
     return list(rows[ranks.rank * per_rank : (ranks.rank + 1) * per_rank])
 
 
-def _average_gradients(optimizer: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-    parameters = [parameter for group in optimizer.param_groups for parameter in group["params"]]
+def sum_across_ranks(values: Sequence[float], ranks: Ranks) -> list[float]:
+    """Return the element-wise sum of ``values`` over all ranks (``values`` itself on one process).
+
+    Every rank must call it at the same point with as many values; float64 keeps counts exact.
+    """
+    if ranks.world_size == 1:
+        return [float(value) for value in values]
+    device = f"cuda:{ranks.local_rank}" if dist.get_backend() == "nccl" else "cpu"
+    tensor = torch.tensor([float(value) for value in values], dtype=torch.float64, device=device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+    return [float(value) for value in tensor.tolist()]
+
+
+def average_gradients(parameters: Sequence[torch.nn.Parameter]) -> None:
+    """Replace each parameter's gradient by its mean over all ranks (collective: every rank calls).
+
+    A parameter that has a gradient on some rank but not on this one counts as zero here; one
+    that has none on any rank keeps none, so the optimizer skips it as it would on one process.
+    """
     world_size = dist.get_world_size()
+    present = torch.tensor(
+        [parameter.grad is not None for parameter in parameters],
+        dtype=torch.int32,
+        device=parameters[0].device if parameters else "cpu",
+    )
+    dist.all_reduce(present, op=dist.ReduceOp.MAX)
     handles = []
-    for parameter in parameters:
+    reduced = []
+    for parameter, anywhere in zip(parameters, present.tolist(), strict=True):
+        if not anywhere:
+            continue
         if parameter.grad is None:
-            # Every rank must send every tensor in the same order; a missing gradient counts as zero.
             parameter.grad = torch.zeros_like(parameter)
+        reduced.append(parameter.grad)
         handles.append(dist.all_reduce(parameter.grad, op=dist.ReduceOp.SUM, async_op=True))
     for handle in handles:
         handle.wait()
-    for parameter in parameters:
-        assert parameter.grad is not None
-        parameter.grad.div_(world_size)
-
-
-@contextmanager
-def gradients_averaged_across_ranks(ranks: Ranks) -> Iterator[None]:
-    """Average gradients over all ranks before every optimizer step taken inside the block."""
-    if ranks.world_size == 1:
-        yield
-        return
-    handle = register_optimizer_step_pre_hook(_average_gradients)
-    try:
-        yield
-    finally:
-        handle.remove()
+    for gradient in reduced:
+        gradient.div_(world_size)

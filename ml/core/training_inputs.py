@@ -21,6 +21,7 @@ from ml.core.reward.scoring import RewardScore, UserTurn, response_reward_scorer
 from ml.core.rl.heuristic import HeuristicReference, HeuristicScorer
 from ml.core.rl.rollouts import RolloutScorer, StageJudge, combined_scorer
 from ml.core.rl.training import train_rl
+from ml.core.runtime import Ranks
 from ml.core.sft import SftExample
 from ml.core.speech.inputs import PriorTurn
 from ml.core.speech.model import SpeechLM
@@ -174,6 +175,7 @@ def train_rl_on_records(
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
     synthesize: StyleSynthesizer = speak_in_style,
+    ranks: Ranks | None = None,
 ) -> TrainingResult:
     """Run RL with the records' audio and instructions as prompts, scored by ``rollout_scorer``.
 
@@ -188,4 +190,5 @@ def train_rl_on_records(
         config,
         on_progress,
         should_cancel,
+        ranks,
     )

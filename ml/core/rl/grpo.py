@@ -50,6 +50,7 @@ from ml.core.rl.rollouts import (
     mean_rewards,
     score_rollouts,
 )
+from ml.core.runtime import Ranks, average_gradients
 from ml.core.sdca import RolloutScores, span_advantages, token_advantages, total_advantages
 from ml.core.speech.inputs import SpeechBatch, completion_logprobs
 from ml.core.speech.model import SpeechLM
@@ -191,17 +192,20 @@ def rl_update(
     scorer: RolloutScorer,
     config: RlConfig,
     optimizer: torch.optim.Optimizer | None = None,
+    ranks: Ranks | None = None,
 ) -> RlStepResult:
     """Score given rollouts, compute their advantages and the GRPO loss, and update the policy.
 
     Without an optimizer the gradients are computed and left on the parameters, and nothing is
     updated. ``reference`` must share the policy's tokenizer (it is the same base model). The
     reported loss and KL are those of the first update, measured against the sampling policy.
+    With several ``ranks`` (each with as many groups) gradients are averaged over them before
+    clipping, so the clipping norm is the global gradient's.
     """
     if not groups:
         raise ValueError("an RL update needs at least one rollout group")
     with dropout_disabled(policy.model):
-        return _rl_update(policy, reference, groups, scorer, config, optimizer)
+        return _rl_update(policy, reference, groups, scorer, config, optimizer, ranks or Ranks())
 
 
 def _rl_update(
@@ -211,6 +215,7 @@ def _rl_update(
     scorer: RolloutScorer,
     config: RlConfig,
     optimizer: torch.optim.Optimizer | None,
+    ranks: Ranks,
 ) -> RlStepResult:
     prepared: list[_PreparedGroup] = []
     all_scores: list[list[RolloutScores]] = []
@@ -264,6 +269,8 @@ def _rl_update(
         if update == 0:
             first_loss, first_kl = float(np.mean(losses)), float(np.mean(kls))
         if optimizer is not None:
+            if ranks.world_size > 1:
+                average_gradients(policy.trainable_parameters())
             if config.max_grad_norm > 0:
                 torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), config.max_grad_norm)
             optimizer.step()
@@ -289,7 +296,8 @@ def rl_step(
     scorer: RolloutScorer,
     config: RlConfig,
     optimizer: torch.optim.Optimizer | None = None,
+    ranks: Ranks | None = None,
 ) -> RlStepResult:
     """Sample ``group_size`` rollouts per prompt from the policy, then ``rl_update`` on them."""
     groups = generate_rollouts(policy, prompts_with_audio, config)
-    return rl_update(policy, reference, groups, scorer, config, optimizer)
+    return rl_update(policy, reference, groups, scorer, config, optimizer, ranks)

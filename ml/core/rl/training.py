@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -10,7 +11,7 @@ from ml.core.config import RlConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
-from ml.core.runtime import prepare_for_training, seed_everything
+from ml.core.runtime import Ranks, prepare_for_training, seed_everything, sum_across_ranks
 from ml.core.speech.model import SpeechLM
 
 
@@ -23,6 +24,38 @@ def prepare_policy(policy: SpeechLM, reference: SpeechLM | None, config: RlConfi
         reference.model.requires_grad_(False)
 
 
+# Metrics that are counts over the step's rollouts: summed over ranks, not averaged.
+_SUMMED_METRICS = frozenset({"judge_failed_rollouts"})
+# Metrics that are means over the judged rollouts only (``mean_rewards``): weighted by their count.
+_JUDGED_PREFIX = "reward_"
+
+
+def reduce_metrics(metrics: dict[str, float], judged: int, ranks: Ranks) -> dict[str, float]:
+    """Return one step's metrics over all ranks, ``judged`` being this rank's judged rollouts.
+
+    Counts are summed; rewards are means over all ranks' judged rollouts (0 when none was, as
+    ``mean_rewards`` has it); the rest are averaged over the ranks where they are defined (NaN
+    where none has them): every rank has as many prompts and rollouts, so the mean of the
+    ranks' means is the mean over the global step.
+    """
+    names = sorted(metrics)
+    weights = [float(judged) if name.startswith(_JUDGED_PREFIX) else 1.0 for name in names]
+    values = [metrics[name] for name in names]
+    weights = [weight if math.isfinite(value) else 0.0 for weight, value in zip(weights, values, strict=True)]
+    weighted = [value * weight if weight else 0.0 for value, weight in zip(values, weights, strict=True)]
+    totals = sum_across_ranks(weighted + weights, ranks)
+    reduced = {}
+    for index, name in enumerate(names):
+        total, weight = totals[index], totals[len(names) + index]
+        if name in _SUMMED_METRICS:
+            reduced[name] = total
+        elif weight:
+            reduced[name] = total / weight
+        else:
+            reduced[name] = 0.0 if name.startswith(_JUDGED_PREFIX) else math.nan
+    return reduced
+
+
 def train_rl(
     policy: SpeechLM,
     reference: SpeechLM | None,
@@ -31,12 +64,16 @@ def train_rl(
     config: RlConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    ranks: Ranks | None = None,
 ) -> TrainingResult:
     """Run GRPO (SDCA or vanilla advantages) over the prompts; the policy is updated in place.
 
     Each step takes ``prompts_per_step`` prompts (reshuffled every pass). ``should_cancel()`` is
-    polled before every step; a cancelled run keeps the updates made so far.
+    polled before every step; a cancelled run keeps the updates made so far. With several
+    ``ranks``, each passes its own equal shard of prompts; gradients are averaged before clipping
+    and the metrics are reduced over the ranks (``reduce_metrics``).
     """
+    ranks = ranks if ranks is not None else Ranks()
     if not prompts:
         raise ValueError("RL needs at least one prompt")
     seed_everything(config.seed)
@@ -46,8 +83,10 @@ def train_rl(
     )
 
     def take_step(step: int, taken: list[int]) -> dict[str, float]:
-        outcome = rl_step(policy, reference, [prompts[index] for index in taken], scorer, config, optimizer)
-        return outcome.metrics()
+        chosen = [prompts[index] for index in taken]
+        outcome = rl_step(policy, reference, chosen, scorer, config, optimizer, ranks)
+        judged = sum(not score.judge_failed for scores in outcome.scores for score in scores)
+        return reduce_metrics(outcome.metrics(), judged, ranks)
 
     result = run_steps(len(prompts), config.prompts_per_step, config, take_step, on_progress, should_cancel)
     policy.model.eval()
