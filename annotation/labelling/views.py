@@ -64,32 +64,8 @@ QUEUE_COLUMNS = (
     "item__scenario",
     "item__text",
 )
-KEYBOARD_SHORTCUTS = (
-    ("Space", "Play / pause (outside text boxes)"),
-    ("← →", "Back / forward 1 s"),
-    ("[ ]", "Slower / faster playback"),
-    ("1 – 7", "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral"),
-    ("Shift+1 – 4", "Polarity: positive, negative, neutral, mixed"),
-    ("Alt+1 – 3", "Intensity: low, medium, high"),
-    ("i, Shift+I", "Intensity one step up / down"),
-    ("+ −, wheel", "Zoom the waveform in / out"),
-    ("g", "Add an emotion segment at the playhead (emotion-shift items)"),
-    ("s, Shift+S", "Select the next / previous segment"),
-    (", .", "Move the selected segment earlier / later"),
-    ("< >", "Move its start earlier / later"),
-    ("Shift+← →", "Move its end earlier / later"),
-    ("l", "Label the selected segment (its emotion list)"),
-    ("Delete", "Remove the selected segment"),
-    ("Ctrl+Z", "Undo a label or segment change"),
-    ("Ctrl+Shift+Z", "Redo"),
-    ("Ctrl+S", "Save now"),
-    ("Ctrl+Enter", "Submit"),
-    ("Esc", "Leave a text box (so the keys above work again)"),
-)
-
 # The workbench's fixed lists as HTML made once per process: the same markup its template loops
 # printed node by node on every request, a quarter of the page's template nodes (issue 27).
-SHORTCUTS_HTML = format_html_join("", "<dt><kbd>{}</kbd></dt><dd>{}</dd>", KEYBOARD_SHORTCUTS)
 CONSTRAINT_CHIPS_HTML = format_html_join(
     "",
     '<button type="button" data-append-line="{}" data-target="t_constraints">+ {}</button>',
@@ -263,7 +239,6 @@ def workbench_context(
         "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
-        "shortcuts": SHORTCUTS_HTML,
         "key_hints": CHOICE_KEY_HINTS.get(annotation.annotator.shortcut_keys, {}),
         "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],

@@ -142,15 +142,9 @@
 
   if (undoButton) undoButton.addEventListener("click", undo);
   if (redoButton) redoButton.addEventListener("click", redo);
-  document.addEventListener("keydown", (event) => {
-    if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
-    const key = event.key.toLowerCase();
-    if (key !== "z" && key !== "y") return;
-    // Inside a text box the browser undoes that box's typing, as people expect there.
-    if (event.target.matches("textarea, input[type=text], input[type=number]")) return;
-    event.preventDefault();
-    if (key === "y" || event.shiftKey) redo(); else undo();
-  });
+  // Ctrl+Z and Ctrl+Shift+Z are rows of the workbench's shortcut table (static/js/workbench.js).
+  bench.undo = undo;
+  bench.redo = redo;
 
   /* --- Autosave's edges ---------------------------------------------------------------------- */
 
