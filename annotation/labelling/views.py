@@ -30,6 +30,7 @@ from annotation.labelling.forms import (
     FormError,
     cross_turn_from_form,
     labels_from_form,
+    page_session_from_form,
     strategy_choices,
     version_from_form,
 )
@@ -287,6 +288,7 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
             tom=tom,
             expected_version=posted_version,
             cross_turn=cross_turn_from_form(request.POST),
+            page_session=page_session_from_form(request.POST),
         )
     except workflows.StaleAnnotation as stale:
         annotation = own_annotation(request.user, annotation_id)
@@ -344,6 +346,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             expected_version=version,
             keep_incomplete_draft=True,
             cross_turn=cross_turn,
+            page_session=page_session_from_form(request.POST),
         )
     except workflows.InvalidLabels as invalid:
         annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
