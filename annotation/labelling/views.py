@@ -26,6 +26,7 @@ from annotation.audio.suggestions import word_timing
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
+from annotation.labelling.drafts import drafts_enabled
 from annotation.labelling.forms import (
     FormError,
     cross_turn_from_form,
@@ -229,6 +230,8 @@ def workbench_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "constraint_chips": CONSTRAINT_CHIPS_HTML,
         "draft": draft if draft is not None and draft.ok else None,
+        # Said plainly on the workbench: no draft, because no draft endpoint is configured.
+        "drafts_off": not drafts_enabled(),
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": recording.waveform_tracks() if recording else {},
