@@ -21,7 +21,7 @@
 
   function wrap(root) {
     root.querySelectorAll("main table").forEach(function (table) {
-      if (table.closest(".scroll-x, .docs-page, [data-no-region]")) return;
+      if (table.closest(".scroll-x, [data-no-region]")) return;
       const region = document.createElement("div");
       region.className = "scroll-x";
       region.setAttribute("role", "region");

@@ -87,8 +87,8 @@ def _wait_for_waveforms(page: Any) -> None:
 
 
 def _sideways(page: Any) -> str | None:
-    """At REFLOW_WIDTH, None when the page does not scroll sideways, else how wide it is and the
-    widest element that sticks out (a table inside a .scroll-x region scrolls there instead)."""
+    """At REFLOW_WIDTH, None when the page does not scroll sideways, else how wide it is and where
+    the overflow starts (a table inside a .scroll-x region scrolls there instead)."""
     viewport = page.viewport_size
     page.set_viewport_size({"width": REFLOW_WIDTH, "height": 800})
     try:
@@ -96,13 +96,18 @@ def _sideways(page: Any) -> str | None:
             """(width) => {
                 const total = document.documentElement.scrollWidth;
                 if (total <= width) return null;
-                let widest = null, right = width;
+                // Where the overflow starts: elements past the edge whose parent is not.
+                const name = (node) => node.tagName.toLowerCase() + (node.id ? '#' + node.id : '')
+                    + (typeof node.className === 'string' && node.className ? '.' + node.className.trim().split(/ +/).join('.') : '');
+                const starts = [];
                 for (const node of document.body.querySelectorAll('*')) {
+                    if (node.closest('.scroll-x') || !node.parentElement) continue;
                     const box = node.getBoundingClientRect();
-                    if (box.right > right + 0.5 && !node.closest('.scroll-x')) { right = box.right; widest = node; }
+                    if (box.right <= width + 0.5 || box.width === 0) continue;
+                    if (node.parentElement.getBoundingClientRect().right > width + 0.5) continue;
+                    starts.push(`${name(node)} ${Math.round(box.width)} px`);
                 }
-                const name = widest ? widest.tagName.toLowerCase() + (widest.className ? '.' + String(widest.className).split(' ')[0] : '') : '?';
-                return `${total} px wide at ${width} px (${name} ends at ${Math.round(right)} px)`;
+                return `${total} px wide at ${width} px: ${starts.slice(0, 4).join(', ')}`;
             }""",
             REFLOW_WIDTH,
         )
