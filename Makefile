@@ -14,6 +14,7 @@ $(PY):
 # Installs are from the lock files, every download checked against its hash (docs/dependencies.md).
 # requirements-speech.txt: exact pins with their hashes, installed without their dependencies.
 $(VENV)/.installed: requirements.lock requirements-speech.txt | $(PY)
+	@echo "Installing the Python packages (first run: a few minutes)."
 	$(PY) -m pip install --quiet --require-hashes -r requirements.lock
 	$(PY) -m pip install --quiet --no-deps --require-hashes -r requirements-speech.txt
 	printf '#!/bin/sh\nPYTHONPATH="$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH}" exec "$(CURDIR)/$(PY)" -m webapp.client "$$@"\n' > $(VENV)/bin/echostudio
@@ -43,11 +44,12 @@ lock: install-dev
 
 ## Run the demo site on embedded defaults (SQLite, local files, a local Celery worker and beat).
 run: install
+	@echo "Preparing EchoStudio: migrating the database, then seeding the demo (first run: about 3 minutes in all)."
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py seed_demo
+	$(PY) -u manage.py seed_demo
 	@echo ""
 	@echo "EchoStudio is starting at http://$(HOST):$(PORT)/  (demo users: admin, actor, reviewer1-4, annotator1-3, lead, evaluator1-3)"
-	@echo "Stop with Ctrl-C: the site, the worker and beat stop together."
+	@echo "Stop with Ctrl-C: the site, the worker and beat stop together (within about 6 s)."
 	DJANGO_DEBUG=1 $(PY) manage.py run_all --host $(HOST) --port $(PORT)
 
 worker: install

@@ -42,12 +42,16 @@ class AnnotationConfig(AppConfig):
 
         logins = seed_users()
         items = seed_items(progress)
+        progress(1.0, f"{items} demo items ready; speaking 3 five-turn dialogues")
         dialogues = seed_dialogues()
-        progress(1.0, f"{dialogues} demo dialogues ready")
+        progress(1.0, f"{dialogues} demo dialogues ready; labelling and adjudicating")
+        gold = seed_demo_labels()
+        dialogue_gold = seed_dialogue_labels()
+        progress(1.0, f"labels ready: {gold} items and {dialogue_gold} dialogue turns with gold")
         return {
             "logins": logins,
             "items": items,
             "dialogues": dialogues,
-            "gold": seed_demo_labels(),
-            "dialogue_gold": seed_dialogue_labels(),
+            "gold": gold,
+            "dialogue_gold": dialogue_gold,
         }

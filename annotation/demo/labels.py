@@ -12,7 +12,7 @@ from annotation.demo.items import DEMO_ITEMS, RECORDED_IDS, DemoItem
 from annotation.gold.adjudication import adjudicate_item
 from annotation.gold.models import GoldReference
 from annotation.labelling.assignment import assign_annotators
-from annotation.labelling.models import Annotation
+from annotation.labelling.models import Annotation, MachineDraft
 from annotation.labelling.schema import script_words
 from annotation.labelling.workflows import open_annotation, submit_annotation
 from annotation.recording.models import Item
@@ -81,6 +81,22 @@ def demo_tom(demo: DemoItem) -> dict[str, Any]:
     }
 
 
+# The demo's drafts come from no model: they are demo_tom's fixed template (one per emotion), and
+# say so wherever the workbench names a draft's source (issue 41).
+DEMO_DRAFT_SOURCE = "demo draft: a fixed template per emotion, not a model"
+DEMO_DRAFT_VERSION = "demo-template-v1"
+
+
+def draft_from_template(item: Item, demo: DemoItem) -> None:
+    """Give an item the demo's template draft of its ToM fields, once, so a demo annotator starts
+    from a draft as with a configured draft endpoint (annotation.labelling.drafts)."""
+    MachineDraft.objects.get_or_create(
+        item=item,
+        prompt_version=DEMO_DRAFT_VERSION,
+        defaults={"model_name": DEMO_DRAFT_SOURCE, "tom": demo_tom(demo)},
+    )
+
+
 def submit_every_annotation(item: Item, demo: DemoItem, cross_turn: dict[str, Any] | None = None) -> None:
     """Submit demo labels for each annotator of the item not done yet (the third hears it differently)."""
     annotations = (
@@ -130,6 +146,7 @@ def seed_demo_labels() -> int:
         item = Item.objects.select_related("recording").get(external_id=demo.external_id)
         assign_annotators(item)
         if position >= ANNOTATED:
+            draft_from_template(item, demo)
             continue  # left for the demo annotators to label themselves
         submit_every_annotation(item, demo)
         if position < ADJUDICATED:

@@ -104,6 +104,13 @@ def version_from_form(data: FormData) -> int:
         raise FormError("The form carries no version; reload the page.") from None
 
 
+def page_session_from_form(data: FormData) -> str:
+    """Return the posted id of the browser tab that sent the save (static/js/workbench_keep.js),
+    or "" when there is none; at most 40 characters of letters, digits and dashes."""
+    value = str(data.get("page_session", "") or "")
+    return value if len(value) <= 40 and all(c.isalnum() or c == "-" for c in value) else ""
+
+
 def _json_list(data: FormData, key: str) -> list[Any]:
     raw = data.get(key, "") or "[]"
     try:

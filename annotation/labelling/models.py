@@ -195,6 +195,9 @@ class Annotation(models.Model):
     # Later dialogue turns only ({} otherwise): annotation.labelling.dialogue.cross_turn.
     cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     version = models.PositiveIntegerField(default=0, help_text="Bumped on every save; guards stale saves")
+    # The browser tab (its page-session id, kept in sessionStorage over reloads) whose save made
+    # `version`: a later save from that same tab is its own echo, not another tab's (issue 41).
+    saved_from = models.CharField(max_length=40, blank=True, default="", db_default="")
     changed_from_draft = models.JSONField(
         default=list, blank=True, help_text="Fields the annotator changed from the machine draft"
     )

@@ -26,10 +26,12 @@ from annotation.audio.suggestions import word_timing
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
+from annotation.labelling.drafts import drafts_enabled
 from annotation.labelling.forms import (
     FormError,
     cross_turn_from_form,
     labels_from_form,
+    page_session_from_form,
     strategy_choices,
     version_from_form,
 )
@@ -64,32 +66,8 @@ QUEUE_COLUMNS = (
     "item__scenario",
     "item__text",
 )
-KEYBOARD_SHORTCUTS = (
-    ("Space", "Play / pause (outside text boxes)"),
-    ("← →", "Back / forward 1 s"),
-    ("[ ]", "Slower / faster playback"),
-    ("1 – 7", "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral"),
-    ("Shift+1 – 4", "Polarity: positive, negative, neutral, mixed"),
-    ("Alt+1 – 3", "Intensity: low, medium, high"),
-    ("i, Shift+I", "Intensity one step up / down"),
-    ("+ −, wheel", "Zoom the waveform in / out"),
-    ("g", "Add an emotion segment at the playhead (emotion-shift items)"),
-    ("s, Shift+S", "Select the next / previous segment"),
-    (", .", "Move the selected segment earlier / later"),
-    ("< >", "Move its start earlier / later"),
-    ("Shift+← →", "Move its end earlier / later"),
-    ("l", "Label the selected segment (its emotion list)"),
-    ("Delete", "Remove the selected segment"),
-    ("Ctrl+Z", "Undo a label or segment change"),
-    ("Ctrl+Shift+Z", "Redo"),
-    ("Ctrl+S", "Save now"),
-    ("Ctrl+Enter", "Submit"),
-    ("Esc", "Leave a text box (so the keys above work again)"),
-)
-
 # The workbench's fixed lists as HTML made once per process: the same markup its template loops
 # printed node by node on every request, a quarter of the page's template nodes (issue 27).
-SHORTCUTS_HTML = format_html_join("", "<dt><kbd>{}</kbd></dt><dd>{}</dd>", KEYBOARD_SHORTCUTS)
 CONSTRAINT_CHIPS_HTML = format_html_join(
     "",
     '<button type="button" data-append-line="{}" data-target="t_constraints">+ {}</button>',
@@ -252,6 +230,8 @@ def workbench_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "constraint_chips": CONSTRAINT_CHIPS_HTML,
         "draft": draft if draft is not None and draft.ok else None,
+        # Said plainly on the workbench: no draft, because no draft endpoint is configured.
+        "drafts_off": not drafts_enabled(),
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": recording.waveform_tracks() if recording else {},
@@ -263,7 +243,6 @@ def workbench_context(
         "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
-        "shortcuts": SHORTCUTS_HTML,
         "key_hints": CHOICE_KEY_HINTS.get(annotation.annotator.shortcut_keys, {}),
         "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
@@ -312,6 +291,7 @@ def autosave(request: StudioRequest, annotation_id: int) -> HttpResponse:
             tom=tom,
             expected_version=posted_version,
             cross_turn=cross_turn_from_form(request.POST),
+            page_session=page_session_from_form(request.POST),
         )
     except workflows.StaleAnnotation as stale:
         annotation = own_annotation(request.user, annotation_id)
@@ -369,6 +349,7 @@ def submit(request: StudioRequest, annotation_id: int) -> HttpResponse:
             expected_version=version,
             keep_incomplete_draft=True,
             cross_turn=cross_turn,
+            page_session=page_session_from_form(request.POST),
         )
     except workflows.InvalidLabels as invalid:
         annotation = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)

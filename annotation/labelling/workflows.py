@@ -3,7 +3,9 @@ label checks and the errors: `checking`).
 
 Every save names the version it was made from. Two tabs of the same annotation (or a laptop and
 a desktop) race: whichever saves second, from an older version, is refused with StaleAnnotation
-instead of silently overwriting the newer work. Saves and submits write with a conditional UPDATE
+instead of silently overwriting the newer work. A save also names its tab (`page_session`): when
+the newer version was made by that same tab (the page-hide send of the page a reload replaced),
+the save is that tab's own next step and is written over it, never called another tab's. Saves and submits write with a conditional UPDATE
 ("where the version is still the one read"), which is the compare-and-bump in one statement;
 reopening locks the row (`select_for_update`).
 """
@@ -112,18 +114,21 @@ def save_draft(
     tom: Mapping[str, Any],
     expected_version: int,
     cross_turn: Mapping[str, Any] | None = None,
+    page_session: str = "",
 ) -> Annotation:
-    """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists.
+    """Autosave the annotator's work in progress; raise StaleAnnotation when a newer save exists
+    from another tab (`page_session`: this tab's id; see the module's docstring).
 
     One read (the annotation, its item, which posted strategies exist), one validation, one
     conditional UPDATE that is the version check: no lock is held between them, since the UPDATE
     writes only over `expected_version` (compare-and-set) and a refusal is explained afterwards.
     """
     labels = _Labels.of(perception, tom, cross_turn)
-    annotation = _read_for_change(annotation_id, user, expected_version, labels)
+    annotation = _read_for_change(annotation_id, user, expected_version, labels, page_session=page_session)
+    expected_version = annotation.version  # the one read, or this tab's own newer save
     _refuse_if_submitted(annotation, complete=False)
     annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(annotation, complete=False)
-    _write_draft(annotation, expected_version)
+    _write_draft(annotation, expected_version, page_session)
     return annotation
 
 
@@ -136,6 +141,7 @@ def submit_annotation(
     expected_version: int,
     keep_incomplete_draft: bool = False,
     cross_turn: Mapping[str, Any] | None = None,
+    page_session: str = "",
 ) -> Annotation:
     """Submit complete labels, keep a revision, and record which drafted fields the annotator changed.
 
@@ -147,7 +153,10 @@ def submit_annotation(
     the cross-turn labels a later dialogue turn requires (`annotation.labelling.dialogue.cross_turn`).
     """
     labels = _Labels.of(perception, tom, cross_turn)
-    annotation = _read_for_change(annotation_id, user, expected_version, labels, with_next=True)
+    annotation = _read_for_change(
+        annotation_id, user, expected_version, labels, with_next=True, page_session=page_session
+    )
+    expected_version = annotation.version  # the one read, or this tab's own newer save
     _refuse_if_submitted(annotation, complete=True)
     try:
         annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(
@@ -159,7 +168,7 @@ def submit_annotation(
             annotation.perception, annotation.tom, annotation.cross_turn = labels.checked(
                 annotation, complete=False
             )
-            _write_draft(annotation, expected_version)
+            _write_draft(annotation, expected_version, page_session)
         raise
     annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
     _write_submit(annotation, expected_version)
@@ -227,9 +236,11 @@ def _read_for_change(
     labels: _Labels,
     *,
     with_next: bool = False,
+    page_session: str = "",
 ) -> Annotation:
     """Read the user's annotation with its item and draft, which of the posted strategies exist and,
-    `with_next`, the user's next open annotation: one query. Someone else's answers 404."""
+    `with_next`, the user's next open annotation: one query. Someone else's answers 404. A newer
+    version made by the same tab (`page_session`) is no conflict: the caller writes over it."""
     rows = Annotation.objects.select_related("item", "machine_draft")
     for index, slug in enumerate(labels.strategies):
         rows = rows.annotate(**{f"_known_{index}": Exists(Strategy.objects.filter(slug=slug))})
@@ -239,7 +250,8 @@ def _read_for_change(
     annotation = rows.filter(pk=annotation_id, annotator=user).first()
     if annotation is None:
         raise Http404("No such annotation of yours.")
-    _refuse_if_changed(annotation, expected_version)
+    own_echo = bool(page_session) and annotation.saved_from == page_session
+    _refuse_if_changed(annotation, annotation.version if own_echo else expected_version)
     return annotation
 
 
@@ -263,10 +275,11 @@ def _still_open(annotation: Annotation, expected_version: int) -> QuerySet[Annot
     )
 
 
-def _write_draft(annotation: Annotation, expected_version: int) -> None:
+def _write_draft(annotation: Annotation, expected_version: int, page_session: str = "") -> None:
     now = timezone.now()
     written = compare_and_set(
         _still_open(annotation, expected_version),
+        saved_from=page_session,
         perception=annotation.perception,
         tom=annotation.tom,
         cross_turn=annotation.cross_turn,
@@ -281,6 +294,7 @@ def _write_draft(annotation: Annotation, expected_version: int) -> None:
         expected_version + 1,
         now,
     )
+    annotation.saved_from = page_session
 
 
 def _write_submit(annotation: Annotation, expected_version: int) -> None:

@@ -67,6 +67,7 @@
     const input = questions[active].querySelector(`input[value="${value}"]`);
     input.checked = true;
     input.dispatchEvent(new Event("change", { bubbles: true }));
+    EchoKeys.release();
     // The highlight stays: the hint says digits score and arrows move, so a digit that also
     // moved on made digit-then-down skip every other question.
     say(hint, "");
@@ -96,9 +97,10 @@
     question.addEventListener("change", () => activate(index));
   });
 
-  document.addEventListener("keydown", (event) => {
+  // Esc leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
+  EchoKeys.bind((event) => {
     if (event.altKey || event.ctrlKey || event.metaKey || event.target.matches("textarea, input[type=text]")) return;
-    if (event.key === " ") {
+    if (event.key === " " && !EchoKeys.ownsSpace(event.target)) {
       event.preventDefault();
       toggle(reply, query);
     } else if (event.key === "q" || event.key === "Q") {

@@ -65,10 +65,10 @@
   }
 
   if (!form) {
-    document.addEventListener("keydown", function (event) {
+    EchoKeys.bind(function (event) {
       if (isTyping(event.target)) return;
       if (zoomOrSpeed(event)) return;
-      if (event.key === " " && !(event.target instanceof HTMLButtonElement)) {
+      if (event.key === " " && !EchoKeys.ownsSpace(event.target)) {
         event.preventDefault();
         player.playPause();
       }
@@ -98,13 +98,14 @@
     if (!form.classList.contains("rejecting")) { event.preventDefault(); openReasons(); }
   });
 
-  document.addEventListener("keydown", function (event) {
+  // Esc also leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
+  EchoKeys.bind(function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
     if (zoomOrSpeed(event)) return;
     const rejecting = form.classList.contains("rejecting");
     if (event.key === " ") {
       // A focused checkbox or button keeps its own space bar (tick, press); elsewhere space plays.
-      if (event.target instanceof HTMLInputElement || event.target instanceof HTMLButtonElement) return;
+      if (EchoKeys.ownsSpace(event.target)) return;
       event.preventDefault();
       player.playPause();
     } else if (event.key === "a" || event.key === "A") {

@@ -31,13 +31,10 @@
     row.addEventListener("change", () => activate(index));
   });
 
-  document.addEventListener("keydown", (event) => {
+  // Esc leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
+  EchoKeys.bind((event) => {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
-    const typing = event.target.matches("textarea, input[type=text]");
-    if (typing) {
-      if (event.key === "Escape") event.target.blur();
-      return;
-    }
+    if (event.target.matches("textarea, input[type=text]")) return;
     if (/^[0-9]$/.test(event.key) && rows.length) {
       const input = rows[active].querySelector(`input[type=radio][value="${event.key}"]`);
       event.preventDefault();
@@ -46,6 +43,7 @@
         return;
       }
       input.checked = true;
+      EchoKeys.release(); // a focused radio here would take the next arrow as a score
       if (hint) hint.textContent = "";
     } else if (event.key === "ArrowDown" || event.key === "j") {
       event.preventDefault();

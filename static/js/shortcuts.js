@@ -12,6 +12,51 @@
     return target.tagName === "INPUT" && TEXT_INPUTS.test(target.type || "text");
   }
 
+  /* One keyboard model for the pages that label (workbench, review, rating, spot check):
+   * - a focused checkbox, radio or button keeps its own Space (tick, choose, press);
+   * - release(): a choice made with a key leaves no form control focused that the next key would
+   *   change (arrows on a radio group, type-ahead on a select); focus goes back to the page, or
+   *   stays on a focused waveform, whose keys are the page's own;
+   * - Esc always releases focus (bind());
+   * - list(): the hints shown, written from the same table the handlers run. */
+  function ownsSpace(target) {
+    return target instanceof Element && target.matches("button, a[href], summary, input[type=checkbox], input[type=radio], input[type=button], input[type=submit]");
+  }
+
+  function release() {
+    const focused = document.activeElement;
+    if (!focused || focused === document.body || focused.closest("[data-focus-keys]")) return;
+    focused.blur();
+  }
+
+  function bind(handler) {
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && !event.ctrlKey && !event.metaKey && !event.altKey) {
+        const focused = document.activeElement;
+        if (focused && focused !== document.body) focused.blur();
+      }
+      handler(event);
+    });
+  }
+
+  /* Each row: { keys: "← →", hint: "Back / forward 1 s", when?: () => bool }. */
+  function list(node, table) {
+    if (!node) return;
+    node.textContent = "";
+    table.forEach(function (row) {
+      if (row.when && !row.when()) return;
+      const term = document.createElement("dt");
+      const kbd = document.createElement("kbd");
+      kbd.textContent = row.keys;
+      term.appendChild(kbd);
+      const description = document.createElement("dd");
+      description.textContent = row.hint;
+      node.append(term, description);
+    });
+  }
+
+  window.EchoKeys = { typing: typing, ownsSpace: ownsSpace, release: release, bind: bind, list: list };
+
   window.addEventListener("keydown", function (event) {
     const mode = document.body && document.body.dataset.shortcuts;
     if (!mode || mode === "single" || event.key.length !== 1 || event.ctrlKey || event.metaKey) return;

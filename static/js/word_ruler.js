@@ -4,7 +4,8 @@
  * dropped near a word boundary lands on it.
  * The page lists the words as <li data-start data-end> inside [data-word-ruler]
  * (templates/annotation/labelling/_word_ruler.html); without JavaScript they stay a plain list.
- * Exposes window.EchoWordRuler: attach(ws, view) and snap(seconds, boundaries, tolerance). */
+ * Exposes window.EchoWordRuler: attach(ws, view) -> {snap, nearest, between} and
+ * snap(seconds, boundaries, tolerance). */
 (function (root) {
   "use strict";
 
@@ -78,6 +79,17 @@
         if (!duration || !boundaries.length) return seconds;
         const pxPerSecond = totalWidth() / duration;
         return snap(seconds, boundaries, Math.min(MAX_SNAP_SECONDS, SNAP_PX / pxPerSecond));
+      },
+      /* `seconds` on the nearest word boundary, however far (a keyboard snap asks for it). */
+      nearest: function (seconds) {
+        return boundaries.length ? snap(seconds, boundaries, Infinity) : seconds;
+      },
+      /* The words mostly inside [start, end], as the segment's "Words" field shows them. */
+      between: function (start, end) {
+        return words.filter(function (word) {
+          const middle = (word.start + word.end) / 2;
+          return middle >= start && middle < end;
+        }).map(function (word) { return word.item.textContent.trim(); }).join(" ");
       },
     };
   }

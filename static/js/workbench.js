@@ -320,9 +320,6 @@
       this.active = this.list.length - 1;
       this.save();
       this.restoreRegions();
-      const rows = this.table.querySelectorAll("tbody tr");
-      const select = rows.length && rows[rows.length - 1].querySelector("select");
-      if (select) select.focus();
     },
 
     /* Write the list into the hidden field; `quiet` keeps the table as it is (typing in it). */
@@ -332,8 +329,31 @@
       })));
     },
 
+    /* A segment's words from the word ruler, unless someone typed their own: filled while the
+     * field is empty or still holds what the ruler gave it (in this page's memory). */
+    fillWords() {
+      if (!state.words) return;
+      this.list.forEach((s) => {
+        if (s.words && s.words !== s.rulerWords) return;
+        s.words = s.rulerWords = state.words.between(s.start, s.end);
+      });
+    },
+
+    /* Keyboard: both edges of the selected segment onto their nearest word boundaries. */
+    snapActive() {
+      const segment = this.list[this.active];
+      if (!segment || !this.editable || !state.words) return;
+      const start = state.words.nearest(segment.start), end = state.words.nearest(segment.end);
+      if (end <= start) return;
+      segment.start = start;
+      segment.end = end;
+      this.save();
+      this.restoreRegions();
+    },
+
     save() {
       const active = this.list[this.active];
+      this.fillWords();
       this.list.sort((a, b) => a.start - b.start);
       if (active) this.active = this.list.indexOf(active);
       this.store();
@@ -423,14 +443,21 @@
   }
 
   /* --- Keyboard shortcuts ------------------------------------------------------------------- */
+  /* One table: each row's keys and hint are what the page lists (EchoKeys.list), and its `on`
+   * and `run` are what the key does, so the list cannot say one thing and the key do another.
+   * Every row acts whatever has focus, except inside a text field (and a select, whose own keys
+   * pick from it); Ctrl rows act there too. A choice made with a key leaves focus on the page
+   * (EchoKeys.release), never on a radio group or select the next arrow or letter would change.
+   * A focused checkbox, radio or button keeps its own Space. */
 
   function choose(name, index) {
     const radios = form.querySelectorAll(`input[type=radio][name="${name}"]`);
     const radio = radios[index];
-    if (!radio || radio.disabled) return;
-    radio.checked = true;
-    radio.dispatchEvent(new Event("input", { bubbles: true }));
-    radio.focus();
+    if (radio && !radio.disabled) {
+      radio.checked = true;
+      radio.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+    EchoKeys.release();
   }
 
   /* One step along a scale of radios (intensity): up from the checked one, or from the start. */
@@ -441,73 +468,77 @@
     choose(name, Math.min(Math.max(next, 0), radios.length - 1));
   }
 
+  const plain = (event) => !event.ctrlKey && !event.metaKey && !event.altKey;
+  const digitOf = (event) => { const d = /^Digit([1-9])$/.exec(event.code); return d ? Number(d[1]) : 0; };
+  const arrow = (event) => event.key === "ArrowLeft" || event.key === "ArrowRight";
+  const back = (event) => (event.key === "ArrowLeft" ? -1 : 1);
+  const hasSegments = () => Boolean(segments.table);
+  const editable = () => Boolean(segments.table && segments.editable);
+  const selected = () => Boolean(segments.table && segments.active >= 0);
+  /* A radio group with no keys of its own (conflict kind, a strategy): its arrows choose in it. */
+  const radioWithoutKeys = (target) => target.matches("input[type=radio]") && !/^p_(emotion|polarity|intensity)$/.test(target.name);
+
+  const SHORTCUTS = [
+    { keys: "Space", hint: "Play / pause (a focused checkbox or button: tick or press it)",
+      on: (e) => e.code === "Space" && plain(e) && !EchoKeys.ownsSpace(e.target), run: () => { if (state.ws) state.ws.playPause(); } },
+    { keys: "← →", hint: "Back / forward 1 s (on the conflict kind or a strategy: choose in it)",
+      on: (e) => arrow(e) && plain(e) && !e.shiftKey && !radioWithoutKeys(e.target),
+      run: (e) => { if (state.ws) state.ws.setTime(Math.max(0, playhead() + back(e))); } },
+    { keys: "[ ]", hint: "Slower / faster playback", on: (e) => (e.key === "[" || e.key === "]") && plain(e),
+      run: (e) => EchoWaveform.stepSpeed(document.querySelector("[data-role=speed]"), e.key === "[" ? -1 : 1) },
+    { keys: "1 – 7", hint: "Primary emotion: happy, sad, angry, surprise, disgust, fear, neutral",
+      on: (e) => digitOf(e) && plain(e) && !e.shiftKey, run: (e) => choose("p_emotion", digitOf(e) - 1) },
+    { keys: "Shift+1 – 4", hint: "Polarity: positive, negative, neutral, mixed",
+      on: (e) => digitOf(e) && plain(e) && e.shiftKey, run: (e) => choose("p_polarity", digitOf(e) - 1) },
+    { keys: "Alt+1 – 3", hint: "Intensity: low, medium, high",
+      on: (e) => digitOf(e) && e.altKey && !e.ctrlKey && !e.metaKey, run: (e) => choose("p_intensity", digitOf(e) - 1) },
+    // Intensity's own key where Alt+digit cannot be had: with shortcuts that need Alt, Alt+2 is the
+    // 2 key (an emotion), so Alt+I steps intensity up and Alt+Shift+I down.
+    { keys: "i, Shift+I", hint: "Intensity one step up / down", on: (e) => (e.key === "i" || e.key === "I") && plain(e),
+      run: (e) => step("p_intensity", e.key === "I" ? -1 : 1) },
+    { keys: "+ −, wheel", hint: "Zoom the waveform in / out", on: (e) => plain(e) && Boolean(EchoWaveform.zoomKey(e)),
+      run: (e) => { if (state.ws) EchoWaveform.zoomBy(state.ws, panel.querySelector(".waveform"), EchoWaveform.zoomKey(e)); } },
+    { keys: "g", hint: "Add an emotion segment at the playhead", when: editable,
+      on: (e) => e.key === "g" && plain(e) && editable(), run: () => { segments.addAtPlayhead(); EchoKeys.release(); } },
+    { keys: "s, Shift+S", hint: "Select the next / previous segment", when: hasSegments,
+      on: (e) => (e.key === "s" || e.key === "S") && plain(e) && hasSegments(),
+      run: (e) => { segments.select(segments.active + (e.key === "S" ? -1 : 1)); EchoKeys.release(); } },
+    { keys: ", .", hint: "Move the selected segment earlier / later", when: editable,
+      on: (e) => (e.key === "," || e.key === ".") && plain(e) && selected(), run: (e) => segments.nudge("both", e.key === "," ? -1 : 1) },
+    { keys: "< >", hint: "Move its start earlier / later", when: editable,
+      on: (e) => (e.key === "<" || e.key === ">") && plain(e) && selected(), run: (e) => segments.nudge("start", e.key === "<" ? -1 : 1) },
+    { keys: "Shift+← →", hint: "Move its end earlier / later", when: editable,
+      on: (e) => arrow(e) && plain(e) && e.shiftKey && selected(), run: (e) => segments.nudge("end", back(e)) },
+    { keys: "w", hint: "Snap the selected segment's edges to the nearest word boundaries", when: editable,
+      on: (e) => e.key === "w" && plain(e) && selected(), run: () => segments.snapActive() },
+    { keys: "l", hint: "Label the selected segment (focus its emotion list; Esc leaves it)", when: hasSegments,
+      on: (e) => e.key === "l" && plain(e) && selected(), run: () => segments.label() },
+    { keys: "Delete", hint: "Remove the selected segment", when: editable,
+      on: (e) => (e.key === "Delete" || e.key === "Backspace") && plain(e) && selected() && !e.target.matches("button"),
+      run: () => segments.remove(segments.active) },
+    { keys: "Ctrl+Z", hint: "Undo a label or segment change", ctrl: true,
+      on: (e) => (e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === "z" && !e.shiftKey,
+      run: () => window.EchoWorkbench.undo && window.EchoWorkbench.undo() },
+    { keys: "Ctrl+Shift+Z", hint: "Redo", ctrl: true,
+      on: (e) => (e.ctrlKey || e.metaKey) && !e.altKey && (e.key.toLowerCase() === "y" || (e.key.toLowerCase() === "z" && e.shiftKey)),
+      run: () => window.EchoWorkbench.redo && window.EchoWorkbench.redo() },
+    { keys: "Ctrl+S", hint: "Save now", ctrl: true, anywhere: true,
+      on: (e) => (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "s", run: () => { if (window.htmx) htmx.trigger(form, "save-now"); } },
+    { keys: "Ctrl+Enter", hint: "Submit", ctrl: true, anywhere: true,
+      on: (e) => (e.ctrlKey || e.metaKey) && e.key === "Enter", run: () => form.requestSubmit() },
+    { keys: "Esc", hint: "Leave whatever has focus (a text box, a list), so the keys above work again", on: () => false, run: () => {} },
+  ];
+
   function initShortcuts() {
     if (!form || !form.hasAttribute("data-shortcuts")) return;
-    document.addEventListener("keydown", (event) => {
-      const target = event.target;
-      const typing = target.matches("textarea, input[type=text], input[type=number], select");
-      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === "s") {
-        event.preventDefault();
-        if (window.htmx) htmx.trigger(form, "save-now");
-        return;
-      }
-      if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
-        event.preventDefault();
-        form.requestSubmit();
-        return;
-      }
-      if (event.key === "Escape" && typing) { target.blur(); return; }
-      if (typing || event.ctrlKey || event.metaKey) return;
-      const digit = /^Digit([1-9])$/.exec(event.code);
-      const zoom = EchoWaveform.zoomKey(event);
-      const selected = segments.table && segments.active >= 0;
-      if (event.code === "Space") {
-        event.preventDefault();
-        if (state.ws) state.ws.playPause();
-      } else if (zoom) {
-        event.preventDefault();
-        if (state.ws) EchoWaveform.zoomBy(state.ws, panel.querySelector(".waveform"), zoom);
-      } else if (selected && event.shiftKey && (event.key === "ArrowLeft" || event.key === "ArrowRight")) {
-        event.preventDefault();
-        segments.nudge("end", event.key === "ArrowLeft" ? -1 : 1);
-      } else if ((event.key === "ArrowLeft" || event.key === "ArrowRight") && !target.matches("input[type=radio]")) {
-        event.preventDefault();
-        if (state.ws) state.ws.setTime(Math.max(0, playhead() + (event.key === "ArrowLeft" ? -1 : 1)));
-      } else if (event.key === "[" || event.key === "]") {
-        EchoWaveform.stepSpeed(document.querySelector("[data-role=speed]"), event.key === "[" ? -1 : 1);
-      } else if (digit && event.altKey) {
-        event.preventDefault();
-        choose("p_intensity", Number(digit[1]) - 1);
-      } else if (digit && event.shiftKey) {
-        event.preventDefault();
-        choose("p_polarity", Number(digit[1]) - 1);
-      } else if (digit) {
-        event.preventDefault();
-        choose("p_emotion", Number(digit[1]) - 1);
-      } else if (event.key === "i" || event.key === "I") {
-        // Intensity's own key where Alt+digit cannot be had: with shortcuts that need Alt, Alt+2
-        // is the 2 key (an emotion), so Alt+I steps intensity up and Alt+Shift+I down.
-        event.preventDefault();
-        step("p_intensity", event.key === "I" ? -1 : 1);
-      } else if (event.key === "g" && segments.table && segments.editable) {
-        event.preventDefault();
-        segments.addAtPlayhead();
-      } else if ((event.key === "s" || event.key === "S") && segments.table) {
-        event.preventDefault();
-        segments.select(segments.active + (event.key === "S" ? -1 : 1));
-      } else if (selected && (event.key === "," || event.key === ".")) {
-        event.preventDefault();
-        segments.nudge("both", event.key === "," ? -1 : 1);
-      } else if (selected && (event.key === "<" || event.key === ">")) {
-        event.preventDefault();
-        segments.nudge("start", event.key === "<" ? -1 : 1);
-      } else if (selected && event.key === "l") {
-        event.preventDefault();
-        segments.label();
-      } else if (selected && (event.key === "Delete" || event.key === "Backspace") && !target.matches("button")) {
-        event.preventDefault();
-        segments.remove(segments.active);
-      }
+    EchoKeys.list(document.querySelector("[data-shortcut-list]"), SHORTCUTS);
+    EchoKeys.bind((event) => {
+      // Inside a text box the browser undoes that box's typing, as people expect there.
+      const typing = EchoKeys.typing(event.target);
+      const row = SHORTCUTS.find((r) => (!typing || r.anywhere) && r.on(event));
+      if (!row) return;
+      event.preventDefault();
+      row.run(event);
     });
   }
 

@@ -21,12 +21,29 @@
   const state = { dirty: false, edits: 0, sentEdits: 0, applying: false, submitting: false, inFlight: 0 };
   const idleWaiters = [];
 
-  /* --- The labels as one string: every field but the CSRF token and the version ------------- */
+  /* --- This tab's id, sent with every save ---------------------------------------------------- */
+  /* Kept in sessionStorage, so it outlives a reload but not the tab: a save the page a reload
+   * replaced sent on its way out (page-hide) is then known for this tab's own, and the reloaded
+   * page's next save is not refused as if another tab had made it (workflows.save_draft). */
+  const NOT_LABELS = ["csrfmiddlewaretoken", "version", "page_session"];
+  (function tabId() {
+    const input = form.elements.namedItem("page_session");
+    if (!input) return;
+    let id = "";
+    try { id = window.sessionStorage.getItem("echostudio.page-session") || ""; } catch (error) { /* private mode */ }
+    if (!id) {
+      id = window.crypto && crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + "-" + String(Math.random()).slice(2, 12);
+      try { window.sessionStorage.setItem("echostudio.page-session", id); } catch (error) { /* this page only */ }
+    }
+    input.value = id;
+  })();
+
+  /* --- The labels as one string: every field but the CSRF token, the version and the tab id -- */
 
   function snapshot() {
     const entries = [];
     new FormData(form).forEach((value, name) => {
-      if (name !== "csrfmiddlewaretoken" && name !== "version") entries.push([name, String(value)]);
+      if (!NOT_LABELS.includes(name)) entries.push([name, String(value)]);
     });
     return JSON.stringify(entries);
   }
@@ -39,7 +56,7 @@
     });
     Array.from(form.elements).forEach((element) => {
       const name = element.name;
-      if (!name || name === "csrfmiddlewaretoken" || name === "version" || element.tagName === "BUTTON") return;
+      if (!name || NOT_LABELS.includes(name) || element.tagName === "BUTTON") return;
       const given = values.get(name) || [];
       if (element.type === "radio") element.checked = given.includes(element.value);
       // A checkbox group (the cross-turn strategies) shares a name: each box has its own value.
@@ -142,15 +159,9 @@
 
   if (undoButton) undoButton.addEventListener("click", undo);
   if (redoButton) redoButton.addEventListener("click", redo);
-  document.addEventListener("keydown", (event) => {
-    if (!(event.ctrlKey || event.metaKey) || event.altKey) return;
-    const key = event.key.toLowerCase();
-    if (key !== "z" && key !== "y") return;
-    // Inside a text box the browser undoes that box's typing, as people expect there.
-    if (event.target.matches("textarea, input[type=text], input[type=number]")) return;
-    event.preventDefault();
-    if (key === "y" || event.shiftKey) redo(); else undo();
-  });
+  // Ctrl+Z and Ctrl+Shift+Z are rows of the workbench's shortcut table (static/js/workbench.js).
+  bench.undo = undo;
+  bench.redo = redo;
 
   /* --- Autosave's edges ---------------------------------------------------------------------- */
 

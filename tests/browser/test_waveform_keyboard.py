@@ -121,3 +121,80 @@ def test_segment_handles_are_named_sliders_the_arrow_keys_move(
     wait_until(lambda: saved_start() == 1.15, timeout=10, message="the moved start was never autosaved")
     assert page.get_by_role("group", name="Segment 2, sad, 1.15 s to 1.50 s").count() == 1
     assert json.loads(page.locator("[name=p_emotion_segments]").input_value())[0]["end"] == 0.6  # untouched
+
+
+# Every field but the CSRF token and the version, as the form would send it.
+LABELS = """() => {
+  const out = {};
+  new FormData(document.querySelector('form[data-workbench]')).forEach((value, name) => {
+    if (name !== 'csrfmiddlewaretoken' && name !== 'version') out[name] = (out[name] ? out[name] + '|' : '') + value;
+  });
+  return out;
+}"""
+FOCUS_ON_PAGE = "() => document.activeElement === document.body"
+
+
+def test_every_documented_key_changes_only_the_label_it_is_for_whatever_has_focus(
+    browser_page: Any, live_server: Any, transactional_db: None, users: Any
+) -> None:
+    """Keyboard only, after 1-7, g, s and a click on a radio: arrows, letters and brackets never
+    change a focused control; Space ticks a focused checkbox; Esc leaves whatever has focus."""
+    page = browser_page
+    (annotation,) = assign(LabellingItemFactory.create(scenario="emotion-shift"), users["annotator"])
+    annotation.perception = {**annotation.perception, "emotion_segments": SEGMENTS[:1]}
+    annotation.save(update_fields=["perception"])
+    path = f"/annotate/{annotation.pk}/"
+    log_in(page, live_server, "annotator", start=f"/accounts/login/?next={path}")
+    page.wait_for_selector("[data-waveform][data-ready=true]")
+    # The hints are written from the table the keys run.
+    hints = page.get_by_test_id("shortcut-list").inner_text()
+    assert "Back / forward 1 s" in hints and "Snap the selected segment" in hints
+
+    def press(key: str, changes: set[str], *, may: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        before = page.evaluate(LABELS)
+        page.keyboard.press(key)
+        page.wait_for_timeout(30)
+        after = page.evaluate(LABELS)
+        changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
+        assert changes <= changed <= changes | may, (key, changed)
+
+    playhead = "t => document.querySelector('[data-testid=playhead]').textContent === t"
+    segments = {"p_emotion_segments"}
+    press("3", {"p_emotion"})
+    assert page.evaluate(FOCUS_ON_PAGE)  # not the emotion radio group
+    press("ArrowRight", set())
+    page.wait_for_function(playhead, arg="1.00 s")
+    press("ArrowLeft", set())
+    press("ArrowRight", set())
+    press("Shift+Digit2", {"p_polarity"})
+    press("Alt+Digit2", {"p_intensity"})
+    press("i", {"p_intensity"})
+    press("g", segments)  # a segment from the last end (0.6 s) to the playhead (1.0 s)
+    assert page.evaluate(FOCUS_ON_PAGE)  # not the new segment's emotion list
+    for key in ("ArrowRight", "ArrowLeft", "s", "S", "s", "[", "]", "+", "-", "Space", "Space"):
+        press(key, set())
+    for key in (".", ",", ">", "<", "Shift+ArrowRight", "Shift+ArrowLeft"):
+        press(key, segments)
+    press("w", set(), may=segments)
+
+    page.get_by_role("radio", name="sad").first.click()  # the one click: the mouse chose sad
+    for key in ("ArrowRight", "ArrowLeft", "s", "[", "]", "Space", "i", "Shift+ArrowLeft"):
+        press(key, set(), may=segments if key.startswith("Shift") else set())
+    assert page.evaluate(LABELS)["p_emotion"] == "sad"
+
+    press("l", set())  # the segment's emotion list, focused on purpose
+    assert page.evaluate("() => document.activeElement.matches('select')")
+    press("Escape", set())
+    assert page.evaluate(FOCUS_ON_PAGE)
+    press("ArrowRight", set())
+    press("Delete", segments)
+    press("Control+z", segments)
+    press("Control+Shift+z", segments)
+
+    conflict = page.locator("input[name=p_modality_conflict]")
+    conflict.focus()
+    press("Space", {"p_modality_conflict"})
+    assert conflict.is_checked()
+    press("Escape", set())
+    assert page.evaluate(FOCUS_ON_PAGE)
+    press("Control+s", set())

@@ -261,3 +261,52 @@ def test_segments_are_selected_moved_resized_and_labelled_by_keyboard(
     page.keyboard.press("Delete")
     assert page.locator("[data-testid=segments] tbody tr").count() == 0
     wait_until(lambda: segments_of(mine) == [], timeout=10, message="the removal was not saved")
+
+
+def test_an_offline_edit_restored_after_a_reload_is_no_conflict_but_a_second_tab_is(
+    browser_page, live_server, transactional_db, users
+) -> None:
+    """One tab: edit offline, reload, restore the kept copy. The page that reload replaced may save
+    on its way out after the new page was made from the older version; that save is this tab's own
+    (its page-session id), so restoring is not refused as another tab's. A real second tab still is."""
+    page = browser_page
+    (mine,) = assign(LabellingItemFactory.create(), users["annotator"])
+    open_workbench(page, live_server, mine)
+    saved_version(page)
+    page.context.set_offline(True)
+    page.fill("textarea[name=p_situation]", "typed offline")
+    page.wait_for_selector("[data-testid=kept-note]")
+    page.context.set_offline(False)
+    page.reload()
+    page.wait_for_selector("[data-testid=restore-banner]:visible")
+    saved_version(page)
+    page.wait_for_timeout(300)  # the replaced page's own page-hide send, if it came, has landed
+    mine.refresh_from_db()
+    shown = mine.version
+    # The replaced page's page-hide send, landing after this page was made from an older version.
+    page.evaluate(
+        """() => { const data = new FormData(document.querySelector('form[data-workbench]'));
+        data.set('p_situation', 'sent on the way out'); navigator.sendBeacon(
+        document.querySelector('form[data-workbench]').getAttribute('hx-post'), data); }"""
+    )
+
+    def version_is(number: int) -> bool:
+        mine.refresh_from_db()
+        return mine.version == number
+
+    wait_until(lambda: version_is(shown + 1), timeout=10, message="the page-hide send was never saved")
+    page.click("[data-testid=restore-kept]")
+    wait_until(lambda: version_is(shown + 2), timeout=10, message="the restored work was never saved")
+    assert mine.perception["situation"] == "typed offline"
+    assert "another tab" not in page.locator(STATUS).inner_text()
+    assert page.locator(STATUS).get_attribute("data-stale") != "true"
+
+    # A second tab made from an older version is still told.
+    second = page.context.new_page()
+    second.goto(f"{live_server.url}/annotate/{mine.pk}/")
+    saved_version(second)
+    page.fill("textarea[name=p_situation]", "the first tab, later")
+    wait_until(lambda: version_is(shown + 3), timeout=10, message="the first tab's edit was never saved")
+    second.fill("textarea[name=p_situation]", "the second tab, from an older version")
+    second.wait_for_selector("[data-testid=save-status][data-stale=true]")
+    assert "saved from another tab or window" in second.locator(STATUS).inner_text()

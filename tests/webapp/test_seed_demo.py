@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import wave
 from collections import Counter
 from typing import Any
@@ -62,6 +63,10 @@ def test_seed_demo_twice_creates_everything_once(db: None) -> None:
     held = set().union(*(user_roles(user) for user in User.objects.all()))
     assert held == set(Role)
     assert "annotator1" in first.getvalue()
+    # Progress as it goes (issue 41): what a first run costs, counts per step, how long it took.
+    assert "a first run takes about 2-3 minutes" in first.getvalue()
+    assert "25 demo items ready" in first.getvalue() and "3 demo dialogues ready" in first.getvalue()
+    assert re.search(r"model outputs, in \d+ s\.", first.getvalue())
     assert "already existed" in second.getvalue()
 
     take = Take.objects.filter(status=Take.Status.ACCEPTED).first()

@@ -94,6 +94,32 @@ def test_a_save_from_an_older_version_is_refused_with_a_clear_message(opened, an
     assert ana_annotation.perception["situation"] == "from the second tab"
 
 
+def test_a_tab_s_own_earlier_save_is_no_conflict_but_another_tab_s_is(opened, ana_annotation) -> None:
+    """The page a reload replaced saved on its way out (page-hide) after the reloaded page was made
+    from the older version: that save was this tab's, so the next one is written over it."""
+    url = reverse("annotation:autosave", args=[ana_annotation.pk])
+    shown = ana_annotation.version
+
+    def save(situation: str, version: int, tab: str):
+        return opened.post(
+            url, {**form_data(perception(situation=situation), tom(), version), "page_session": tab}
+        )
+
+    assert save("sent on the way out", shown, "tab-a").status_code == 200  # the old page's beacon
+    echo = save("restored after the reload", shown, "tab-a")  # the reloaded page, made from `shown`
+    assert echo.status_code == 200 and b"another tab" not in echo.content
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.version == shown + 2 and ana_annotation.saved_from == "tab-a"
+    assert ana_annotation.perception["situation"] == "restored after the reload"
+
+    other = save("from a second tab", shown + 1, "tab-b")  # another tab, one version behind
+    assert other.status_code == 409 and b"saved from another tab or window" in other.content
+    nameless = save("from a page without an id", shown + 1, "")
+    assert nameless.status_code == 409
+    ana_annotation.refresh_from_db()
+    assert ana_annotation.perception["situation"] == "restored after the reload"
+
+
 def test_the_api_refuses_stale_saves_too(client_as, ana_annotation) -> None:
     client = client_as(ana_annotation.annotator)
     url = reverse("annotation:api_annotation", args=[ana_annotation.pk])

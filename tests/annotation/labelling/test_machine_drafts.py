@@ -111,6 +111,8 @@ def test_without_an_endpoint_there_are_no_drafts_and_the_page_still_works(
     page = client_as(annotations[0].annotator).get(reverse("annotation:workbench", args=[annotations[0].pk]))
     assert page.status_code == 200
     assert b'data-testid="draft-note"' not in page.content
+    # The annotator is told why the ToM fields start empty.
+    assert b"drafting is off on this server (no draft endpoint is configured)" in page.content
 
 
 def test_the_workbench_starts_from_the_draft_and_records_what_changed(client_as, annotations) -> None:

@@ -1,4 +1,4 @@
-"""The workbench's word buttons, shortcut list and constraint chips, made in Python, are the markup
+"""The workbench's word buttons, and constraint chips, made in Python, are the markup
 its template loops printed (issue 27), escaping included."""
 
 from __future__ import annotations
@@ -8,8 +8,6 @@ from django.template import Context, Template
 from annotation.labelling.schema import SUGGESTED_CONSTRAINTS, script_words
 from annotation.labelling.views import (
     CONSTRAINT_CHIPS_HTML,
-    KEYBOARD_SHORTCUTS,
-    SHORTCUTS_HTML,
     script_word_buttons,
 )
 
@@ -18,9 +16,6 @@ WORDS_LOOP = (
     '{% for index, word in words %}<button type="button" class="word" data-index="{{ index }}" '
     'data-word="{{ word }}" aria-pressed="false"{% if annotation.is_submitted %} disabled{% endif %}>'
     "{{ word }}</button>{% endfor %}"
-)
-SHORTCUTS_LOOP = (
-    "{% for keys, action in shortcuts %}<dt><kbd>{{ keys }}</kbd></dt><dd>{{ action }}</dd>{% endfor %}"
 )
 CHIPS_LOOP = (
     '{% for constraint in suggested_constraints %}<button type="button" data-append-line="{{ constraint }}" '
@@ -44,5 +39,4 @@ def test_word_buttons_are_what_the_template_printed() -> None:
 
 
 def test_the_fixed_lists_are_what_the_template_printed() -> None:
-    assert _rendered(SHORTCUTS_LOOP, shortcuts=KEYBOARD_SHORTCUTS) == SHORTCUTS_HTML
     assert _rendered(CHIPS_LOOP, suggested_constraints=SUGGESTED_CONSTRAINTS) == CONSTRAINT_CHIPS_HTML
