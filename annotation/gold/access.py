@@ -97,6 +97,18 @@ def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
     return items_still_labelled_by(user)
 
 
+WITHHELD_WHILE_LABELLING = "withheld while you label this item"
+
+
+def gold_withheld_items(user: User | AnonymousUser) -> frozenset[int]:
+    """Return the ids of the items whose gold-derived per-item text and figures every page, API and
+    export withholds from `user` (one query): the items they are still labelling (`gold_hidden_from`'s
+    rule), whatever their role. What was written or scored against an item's gold (a judge's
+    rationale, raw answer, error and scores: it was shown the gold, and can quote or paraphrase it;
+    the gold an evaluator scores against) is shown in its place as `WITHHELD_WHILE_LABELLING`."""
+    return frozenset(gold_hidden_from(user).values_list("item_id", flat=True))
+
+
 EXPORT_STILL_LABELLING = (
     "You are now labelling an item this export holds: it opens to you again once you submit your "
     "labels (an export carries the item's gold and every annotator's labels)."
