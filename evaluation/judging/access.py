@@ -23,7 +23,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from annotation.gold.access import WITHHELD_WHILE_LABELLING
-from evaluation.judging.models import JudgeConfig, JudgeRun, RubricSample, RubricSampleEntry
+from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun, RubricSample, RubricSampleEntry
 from webapp.models import User
 
 
