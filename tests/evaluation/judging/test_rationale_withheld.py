@@ -12,15 +12,24 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 import pytest
 from django.test import Client
 from django.urls import get_resolver, reverse
 
+from annotation.gold.access import gold_withheld_items
 from annotation.gold.models import GoldReference
+from annotation.labelling.models import Annotation
 from evaluation.judging.models import Judgement, JudgeRun, RubricSample, RubricSampleEntry
 from tests.annotation.labelling.support import LabellingItemFactory, assign, perception, submitted, tom
-from tests.factories import JudgeConfigFactory, JudgementFactory, ModelOutputFactory
+from tests.factories import (
+    AnnotationFactory,
+    DialogueFactory,
+    JudgeConfigFactory,
+    JudgementFactory,
+    ModelOutputFactory,
+)
 from tests.support.routes import site_patterns
 from webapp.models import User
 from webapp.roles import Role, grant_role
@@ -161,3 +170,33 @@ def test_nothing_the_judge_wrote_of_the_item_shows_until_the_admin_submits_it(us
     assert '"withheld":"withheld' not in re.sub(r"\s", "", labelled[api][1])
     assert GOLD in labelled[rubric][1]
     assert RATIONALE in labelled[item_page][1] and GOLD in labelled[item_page][1]
+
+
+def test_a_later_turns_judgement_is_withheld_while_the_admin_labels_an_earlier_turn(
+    users: dict[str, User], client_for: Callable[[str], Client]
+) -> None:
+    # A later turn's judge read the earlier turns' gold perception: its rationale can paraphrase it.
+    admin = users["admin"]
+    grant_role(admin, Role.ANNOTATOR)
+    first, second = DialogueFactory.create(turns=2).turns.order_by("turn")
+    output = ModelOutputFactory.create(item=second, benchmark_version=VERSION)
+    judgement = JudgementFactory.create(output=output, score=6.0, rationale=RATIONALE)
+    run = JudgeRun.objects.create(
+        system=output.system, benchmark_version=VERSION, judge_config=judgement.judge_config
+    )
+    Judgement.objects.filter(pk=judgement.pk).update(run=run)
+    own = AnnotationFactory.create(item=first, annotator=admin, status=Annotation.Status.DRAFT)
+    client = client_for("admin")
+    api = reverse("evaluation:api_judge_run_results", args=[run.pk])
+    page = reverse("evaluation:item_detail", args=[second.pk]) + f"?version={VERSION}"
+
+    labelling = [client.get(url).content.decode() for url in (api, page)]
+
+    assert all(RATIONALE not in text for text in labelling)
+    assert 'data-testid="judgement-withheld"' in labelling[1]
+    assert gold_withheld_items(admin) == {first.pk, second.pk}
+
+    Annotation.objects.filter(pk=own.pk).update(status=Annotation.Status.SUBMITTED)
+
+    assert all(RATIONALE in client.get(url).content.decode() for url in (api, page))
+    assert gold_withheld_items(admin) == frozenset()
