@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 
 from annotation.gold.models import GoldReference
@@ -95,6 +95,32 @@ def gold_hidden_from(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
     """Return the item ids (a subquery) whose gold and labels every list and export leaves out for
     `user`: the items they are still labelling (the same rule as `gold_refusal`)."""
     return items_still_labelled_by(user)
+
+
+WITHHELD_WHILE_LABELLING = "withheld while you label this item"
+
+
+def gold_withheld_items(user: User | AnonymousUser) -> frozenset[int]:
+    """Return the ids of the items whose gold-derived per-item text and figures every page, API and
+    export withholds from `user` (one query; two for someone labelling a dialogue turn): the items they are still labelling (`gold_hidden_from`'s
+    rule), whatever their role, and the later turns of a dialogue one of whose turns they are still
+    labelling (a later turn's judge read the earlier turns' gold perception). What was written or
+    scored against an item's gold (a judge's rationale, raw answer, error and scores: it was shown
+    the gold, and can quote or paraphrase it; the gold an evaluator scores against) is shown in its
+    place as `WITHHELD_WHILE_LABELLING`."""
+    hidden = Item.objects.filter(pk__in=gold_hidden_from(user)).values_list("pk", "dialogue_id", "turn")
+    withheld: set[int] = set()
+    first_turns: dict[int, int] = {}  # dialogue: the first of its turns the user is still labelling
+    for item_id, dialogue_id, turn in hidden:
+        withheld.add(item_id)
+        if dialogue_id is not None and turn is not None:
+            first_turns[dialogue_id] = min(turn, first_turns.get(dialogue_id, turn))
+    if first_turns:
+        later = Q()
+        for dialogue_id, turn in first_turns.items():
+            later |= Q(dialogue_id=dialogue_id, turn__gt=turn)
+        withheld.update(Item.objects.filter(later).values_list("pk", flat=True))
+    return frozenset(withheld)
 
 
 EXPORT_STILL_LABELLING = (

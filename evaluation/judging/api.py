@@ -14,7 +14,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evaluation.judging.access import judge_run_for_admin
+from annotation.gold.access import gold_withheld_items
+from evaluation.judging.access import judge_run_for_admin, readable_judgement
 from evaluation.judging.forms import JudgeRunForm
 from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun
 from evaluation.judging.runs import JudgeRunRefused, start_judge_run
@@ -93,8 +94,17 @@ class StartRunSerializer(serializers.Serializer[Any]):
 
 
 class JudgementSerializer(serializers.ModelSerializer[Judgement]):
+    """One judgement; on an item the reader is still labelling, everything written or scored against
+    its gold is blank and `withheld` says why (`evaluation.judging.access.readable_judgement`).
+    Needs the reader's `withheld_items` in its context."""
+
     item = serializers.CharField(source="output.item.external_id", read_only=True)
     output = serializers.UUIDField(source="output.public_id", read_only=True)
+    withheld = serializers.CharField(
+        read_only=True,
+        help_text='"withheld while you label this item" when the rationale, error and scores are '
+        'withheld from you (you are still labelling the item, and the judge was shown its gold); else ""',
+    )
 
     class Meta:
         model = Judgement
@@ -114,8 +124,12 @@ class JudgementSerializer(serializers.ModelSerializer[Judgement]):
             "error_kind",
             "error",
             "cached",
+            "withheld",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: Judgement) -> dict[str, Any]:
+        return super().to_representation(readable_judgement(instance, self.context["withheld_items"]))
 
 
 class JudgeListView(ListAPIView[JudgeConfig]):
@@ -217,3 +231,6 @@ class JudgeRunResultsView(ListAPIView[Judgement]):
     def get_queryset(self) -> QuerySet[Judgement]:
         run = judge_run_for_admin(self.kwargs["pk"])
         return Judgement.objects.filter(run=run).select_related("output__item")
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "withheld_items": gold_withheld_items(self.request.user)}

@@ -4,6 +4,7 @@ the same rubrics applied by hand by evaluators on a blind sample of outputs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -288,6 +289,10 @@ class Judgement(models.Model):
 
     objects = JudgementQuerySet.as_manager()
 
+    # Why what was written or scored against the gold is blanked in this copy ("": nothing is):
+    # set by `evaluation.judging.access.readable_judgement` for a viewer still labelling the item.
+    withheld = ""
+
     class Meta:
         constraints = [
             # Resuming a run after a crash must never judge (or pay for) a stage twice.
@@ -300,6 +305,11 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.stage} of output {self.output_id} by judge {self.judge_config_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.withheld:
+            raise ValueError("A judgement read with its gold-derived fields withheld is never saved.")
+        super().save(*args, **kwargs)
 
     @property
     def is_error(self) -> bool:

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from annotation.gold.access import gold_hidden_from
+from annotation.gold.access import WITHHELD_WHILE_LABELLING, gold_withheld_items
 from annotation.gold.models import GoldReference
 from annotation.labelling.comparison import readable_fields
 from annotation.labelling.models import Strategy
@@ -23,6 +23,7 @@ from evaluation.judging.access import (
     entry_for_evaluator,
     judge_config_for_admin,
     judge_run_for_admin,
+    readable_judgements,
     sample_for_admin,
     sample_for_evaluator,
 )
@@ -113,12 +114,12 @@ def judge_run_detail(request: StudioRequest, run_id: int) -> HttpResponse:
     if request.htmx:
         return render(request, "evaluation/results/judge_run.html#counts", context)
     # The errors the run stands for, earlier runs' included: those a re-run left are its errors too.
-    errors = Judgement.objects.for_run(run).errors().select_related("output__item")[:50]
-    # A judge's raw answer can quote the gold it was shown: not for an admin still labelling the item.
-    hidden = {row["item_id"] for row in gold_hidden_from(request.user)}
-    return render(
-        request, "evaluation/results/judge_run.html", {**context, "errors": errors, "hidden_items": hidden}
+    # A judge's raw answer and error can quote the gold it was shown: not for an admin still labelling the item.
+    errors = readable_judgements(
+        Judgement.objects.for_run(run).errors().select_related("output__item")[:50],
+        gold_withheld_items(request.user),
     )
+    return render(request, "evaluation/results/judge_run.html", {**context, "errors": errors})
 
 
 @role_required(Role.ADMIN)
@@ -232,12 +233,15 @@ def rubric_score(request: StudioRequest, sample_id: int, public_id: UUID) -> Htt
             form.add_error(None, str(exc))
         else:
             return redirect("evaluation:rubric_next", sample_id=sample.pk)
-    gold = GoldReference.objects.current_of(output.item_id)
+    # The reference is the item's gold: not for an evaluator who is also still labelling the item.
+    withheld = WITHHELD_WHILE_LABELLING if output.item_id in gold_withheld_items(request.user) else ""
+    gold = None if withheld else GoldReference.objects.current_of(output.item_id)
     context = {
         "sample": sample,
         "output": output,
         "item": output.item,
         "gold": gold,
+        "gold_withheld": withheld,
         "gold_fields": readable_fields(
             gold.perception, gold.tom, dict(Strategy.objects.values_list("slug", "name"))
         )

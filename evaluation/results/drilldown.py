@@ -9,6 +9,7 @@ from django.db.models import Count, Q, QuerySet
 
 from annotation.gold.models import GoldReference
 from annotation.recording.models import Item
+from evaluation.judging.access import readable_judgement
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -27,8 +28,12 @@ class OutputJudgements:
     by_stage: list[tuple[str, list[Judgement]]]  # stage label, judgements of every judge
 
 
-def item_drilldown(item: Item, benchmark_version: str) -> tuple[GoldReference | None, list[OutputJudgements]]:
-    """Return the item's current gold reference and every system's output with all judges' verdicts."""
+def item_drilldown(
+    item: Item, benchmark_version: str, withheld_items: frozenset[int]
+) -> tuple[GoldReference | None, list[OutputJudgements]]:
+    """Return the item's current gold reference and every system's output with all judges' verdicts,
+    each as the viewer may read it (`withheld_items`: their `gold_withheld_items`; see
+    `evaluation.judging.access.readable_judgement`)."""
     gold = GoldReference.objects.current_of(item)
     outputs = (
         ModelOutput.objects.for_version(benchmark_version)
@@ -39,10 +44,10 @@ def item_drilldown(item: Item, benchmark_version: str) -> tuple[GoldReference | 
     judgements: dict[int, list[Judgement]] = defaultdict(list)
     for judgement in (
         Judgement.objects.filter(output__in=outputs)
-        .select_related("judge_config")
+        .select_related("judge_config", "output")
         .order_by("judge_config__name")
     ):
-        judgements[judgement.output_id].append(judgement)
+        judgements[judgement.output_id].append(readable_judgement(judgement, withheld_items))
     labels = dict(Judgement._meta.get_field("stage").choices or [])
     result = []
     for output in outputs:

@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.gold.access import gold_refusal
+from annotation.gold.access import gold_refusal, gold_withheld_items
 from annotation.recording.models import Item
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.models import JudgeConfig
@@ -290,7 +290,7 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     if (refusal := gold_refusal(request.user, item)) is not None:
         raise PermissionDenied(refusal)
     _, version, _judge = results_filter(request)
-    gold, outputs = item_drilldown(item, version)
+    gold, outputs = item_drilldown(item, version, gold_withheld_items(request.user))
     # A dialogue turn: each output beside the conversation its judge read before it.
     histories = histories_for(entry.output for entry in outputs)
     rows = [

@@ -25,8 +25,9 @@ from annotation.gold.models import GoldReference
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Scenario
+from evaluation.judging.models import JudgeRun
 from tests.annotation.labelling.support import LabellingItemFactory, assign, perception, submitted, tom
-from tests.factories import UserFactory
+from tests.factories import JudgementFactory, ModelOutputFactory, UserFactory
 from tests.support.routes import site_patterns
 from webapp.models import Job, JobStatus, User
 from webapp.roles import Role
@@ -105,8 +106,20 @@ def test_no_statistic_or_export_changes_when_a_peer_submits_the_leads_open_item(
     assert client.get(download).status_code == 200
     early, own, late = assign(item, peers[0], lead, peers[1])
     submitted(early, perception=perception(emotion="angry"), tom=tom())
+    # and a judge run of a system's output for the item (its pages are an admin's: they must not change either)
+    judgement = JudgementFactory.create(output=ModelOutputFactory.create(item=item), rationale="gold-based")
+    run = JudgeRun.objects.create(
+        system=judgement.output.system, benchmark_version="echoeval-v1", judge_config=judgement.judge_config
+    )
     urls = _urls(
-        {"item_id": item.pk, "annotation_id": own.pk, "job_id": export.pk, "page_name": "user-guide"}
+        {
+            "item_id": item.pk,
+            "annotation_id": own.pk,
+            "job_id": export.pk,
+            "page_name": "user-guide",
+            "run_id": run.pk,
+            "config_id": run.judge_config_id,
+        }
     )
     _answers(client, urls)  # once first: opening the workbench turns the lead's assignment into a draft
     before = _answers(client, urls)
