@@ -30,6 +30,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
 from ml.core.config import RlConfig, SftConfig
+from ml.core.precision import place_for_mixed_precision, training_compute_dtype
 from ml.core.speech.loading import load_speech_lm, resolve_model_path
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import build_tiny_speech_lm
@@ -70,12 +71,17 @@ def seed_everything(seed: int) -> None:
 
 
 def prepare_for_training(speech_lm: SpeechLM, config: SftConfig | RlConfig) -> None:
-    """Apply the config's device, dtype, gradient checkpointing and LoRA to the model, once."""
+    """Apply the config's device, dtype (mixed precision: ``training_compute_dtype``), gradient
+    checkpointing and LoRA to the model, once."""
+    compute_dtype = training_compute_dtype(config.dtype)
     speech_lm.model.to(device=config.device, dtype=getattr(torch, config.dtype))
     if config.gradient_checkpointing:
         speech_lm.enable_gradient_checkpointing()
     if config.lora is not None and speech_lm.lora is None:
         speech_lm.apply_lora(config.lora)
+    # After LoRA: its adapters and modules_to_save copies are trainable parameters too.
+    place_for_mixed_precision(speech_lm.model, config.device, config.dtype)
+    speech_lm.autocast_dtype = compute_dtype
     speech_lm.model.train()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import torch
@@ -10,7 +11,7 @@ from ml.core.config import RlConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
-from ml.core.runtime import prepare_for_training, seed_everything
+from ml.core.runtime import prepare_for_training, seed_everything, training_compute_dtype
 from ml.core.speech.model import SpeechLM
 
 
@@ -19,8 +20,17 @@ def prepare_policy(policy: SpeechLM, reference: SpeechLM | None, config: RlConfi
     prepare_for_training(policy, config)
     if reference is not None:
         reference.model.to(device=config.device, dtype=getattr(torch, config.dtype))
+        reference.autocast_dtype = training_compute_dtype(config.dtype)
         reference.model.eval()
         reference.model.requires_grad_(False)
+
+
+def frozen_reference(policy: SpeechLM) -> SpeechLM:
+    """Return a copy of ``policy`` sharing its tokenizer and processors, with its own weights: the
+    reference of full-weight RL (without LoRA there are no adapters to switch off)."""
+    reference = copy.copy(policy)
+    reference.model = copy.deepcopy(policy.model)
+    return reference
 
 
 def train_rl(
@@ -35,10 +45,14 @@ def train_rl(
     """Run GRPO (SDCA or vanilla advantages) over the prompts; the policy is updated in place.
 
     Each step takes ``prompts_per_step`` prompts (reshuffled every pass). ``should_cancel()`` is
-    polled before every step; a cancelled run keeps the updates made so far.
+    polled before every step; a cancelled run keeps the updates made so far. With
+    ``reference=None`` the reference is the policy with its LoRA adapters switched off, or, when
+    the run trains every weight (``config.lora`` None), a frozen copy of the starting policy.
     """
     if not prompts:
         raise ValueError("RL needs at least one prompt")
+    if reference is None and config.lora is None and policy.lora is None:
+        reference = frozen_reference(policy)
     seed_everything(config.seed)
     prepare_policy(policy, reference, config)
     optimizer = torch.optim.AdamW(
