@@ -69,7 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--max-steps", type=int, default=None)
         command.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
         command.add_argument(
-            "--lora-rank", type=int, default=lora_ranks[name], help="0: train every weight, no LoRA"
+            "--lora-rank",
+            type=int,
+            default=lora_ranks[name],
+            help="0: train every weight, no LoRA (RL then keeps a frozen copy as its reference)",
         )
         command.add_argument("--gradient-checkpointing", action="store_true")
         command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
