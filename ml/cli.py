@@ -186,7 +186,11 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
     start = load_start_model(args.model, config.device, config.dtype)
     with gradients_averaged_across_ranks(ranks):
         result = train_sft(
-            start.speech_lm, sft_examples(shard_evenly(with_targets, ranks)), config, _printer(ranks)
+            start.speech_lm,
+            sft_examples(shard_evenly(with_targets, ranks)),
+            config,
+            _printer(ranks),
+            aaa_target=start.aaa_target,
         )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 

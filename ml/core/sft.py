@@ -148,15 +148,19 @@ def train_sft(
     config: SftConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    aaa_target: float | None = None,
 ) -> TrainingResult:
-    """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics."""
+    """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics.
+
+    ``aaa_target``: the target rho* of the run being resumed (``StartModel.aaa_target``); None
+    sets it from this run's first micro-batch."""
     if not examples:
         raise ValueError("SFT needs at least one example")
     seed_everything(config.seed)
     prepare_for_training(speech_lm, config)
     speech_examples = to_speech_examples(examples)
     optimizer = build_optimizer(speech_lm, config)
-    target = AaaTarget()
+    target = AaaTarget(aaa_target)
 
     def take_step(step: int, taken: list[int]) -> dict[str, float]:
         micro_batches = [

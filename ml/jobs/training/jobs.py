@@ -80,7 +80,9 @@ def plan_sft(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Trai
     start = load_start_model(uri, device, dtype)
 
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
-        return train_sft(start.speech_lm, examples, config, on_progress, should_cancel)
+        return train_sft(
+            start.speech_lm, examples, config, on_progress, should_cancel, aaa_target=start.aaa_target
+        )
 
     return TrainingPlan(
         kind=Checkpoint.Kind.SFT,
