@@ -32,10 +32,17 @@ def training_compute_dtype(dtype: str) -> torch.dtype | None:
 
 
 def place_for_mixed_precision(model: torch.nn.Module, device: str, dtype: str) -> None:
-    """Move ``model`` to ``device``: frozen weights in ``dtype`` (bf16 saves memory where nothing
-    updates them), trainable ones as fp32 master weights, so AdamW's small steps are not rounded
-    away (at lr 1e-5 most updates to a bf16 weight are smaller than half its spacing)."""
-    model.to(device=device, dtype=getattr(torch, dtype))
+    """Move ``model`` to ``device``: frozen weights (and floating buffers) in ``dtype`` (bf16 saves
+    memory where nothing updates them), trainable ones as fp32 master weights, so AdamW's small
+    steps are not rounded away (at lr 1e-5 most updates to a bf16 weight are smaller than half its
+    spacing). Calling it again leaves fp32 master weights as they are (no rounding through bf16)."""
+    low = getattr(torch, dtype)
+    model.to(device=device)
     for parameter in model.parameters():
-        if parameter.requires_grad and parameter.dtype != torch.float32:
-            parameter.data = parameter.data.float()
+        wanted = torch.float32 if parameter.requires_grad else low
+        if parameter.is_floating_point() and parameter.dtype != wanted:
+            parameter.data = parameter.data.to(wanted)
+    for module in model.modules():
+        for name, buffer in module._buffers.items():
+            if buffer is not None and buffer.is_floating_point() and buffer.dtype != low:
+                module._buffers[name] = buffer.to(low)

@@ -77,7 +77,8 @@ def prepare_for_training(speech_lm: SpeechLM, config: SftConfig | RlConfig) -> N
     """Apply the config's device, dtype (mixed precision: ``training_compute_dtype``), gradient
     checkpointing and LoRA to the model, once."""
     compute_dtype = training_compute_dtype(config.dtype)
-    speech_lm.model.to(device=config.device, dtype=getattr(torch, config.dtype))
+    # Weights change dtype once LoRA has said which train (a bf16 LLM under LoRA is never upcast).
+    speech_lm.model.to(device=config.device)
     if config.gradient_checkpointing:
         speech_lm.enable_gradient_checkpointing()
     if config.lora is not None and speech_lm.lora is None:

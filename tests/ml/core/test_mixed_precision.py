@@ -21,6 +21,7 @@ from ml.core.reward.training import train_reward_model
 from ml.core.rl.grpo import rl_update
 from ml.core.rl.rollouts import RolloutGroup
 from ml.core.rl.training import prepare_policy
+from ml.core.runtime import prepare_for_training
 from ml.core.sft import build_optimizer, sft_step, to_speech_examples, train_sft
 from ml.core.speech.inputs import SpeechExample
 from ml.core.speech.model import SpeechLM
@@ -171,3 +172,14 @@ def test_float16_training_is_refused_with_the_reason() -> None:
         training_compute_dtype("float16")
     with pytest.raises(ValueError, match="use bfloat16"):
         train_sft(build_tiny_speech_lm("qwen2_audio", seed=0), examples(1), sft_config("float16"))
+
+
+def test_preparing_again_does_not_round_the_fp32_master_weights_through_bf16() -> None:
+    speech_lm = bf16_representable_model()
+    config = SftConfig(max_steps=1, batch_size=2, learning_rate=LEARNING_RATE, dtype="bfloat16")
+    train_sft(speech_lm, examples(2), config)
+    trained = snapshot(speech_lm)
+
+    prepare_for_training(speech_lm, config)
+
+    assert all(torch.equal(trained[name], p) for name, p in speech_lm.model.named_parameters())
