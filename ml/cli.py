@@ -71,7 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--max-steps", type=int, default=None)
         command.add_argument("--learning-rate", type=float, default=defaults.learning_rate)
         command.add_argument(
-            "--lora-rank", type=int, default=lora_ranks[name], help="0: train every weight, no LoRA"
+            "--lora-rank",
+            type=int,
+            default=lora_ranks[name],
+            help="0: train every weight, no LoRA (RL then keeps a frozen copy as its reference)",
         )
         command.add_argument("--gradient-checkpointing", action="store_true")
         command.add_argument("--device", default="auto", help="auto: this rank's GPU, else the CPU")
@@ -186,7 +189,14 @@ def run_sft(args: argparse.Namespace, rows: Sequence[RecordAudio], ranks: Ranks)
     # splits each step's global batch among the ranks, so the run is the one-process run.
     with_targets = [row for row in rows if row.record.target is not None]
     start = load_start_model(args.model, config.device, config.dtype)
-    result = train_sft(start.speech_lm, sft_examples(with_targets), config, _printer(ranks), ranks=ranks)
+    result = train_sft(
+        start.speech_lm,
+        sft_examples(with_targets),
+        config,
+        _printer(ranks),
+        ranks=ranks,
+        aaa_target=start.aaa_target,
+    )
     return _save(args, start, config.to_dict(), result.last_metrics(), result.steps_completed, ranks)
 
 

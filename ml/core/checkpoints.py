@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from ml.core.config import LoraSettings
+from ml.core.speech.adapters import adapter_for_model_type
 from ml.core.speech.loading import load_speech_lm, resolve_model_path, split_s3_uri
 from ml.core.speech.model import SpeechLM
 from webapp.lib.provenance import current_provenance
@@ -189,6 +190,31 @@ def upload_directory(local: Path, uri: str, client: Any = None) -> None:
     for path in files:
         key = "/".join(part for part in (prefix, str(path.relative_to(local))) if part)
         s3.upload_file(str(path), bucket, key)
+
+
+def base_model_metadata(directory: Path) -> CheckpointMetadata:
+    """Return the metadata of a raw base model folder (a transformers checkpoint, no metadata.json
+    of ours): its arch, from config.json's ``model_type`` (a type no adapter loads is refused),
+    and the sha256 of its weight files. Nothing is written into the folder: a folder with
+    metadata.json would be read as a checkpoint of ours and re-hashed on every load."""
+    config_path = directory / "config.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(f"{directory} has no config.json: not a base model folder")
+    model_type = str(json.loads(config_path.read_text()).get("model_type", ""))
+    arch = adapter_for_model_type(model_type).arch
+    weights = weight_checksums(directory)
+    if not weights:
+        raise ValueError(f"{directory} holds no weight files ({', '.join(_WEIGHT_SUFFIXES)})")
+    return CheckpointMetadata(
+        arch=arch,
+        created_at=datetime.now(UTC).isoformat(),
+        config={"model_type": model_type},
+        dataset_snapshot_ids=[],
+        metrics={},
+        weight_sha256=weights,
+        extra={"base_model_folder": True},
+        provenance=current_provenance(),
+    )
 
 
 def read_metadata(directory: Path) -> CheckpointMetadata:

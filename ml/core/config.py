@@ -266,6 +266,9 @@ class RewardTrainingConfig:
     max_grad_norm: float = 1.0
     alignment_loss_weight: float = 1.0
     device: str = "cpu"
+    # "bfloat16": bf16 autocast compute over fp32 weights (every reward weight trains, so all stay
+    # fp32; ``ml.core.precision``); "float32": plain fp32.
+    dtype: str = "float32"
     seed: int = 0
 
     def __post_init__(self) -> None:

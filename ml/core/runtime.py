@@ -19,6 +19,7 @@ gradients before clipping too, and reduces its metrics over the ranks.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from collections.abc import Sequence
@@ -32,12 +33,15 @@ import torch.distributed as dist
 
 from ml.core.checkpoints import METADATA_FILE, SavedCheckpoint, load_checkpoint, save_checkpoint
 from ml.core.config import RlConfig, SftConfig
+from ml.core.precision import place_for_mixed_precision, training_compute_dtype
 from ml.core.speech.loading import load_speech_lm, resolve_model_path
 from ml.core.speech.model import SpeechLM
 from ml.core.speech.tiny import build_tiny_speech_lm
 
 # A random tiny model built in memory (``build_tiny_speech_lm``): smoke tests on any machine.
 TINY_MODEL_SOURCE = "tiny"
+# The key of the AAA target rho* in a checkpoint's metadata ``extra`` and in SFT's step metrics.
+AAA_TARGET_KEY = "aaa_target"
 
 Row = TypeVar("Row")
 
@@ -72,12 +76,18 @@ def seed_everything(seed: int) -> None:
 
 
 def prepare_for_training(speech_lm: SpeechLM, config: SftConfig | RlConfig) -> None:
-    """Apply the config's device, dtype, gradient checkpointing and LoRA to the model, once."""
-    speech_lm.model.to(device=config.device, dtype=getattr(torch, config.dtype))
+    """Apply the config's device, dtype (mixed precision: ``training_compute_dtype``), gradient
+    checkpointing and LoRA to the model, once."""
+    compute_dtype = training_compute_dtype(config.dtype)
+    # Weights change dtype once LoRA has said which train (a bf16 LLM under LoRA is never upcast).
+    speech_lm.model.to(device=config.device)
     if config.gradient_checkpointing:
         speech_lm.enable_gradient_checkpointing()
     if config.lora is not None and speech_lm.lora is None:
         speech_lm.apply_lora(config.lora)
+    # After LoRA: its adapters and modules_to_save copies are trainable parameters too.
+    place_for_mixed_precision(speech_lm.model, config.device, config.dtype)
+    speech_lm.autocast_dtype = compute_dtype
     speech_lm.model.train()
 
 
@@ -87,6 +97,9 @@ class StartModel:
     # Where the base weights of a LoRA adapter saved from this run live; None: save merged weights.
     adapter_base: str | None
     source: str
+    # The AAA target rho* of the SFT run the start checkpoint came from: a resumed run keeps it
+    # rather than re-targeting from the already raised rho (None: a fresh run sets its own).
+    aaa_target: float | None = None
 
 
 def load_start_model(source: str, device: str, dtype: str, *, for_rl: bool = False) -> StartModel:
@@ -108,12 +121,19 @@ def load_start_model(source: str, device: str, dtype: str, *, for_rl: bool = Fal
         )
     loaded = load_checkpoint(source, device=device, dtype=dtype, trainable=True, verify=True)
     speech_lm = loaded.speech_lm
+    # Checkpoints saved before the target was stored in ``extra`` have it in their last metrics.
+    target = _finite(loaded.metadata.extra.get(AAA_TARGET_KEY))
+    target = target if target is not None else _finite(loaded.metadata.metrics.get(AAA_TARGET_KEY))
     if speech_lm.lora is None:
-        return StartModel(speech_lm, adapter_base=source, source=source)
+        return StartModel(speech_lm, adapter_base=source, source=source, aaa_target=target)
     if for_rl:
         speech_lm.merged_model()
-        return StartModel(speech_lm, adapter_base=None, source=source)
-    return StartModel(speech_lm, adapter_base=loaded.metadata.base_model, source=source)
+        return StartModel(speech_lm, adapter_base=None, source=source, aaa_target=target)
+    return StartModel(speech_lm, adapter_base=loaded.metadata.base_model, source=source, aaa_target=target)
+
+
+def _finite(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 def save_trained_model(
@@ -124,7 +144,14 @@ def save_trained_model(
     metrics: dict[str, Any],
     extra: dict[str, Any] | None = None,
 ) -> SavedCheckpoint:
-    """Save the trained model: its LoRA adapter over ``start.adapter_base``, or merged weights."""
+    """Save the trained model: its LoRA adapter over ``start.adapter_base``, or merged weights.
+
+    The AAA target rho* the run trained towards (or the one its start carried) goes into the
+    metadata's ``extra``, so a run resumed from this checkpoint keeps it (``StartModel.aaa_target``).
+    """
+    target = _finite(metrics.get(AAA_TARGET_KEY))
+    target = target if target is not None else start.aaa_target
+    carried = {AAA_TARGET_KEY: target} if target is not None else {}
     return save_checkpoint(
         start.speech_lm,
         destination,
@@ -133,7 +160,7 @@ def save_trained_model(
         metrics=metrics,
         base_model=start.adapter_base,
         merge_lora=start.adapter_base is None,
-        extra={"started_from": start.source, **(extra or {})},
+        extra={"started_from": start.source, **carried, **(extra or {})},
     )
 
 

@@ -228,12 +228,14 @@ def train_sft(
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
     ranks: Ranks | None = None,
+    aaa_target: float | None = None,
 ) -> TrainingResult:
     """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics.
 
     With several ``ranks`` every rank passes all the examples and trains on its part of each
-    step (module docstring); every rank's result holds the global metrics.
-    """
+    step (module docstring); every rank's result holds the global metrics. ``aaa_target``: the
+    target rho* of the run being resumed (``StartModel.aaa_target``); None sets it from this
+    run's first micro-batch (of every rank)."""
     ranks = ranks if ranks is not None else Ranks()
     if len(examples) < ranks.world_size:
         raise ValueError(f"SFT needs at least one example per process, got {len(examples)}")
@@ -241,7 +243,7 @@ def train_sft(
     prepare_for_training(speech_lm, config)
     speech_examples = to_speech_examples(examples)
     optimizer = build_optimizer(speech_lm, config)
-    target = AaaTarget(ranks=ranks)
+    target = AaaTarget(aaa_target, ranks=ranks)
 
     def take_step(step: int, taken: list[int]) -> dict[str, float]:
         mine = taken[ranks.rank :: ranks.world_size]

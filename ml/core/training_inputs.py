@@ -179,8 +179,9 @@ def train_rl_on_records(
 ) -> TrainingResult:
     """Run RL with the records' audio and instructions as prompts, scored by ``rollout_scorer``.
 
-    There is no separate reference model: the reference is the policy with its LoRA adapters
-    switched off (``ml.core.runtime.load_start_model(for_rl=True)`` prepares the policy for that).
+    The reference is the policy with its LoRA adapters switched off
+    (``ml.core.runtime.load_start_model(for_rl=True)`` prepares the policy for that), or, for
+    full-weight RL (``config.lora`` None), a frozen copy of the starting policy (``train_rl``).
     """
     return train_rl(
         policy,

@@ -245,13 +245,21 @@ def discard(destination: str) -> None:
 
 def register_checkpoint(uri: str, kind: str, name: str) -> Checkpoint:
     """Record a checkpoint made outside the app (e.g. by ``python -m ml.cli`` under torchrun),
-    once its weights match its metadata.json (verified before the transaction: it may download)."""
-    from ml.core.checkpoints import read_metadata, verify_checkpoint
+    once its weights match its metadata.json (verified before the transaction: it may download).
+
+    A base model (``kind`` base) may also be a raw transformers folder or ``s3://`` prefix without
+    metadata.json: its metadata (arch, weight checksums) is made on registration and kept on the
+    row, and every registered base is offered as a start by the training and inference forms.
+    """
+    from ml.core.checkpoints import METADATA_FILE, base_model_metadata, read_metadata, verify_checkpoint
     from ml.core.speech.loading import resolve_model_path
 
     local = resolve_model_path(uri)
-    metadata = read_metadata(local)
-    verify_checkpoint(local, metadata)
+    if kind == Checkpoint.Kind.BASE and not (local / METADATA_FILE).is_file():
+        metadata = base_model_metadata(local)
+    else:
+        metadata = read_metadata(local)
+        verify_checkpoint(local, metadata)
     snapshot_ids = [value for value in metadata.dataset_snapshot_ids if value.isdigit()]
     with transaction.atomic():
         # Race: two registrations under one name; the unique name fails the second inside this

@@ -336,6 +336,7 @@ class RewardTrainingJobForm(_TrainingForm):
                 "batch_size": data["batch_size"],
                 "learning_rate": data["learning_rate"],
                 "device": data["device"],
+                "dtype": "auto",
             },
             "model_config": {"backbone": data["backbone"].strip() or RewardModelConfig.backbone},
         }

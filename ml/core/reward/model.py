@@ -152,7 +152,8 @@ class RewardModel(nn.Module):
         return {name: tensor.to(self.device) for name, tensor in batch.items()}
 
     def forward(self, batch: dict[str, torch.Tensor]) -> RewardOutput:
-        outputs = self.backbone(**batch, output_hidden_states=True, use_cache=False)
+        with self.speech_lm.compute_context():
+            outputs = self.backbone(**batch, output_hidden_states=True, use_cache=False)
         last_hidden = outputs.hidden_states[-1]
         mask = batch["attention_mask"].to(last_hidden.dtype).unsqueeze(-1)
         last_position = batch["attention_mask"].sum(dim=1) - 1

@@ -10,6 +10,7 @@ import torch
 
 from ml.core.config import RewardTrainingConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.precision import place_for_mixed_precision, training_compute_dtype
 from ml.core.reward.ladder import RewardExample
 from ml.core.reward.model import RewardModel, reward_losses
 from ml.core.reward.scoring import score_responses
@@ -29,7 +30,10 @@ def train_reward_model(
     if not examples:
         raise ValueError("reward-model training needs at least one example")
     torch.manual_seed(config.seed)
-    model.to(config.device)
+    compute_dtype = training_compute_dtype(config.dtype)
+    # Every weight trains, so all are fp32 master weights; bf16 is the autocast compute dtype.
+    place_for_mixed_precision(model, config.device, "float32")
+    model.speech_lm.autocast_dtype = compute_dtype
     model.train()
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 
@@ -11,7 +12,13 @@ from ml.core.config import RlConfig
 from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
-from ml.core.runtime import Ranks, prepare_for_training, seed_everything, sum_across_ranks
+from ml.core.runtime import (
+    Ranks,
+    prepare_for_training,
+    seed_everything,
+    sum_across_ranks,
+    training_compute_dtype,
+)
 from ml.core.speech.model import SpeechLM
 
 
@@ -20,6 +27,7 @@ def prepare_policy(policy: SpeechLM, reference: SpeechLM | None, config: RlConfi
     prepare_for_training(policy, config)
     if reference is not None:
         reference.model.to(device=config.device, dtype=getattr(torch, config.dtype))
+        reference.autocast_dtype = training_compute_dtype(config.dtype)
         reference.model.eval()
         reference.model.requires_grad_(False)
 
@@ -56,6 +64,14 @@ def reduce_metrics(metrics: dict[str, float], judged: int, ranks: Ranks) -> dict
     return reduced
 
 
+def frozen_reference(policy: SpeechLM) -> SpeechLM:
+    """Return a copy of ``policy`` sharing its tokenizer and processors, with its own weights: the
+    reference of full-weight RL (without LoRA there are no adapters to switch off)."""
+    reference = copy.copy(policy)
+    reference.model = copy.deepcopy(policy.model)
+    return reference
+
+
 def train_rl(
     policy: SpeechLM,
     reference: SpeechLM | None,
@@ -71,11 +87,15 @@ def train_rl(
     Each step takes ``prompts_per_step`` prompts (reshuffled every pass). ``should_cancel()`` is
     polled before every step; a cancelled run keeps the updates made so far. With several
     ``ranks``, each passes its own equal shard of prompts; gradients are averaged before clipping
-    and the metrics are reduced over the ranks (``reduce_metrics``).
+    and the metrics are reduced over the ranks (``reduce_metrics``). With ``reference=None`` the
+    reference is the policy with its LoRA adapters switched off, or, when the run trains every
+    weight (``config.lora`` None), a frozen copy of the starting policy.
     """
     ranks = ranks if ranks is not None else Ranks()
     if not prompts:
         raise ValueError("RL needs at least one prompt")
+    if reference is None and config.lora is None and policy.lora is None:
+        reference = frozen_reference(policy)
     seed_everything(config.seed)
     prepare_policy(policy, reference, config)
     optimizer = torch.optim.AdamW(

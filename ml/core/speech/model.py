@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -58,6 +59,14 @@ class SpeechLM(ABC):
         self.processor = processor
         self.system_prompt = self.default_system_prompt
         self.lora: LoraSettings | None = None
+        # Set by training with bf16 weights: forwards and generation run under this autocast dtype.
+        self.autocast_dtype: torch.dtype | None = None
+
+    def compute_context(self) -> AbstractContextManager[object]:
+        """Return the autocast context forwards run in (none unless ``autocast_dtype`` is set)."""
+        if self.autocast_dtype is None:
+            return nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=self.autocast_dtype)
 
     # --- adapter hooks -------------------------------------------------------------------
 
@@ -218,7 +227,8 @@ class SpeechLM(ABC):
         """Return logits and, when the batch has labels, the mean target cross-entropy."""
         batch = batch.to(self.device)
         inputs = {name: tensor for name, tensor in batch.model_inputs.items() if name != "labels"}
-        outputs = self.model(**inputs, use_cache=False, **model_kwargs)
+        with self.compute_context():
+            outputs = self.model(**inputs, use_cache=False, **model_kwargs)
         labels = batch.labels
         loss = causal_lm_loss(outputs.logits, labels) if labels is not None else None
         return SpeechLMOutput(
@@ -293,14 +303,15 @@ class SpeechLM(ABC):
         was_training = self.model.training
         self.model.eval()
         try:
-            generated = self.model.generate(  # type: ignore[operator]
-                **batch.model_inputs,
-                max_new_tokens=max_new_tokens,
-                num_return_sequences=num_return_sequences,
-                eos_token_id=self._stop_token_ids(),
-                pad_token_id=self.pad_token_id,
-                **sampling,
-            )
+            with self.compute_context():
+                generated = self.model.generate(  # type: ignore[operator]
+                    **batch.model_inputs,
+                    max_new_tokens=max_new_tokens,
+                    num_return_sequences=num_return_sequences,
+                    eos_token_id=self._stop_token_ids(),
+                    pad_token_id=self.pad_token_id,
+                    **sampling,
+                )
         finally:
             self.model.train(was_training)
         new_tokens = generated[:, batch.input_ids.shape[1] :]

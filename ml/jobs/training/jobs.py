@@ -28,6 +28,7 @@ from ml.core.runtime import (
     load_start_model,
     resolve_device,
     resolve_device_and_dtype,
+    resolve_dtype,
     save_trained_model,
 )
 from ml.core.sft import train_sft
@@ -79,7 +80,9 @@ def plan_sft(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Trai
     start = load_start_model(uri, device, dtype)
 
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
-        return train_sft(start.speech_lm, examples, config, on_progress, should_cancel)
+        return train_sft(
+            start.speech_lm, examples, config, on_progress, should_cancel, aaa_target=start.aaa_target
+        )
 
     return TrainingPlan(
         kind=Checkpoint.Kind.SFT,
@@ -192,11 +195,12 @@ def plan_reward_training(job: Job, reporter: JobReporter, snapshot: DatasetSnaps
     reporter.log(f"Responses voiced by {describe_tts(tts)}, in the fitting and a clashing style")
     examples = build_reward_training_examples(sources, configured_synthesizer())
     requested = RewardTrainingConfig.from_dict(parameters["config"])
-    config = replace(requested, device=resolve_device(requested.device))
+    device = resolve_device(requested.device)
+    config = replace(requested, device=device, dtype=resolve_dtype(requested.dtype, device))
     model_config = RewardModelConfig.from_dict(parameters.get("model_config") or {})
     reporter.log(
         f"Reward model on {len(examples)} examples from {len(sources)} items of snapshot #{snapshot.pk} "
-        f"({snapshot.content_hash[:12]}), {config.device}; backbone {model_config.backbone} "
+        f"({snapshot.content_hash[:12]}), {config.device}/{config.dtype}; backbone {model_config.backbone} "
         "(Qwen2.5-Omni thinker), every weight trained"
     )
     model = build_reward_model(model_config, seed=config.seed)

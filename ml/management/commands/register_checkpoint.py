@@ -11,7 +11,10 @@ from ml.jobs.models import Checkpoint
 
 
 class Command(BaseCommand):
-    help = "Verify a checkpoint directory or s3:// prefix against its metadata.json and record it."
+    help = (
+        "Verify a checkpoint directory or s3:// prefix against its metadata.json and record it; "
+        "with --kind base, a raw base model folder (config.json and weights) is accepted too."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("uri", help="checkpoint directory or s3://bucket/prefix")
@@ -24,5 +27,6 @@ class Command(BaseCommand):
         try:
             checkpoint = register_checkpoint(options["uri"], options["kind"], options["name"])
         except (OSError, ValueError) as exc:
-            raise CommandError(f"{options['uri']} is not a complete checkpoint: {exc}") from exc
+            what = "base model" if options["kind"] == Checkpoint.Kind.BASE else "checkpoint"
+            raise CommandError(f"{options['uri']} is not a complete {what}: {exc}") from exc
         self.stdout.write(f"checkpoint {checkpoint.name} (#{checkpoint.pk}) recorded at {checkpoint.uri}")

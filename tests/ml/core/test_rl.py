@@ -354,3 +354,22 @@ def test_dropout_disabled_also_switches_off_functional_dropout_rates(tiny_qwen2_
     assert all(
         getattr(m, n) == 0.5 for m in model.modules() for n in rates if isinstance(getattr(m, n, None), float)
     )
+
+
+def test_full_weight_rl_measures_kl_against_a_frozen_copy_of_the_start(tiny_qwen2_audio: SpeechLM) -> None:
+    def by_length(item_id: str, parsed: ParsedOutput) -> StageScores:
+        length = len(parsed.text)
+        return StageScores(length % 5 / 4, length % 3 / 2, length % 2, 5.0 * (length % 7) / 6, 0.5)
+
+    start = [parameter.detach().clone() for parameter in tiny_qwen2_audio.model.parameters()]
+    config = RlConfig(lora=None, group_size=2, max_new_tokens=8, max_steps=2, learning_rate=1e-2)
+
+    # No adapters to switch off: ``reference=None`` gets a frozen copy of the starting weights.
+    result = train_rl(tiny_qwen2_audio, None, [PROMPT_ITEM], by_length, config)
+
+    first, second = result.history
+    assert first["kl"] == pytest.approx(0.0, abs=1e-6)
+    assert second["kl"] > 1e-6
+    assert tiny_qwen2_audio.lora is None
+    moved = [not torch.equal(a, b) for a, b in zip(start, tiny_qwen2_audio.model.parameters(), strict=True)]
+    assert any(moved)

@@ -116,3 +116,15 @@ def test_a_cli_rl_run_records_the_paper_variant_it_ran(export: Path, tmp_path: P
 
     config = json.loads((output / "metadata.json").read_text())["config"]
     assert (config["ablation"], config["mode"]) == ("vanilla_grpo", "grpo")
+
+
+def test_a_cli_rl_run_with_lora_rank_0_trains_every_weight(export: Path, tmp_path: Path) -> None:
+    output = tmp_path / "rl-full"
+    arguments = ["rl", "--data", str(export), "--model", "tiny", "--output", str(output)]
+    options = ["--max-steps", "1", "--group-size", "2", "--max-new-tokens", "8", "--lora-rank", "0"]
+
+    assert main([*arguments, *options, "--device", "cpu"]) == 0
+
+    metadata = json.loads((output / "metadata.json").read_text())
+    assert metadata["config"]["lora"] is None
+    assert (output / "model.safetensors").is_file()
