@@ -20,7 +20,8 @@ import torch
 
 from ml.core.aaa import collect_audio_attention, perception_query_mask, target_rho
 from ml.core.config import SftConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.resume import training_state
 from ml.core.runtime import prepare_for_training, seed_everything
 from ml.core.speech.inputs import PriorTurn, SpeechBatch, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
@@ -148,8 +149,12 @@ def train_sft(
     config: SftConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
-    """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics."""
+    """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics.
+
+    With ``resume``, the run saves its state there and continues after an earlier run's (``ml.core.resume``).
+    """
     if not examples:
         raise ValueError("SFT needs at least one example")
     seed_everything(config.seed)
@@ -170,6 +175,15 @@ def train_sft(
         return {**metrics, "learning_rate": learning_rate}
 
     examples_per_step = config.batch_size * config.gradient_accumulation_steps
-    result = run_steps(len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel)
+    state = training_state(
+        resume,
+        speech_lm.model,
+        optimizer,
+        lambda: {"aaa_target": target.value},
+        lambda extra: setattr(target, "value", extra.get("aaa_target")),
+    )
+    result = run_steps(
+        len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel, state
+    )
     speech_lm.model.eval()
     return result

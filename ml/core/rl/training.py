@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import torch
 
 from ml.core.config import RlConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.resume import training_state
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
 from ml.core.runtime import prepare_for_training, seed_everything
@@ -31,11 +32,13 @@ def train_rl(
     config: RlConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
     """Run GRPO (SDCA or vanilla advantages) over the prompts; the policy is updated in place.
 
     Each step takes ``prompts_per_step`` prompts (reshuffled every pass). ``should_cancel()`` is
-    polled before every step; a cancelled run keeps the updates made so far.
+    polled before every step; a cancelled run keeps the updates made so far. With ``resume``, the
+    run saves its state there and continues after an earlier run's (``ml.core.resume``).
     """
     if not prompts:
         raise ValueError("RL needs at least one prompt")
@@ -49,6 +52,9 @@ def train_rl(
         outcome = rl_step(policy, reference, [prompts[index] for index in taken], scorer, config, optimizer)
         return outcome.metrics()
 
-    result = run_steps(len(prompts), config.prompts_per_step, config, take_step, on_progress, should_cancel)
+    state = training_state(resume, policy.model, optimizer)
+    result = run_steps(
+        len(prompts), config.prompts_per_step, config, take_step, on_progress, should_cancel, state
+    )
     policy.model.eval()
     return result
