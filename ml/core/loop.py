@@ -138,9 +138,13 @@ def run_steps(
         result.history.append(metrics)
         result.steps_completed = step + 1
         done = step + 1
-        if resume is not None and done < total_steps:
-            if done % max(1, resume.every_steps) == 0 or done % steps_per_pass == 0:
-                resume.save(done, result.history)
+        # After the last step there is nothing to resume: the caller saves the result.
+        if (
+            resume is not None
+            and done < total_steps
+            and (done % max(1, resume.every_steps) == 0 or done % steps_per_pass == 0)
+        ):
+            resume.save(done, result.history)
         if on_progress is not None:
             on_progress(done / total_steps, f"step {done}/{total_steps}", dict(metrics))
     return result

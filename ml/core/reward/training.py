@@ -10,9 +10,9 @@ import torch
 
 from ml.core.config import RewardTrainingConfig
 from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.resume import training_state
 from ml.core.reward.ladder import RewardExample
 from ml.core.reward.model import RewardModel, reward_losses
-from ml.core.resume import training_state
 from ml.core.reward.scoring import score_responses
 
 
