@@ -9,7 +9,9 @@ how they prepare their data and model, which each writes as a ``prepare`` functi
 - otherwise the loop saves a resumable state every ``TRAINING_RESUME_EVERY_STEPS`` steps into the
   job's own folder (``training_resume``), and a later attempt continues from its last saved step
   (``ml.core.resume``); metric points for steps an earlier attempt already wrote are not written
-  again; the state is removed once the job ends (succeeded, cancelled, or failed for good);
+  again; the state is removed once the job ends (succeeded, cancelled, or failed); after a
+  database outage it is kept for ``run_job``'s next call of the job, and removed by the next
+  training job if the outage failed it;
 - progress and per-step metrics (loss, rho, rewards, advantages) go to the job row, thinned to
   about ``MAX_METRIC_POINTS`` points; a cancel is polled before every step;
 - the checkpoint is saved, read back, verified and recorded (``ml.jobs.checkpoint_registry``)
@@ -35,7 +37,7 @@ from ml.jobs.checkpoint_registry import checkpoint_root, default_checkpoint_name
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from webapp.db import is_transient
 from webapp.jobs import JobCancelled, JobLost, JobReporter
-from webapp.models import Job
+from webapp.models import FINISHED_STATUSES, Job
 
 if TYPE_CHECKING:
     # Only for types: ml.core.checkpoints loads torch, and the result type is all this module needs.
@@ -101,9 +103,21 @@ def training_resume(job: Job) -> ResumeSpec:
     """Return where the job's training loop keeps its resumable state: one folder per job, shared
     by its attempts, under the checkpoint folder (under VAR_DIR when that is an s3:// prefix: the
     state is then local to the worker, and only an attempt on the same machine resumes)."""
+    return ResumeSpec(_resume_root() / f"job-{job.pk}", settings.TRAINING_RESUME_EVERY_STEPS)
+
+
+def _resume_root() -> Path:
     root = checkpoint_root()
-    base = Path(settings.VAR_DIR) / "training-resume" if root.startswith("s3://") else Path(root) / "resume"
-    return ResumeSpec(base / f"job-{job.pk}", settings.TRAINING_RESUME_EVERY_STEPS)
+    return Path(settings.VAR_DIR) / "training-resume" if root.startswith("s3://") else Path(root) / "resume"
+
+
+def remove_finished_states() -> None:
+    """Remove the resumable states of jobs that have ended: one that failed on an outage keeps its
+    state (``train_and_register``) until the next training job starts on this machine."""
+    folders = {folder.name: folder for folder in _resume_root().glob("job-*")}
+    ids = [int(name.removeprefix("job-")) for name in folders if name.removeprefix("job-").isdigit()]
+    for pk in Job.objects.filter(pk__in=ids, status__in=FINISHED_STATUSES).values_list("pk", flat=True):
+        ResumeSpec(folders[f"job-{pk}"]).clear()
 
 
 def last_recorded_step(job: Job) -> int:
@@ -145,6 +159,7 @@ def stop_if_cancelled(cancelled: bool, reporter: JobReporter) -> None:
 def train_and_register(job: Job, reporter: JobReporter, prepare: Prepare) -> TrainedCheckpoint:
     """Run a training job to its recorded checkpoint (module docstring); raise JobCancelled on cancel."""
     recorded = Checkpoint.objects.filter(produced_by=job).first()
+    remove_finished_states()
     resume = training_resume(job)
     if recorded is not None:
         resume.clear()

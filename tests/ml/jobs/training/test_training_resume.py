@@ -13,10 +13,15 @@ from django.utils import timezone
 from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
 from ml.core.resume import training_state
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from ml.jobs.training.register import TrainingPlan, train_and_register, training_resume
+from ml.jobs.training.register import (
+    TrainingPlan,
+    remove_finished_states,
+    train_and_register,
+    training_resume,
+)
 from tests.ml.jobs.training.test_train_and_register import _save_fake_checkpoint, _sft_job
 from webapp.jobs import JobCancelled, JobReporter, _claim, reap_stale_jobs
-from webapp.models import Job
+from webapp.models import Job, JobStatus
 
 STEPS = 8
 
@@ -139,3 +144,19 @@ def test_a_cancelled_job_leaves_no_state_to_resume(
     # then the state is removed with the job's end
     assert saved_when_cancelled == [True]
     assert not training_resume(job).directory.exists()
+
+
+def test_the_states_of_ended_jobs_are_removed_when_a_training_job_starts(db: None, ml_storage: Path) -> None:
+    # given the state a job left when an outage failed it, and that of a job still running
+    failed, running = _sft_job(), _sft_job()
+    Job.objects.filter(pk=failed.pk).update(status=JobStatus.FAILED)
+    Job.objects.filter(pk=running.pk).update(status=JobStatus.RUNNING)
+    for job in (failed, running):
+        training_resume(job).directory.mkdir(parents=True)
+
+    # when a training job starts
+    remove_finished_states()
+
+    # then only the running job's state is left
+    assert not training_resume(failed).directory.exists()
+    assert training_resume(running).directory.exists()
