@@ -255,6 +255,8 @@ class JobReporter:
     def metric(self, step: int, **values: float) -> None:
         """Append one point of a metric time series (loss, rho, reward...) shown as charts."""
         self._metrics.append({"step": step, **{k: float(v) for k, v in values.items()}})
+        # Kept on the job too: a job called again in this attempt skips the steps it already charted.
+        self.job.metrics = self._metrics
         self._write(metrics=self._metrics, heartbeat_at=timezone.now())
 
     def log(self, line: str) -> None:

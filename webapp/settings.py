@@ -314,6 +314,9 @@ DIALOGUE_MAX_TURNS = env_int("ECHOSTUDIO_DIALOGUE_MAX_TURNS", 5, minimum=1)
 # Models for the gpu queue: a local path or s3:// URI; never a hub name.
 ECHOCHAT_BASE_MODEL = env_str("ECHOSTUDIO_BASE_MODEL")
 CHECKPOINT_DIR = Path(env_str("ECHOSTUDIO_CHECKPOINT_DIR") or VAR_DIR / "checkpoints")
+# Training jobs save a resumable state every this many optimizer steps (and after every epoch), so
+# an attempt that follows a dead worker continues from there (docs/training.md).
+TRAINING_RESUME_EVERY_STEPS = env_int("ECHOSTUDIO_TRAINING_RESUME_EVERY_STEPS", 50, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -28,7 +28,8 @@ import torch
 
 from ml.core.aaa import collect_audio_attention, perception_query_mask, target_rho
 from ml.core.config import SftConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.resume import training_state
 from ml.core.runtime import Ranks, average_gradients, prepare_for_training, seed_everything, sum_across_ranks
 from ml.core.speech.inputs import IGNORE_INDEX, PriorTurn, SpeechBatch, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
@@ -229,13 +230,15 @@ def train_sft(
     should_cancel: CancelCheck | None = None,
     ranks: Ranks | None = None,
     aaa_target: float | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
     """Fine-tune ``speech_lm`` in place on the examples and return the per-step metrics.
 
     With several ``ranks`` every rank passes all the examples and trains on its part of each
     step (module docstring); every rank's result holds the global metrics. ``aaa_target``: the
     target rho* of the run being resumed (``StartModel.aaa_target``); None sets it from this
-    run's first micro-batch (of every rank)."""
+    run's first micro-batch (of every rank). With ``resume``, the run saves its state there and
+    continues after an earlier run's (``ml.core.resume``)."""
     ranks = ranks if ranks is not None else Ranks()
     if len(examples) < ranks.world_size:
         raise ValueError(f"SFT needs at least one example per process, got {len(examples)}")
@@ -258,6 +261,15 @@ def train_sft(
         return {**metrics, "learning_rate": learning_rate}
 
     examples_per_step = config.batch_size * config.gradient_accumulation_steps * ranks.world_size
-    result = run_steps(len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel)
+    state = training_state(
+        resume,
+        speech_lm.model,
+        optimizer,
+        lambda: {"aaa_target": target.value},
+        lambda extra: setattr(target, "value", extra.get("aaa_target")),
+    )
+    result = run_steps(
+        len(speech_examples), examples_per_step, config, take_step, on_progress, should_cancel, state
+    )
     speech_lm.model.eval()
     return result

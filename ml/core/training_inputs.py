@@ -13,7 +13,7 @@ from evaluation.judging.dialogues.history import DialogueHistory, EarlierTurn, c
 from ml.core.config import RlConfig
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult
 from ml.core.reward.features import StyleSynthesizer
 from ml.core.reward.ladder import RewardSourceItem
 from ml.core.reward.model import RewardModel
@@ -176,6 +176,7 @@ def train_rl_on_records(
     should_cancel: CancelCheck | None = None,
     synthesize: StyleSynthesizer = speak_in_style,
     ranks: Ranks | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
     """Run RL with the records' audio and instructions as prompts, scored by ``rollout_scorer``.
 
@@ -191,5 +192,6 @@ def train_rl_on_records(
         config,
         on_progress,
         should_cancel,
-        ranks,
+        ranks=ranks,
+        resume=resume,
     )

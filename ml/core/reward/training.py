@@ -9,8 +9,9 @@ import numpy as np
 import torch
 
 from ml.core.config import RewardTrainingConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
 from ml.core.precision import place_for_mixed_precision, training_compute_dtype
+from ml.core.resume import training_state
 from ml.core.reward.ladder import RewardExample
 from ml.core.reward.model import RewardModel, reward_losses
 from ml.core.reward.scoring import score_responses
@@ -22,10 +23,13 @@ def train_reward_model(
     config: RewardTrainingConfig,
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
     """Train ``model`` in place with AdamW on shuffled mini-batches; return the per-step metrics.
 
     ``should_cancel()`` is polled before every step; a cancelled run keeps the updates made so far.
+    With ``resume``, the run saves its state there and continues after an earlier run's
+    (``ml.core.resume``).
     """
     if not examples:
         raise ValueError("reward-model training needs at least one example")
@@ -60,7 +64,8 @@ def train_reward_model(
             "learning_rate": config.learning_rate,
         }
 
-    result = run_steps(len(examples), config.batch_size, config, take_step, on_progress, should_cancel)
+    state = training_state(resume, model, optimizer)
+    result = run_steps(len(examples), config.batch_size, config, take_step, on_progress, should_cancel, state)
     model.eval()
     return result
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import torch
 
 from ml.core.config import RlConfig
-from ml.core.loop import CancelCheck, ProgressCallback, TrainingResult, run_steps
+from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.resume import training_state
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
 from ml.core.runtime import (
@@ -81,6 +82,7 @@ def train_rl(
     on_progress: ProgressCallback | None = None,
     should_cancel: CancelCheck | None = None,
     ranks: Ranks | None = None,
+    resume: ResumeSpec | None = None,
 ) -> TrainingResult:
     """Run GRPO (SDCA or vanilla advantages) over the prompts; the policy is updated in place.
 
@@ -89,7 +91,8 @@ def train_rl(
     ``ranks``, each passes its own equal shard of prompts; gradients are averaged before clipping
     and the metrics are reduced over the ranks (``reduce_metrics``). With ``reference=None`` the
     reference is the policy with its LoRA adapters switched off, or, when the run trains every
-    weight (``config.lora`` None), a frozen copy of the starting policy.
+    weight (``config.lora`` None), a frozen copy of the starting policy. With
+    ``resume``, the run saves its state there and continues after an earlier run's (``ml.core.resume``).
     """
     ranks = ranks if ranks is not None else Ranks()
     if not prompts:
@@ -108,6 +111,9 @@ def train_rl(
         judged = sum(not score.judge_failed for scores in outcome.scores for score in scores)
         return reduce_metrics(outcome.metrics(), judged, ranks)
 
-    result = run_steps(len(prompts), config.prompts_per_step, config, take_step, on_progress, should_cancel)
+    state = training_state(resume, policy.model, optimizer)
+    result = run_steps(
+        len(prompts), config.prompts_per_step, config, take_step, on_progress, should_cancel, state
+    )
     policy.model.eval()
     return result

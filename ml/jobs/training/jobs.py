@@ -41,7 +41,7 @@ from ml.core.training_inputs import (
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from ml.jobs.training.register import TrainingPlan, finite_metrics, train_and_register
+from ml.jobs.training.register import TrainingPlan, finite_metrics, train_and_register, training_resume
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts
 from webapp.jobs import JobReporter, JobResult
 from webapp.lib.llm_client import InMemoryJudgeCache, JudgeClient
@@ -81,7 +81,13 @@ def plan_sft(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Trai
 
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
         return train_sft(
-            start.speech_lm, examples, config, on_progress, should_cancel, aaa_target=start.aaa_target
+            start.speech_lm,
+            examples,
+            config,
+            on_progress,
+            should_cancel,
+            aaa_target=start.aaa_target,
+            resume=training_resume(job),
         )
 
     return TrainingPlan(
@@ -148,6 +154,7 @@ def plan_rl(job: Job, reporter: JobReporter, snapshot: DatasetSnapshot) -> Train
                 on_progress,
                 should_cancel,
                 synthesize=configured_synthesizer(),
+                resume=training_resume(job),
             )
         finally:
             if client is not None:
@@ -206,7 +213,7 @@ def plan_reward_training(job: Job, reporter: JobReporter, snapshot: DatasetSnaps
     model = build_reward_model(model_config, seed=config.seed)
 
     def train(on_progress: ProgressCallback, should_cancel: CancelCheck) -> TrainingResult:
-        return train_reward_model(model, examples, config, on_progress, should_cancel)
+        return train_reward_model(model, examples, config, on_progress, should_cancel, training_resume(job))
 
     def measure_fit() -> dict[str, float]:
         # Measured on the training examples: a fit check, not a held-out score.
