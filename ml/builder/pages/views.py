@@ -27,6 +27,7 @@ from ml.builder.pages.queue import (
 )
 from ml.builder.pages.reports import (
     acceptance_chart,
+    build_outcome,
     checked_samples,
     sample_totals,
     spot_check_summary,
@@ -93,12 +94,14 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
                 request, f"This build's configuration cannot run: {problem}. Correct it in Django admin."
             )
     template = "ml/builder/build.html#stages" if request.htmx else "ml/builder/build.html"
+    stages = stage_reports(build, acceptance)
     return render(
         request,
         template,
         {
             "build": build,
-            "stages": stage_reports(build, acceptance),
+            "stages": stages,
+            "outcome": build_outcome(build, stages),
             "totals": sample_totals(build),
             "spot": spot_check_summary(build, checks),
             "chart": acceptance_chart(acceptance),
