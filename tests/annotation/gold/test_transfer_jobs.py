@@ -41,7 +41,7 @@ def test_a_lead_exports_and_downloads_the_archive(
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None
-    assert job.result["rows"] == 1
+    assert job.result["rows"]["total"] == 1 and job.status == JobStatus.SUCCEEDED
     page = lead.get(reverse("annotation:gold")).content.decode()
     assert f'data-testid="download-{job.pk}"' in page
     response = lead.get(reverse("annotation:download_gold_export", args=[job.pk]))
@@ -73,7 +73,11 @@ def test_an_uploaded_export_is_imported(
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
-    assert (job.result["rows"], job.result["gold_created"], job.result["annotations_imported"]) == (1, 1, 3)
+    assert (job.result["rows"]["total"], job.result["gold_created"], job.result["annotations_imported"]) == (
+        1,
+        1,
+        3,
+    )
     assert GoldReference.objects.get(is_current=True).adjudicated_by == users["lead"]
 
 
