@@ -21,7 +21,7 @@ from webapp.roles import HasRole
 def build_status(build: Build) -> dict[str, Any]:
     """Return the build's status, its outcome (``rows`` as a job's result carries them) and its stages'."""
     stages = stage_reports(build, [])
-    outcome = build_outcome(build, stages)
+    outcome = build_outcome(build, [report.row for report in stages])
     return {
         "id": build.pk,
         "name": build.name,

@@ -7,6 +7,7 @@ through ``rules.acceptance_by_stage``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,26 +81,30 @@ class BuildOutcome:
     sentence: str  # the status with its figures, and where a failed build stopped
 
 
-def build_outcome(build: Build, reports: list[StageReport]) -> BuildOutcome:
+def build_outcome(build: Build, stages: Iterable[BuildStage], planned: int | None = None) -> BuildOutcome:
     """Return the build's end: its samples, those its stages failed on, and the stage that stopped it.
 
     A sample fails at most once (a failed row is dropped, and later stages never see it), so the
-    build's failed samples are the sum of its stages' failed rows.
+    build's failed samples are the sum of its stages' failed rows. `planned` saves counting the
+    build's samples again where a list has counted them.
     """
-    failed = sum(report.tally.failed for report in reports if report.tally is not None)
-    tally = RowTally(max(build.samples.count(), failed), failed, ROW_NOUN)
+    tallies = [(row, stage_tally(row.counts)) for row in stages if row.stage != PLAN]
+    failed = sum(tally.failed for _, tally in tallies if tally is not None)
+    samples = build.samples.count() if planned is None else planned
+    tally = RowTally(max(samples, failed), failed, ROW_NOUN)
     stopped = next(
         (
-            report
-            for report in reports
-            if report.row.status == "failed" and report.tally and report.tally.status == row_outcome.FAILED
+            (row, stage)
+            for row, stage in tallies
+            if row.status == "failed" and stage is not None and stage.status == row_outcome.FAILED
         ),
         None,
     )
-    if build.status == BuildStatus.FAILED and stopped is not None and stopped.tally is not None:
+    if build.status == BuildStatus.FAILED and stopped is not None:
+        row, stage = stopped
         sentence = (
-            f"Failed at {stopped.title}: {stopped.tally.failed} of {stopped.tally.rows} {ROW_NOUN} "
-            f"failed ({row_outcome.percent(stopped.tally.share)}), more than "
+            f"Failed at {STAGE_TITLES.get(row.stage, row.stage)}: {stage.failed} of {stage.rows} "
+            f"{ROW_NOUN} failed ({row_outcome.percent(stage.share)}), more than "
             f"{row_outcome.FAILED_ERROR_SHARE:.0%}, so nothing usable would come downstream; "
             "the build stopped there. Fix the cause and resume: the rows that failed are done again."
         )
@@ -112,7 +117,10 @@ def build_outcome(build: Build, reports: list[StageReport]) -> BuildOutcome:
     # read "finished with errors" even when they add up past it over many stages.
     if tally.failed == 0:
         return BuildOutcome(row_outcome.SUCCEEDED, tally, tally.sentence())
-    sentence = f"Finished with errors: {tally.failed} of {tally.rows} {ROW_NOUN} failed ({row_outcome.percent(tally.share)})"
+    sentence = (
+        f"Finished with errors: {tally.failed} of {tally.rows} {ROW_NOUN} failed "
+        f"({row_outcome.percent(tally.share)})"
+    )
     return BuildOutcome(row_outcome.FINISHED_WITH_ERRORS, tally, sentence)
 
 

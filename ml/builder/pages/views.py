@@ -49,8 +49,10 @@ def build_list(request: StudioRequest) -> HttpResponse:
         samples_planned=Count("samples", distinct=True),
         checks_drawn=Count("spot_checks", distinct=True),
         checks_decided=Count("spot_checks", filter=Q(spot_checks__submitted_at__isnull=False), distinct=True),
-    )[:200]
-    return render(request, "ml/builder/builds.html", {"builds": builds})
+    ).prefetch_related("stages")[:200]
+    # Each build's end in the status vocabulary of jobs over many rows (docs/jobs.md).
+    rows = [(build, build_outcome(build, build.stages.all(), build.samples_planned)) for build in builds]
+    return render(request, "ml/builder/builds.html", {"builds": rows})
 
 
 @role_required(*BUILD_ROLES)
@@ -101,7 +103,7 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
         {
             "build": build,
             "stages": stages,
-            "outcome": build_outcome(build, stages),
+            "outcome": build_outcome(build, [stage.row for stage in stages]),
             "totals": sample_totals(build),
             "spot": spot_check_summary(build, checks),
             "chart": acceptance_chart(acceptance),
