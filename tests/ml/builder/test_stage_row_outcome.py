@@ -103,6 +103,8 @@ def test_a_stage_with_some_failed_rows_finishes_with_errors_and_the_build_goes_o
     page, api = _page_and_api(client_for("admin"), build)
     assert 'data-testid="build-status">Finished with errors: 3 of 10 samples failed (30%)</small>' in page
     assert (api["outcome"], api["rows"]["failed"], api["rows"]["total"]) == ("finished_with_errors", 3, 10)
+    listed = client_for("admin").get(reverse("ml:builder:builds")).content.decode()
+    assert 'Finished <span class="row-tally">· 3 of 10 samples failed (30%)</span>' in listed
 
 
 def test_a_stage_whose_rows_failed_beyond_the_threshold_fails_the_build_and_resumes_its_failed_rows(
