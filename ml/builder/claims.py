@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django.db import transaction
@@ -35,12 +37,20 @@ from ml.builder.models import (
     SampleStageStatus,
     SampleStatus,
 )
-from ml.builder.stages import DIALOGUE_BROKEN, STAGE_VERSIONS, TRAJECTORIES
+from ml.builder.stages import DIALOGUE_BROKEN, ERROR_REASONS, STAGE_VERSIONS, TRAJECTORIES
 from webapp.db import compare_and_set
 from webapp.jobs import attempt_mark, claimed_by_attempt, claimed_by_earlier_attempt
+from webapp.lib.row_outcome import RowTally
 from webapp.models import FINISHED_STATUSES, Job
 
 ROW_BATCH = 2000
+# A done row the stage failed on: dropped for an error, or a turn dropped with its dialogue because
+# another turn failed (``drop_whole_dialogue`` names the reason in the detail).
+ERROR_DROPS = Q(outcome=Outcome.DROPPED) & (
+    Q(reason__in=ERROR_REASONS)
+    | Q(reason=DIALOGUE_BROKEN) & reduce(or_, (Q(detail__endswith=f"({reason})") for reason in ERROR_REASONS))
+)
+ROW_NOUN = "samples"
 
 
 class ClaimLost(Exception):
@@ -207,7 +217,13 @@ def refresh_summary(stage_row: BuildStage) -> BuildStage:
         .values_list("reason", "n")
     )
     made, kept = int(totals["made"]), int(totals["kept"])
-    stage_row.counts = {"made": made, "kept": kept, "dropped": made - kept, "reasons": reasons}
+    stage_row.counts = {
+        "made": made,
+        "kept": kept,
+        "dropped": made - kept,
+        "errors": rows.filter(ERROR_DROPS).count(),
+        "reasons": reasons,
+    }
     seconds = float(totals["seconds"] or 0.0)
     stage_row.cost = {
         "llm_calls": int(totals["llm_calls"] or 0),
@@ -221,6 +237,23 @@ def refresh_summary(stage_row: BuildStage) -> BuildStage:
         stage_row.cost["samples_per_second"] = round(made / elapsed, 3) if elapsed > 0 else 0.0
     BuildStage.objects.filter(pk=stage_row.pk).update(counts=stage_row.counts, cost=stage_row.cost)
     return stage_row
+
+
+def stage_tally(counts: dict[str, Any] | None) -> RowTally | None:
+    """Return a stage's tally from its counts: the rows it finished, those it failed on (None
+    before it counted any, or for counts written before errors were counted)."""
+    if not counts or "errors" not in counts:
+        return None
+    return RowTally(int(counts["made"]), int(counts["errors"]), ROW_NOUN)
+
+
+def job_tally(job: Job, build_id: int, stage: str) -> RowTally:
+    """Return the tally of the rows of a stage that `job` (any attempt of it) finished."""
+    rows = SampleStage.objects.filter(
+        build_id=build_id, stage=stage, status=SampleStageStatus.DONE, claimed_job=job
+    )
+    totals = rows.aggregate(made=Count("id"), errors=Count("id", filter=ERROR_DROPS))
+    return RowTally(int(totals["made"]), int(totals["errors"]), ROW_NOUN)
 
 
 def drop_whole_dialogue(

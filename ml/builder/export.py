@@ -44,6 +44,7 @@ from ml.core.training_records import (
 from webapp.jobs import JobReporter, JobResult, job_task
 from webapp.lib.jsonlines import json_line
 from webapp.lib.output_format import parse_output
+from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.lib.vocabulary import AUDIO_DOMINANT, DEFAULT_STRATEGIES, IMPLICIT
 from webapp.lib.vocabulary import HIGH_AROUSAL as HIGH_AROUSAL_SCENARIO
 from webapp.lib.vocabulary import MODALITY_CONFLICT as CONFLICT_SCENARIO
@@ -279,7 +280,11 @@ def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
         # writes a version of its own when it finishes. This one stays unwritten.
         return {"skipped": f"{version.label} not written: {refusal}"}
     reporter.progress(0.0, f"Writing records and audio of {version.label}", force=True)
-    return {"version": version.version, **export_build(version.build, version=version)}
+    counts = export_build(version.build, version=version)
+    # All or nothing: a version is written whole or the job fails (a record that cannot be written
+    # raises), so its tally reads succeeded with every record, or the job failed (docs/jobs.md).
+    records = RowTally(int(counts["single_turn"]) + int(counts["dialogue_turns"]), 0, "records")
+    return {"version": version.version, **counts, RESULT_KEY: records.as_result()}
 
 
 def _last_manifest(build: Build) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from ml.builder.stages import (
     CONSISTENCY,
     LLM_STAGES,
     PLAN,
+    STAGE_ERROR,
     STAGE_TITLES,
     STAGE_VERSIONS,
     STAGES,
@@ -54,10 +55,10 @@ from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
 from webapp.db import ThreadOrm, is_transient
 from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
+from webapp.lib import row_outcome
 from webapp.models import Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
-STAGE_ERROR = "stage_error"
 SUMMARY_EVERY_SECONDS = 2.0
 
 Step = Callable[[Sequence[BuildSample], Any], list[claims.SampleResult]]
@@ -217,15 +218,30 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
 
 
 def advance(build: Build, stage: str) -> bool:
-    """Mark the stage done and start the next when no row is left; return True when this call did."""
+    """Mark the stage done and start the next when no row is left; return True when this call did.
+
+    A stage whose rows failed beyond ``FAILED_ERROR_SHARE`` (`claims.stage_tally`) stops the build
+    as failed instead: what is left is a minority chosen by whatever failed the rest, and nothing
+    downstream would stand for the build (docs/builder.md, docs/jobs.md).
+    """
     with transaction.atomic():
         row = BuildStage.objects.select_for_update().get(build=build, stage=stage)
-        if row.status == StageStatus.DONE or (stage != PLAN and claims.unfinished_rows(build.pk, stage)):
+        if row.status in (StageStatus.DONE, StageStatus.FAILED) or (
+            stage != PLAN and claims.unfinished_rows(build.pk, stage)
+        ):
             return False
-        row.status, row.finished_at = StageStatus.DONE, timezone.now()
-        row.save(update_fields=["status", "finished_at"])
+        row.finished_at = timezone.now()
         if stage != PLAN:
             claims.refresh_summary(row)
+        tally = claims.stage_tally(row.counts) if stage != PLAN else None
+        if tally is not None and tally.status == row_outcome.FAILED:
+            row.status = StageStatus.FAILED
+            row.save(update_fields=["status", "finished_at"])
+            Build.objects.filter(pk=build.pk).update(status=BuildStatus.FAILED)
+            logger.warning("build %s stopped at %s: %s", build.pk, stage, tally.sentence())
+            return True
+        row.status = StageStatus.DONE
+        row.save(update_fields=["status", "finished_at"])
         following = next_stage(stage)
         if following is not None:
             start_stage(build, following, BuildConfig.from_json(build.config))
@@ -260,7 +276,12 @@ def builder_stage_job(job: Job, reporter: JobReporter) -> JobResult:
             _mark_stopped(build, stage, BuildStatus.FAILED)
         raise
     advance(build, stage)
-    return {"stage": stage, **result}
+    if stage == PLAN:
+        return {"stage": stage, **result}
+    # The job ends by the rows it did itself (`webapp.jobs.ended`); whether the build goes on is
+    # the stage's tally over every shard's rows (`advance`). With one shard they are the same.
+    tally = claims.job_tally(job, build.pk, stage)
+    return {"stage": stage, **result, row_outcome.RESULT_KEY: tally.as_result()}
 
 
 def _mark_stopped(build: Build, stage: str, status: str) -> None:
@@ -288,8 +309,18 @@ def stopped_short(build: Build) -> bool:
     return BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).exists()
 
 
+def failed_by_rows(row: BuildStage) -> bool:
+    """Return True when the stage stopped its build because too many of its rows failed (`advance`)."""
+    tally = claims.stage_tally(row.counts)
+    return row.status == StageStatus.FAILED and tally is not None and tally.status == row_outcome.FAILED
+
+
 def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
-    """Start again the first unfinished stage of a build whose jobs failed or were cancelled."""
+    """Start again the first unfinished stage of a build whose jobs failed or were cancelled.
+
+    A stage that failed by its rows (`failed_by_rows`) does again the rows it failed on, with their
+    dialogues (`rerun_from`, noted in the provenance), once the cause (an endpoint, the TTS) is fixed.
+    """
     with transaction.atomic():
         # The build's lock: two resumes at once (two tabs, an API retry) would otherwise both see
         # no job running and both start the stage.
@@ -299,6 +330,11 @@ def resume_build(build: Build, started_by: User | None = None) -> list[Job]:
         row = BuildStage.objects.filter(build=build).exclude(status=StageStatus.DONE).order_by("id").first()
         if row is None:
             return []
+        if failed_by_rows(row):
+            failed = SampleStage.objects.filter(build=build, stage=row.stage).filter(claims.ERROR_DROPS)
+            samples = set(failed.values_list("sample_id", flat=True))
+            note = {"retried_errors": len(samples)}
+            return rerun_from(build, row.stage, {}, started_by, samples=samples, note=note)[0]
         Build.objects.filter(pk=build.pk).update(status=BuildStatus.RUNNING)
         return start_stage(build, row.stage, BuildConfig.from_json(build.config), started_by)
 

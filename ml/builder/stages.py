@@ -108,6 +108,12 @@ TTS_ERROR = "tts_error"
 NOT_CONFIDENT = "not_confident"
 INCONSISTENT_EMOTION = "inconsistent_emotion"
 DIALOGUE_BROKEN = "dialogue_turn_dropped"  # another turn of the dialogue was dropped
+STAGE_ERROR = "stage_error"  # the step raised on the sample (a bug, strange audio)
+# Drops the stage could not help (the row failed), as against drops for a quality reason (a low
+# score, an unsure check, a bad format): a stage's failed rows in the one status vocabulary
+# (`webapp.lib.row_outcome`, docs/jobs.md). A turn dropped with its dialogue because another turn
+# failed so counts too (`claims.ERROR_DROPS`).
+ERROR_REASONS: tuple[str, ...] = (LLM_ERROR, TTS_ERROR, STAGE_ERROR)
 
 # Spot-check verdicts and the reasons an annotator may give (the queue lives on top of these).
 SPOT_CHECK_VERDICTS: tuple[str, ...] = ("keep", "fix", "drop")

@@ -7,12 +7,14 @@ through ``rules.acceptance_by_stage``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Q
 
-from ml.builder.models import Build, BuildSample, BuildStage, SampleStatus, SpotCheck
+from ml.builder.claims import ROW_NOUN, stage_tally
+from ml.builder.models import Build, BuildSample, BuildStage, BuildStatus, SampleStatus, SpotCheck
 from ml.builder.pages.rules import (
     REASON_TITLES,
     CheckedSample,
@@ -20,6 +22,8 @@ from ml.builder.pages.rules import (
     overall_acceptance,
 )
 from ml.builder.stages import PLAN, STAGE_TITLES
+from webapp.lib import row_outcome
+from webapp.lib.row_outcome import RowTally
 from webapp.lib.stats import Proportion
 
 TOP_REASONS = 5
@@ -35,6 +39,14 @@ class StageReport:
     top_reasons: list[tuple[str, int]]
     cost: dict[str, Any]
     acceptance: StageAcceptance | None
+    tally: RowTally | None = None  # the rows it finished and those it failed on (`claims.stage_tally`)
+
+    @property
+    def outcome(self) -> str:
+        """Return the stage's end in words with its figures, once it has ended ("" before)."""
+        if self.tally is None or self.row.status not in ("done", "failed"):
+            return ""
+        return self.tally.sentence()
 
 
 def stage_reports(build: Build, acceptance: list[StageAcceptance]) -> list[StageReport]:
@@ -54,9 +66,62 @@ def stage_reports(build: Build, acceptance: list[StageAcceptance]) -> list[Stage
                 top_reasons=reasons[:TOP_REASONS],
                 cost=row.cost or {},
                 acceptance=None if row.stage == PLAN else by_stage.get(row.stage),
+                tally=None if row.stage == PLAN else stage_tally(counts),
             )
         )
     return reports
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    """How a build ended in the one status vocabulary (docs/jobs.md), once it has ended."""
+
+    status: str  # succeeded, finished_with_errors, failed; "" while it runs (or never started)
+    tally: RowTally | None  # planned samples, and those a stage failed on (every stage's errors)
+    sentence: str  # the status with its figures, and where a failed build stopped
+
+
+def build_outcome(build: Build, stages: Iterable[BuildStage], planned: int | None = None) -> BuildOutcome:
+    """Return the build's end: its samples, those its stages failed on, and the stage that stopped it.
+
+    A sample fails at most once (a failed row is dropped, and later stages never see it), so the
+    build's failed samples are the sum of its stages' failed rows. `planned` saves counting the
+    build's samples again where a list has counted them.
+    """
+    tallies = [(row, stage_tally(row.counts)) for row in stages if row.stage != PLAN]
+    failed = sum(tally.failed for _, tally in tallies if tally is not None)
+    samples = build.samples.count() if planned is None else planned
+    tally = RowTally(max(samples, failed), failed, ROW_NOUN)
+    stopped = next(
+        (
+            (row, stage)
+            for row, stage in tallies
+            if row.status == "failed" and stage is not None and stage.status == row_outcome.FAILED
+        ),
+        None,
+    )
+    if build.status == BuildStatus.FAILED and stopped is not None:
+        row, stage = stopped
+        sentence = (
+            f"Failed at {STAGE_TITLES.get(row.stage, row.stage)}: {stage.failed} of {stage.rows} "
+            f"{ROW_NOUN} failed ({row_outcome.percent(stage.share)}), more than "
+            f"{row_outcome.FAILED_ERROR_SHARE:.0%}, so nothing usable would come downstream; "
+            "the build stopped there. Fix the cause and resume: the rows that failed are done again."
+        )
+        return BuildOutcome(row_outcome.FAILED, tally, sentence)
+    if build.status == BuildStatus.FAILED:
+        return BuildOutcome(row_outcome.FAILED, tally, "")  # a stage job failed: "stopped short"
+    if build.status != BuildStatus.SUCCEEDED:
+        return BuildOutcome("", tally, "")
+    # A finished build went through every stage, each within the threshold: its samples' failures
+    # read "finished with errors" even when they add up past it over many stages.
+    if tally.failed == 0:
+        return BuildOutcome(row_outcome.SUCCEEDED, tally, tally.sentence())
+    sentence = (
+        f"Finished with errors: {tally.failed} of {tally.rows} {ROW_NOUN} failed "
+        f"({row_outcome.percent(tally.share)})"
+    )
+    return BuildOutcome(row_outcome.FINISHED_WITH_ERRORS, tally, sentence)
 
 
 def checked_samples(build: Build) -> list[CheckedSample]:

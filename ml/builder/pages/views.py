@@ -27,6 +27,7 @@ from ml.builder.pages.queue import (
 )
 from ml.builder.pages.reports import (
     acceptance_chart,
+    build_outcome,
     checked_samples,
     sample_totals,
     spot_check_summary,
@@ -48,8 +49,10 @@ def build_list(request: StudioRequest) -> HttpResponse:
         samples_planned=Count("samples", distinct=True),
         checks_drawn=Count("spot_checks", distinct=True),
         checks_decided=Count("spot_checks", filter=Q(spot_checks__submitted_at__isnull=False), distinct=True),
-    )[:200]
-    return render(request, "ml/builder/builds.html", {"builds": builds})
+    ).prefetch_related("stages")[:200]
+    # Each build's end in the status vocabulary of jobs over many rows (docs/jobs.md).
+    rows = [(build, build_outcome(build, build.stages.all(), build.samples_planned)) for build in builds]
+    return render(request, "ml/builder/builds.html", {"builds": rows})
 
 
 @role_required(*BUILD_ROLES)
@@ -93,12 +96,14 @@ def build_page(request: StudioRequest, build_id: int) -> HttpResponse:
                 request, f"This build's configuration cannot run: {problem}. Correct it in Django admin."
             )
     template = "ml/builder/build.html#stages" if request.htmx else "ml/builder/build.html"
+    stages = stage_reports(build, acceptance)
     return render(
         request,
         template,
         {
             "build": build,
-            "stages": stage_reports(build, acceptance),
+            "stages": stages,
+            "outcome": build_outcome(build, [stage.row for stage in stages]),
             "totals": sample_totals(build),
             "spot": spot_check_summary(build, checks),
             "chart": acceptance_chart(acceptance),

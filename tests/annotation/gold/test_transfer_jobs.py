@@ -41,9 +41,11 @@ def test_a_lead_exports_and_downloads_the_archive(
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None
-    assert job.result["rows"] == 1
+    # an export is all or nothing: its tally reads succeeded, with every row
+    assert job.result["rows"] == {**job.result["rows"], "total": 1, "failed": 0, "status": "succeeded"}
+    assert job.message == "Succeeded: all 1 rows done"
     page = lead.get(reverse("annotation:gold")).content.decode()
-    assert f'data-testid="download-{job.pk}"' in page
+    assert f'data-testid="download-{job.pk}">Download (1 rows)</a>' in page
     response = lead.get(reverse("annotation:download_gold_export", args=[job.pk]))
     assert response.status_code == 200
     assert response["Content-Disposition"].startswith('attachment; filename="echoeval-gold-')
@@ -73,7 +75,11 @@ def test_an_uploaded_export_is_imported(
     run_job(job.pk)
     job.refresh_from_db()
     assert job.status == JobStatus.SUCCEEDED and job.result is not None, job.error
-    assert (job.result["rows"], job.result["gold_created"], job.result["annotations_imported"]) == (1, 1, 3)
+    assert (job.result["rows"]["total"], job.result["gold_created"], job.result["annotations_imported"]) == (
+        1,
+        1,
+        3,
+    )
     assert GoldReference.objects.get(is_current=True).adjudicated_by == users["lead"]
 
 

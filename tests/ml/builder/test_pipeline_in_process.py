@@ -81,6 +81,13 @@ def test_a_stage_split_into_shards_is_done_once_and_moves_on_once(
     assert repeated_prompts(server) == []
     assert not SampleStage.objects.filter(build=build, claims__gt=1).exists()
     assert [job.kind for job in jobs].count("builder_export") == 1
+    # and each tells its rows: a stage job the samples it did, the export (all or nothing) its records
+    tallies = [
+        job.result["rows"] for job in stage_jobs if job.result and job.parameters["stage"] == "queries"
+    ]
+    assert sum(tally["total"] for tally in tallies) == 11
+    export = next(job.result["rows"] for job in jobs if job.kind == "builder_export" and job.result)
+    assert export["status"] == "succeeded" and export["total"] > 0
 
 
 def test_a_build_may_check_consistency_with_a_local_model(

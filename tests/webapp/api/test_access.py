@@ -43,6 +43,7 @@ ENDPOINTS = [
     ("post", "/api/jobs/", ADMIN),
     ("get", "/api/jobs/999/", ADMIN),
     ("post", "/api/jobs/999/cancel/", ADMIN),
+    ("get", "/api/builds/999/", ADMIN),
     ("get", "/api/dialogues/", {"admin", "actor"}),
     ("post", "/api/dialogues/", ADMIN),
     ("get", "/api/dialogues/EE-none/", {"admin", "actor"}),
