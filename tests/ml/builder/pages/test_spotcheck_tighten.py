@@ -9,7 +9,7 @@ from django.urls import reverse
 from ml.builder.models import BuildSample, BuildStage, SampleStage, SampleStatus, SpotCheck
 from ml.builder.pages.queue import Decision, decide, draw_spot_checks
 from ml.builder.pages.retune import BuildBusy, TighteningRefused, tighten
-from ml.builder.pages.rules import CUT
+from ml.builder.pages.rules import CUT, WHOLE_DIALOGUE
 from ml.builder.runner import start_build
 from ml.builder.stages import DIALOGUE_BROKEN, INCONSISTENT_EMOTION, NOT_CONFIDENT
 from tests.ml.builder.pages.spotcheck_builds import finished_build, taken
@@ -42,7 +42,10 @@ def test_tightening_the_consistency_check_reruns_only_what_it_kept(
         start_build(build)
         run_queued_jobs()
         draw_spot_checks(build, count=1)
-        human_drop = decide(taken(annotator), annotator, Decision("drop", ("response_inappropriate",))).sample
+        check = taken(annotator)
+        # A dropped dialogue turn says what happens to the rest: here the whole dialogue goes.
+        rest = WHOLE_DIALOGUE if check.sample.dialogue_id else ""
+        human_drop = decide(check, annotator, Decision("drop", ("response_inappropriate",), rest=rest)).sample
         # An annotator's drop keeps the sample out, with every turn of its dialogue when it is one.
         kept_out = (
             set(BuildSample.objects.filter(dialogue=human_drop.dialogue).values_list("pk", flat=True))
