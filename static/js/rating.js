@@ -97,24 +97,25 @@
     question.addEventListener("change", () => activate(index));
   });
 
+  // One table runs the keys and writes the page's list of them (EchoKeys.use, shortcuts.js).
+  const SHORTCUTS = [
+    { keys: "Space", hint: "Play or pause the reply (a focused radio or button: choose or press it)",
+      on: (e) => e.key === " " && !EchoKeys.ownsSpace(e.target), run: (e) => { e.preventDefault(); toggle(reply, query); } },
+    { keys: "Q", hint: "Play or pause the user's query", when: () => Boolean(query),
+      on: (e) => e.key === "q" || e.key === "Q", run: () => toggle(query, reply) },
+    { keys: "1 – 5", hint: "Score the highlighted question", on: (e) => /^[1-5]$/.test(e.key),
+      run: (e) => {
+        e.preventDefault();
+        if (unlocked) score(e.key);
+        else say(hint, "Play the whole reply first.");
+      } },
+    { keys: "↑ ↓", hint: "Move between questions", on: (e) => e.key === "ArrowDown" || e.key === "ArrowUp",
+      run: (e) => { e.preventDefault(); activate(active + (e.key === "ArrowDown" ? 1 : -1)); } },
+    { keys: "Enter", hint: "Submit", on: (e) => e.key === "Enter", run: (e) => { e.preventDefault(); submit(); } },
+    { keys: "Esc", hint: "Leave whatever has focus, so the keys above work again", on: () => false, run: () => {} },
+  ];
+
   // Esc leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
-  EchoKeys.bind((event) => {
-    if (event.altKey || event.ctrlKey || event.metaKey || event.target.matches("textarea, input[type=text]")) return;
-    if (event.key === " " && !EchoKeys.ownsSpace(event.target)) {
-      event.preventDefault();
-      toggle(reply, query);
-    } else if (event.key === "q" || event.key === "Q") {
-      toggle(query, reply);
-    } else if (/^[1-5]$/.test(event.key)) {
-      event.preventDefault();
-      if (unlocked) score(event.key);
-      else say(hint, "Play the whole reply first.");
-    } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-      event.preventDefault();
-      activate(active + (event.key === "ArrowDown" ? 1 : -1));
-    } else if (event.key === "Enter") {
-      event.preventDefault();
-      submit();
-    }
-  });
+  EchoKeys.use(document.querySelector("[data-shortcut-list]"), SHORTCUTS,
+    (event) => event.altKey || event.ctrlKey || event.metaKey || event.target.matches("textarea, input[type=text]"));
 })();

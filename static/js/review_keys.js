@@ -1,6 +1,7 @@
 // Blind review with the keyboard: space plays or pauses, "a" accepts, "r" opens the reasons
 // (1-6 tick them), enter sends the reject, escape closes the reasons, + and - zoom, [ and ] change
-// the speed (remembered). Typing in the comment box is never taken for a shortcut.
+// the speed (remembered). Typing in the comment box is never taken for a shortcut. One table
+// (SHORTCUTS) runs the keys and writes the page's list of them (EchoKeys.use, shortcuts.js).
 //
 // The playback gate (playback_gate.js): the verdict buttons stay disabled until the take has played
 // to the end; the server refuses a verdict on a take whose playback it has not recorded.
@@ -57,32 +58,14 @@
     refusedText: "The playback could not be recorded; play the take again.",
   });
 
-  function zoomOrSpeed(event) {
-    const zoom = EchoWaveform.zoomKey(event);
-    if (zoom) { event.preventDefault(); EchoWaveform.zoomBy(player, container, zoom); return true; }
-    if (event.key === "[" || event.key === "]") { EchoWaveform.stepSpeed(speed, event.key === "[" ? -1 : 1); return true; }
-    return false;
-  }
-
-  if (!form) {
-    EchoKeys.bind(function (event) {
-      if (isTyping(event.target)) return;
-      if (zoomOrSpeed(event)) return;
-      if (event.key === " " && !EchoKeys.ownsSpace(event.target)) {
-        event.preventDefault();
-        player.playPause();
-      }
-    });
-    return;
-  }
-
+  const hints = document.querySelector("[data-shortcut-list]");
   const reasons = document.getElementById("reasons");
   const acceptButton = document.getElementById("accept");
   const rejectButton = document.getElementById("reject");
-  form.classList.add("js-enhanced");
-  if (form.querySelector("[data-testid=form-errors]") || form.querySelector("[name=reasons]:checked")) {
-    form.classList.add("rejecting");
-  }
+  const rejecting = () => Boolean(form) && form.classList.contains("rejecting");
+  const reasonBox = (key) => form && form.querySelector('[name=reasons][data-key="' + key + '"]');
+  const nReasons = form ? form.querySelectorAll("[name=reasons]").length : 0;
+  const open = () => Boolean(form);
 
   function openReasons() {
     form.classList.add("rejecting");
@@ -94,34 +77,41 @@
     form.requestSubmit(button);
   }
 
+  const SHORTCUTS = [
+    // A focused checkbox or button keeps its own space bar (tick, press); elsewhere space plays.
+    { keys: "Space", hint: "Play / pause (a focused checkbox or button: tick or press it)",
+      on: (e) => e.key === " " && !EchoKeys.ownsSpace(e.target), run: (e) => { e.preventDefault(); player.playPause(); } },
+    { keys: "+ −, wheel", hint: "Zoom the waveform in / out", on: (e) => Boolean(EchoWaveform.zoomKey(e)),
+      run: (e) => { e.preventDefault(); EchoWaveform.zoomBy(player, container, EchoWaveform.zoomKey(e)); } },
+    { keys: "[ ]", hint: "Slower / faster playback (remembered)", on: (e) => e.key === "[" || e.key === "]",
+      run: (e) => EchoWaveform.stepSpeed(speed, e.key === "[" ? -1 : 1) },
+    { keys: "a", hint: "Accept", when: open, on: (e) => open() && (e.key === "a" || e.key === "A"),
+      run: (e) => { e.preventDefault(); sendVerdict(acceptButton); } },
+    { keys: "r", hint: "Reject: open the reasons", when: open, on: (e) => open() && (e.key === "r" || e.key === "R"),
+      run: (e) => { e.preventDefault(); openReasons(); } },
+    { keys: "1 – " + nReasons, hint: "Tick or untick a reason (the reasons open)", when: open,
+      on: (e) => rejecting() && /^[1-9]$/.test(e.key) && Boolean(reasonBox(e.key)),
+      run: (e) => { e.preventDefault(); const box = reasonBox(e.key); box.checked = !box.checked; } },
+    { keys: "Enter", hint: "Send the reject (the reasons open)", when: open, on: (e) => rejecting() && e.key === "Enter",
+      run: (e) => { e.preventDefault(); sendVerdict(rejectButton); } },
+    { keys: "Esc", hint: "Close the reasons; leave whatever has focus", on: (e) => rejecting() && e.key === "Escape",
+      run: () => form.classList.remove("rejecting") },
+  ];
+
+  if (!form) {
+    EchoKeys.use(hints, SHORTCUTS, (event) => isTyping(event.target));
+    return;
+  }
+
+  form.classList.add("js-enhanced");
+  if (form.querySelector("[data-testid=form-errors]") || form.querySelector("[name=reasons]:checked")) {
+    form.classList.add("rejecting");
+  }
+
   rejectButton.addEventListener("click", function (event) {
     if (!form.classList.contains("rejecting")) { event.preventDefault(); openReasons(); }
   });
 
   // Esc also leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
-  EchoKeys.bind(function (event) {
-    if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    if (zoomOrSpeed(event)) return;
-    const rejecting = form.classList.contains("rejecting");
-    if (event.key === " ") {
-      // A focused checkbox or button keeps its own space bar (tick, press); elsewhere space plays.
-      if (EchoKeys.ownsSpace(event.target)) return;
-      event.preventDefault();
-      player.playPause();
-    } else if (event.key === "a" || event.key === "A") {
-      event.preventDefault();
-      sendVerdict(acceptButton);
-    } else if (event.key === "r" || event.key === "R") {
-      event.preventDefault();
-      openReasons();
-    } else if (rejecting && /^[1-9]$/.test(event.key)) {
-      const box = form.querySelector('[name=reasons][data-key="' + event.key + '"]');
-      if (box) { event.preventDefault(); box.checked = !box.checked; }
-    } else if (rejecting && event.key === "Enter") {
-      event.preventDefault();
-      sendVerdict(rejectButton);
-    } else if (rejecting && event.key === "Escape") {
-      form.classList.remove("rejecting");
-    }
-  });
+  EchoKeys.use(hints, SHORTCUTS, (event) => event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target));
 })();

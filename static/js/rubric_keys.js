@@ -31,37 +31,41 @@
     row.addEventListener("change", () => activate(index));
   });
 
-  // Esc leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
-  EchoKeys.bind((event) => {
-    if (event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.target.matches("textarea, input[type=text]")) return;
-    if (/^[0-9]$/.test(event.key) && rows.length) {
-      const input = rows[active].querySelector(`input[type=radio][value="${event.key}"]`);
-      event.preventDefault();
-      if (!input) {
-        if (hint) hint.textContent = `${event.key} is outside this sub-score's scale.`;
-        return;
-      }
-      input.checked = true;
-      EchoKeys.release(); // a focused radio here would take the next arrow as a score
-      if (hint) hint.textContent = "";
-    } else if (event.key === "ArrowDown" || event.key === "j") {
-      event.preventDefault();
-      activate(active + 1);
-    } else if (event.key === "ArrowUp" || event.key === "k") {
-      event.preventDefault();
-      activate(active - 1);
-    } else if (event.key === "Enter" && !event.target.matches("button, a")) {
-      event.preventDefault();
-      const missing = rows.filter((row) => !chosen(row));
-      if (missing.length) {
-        activate(rows.indexOf(missing[0]));
-        if (hint) hint.textContent = `Score every sub-score first (${missing.length} left).`;
-        return;
-      }
-      form.requestSubmit();
+  function score(event) {
+    const input = rows[active].querySelector(`input[type=radio][value="${event.key}"]`);
+    event.preventDefault();
+    if (!input) {
+      if (hint) hint.textContent = `${event.key} is outside this sub-score's scale.`;
+      return;
     }
-  });
+    input.checked = true;
+    EchoKeys.release(); // a focused radio here would take the next arrow as a score
+    if (hint) hint.textContent = "";
+  }
+
+  function save(event) {
+    event.preventDefault();
+    const missing = rows.filter((row) => !chosen(row));
+    if (missing.length) {
+      activate(rows.indexOf(missing[0]));
+      if (hint) hint.textContent = `Score every sub-score first (${missing.length} left).`;
+      return;
+    }
+    form.requestSubmit();
+  }
+
+  // One table runs the keys and writes the page's list of them (EchoKeys.use, shortcuts.js).
+  const SHORTCUTS = [
+    { keys: "0 – 6", hint: "Score the highlighted line (as its scale allows)", on: (e) => /^[0-9]$/.test(e.key) && rows.length > 0, run: score },
+    { keys: "↑ ↓", hint: "Move between lines (k j too)", on: (e) => ["ArrowUp", "ArrowDown", "k", "j"].includes(e.key),
+      run: (e) => { e.preventDefault(); activate(active + (e.key === "ArrowUp" || e.key === "k" ? -1 : 1)); } },
+    { keys: "Enter", hint: "Save and go to the next output", on: (e) => e.key === "Enter" && !e.target.matches("button, a"), run: save },
+    { keys: "Esc", hint: "Leave the comment box (or whatever has focus)", on: () => false, run: () => {} },
+  ];
+
+  // Esc leaves whatever has focus (EchoKeys.bind, static/js/shortcuts.js).
+  EchoKeys.use(document.querySelector("[data-shortcut-list]"), SHORTCUTS,
+    (event) => event.altKey || event.ctrlKey || event.metaKey || event.target.matches("textarea, input[type=text]"));
 
   activate(firstUnanswered(-1) === -1 ? 0 : firstUnanswered(-1));
 })();

@@ -18,7 +18,8 @@
    *   change (arrows on a radio group, type-ahead on a select); focus goes back to the page, or
    *   stays on a focused waveform, whose keys are the page's own;
    * - Esc always releases focus (bind());
-   * - list(): the hints shown, written from the same table the handlers run. */
+   * - list(): the hints shown, written from the same table the handlers run; use() lists and
+   *   binds one table, so a page's hints and keys cannot disagree. */
   function ownsSpace(target) {
     return target instanceof Element && target.matches("button, a[href], summary, input[type=checkbox], input[type=radio], input[type=button], input[type=submit]");
   }
@@ -39,9 +40,11 @@
     });
   }
 
-  /* Each row: { keys: "← →", hint: "Back / forward 1 s", when?: () => bool }. */
+  /* Each row: { keys: "← →", hint: "Back / forward 1 s", when?: () => bool }. The node keeps its
+   * table, so keys(node) says which rows the list shows (what the pages' tests compare). */
   function list(node, table) {
     if (!node) return;
+    node.echoTable = table;
     node.textContent = "";
     table.forEach(function (row) {
       if (row.when && !row.when()) return;
@@ -55,7 +58,23 @@
     });
   }
 
-  window.EchoKeys = { typing: typing, ownsSpace: ownsSpace, release: release, bind: bind, list: list };
+  function keys(node) {
+    return ((node && node.echoTable) || []).filter((row) => !row.when || row.when()).map((row) => row.keys);
+  }
+
+  /* A page's keys from one table: its hints are listed into node, and a keydown runs the first
+   * row whose on(event) holds (rows also have run(event)), unless skip(event) says the key is not
+   * the page's (typing in a text box, a modifier held). Esc releases focus first (bind). */
+  function use(node, table, skip) {
+    list(node, table);
+    bind(function (event) {
+      if (skip && skip(event)) return;
+      const row = table.find((r) => r.on(event));
+      if (row) row.run(event);
+    });
+  }
+
+  window.EchoKeys = { typing: typing, ownsSpace: ownsSpace, release: release, bind: bind, list: list, keys: keys, use: use };
 
   window.addEventListener("keydown", function (event) {
     const mode = document.body && document.body.dataset.shortcuts;

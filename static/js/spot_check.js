@@ -3,7 +3,11 @@
 // focus, as on every labelling page (EchoKeys.bind, static/js/shortcuts.js).
 (function () {
   "use strict";
-  if (window.EchoKeys) EchoKeys.bind(function () {});
+  // The page's one key, listed from the table that binds it (EchoKeys.use).
+  const SHORTCUTS = [
+    { keys: "Esc", hint: "Leave whatever has focus (a text box, a list)", on: () => false, run: () => {} },
+  ];
+  if (window.EchoKeys) EchoKeys.use(document.querySelector("[data-shortcut-list]"), SHORTCUTS);
   const form = document.querySelector("[data-testid=decision-form]");
   const fields = document.querySelector("[data-testid=fix-fields]");
   if (!form || !fields) return;

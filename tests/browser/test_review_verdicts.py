@@ -11,7 +11,7 @@ from annotation.recording.models import Item, Review, Take
 from annotation.recording.reviews import submit_verdict
 from tests.annotation.recording.support import heard
 from tests.factories import ItemFactory, ReviewFactory, TakeFactory
-from tests.support.browser import log_in
+from tests.support.browser import listed_keys, log_in
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
@@ -48,6 +48,7 @@ def test_verdict_after_playback_changed_until_decided(
     assert page.locator("[data-testid=progress]").inner_text() == "1 of 2"
     assert page.locator("#accept").is_disabled()
     assert "Play the whole take once" in page.locator("[data-testid=playback-status]").inner_text()
+    assert listed_keys(page) == ["Space", "+ −, wheel", "[ ]", "a", "r", "1 – 6", "Enter", "Esc"]
 
     # Speed and zoom as in the workbench; the speed is remembered for the next page.
     page.select_option("[data-testid=speed]", "1.5")
@@ -88,3 +89,4 @@ def test_verdict_after_playback_changed_until_decided(
     page.goto(f"{live_server.url}/review/{mine.public_id}/")
     assert "verdicts are final" in page.locator("[data-testid=review-closed]").inner_text()
     assert page.locator("#verdict-form").count() == 0
+    assert listed_keys(page) == ["Space", "+ −, wheel", "[ ]", "Esc"]  # no verdict keys without a verdict

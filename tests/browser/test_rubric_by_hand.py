@@ -10,7 +10,7 @@ from evaluation.judging.models import HumanJudgement
 from evaluation.outputs.models import System
 from tests.evaluation.judging_support import BenchmarkItemFactory
 from tests.factories import ModelOutputFactory
-from tests.support.browser import log_in
+from tests.support.browser import listed_keys, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("media_root")]
 
@@ -51,7 +51,7 @@ def test_rubric_scoring_by_keyboard(browser_page, live_server, transactional_db,
         assert lines.nth(index).locator("input[type=radio]:checked").count() == 1
         assert page.locator("#rubric-form input[type=radio]:checked").count() == index + 1
         page.keyboard.press("ArrowDown")
-    assert "score the highlighted line, ↑ ↓ move" in page.inner_text("body")
+    assert listed_keys(page) == ["0 – 6", "↑ ↓", "Enter", "Esc"]
     page.keyboard.press("ArrowUp")
     page.keyboard.press("0")  # the line above the last one now reads 0
     page.screenshot(path=str(screenshots / "rubric.png"), full_page=True)

@@ -52,3 +52,17 @@ def wait_for_layout(page: Any, script: str, settled: Callable[[Any], bool], time
         if time.monotonic() > deadline:
             pytest.fail(f"the page's layout never settled: {measured}")
         page.wait_for_timeout(50)
+
+
+def listed_keys(page: Any) -> list[str]:
+    """Return the keys the page's hint list shows, having checked that they are its handler table's
+    keys (EchoKeys.keys, static/js/shortcuts.js): the hints and the keys come from one table."""
+    page.wait_for_selector("[data-shortcut-list] dt", state="attached")  # written by a deferred script
+    shown, handled = page.evaluate(
+        """() => {
+            const list = document.querySelector('[data-shortcut-list]');
+            return [Array.from(list.querySelectorAll('dt kbd'), (kbd) => kbd.textContent), EchoKeys.keys(list)];
+        }"""
+    )
+    assert shown == handled, (shown, handled)
+    return list(shown)

@@ -10,7 +10,7 @@ import pytest
 from ml.builder.models import SpotCheck
 from ml.builder.pages.queue import draw_spot_checks
 from tests.ml.builder.pages.spotcheck_builds import finished_build
-from tests.support.browser import log_in
+from tests.support.browser import listed_keys, log_in
 
 pytestmark = pytest.mark.browser
 
@@ -51,6 +51,7 @@ def test_annotator_spot_checks_and_the_build_page_shows_acceptance(
 
         # keep the first, after listening: the signed audio link plays for this annotator
         page.wait_for_selector("[data-testid=decision-form]")
+        assert listed_keys(page) == ["Esc"]  # the page's one key (it leaves a text box or list)
         page.check("input[name=verdict][value=keep]")
         page.click("[data-testid=submit-decision]")  # before listening: refused, with the reason
         refusal = page.locator("[data-testid=decision-errors]").inner_text()
