@@ -221,7 +221,7 @@ class _Aligner:
         return frames
 
     def align(
-        self, pcm: bytes, words: list[str]
+        self, pcm: bytes, words: list[str], free_loop: bool = True
     ) -> tuple[list[tuple[str, int, int, int, list[Any]]], list[str], npt.NDArray[np.float64]]:
         with self._lock:
             decoder = self._load()
@@ -229,7 +229,7 @@ class _Aligner:
             unknown = [word for word in words if not decoder.lookup_word(word)]
             if not known:
                 return [], unknown, np.zeros(0)
-            free = self.free_scores(pcm)
+            free = self.free_scores(pcm) if free_loop else np.zeros(0)
             decoder.set_align_text(" ".join(known))
             decoder.start_utt()
             decoder.process_raw(pcm, full_utt=True)
@@ -256,10 +256,13 @@ class _Aligner:
 _ALIGNER = _Aligner()
 
 
-def align(samples: npt.NDArray[np.float64], script: str) -> Alignment:
-    """Return the script's words and phones aligned to 16 kHz `samples` (floats in [-1, 1])."""
+def align(samples: npt.NDArray[np.float64], script: str, *, scored: bool = True) -> Alignment:
+    """Return the script's words and phones aligned to 16 kHz `samples` (floats in [-1, 1]).
+
+    `scored=False` skips the free phone loop (the largest cost) for callers that need only where
+    the words and phones are (speaking rate, stress): goodness and coverage are then None."""
     words = script_words(script)
-    aligned, unknown, free = _ALIGNER.align(prepared_pcm(samples), words)
+    aligned, unknown, free = _ALIGNER.align(prepared_pcm(samples), words, free_loop=scored)
     offset = PAD_SECONDS
     kept: list[AlignedWord] = []
     free_filled = np.nan_to_num(free, nan=0.0)
@@ -295,8 +298,8 @@ def align(samples: npt.NDArray[np.float64], script: str) -> Alignment:
         words=tuple(kept),
         unknown_words=tuple(unknown),
         failed=bool(words) and not aligned,
-        goodness=round(deficit / max(speech_frames, 1), 2) if aligned else None,
-        coverage=round(word_frames / max(speech_frames, 1), 3) if aligned else None,
+        goodness=round(deficit / max(speech_frames, 1), 2) if aligned and scored else None,
+        coverage=round(word_frames / max(speech_frames, 1), 3) if aligned and scored else None,
     )
 
 

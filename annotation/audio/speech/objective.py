@@ -29,7 +29,7 @@ def objective_metrics(samples: npt.ArrayLike, sample_rate: int, text: str) -> di
     speech = at_speech_rate(array, sample_rate)
     quality = dnsmos_scores(speech)
     level = loudness(array, sample_rate)
-    rate = align(speech, text).phones_per_second if text.strip() else None
+    rate = align(speech, text, scored=False).phones_per_second if text.strip() else None
     return {
         "p808_mos": quality.p808 if quality else None,
         "ovrl_mos": quality.overall if quality else None,
