@@ -153,7 +153,8 @@ def test_every_documented_key_changes_only_the_label_it_is_for_whatever_has_focu
     def press(key: str, changes: set[str], *, may: set[str] = frozenset()) -> None:  # type: ignore[assignment]
         before = page.evaluate(LABELS)
         page.keyboard.press(key)
-        page.wait_for_timeout(30)
+        # Two animation frames: whatever the key's handler scheduled for the next frame has run.
+        page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
         after = page.evaluate(LABELS)
         changed = {name for name in set(before) | set(after) if before.get(name) != after.get(name)}
         assert changes <= changed <= changes | may, (key, changed)
