@@ -4,7 +4,7 @@
 characters raw. They are valid JSON, but a reader that splits lines the Unicode way
 (``str.splitlines``, many editors and log tools) breaks the record there, and a terminal may act on
 C1 control characters. Here every control, format and line/paragraph-separator character is
-written as its ``\\uXXXX`` escape: the same value for every JSON parser, one physical line per
+written as its ``\\u2028``-style escape (four hex digits): the same value for every JSON parser, one physical line per
 record. Pure: no Django.
 """
 

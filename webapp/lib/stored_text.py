@@ -8,7 +8,7 @@ is left exactly as it is, so only the rare escaped value differs from what the m
 the row holding it is flagged.
 
 An escaped value starts with ``MARKER``; in its body a backslash is written ``\\\\``, NUL
-``\\x00`` and a lone surrogate ``\\udXXX``. A text that happens to start with the marker is escaped
+``\\x00`` and a lone surrogate ``\\udc80``-style (its four hex digits). A text that happens to start with the marker is escaped
 too, so ``unescape(escape(text)) == text`` for every ``str``.
 """
 
@@ -114,6 +114,6 @@ def describe(found: Counter[str]) -> str:
 def escaped_note(described: str, backend: str) -> str:
     """Return what an import says of a row whose text was escaped (`describe`), naming the database in use."""
     return (
-        f"text escaped: {described}, kept as \\x00 / \\udXXX escapes so the text is stored alike on "
+        f"text escaped: {described}, kept as \\x00 / \\udc80-style escapes so the text is stored alike on "
         f"every database (here {backend}); webapp.lib.stored_text.unescape gives the model's text back"
     )
