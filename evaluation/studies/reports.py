@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from django.core.cache import cache
@@ -44,11 +44,30 @@ FIGURES_CACHE_SECONDS = 600
 class Progress:
     done: int
     total: int
+    # In a dialogue study, the conversation in hand is rated turn by turn: how many of its turns
+    # are saved, of how many, so the rater's progress moves with every saved turn.
+    turns_done: int = 0
+    turns: int = 0
 
     @property
     def percent(self) -> int:
-        """Return the share done, in whole percent."""
-        return round(100 * self.done / self.total) if self.total else 100
+        """Return the share done, in whole percent (a conversation's saved turns count their part)."""
+        if not self.total:
+            return 100
+        part = self.turns_done / self.turns if self.turns else 0.0
+        return round(100 * (self.done + part) / self.total)
+
+    @property
+    def text(self) -> str:
+        """Where the rater is, for people and screen readers: "2 of 4" or "2 of 4, turn 3 of 5"."""
+        where = f"{min(self.done + 1, self.total)} of {self.total}"
+        if self.turns:
+            where += f", turn {min(self.turns_done + 1, self.turns)} of {self.turns}"
+        return where
+
+    def with_turns(self, turns_done: int, turns: int) -> Progress:
+        """Return this progress with the conversation in hand's saved turns counted."""
+        return replace(self, turns_done=turns_done, turns=turns)
 
 
 def rater_progress(study: Study, evaluator: User) -> Progress:

@@ -135,7 +135,7 @@ def _dialogue_context(
     return {
         "study": study,
         "assignment": assignment,
-        "progress": progress,
+        "progress": progress.with_turns(sum(1 for entry in turns if entry["saved"]), len(turns)),
         "questions": rating_questions(dimensions),
         "turns": turns,
         "practice": assignment.stimulus.kind == StudyStimulus.Kind.TRAINING,

@@ -13,7 +13,8 @@
   }
 
   /* One keyboard model for the pages that label (workbench, review, rating, spot check):
-   * - a focused checkbox, radio or button keeps its own Space (tick, choose, press);
+   * - a focused checkbox, radio, button or player keeps its own Space (tick, choose, press, play:
+   *   a page's Space on top of a focused player's would start two recordings at once);
    * - release(): a choice made with a key leaves no form control focused that the next key would
    *   change (arrows on a radio group, type-ahead on a select); focus goes back to the page, or
    *   stays on a focused waveform, whose keys are the page's own;
@@ -21,7 +22,7 @@
    * - list(): the hints shown, written from the same table the handlers run; use() lists and
    *   binds one table, so a page's hints and keys cannot disagree. */
   function ownsSpace(target) {
-    return target instanceof Element && target.matches("button, a[href], summary, input[type=checkbox], input[type=radio], input[type=button], input[type=submit]");
+    return target instanceof Element && target.matches("button, a[href], summary, input[type=checkbox], input[type=radio], input[type=button], input[type=submit], audio[controls], video[controls]");
   }
 
   function release() {

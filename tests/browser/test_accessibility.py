@@ -8,15 +8,21 @@ from __future__ import annotations
 
 import io
 import re
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from annotation.recording.models import Item, Take
+from evaluation.studies.models import Study
+from evaluation.studies.workflows import record_turn_playback, submit_turn_rating
 from tests.annotation.labelling.support import LabellingItemFactory, assign, submitted
 from tests.conftest import skip_or_fail
+from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study, show_long_ago
+from tests.evaluation.studies.support import build_world, current, make_study, play
 from tests.factories import TEST_PASSWORD, ItemFactory, ReviewFactory, TakeFactory, speech_like_wav
 from tests.support.browser import log_in
 from webapp.models import User
@@ -62,6 +68,10 @@ PAGES: dict[str, tuple[list[str], str | None]] = {
 
 
 REFLOW_WIDTH = 320  # CSS px: WCAG 1.4.10's 1280 px at 400% zoom
+LONG_TEXT = (
+    "I kept telling myself it was only a job, but I had been there eleven years, I knew everyone's "
+    "children by name, and on the last day nobody even walked me to the door."
+)
 
 
 def _violations(page: Any) -> list[str]:
@@ -210,4 +220,53 @@ def test_pages_with_waveforms_pass_axe_once_drawn(
         if sideways := _sideways(page):
             problems.append(f"{username} {path}: reflow: {sideways}")
         page.context.clear_cookies()
+    assert problems == [], "\n".join(problems)
+
+
+def test_rating_pages_pass_axe_and_reflow_at_320_px(
+    browser_page: Any, live_server: Any, users: dict[str, User], make_user: Any, screenshots: Path
+) -> None:
+    """The listening-study rating pages, a sample's and a conversation's, locked and open (the demo
+    has no study): no axe violation, no sideways scrolling at 320 px; a screenshot of the
+    conversation at 1,400 and 320 px in each state."""
+    if not AXE.exists():
+        skip_or_fail("axe-core is not installed (make install-dev runs npm ci)")
+    page = browser_page
+    rater = users["evaluator"]
+    sample_study = make_study(build_world(make_user, n_systems=1, n_items=2), [rater], users["admin"])
+    dialogue_world = build_dialogue_world(make_user, n_systems=1, n_dialogues=1, turns=3, system_prefix="Voice")
+    Item.objects.filter(dialogue=dialogue_world.dialogues[0], turn=2).update(text=LONG_TEXT)
+    dialogue_study = make_dialogue_study(dialogue_world, [rater], users["admin"], items_per_system=1)
+    log_in(page, live_server, "evaluator")
+    page.wait_for_load_state("load")
+
+    def rate(study: Study) -> str:
+        return f"{live_server.url}{reverse('evaluation:rate_study', args=[study.public_id])}"
+
+    problems: list[str] = []
+
+    def check(url: str, state: str, shot: str = "") -> None:
+        response = page.goto(url)
+        assert response is not None and response.status == 200, (state, url)
+        page.wait_for_load_state("load")
+        page.wait_for_selector("[data-shortcut-list] dt", state="attached")
+        problems.extend(f"{state}: {line}" for line in _violations(page))
+        if sideways := _sideways(page):
+            problems.append(f"{state}: reflow: {sideways}")
+        if shot:
+            for width in (1400, REFLOW_WIDTH):
+                page.set_viewport_size({"width": width, "height": 900})
+                page.screenshot(path=str(screenshots / f"{shot}-{width}.png"), full_page=True)
+
+    check(rate(sample_study), "sample, locked")
+    play(current(sample_study, rater))
+    check(rate(sample_study), "sample, open")
+    check(rate(dialogue_study), "conversation, first visit, locked", "dialogue-locked")
+    assignment = current(dialogue_study, rater)
+    played = show_long_ago(assignment)
+    for turn in (1, 2):
+        played += timedelta(seconds=30)
+        record_turn_playback(assignment, turn, now=played)
+    submit_turn_rating(assignment.pk, 1, dict.fromkeys(dialogue_study.dimensions, 4))
+    check(rate(dialogue_study), "conversation, turn 1 saved, turn 2 open", "dialogue-turn-2-open")
     assert problems == [], "\n".join(problems)

@@ -73,6 +73,12 @@ def test_a_five_turn_conversation_fits_two_screens_with_the_rated_turn_in_view(
         # A compact turn shows a line of each speaker's text; its button shows the whole turn.
         assert _clamped(page, "#turn-2 .user-turn .script-text")
         assert not page.locator("#turn-3 .turn-more").is_visible()  # its lines are whole already
+        # At 320 px turn 3's lines are cut too: its button appears (measured again at each width).
+        page.set_viewport_size({"width": 320, "height": HEIGHT})
+        page.wait_for_selector("#turn-3 .turn-more", state="visible")
+        assert _clamped(page, "#turn-3 .user-turn .script-text")
+        page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+        page.wait_for_selector("#turn-3 .turn-more", state="hidden")
         page.click("#turn-2 .turn-more")
         assert page.locator("#turn-2 .turn-more").get_attribute("aria-expanded") == "true"
         assert not _clamped(page, "#turn-2 .user-turn .script-text")
