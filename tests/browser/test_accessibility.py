@@ -21,7 +21,11 @@ from evaluation.studies.models import Study
 from evaluation.studies.workflows import record_turn_playback, submit_turn_rating
 from tests.annotation.labelling.support import LabellingItemFactory, assign, submitted
 from tests.conftest import skip_or_fail
-from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study, show_long_ago
+from tests.evaluation.studies.dialogues.support import (
+    build_dialogue_world,
+    make_dialogue_study,
+    show_long_ago,
+)
 from tests.evaluation.studies.support import build_world, current, make_study, play
 from tests.factories import TEST_PASSWORD, ItemFactory, ReviewFactory, TakeFactory, speech_like_wav
 from tests.support.browser import log_in
@@ -234,7 +238,9 @@ def test_rating_pages_pass_axe_and_reflow_at_320_px(
     page = browser_page
     rater = users["evaluator"]
     sample_study = make_study(build_world(make_user, n_systems=1, n_items=2), [rater], users["admin"])
-    dialogue_world = build_dialogue_world(make_user, n_systems=1, n_dialogues=1, turns=3, system_prefix="Voice")
+    dialogue_world = build_dialogue_world(
+        make_user, n_systems=1, n_dialogues=1, turns=3, system_prefix="Voice"
+    )
     Item.objects.filter(dialogue=dialogue_world.dialogues[0], turn=2).update(text=LONG_TEXT)
     dialogue_study = make_dialogue_study(dialogue_world, [rater], users["admin"], items_per_system=1)
     log_in(page, live_server, "evaluator")

@@ -140,7 +140,9 @@ def test_a_conversation_is_rated_by_keyboard_and_the_progress_moves_with_every_s
 
     first = StudyAssignment.objects.get(pk=first.pk)
     assert first.submitted_at is not None
-    assert sorted(StudyRating.objects.filter(assignment=first).values_list("turn", "dimension", "score")) == sorted(
+    assert sorted(
+        StudyRating.objects.filter(assignment=first).values_list("turn", "dimension", "score")
+    ) == sorted(
         [(1, d, s) for d, s in zip(DIMENSIONS, [4, 5, 3, 4], strict=True)]
         + [(2, d, s) for d, s in zip(DIMENSIONS, [2, 3, 4, 5], strict=True)]
     )

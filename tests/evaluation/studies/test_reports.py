@@ -202,3 +202,23 @@ def test_two_studies_of_one_title_read_apart_in_the_queue(users: dict[str, User]
     assert page.count("Listening study") >= 2  # the raters' title, the same for both
     assert "· 2 samples · ref. " + str(samples.public_id)[:6] in page
     assert "· 3 conversations · ref. " + str(conversations.public_id)[:6] in page
+
+
+@pytest.mark.parametrize(
+    ("progress", "text", "percent"),
+    [
+        (Progress(0, 4), "1 of 4", 0),
+        (Progress(1, 4), "2 of 4", 25),
+        (Progress(4, 4), "4 of 4", 100),  # finished: never "5 of 4"
+        (Progress(0, 0), "0 of 0", 100),
+        # A conversation's saved turns move the progress between its submits.
+        (Progress(0, 4).with_turns(0, 5), "1 of 4, turn 1 of 5", 0),
+        (Progress(0, 4).with_turns(2, 5), "1 of 4, turn 3 of 5", 10),
+        (Progress(1, 4).with_turns(4, 5), "2 of 4, turn 5 of 5", 45),
+    ],
+)
+def test_progress_reads_where_the_rater_is_and_counts_saved_turns(
+    progress: Progress, text: str, percent: int
+) -> None:
+    assert progress.text == text
+    assert progress.percent == percent
