@@ -47,8 +47,8 @@ from django.core.files import File
 from django.core.files.storage import FileSystemStorage, Storage, default_storage
 from django.core.management.color import no_style
 from django.db import connections, models, transaction
-from django.db.utils import load_backend
 from django.db.migrations.recorder import MigrationRecorder
+from django.db.utils import load_backend
 from django.utils.duration import duration_iso_string
 
 from webapp.lib.snapshots import (
@@ -63,6 +63,9 @@ from webapp.lib.snapshots import (
     nothing_written_on_failure,
     read_chunks,
     sealed,
+    snapshot_name,
+    snapshots_to_prune,
+    target_for,
     unsealed,
 )
 
@@ -438,7 +441,9 @@ def restore_snapshot(target: Target, progress: Progress = _quiet, replace: bool 
     return RestoreReport(len(manifest["tables"]), rows, files, size, time.monotonic() - started)
 
 
-def _write_media(target: Target, manifest: dict[str, Any], tell: _Throttled, replace: bool) -> tuple[int, int]:
+def _write_media(
+    target: Target, manifest: dict[str, Any], tell: _Throttled, replace: bool
+) -> tuple[int, int]:
     files = size = 0
     total = max(1, manifest["media"]["files"])
     for name, written in _media_entries(target, manifest):
@@ -512,3 +517,16 @@ def _insert_rows(model: type[models.Model], encoded: Iterator[bytes]) -> int:
     if batch:
         flush()
     return inserted
+
+
+def scheduled_backup(now: datetime.datetime | None = None) -> str:
+    """Write a snapshot into a new folder under BACKUP_TARGET, then keep only the newest BACKUP_KEEP
+    (run by Celery beat when both are set); return the new snapshot's name."""
+    root = target_for(settings.BACKUP_TARGET)
+    name = snapshot_name(now or datetime.datetime.now(datetime.UTC))
+    take_backup(root.child(name))
+    names = root.children()
+    complete = {child for child in names if root.child(child).exists(MANIFEST)}
+    for old in snapshots_to_prune(names, complete, settings.BACKUP_KEEP):
+        root.child(old).remove()
+    return name

@@ -40,5 +40,8 @@ def empty_studio(settings: Any, media: Path) -> None:
     media.mkdir()
     settings.STORAGES = {
         **settings.STORAGES,
-        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(media)}},
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(media)},
+        },
     }

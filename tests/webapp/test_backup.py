@@ -4,6 +4,7 @@ a partial, truncated or corrupt snapshot is refused before anything is written."
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 from pathlib import Path
@@ -15,8 +16,9 @@ from django.core.management import CommandError, call_command
 from tests.factories import AnnotationFactory, RecordedItemFactory, ReviewFactory, UserFactory
 from tests.support.s3_server import S3Server
 from tests.webapp.backup_support import empty_studio, every_media_file, every_row
-from webapp.backup import studio_is_empty
-from webapp.lib.snapshots import MANIFEST, MEDIA_INDEX
+from webapp.backup import scheduled_backup, studio_is_empty
+from webapp.celery import app as celery_app
+from webapp.lib.snapshots import MANIFEST, MEDIA_INDEX, backup_schedule, snapshots_to_prune
 from webapp.models import User
 
 
@@ -158,3 +160,36 @@ def test_a_snapshot_on_s3_round_trips(
     with pytest.raises(CommandError, match="did not finish"):
         _restore("s3://studio-backups/nightly/one")
     assert studio_is_empty()
+
+
+def test_rotation_keeps_the_newest_complete_snapshots_and_drops_abandoned_ones() -> None:
+    names = ["snapshot-1", "snapshot-2", "snapshot-3", "snapshot-4", "snapshot-5", "notes"]
+    complete = {"snapshot-1", "snapshot-3", "snapshot-4"}
+    # 2 was abandoned (older than a complete one); 5 may be a backup still being written.
+    assert snapshots_to_prune(names, complete, keep=2) == ["snapshot-1", "snapshot-2"]
+    assert snapshots_to_prune(names, complete, keep=5) == ["snapshot-2"]
+
+
+def test_the_beat_schedule_is_off_unless_a_target_and_a_count_are_set() -> None:
+    assert backup_schedule("", 3, 24.0) == {}
+    assert backup_schedule("/backups", 0, 24.0) == {}
+    entry = backup_schedule("s3://lab/studio", 7, 24.0)["backup-snapshot"]
+    assert entry == {"task": "webapp.backup_snapshot", "schedule": 86400.0}
+    assert "webapp.backup_snapshot" in celery_app.tasks
+
+
+def test_scheduled_backups_keep_the_newest_n(
+    transactional_db: None, media_root: Path, tmp_path: Path, settings: Any
+) -> None:
+    settings.BACKUP_TARGET, settings.BACKUP_KEEP = str(tmp_path / "nightly"), 2
+    _small_studio()
+    (tmp_path / "nightly" / "keep-this-folder").mkdir(parents=True)
+    start = datetime.datetime(2026, 12, 1, 2, 0, tzinfo=datetime.UTC)
+    made = [scheduled_backup(start + datetime.timedelta(days=day)) for day in range(3)]
+
+    assert sorted(path.name for path in (tmp_path / "nightly").iterdir()) == sorted(
+        [*made[1:], "keep-this-folder"]
+    )
+    empty_studio(settings, tmp_path / "fresh-media")
+    _restore(str(tmp_path / "nightly" / made[-1]))
+    assert not studio_is_empty()

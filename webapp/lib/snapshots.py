@@ -16,6 +16,7 @@ Nothing here imports Django: the dump and the restore (webapp.backup) are the Dj
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import shutil
@@ -205,7 +206,9 @@ class S3Target(Target):
         names: list[str] = []
         paginator = self.client.get_paginator("list_objects_v2")
         for page in paginator.paginate(Bucket=self.bucket, Prefix=self._folder(), Delimiter="/"):
-            names += [entry["Prefix"][len(self._folder()) :].strip("/") for entry in page.get("CommonPrefixes", [])]
+            names += [
+                entry["Prefix"][len(self._folder()) :].strip("/") for entry in page.get("CommonPrefixes", [])
+            ]
         return sorted(names)
 
     def remove(self) -> None:
@@ -280,3 +283,15 @@ def snapshots_to_prune(names: list[str], complete: set[str], keep: int) -> list[
         for name in ours
         if (name in complete and name not in kept) or (name not in complete and name < newest_whole)
     ]
+
+
+def snapshot_name(now: datetime.datetime) -> str:
+    """A scheduled snapshot's folder name, which sorts by time: snapshot-20260101T020000123456Z."""
+    return f"{SNAPSHOT_PREFIX}{now.astimezone(datetime.UTC):%Y%m%dT%H%M%S%fZ}"
+
+
+def backup_schedule(target: str, keep: int, every_hours: float) -> dict[str, dict[str, Any]]:
+    """Celery beat's entry for scheduled snapshots: none unless a target and a count to keep are set."""
+    if not target or keep < 1:
+        return {}
+    return {"backup-snapshot": {"task": "webapp.backup_snapshot", "schedule": every_hours * 3600.0}}
