@@ -83,6 +83,18 @@ def _quiet(fraction: float | None, message: str) -> None:
     return None
 
 
+def printed_progress(out: Any) -> Progress:
+    """Progress as the project's commands print it (seed_demo): seconds so far, share done, what."""
+    started = time.monotonic()
+
+    def progress(fraction: float | None, message: str) -> None:
+        done = f"{fraction:4.0%}" if fraction is not None else "    "
+        out.write(f"  [{time.monotonic() - started:4.0f} s] {done} {message}")
+        out.flush()
+
+    return progress
+
+
 class _Throttled:
     """Passes on a progress line at most every PROGRESS_EVERY_SECONDS, unless forced."""
 

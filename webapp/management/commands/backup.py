@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.backup import take_backup
+from webapp.backup import printed_progress, take_backup
 from webapp.lib.snapshots import target_for
 
 
@@ -21,13 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("path", help="a new or empty folder, or s3://bucket/prefix")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        started = time.monotonic()
-
-        def progress(fraction: float | None, message: str) -> None:
-            done = f"{fraction:4.0%}" if fraction is not None else "    "
-            self.stdout.write(f"  [{time.monotonic() - started:4.0f} s] {done} {message}")
-            self.stdout.flush()
-
+        progress = printed_progress(self.stdout)
         try:
             target = target_for(options["path"])
             report = take_backup(target, progress)

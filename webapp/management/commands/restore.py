@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from webapp.backup import RestoreRefused, restore_snapshot
+from webapp.backup import RestoreRefused, printed_progress, restore_snapshot
 from webapp.lib.snapshots import BadSnapshot, target_for
 
 
@@ -26,13 +25,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        started = time.monotonic()
-
-        def progress(fraction: float | None, message: str) -> None:
-            done = f"{fraction:4.0%}" if fraction is not None else "    "
-            self.stdout.write(f"  [{time.monotonic() - started:4.0f} s] {done} {message}")
-            self.stdout.flush()
-
+        progress = printed_progress(self.stdout)
         try:
             target = target_for(options["path"])
             report = restore_snapshot(target, progress, replace=options["replace"])
