@@ -7,16 +7,18 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 from tests.factories import AnnotationFactory, RecordedItemFactory, ReviewFactory, UserFactory
-from tests.support.s3_server import S3Server
+from tests.support.s3_server import S3Server, use_s3_media
 from tests.webapp.backup_support import empty_studio, every_media_file, every_row
-from webapp.backup import scheduled_backup, studio_is_empty
+from webapp.backup import consistent_database, scheduled_backup, studio_is_empty
 from webapp.celery import app as celery_app
 from webapp.lib.snapshots import MANIFEST, MEDIA_INDEX, backup_schedule, snapshots_to_prune
 from webapp.models import User
@@ -193,3 +195,45 @@ def test_scheduled_backups_keep_the_newest_n(
     empty_studio(settings, tmp_path / "fresh-media")
     _restore(str(tmp_path / "nightly" / made[-1]))
     assert not studio_is_empty()
+
+
+def _in_another_connection(work: Any) -> None:
+    def run() -> None:
+        try:
+            work()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+
+
+def test_the_dump_reads_one_moment_while_the_studio_goes_on(transactional_db: None) -> None:
+    UserFactory.create(username="before")
+    with consistent_database() as alias:
+        seen = set(User._base_manager.using(alias).values_list("username", flat=True))
+        _in_another_connection(lambda: UserFactory.create(username="during"))
+        assert set(User._base_manager.using(alias).values_list("username", flat=True)) == seen
+    assert seen == {"before"}
+    assert User.objects.filter(username="during").exists()
+
+
+def test_media_on_s3_round_trip_into_a_fresh_bucket(
+    transactional_db: None, tmp_path: Path, settings: Any, s3_server: S3Server
+) -> None:
+    client = s3_server.client()
+    for bucket in ("studio-media", "restored-media"):
+        client.create_bucket(Bucket=bucket)
+    use_s3_media(settings, "studio-media", endpoint_url=s3_server.endpoint_url, region_name="us-east-1")
+    _small_studio()
+    rows, media = every_row(), every_media_file()
+    assert media
+
+    _backup(str(tmp_path / "snapshot"))
+    call_command("flush", interactive=False, verbosity=0)
+    use_s3_media(settings, "restored-media", endpoint_url=s3_server.endpoint_url, region_name="us-east-1")
+    assert studio_is_empty()
+    _restore(str(tmp_path / "snapshot"))
+    assert every_row() == rows
+    assert every_media_file() == media
