@@ -54,6 +54,14 @@ def purge_idempotency_keys_task() -> int:
     return purge_expired_keys()
 
 
+@app.task(name="webapp.backup_snapshot", ignore_result=True)
+def backup_snapshot_task() -> str:
+    """Write a scheduled snapshot and keep the newest BACKUP_KEEP (run by beat when BACKUP_TARGET is set)."""
+    from webapp.backup import scheduled_backup
+
+    return scheduled_backup()
+
+
 @worker_ready.connect
 def _reap_on_start(**_: Any) -> None:
     # A worker that starts after a crash picks up the pieces of jobs its predecessor left running.

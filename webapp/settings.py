@@ -27,6 +27,7 @@ from webapp.env import (
 )
 from webapp.lib.client_address import trusted_networks
 from webapp.lib.outbound import allowed_hosts, parse_key_hosts
+from webapp.lib.snapshots import backup_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("ECHOSTUDIO_VAR_DIR") or BASE_DIR / "var")
@@ -276,6 +277,13 @@ CELERY_BEAT_SCHEDULE = {
     "reap-stale-jobs": {"task": "webapp.reap_stale_jobs", "schedule": JOB_REAP_EVERY_SECONDS},
     "purge-idempotency-keys": {"task": "webapp.purge_idempotency_keys", "schedule": 3600.0},
 }
+# Scheduled backups (docs/deployment.md, "Backups"), off by default: with a target (a folder or
+# s3://bucket/prefix) and a count to keep, beat writes a snapshot every BACKUP_EVERY_HOURS into
+# its own folder under the target and removes all but the newest BACKUP_KEEP.
+BACKUP_TARGET = env_str("ECHOSTUDIO_BACKUP_TARGET")
+BACKUP_KEEP = env_int("ECHOSTUDIO_BACKUP_KEEP", 0, minimum=0)
+BACKUP_EVERY_HOURS = env_float("ECHOSTUDIO_BACKUP_EVERY_HOURS", 24.0, minimum=0.01)
+CELERY_BEAT_SCHEDULE.update(backup_schedule(BACKUP_TARGET, BACKUP_KEEP, BACKUP_EVERY_HOURS))
 
 # Take QC by the pretrained speech models (annotation/audio/speech, issue 26): script check,
 # trimming, pauses, quality, loudness, speaker. A flag sends a take to review with its reason,
