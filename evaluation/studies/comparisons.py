@@ -246,10 +246,11 @@ def bradley_terry(
     raters, per_rater, _ = win_matrices(votes, systems)
     wins = per_rater.sum(axis=0)
     games = wins + wins.T
-    n_votes = int(round(games.sum() / 2))
+    n_votes = round(float(games.sum()) / 2)
     notes: list[str] = []
     point: np.ndarray | None = None
-    lows = highs = [None] * len(systems)
+    lows: list[float | None] = [None] * len(systems)
+    highs: list[float | None] = [None] * len(systems)
     if n_votes and estimable(wins):
         point = fit_bradley_terry(wins)
         if n_boot and len(raters) > 1:

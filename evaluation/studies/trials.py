@@ -107,3 +107,48 @@ def shuffled(conditions: Sequence[str], rng: random.Random) -> list[str]:
     order = list(conditions)
     rng.shuffle(order)
     return order
+
+
+# --- What raters see and answer ---------------------------------------------------------------------
+
+CCR_CHOICES = (
+    (3, "Much better"),
+    (2, "Better"),
+    (1, "Slightly better"),
+    (0, "About the same"),
+    (-1, "Slightly worse"),
+    (-2, "Worse"),
+    (-3, "Much worse"),
+)  # P.808 Annex E's CCR scale: the second sample compared with the first
+AB_CHOICES = ((-1, "A"), (0, "No preference"), (1, "B"))
+MUSHRA_LOWEST, MUSHRA_HIGHEST = 0, 100
+# BS.1534-3's continuous quality scale: its five intervals' labels, bottom up.
+MUSHRA_BANDS = ("Bad", "Poor", "Fair", "Good", "Excellent")
+
+
+def slot_label(pairs: bool, position: int) -> str:
+    """Return what the rater sees a slot called: "A" and "B" in a pair; in MUSHRA "Reference" (place
+    0) and "Sample 1".. for the conditions. Labels name places, never systems."""
+    if pairs:
+        return "AB"[position - 1]
+    return "Reference" if position == 0 else f"Sample {position}"
+
+
+def answer_refusal(kind: str, positions: Sequence[int], answers: Mapping[int, int]) -> str | None:
+    """Return why the answers do not fit the trial, None when they do.
+
+    `positions` are the trial's places (0 is MUSHRA's open reference, never scored); `answers`
+    place -> value. A pair is answered once, on its second place: CCR -3..+3, A/B -1/0/+1. MUSHRA
+    scores every condition 0-100.
+    """
+    if kind in ("ccr", "ab"):
+        allowed = {value for value, _ in (CCR_CHOICES if kind == "ccr" else AB_CHOICES)}
+        if set(answers) != {2} or answers[2] not in allowed:
+            return "Choose one answer." if kind == "ab" else "Choose how B compares with A, from -3 to +3."
+        return None
+    scored = {position for position in positions if position > 0}
+    if set(answers) != scored or any(
+        not MUSHRA_LOWEST <= value <= MUSHRA_HIGHEST for value in answers.values()
+    ):
+        return "Score every sample from 0 to 100."
+    return None
