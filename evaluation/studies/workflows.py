@@ -81,6 +81,8 @@ def submit_rating(
             raise RatingRefused("This sample is already rated.")
         if assignment.study.is_dialogue:
             raise RatingRefused("Rate a conversation turn by turn.")
+        if assignment.study.is_comparison:
+            raise RatingRefused("Answer a comparison trial on its own page.")
         if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
         refusal = rating_refusal(assignment, now=now)

@@ -131,7 +131,9 @@ def test_cmos_is_sign_corrected_and_its_interval_equals_scipy():
                 if v.item == f"i{item}" and system in (v.first, v.second)
             ]
             per_item.append(np.mean(own))
-        low, high = stats.t.interval(0.95, len(per_item) - 1, loc=np.mean(per_item), scale=stats.sem(per_item))
+        low, high = stats.t.interval(
+            0.95, len(per_item) - 1, loc=np.mean(per_item), scale=stats.sem(per_item)
+        )
         cell = cells[system]
         assert cell.versus == "REF" and cell.n_items == 12 and cell.n_votes == 36
         assert cell.mean == pytest.approx(np.mean(per_item))
@@ -177,7 +179,9 @@ def test_mushra_post_screening_excludes_above_fifteen_percent_only():
     assert screens["four_low"].excluded and screens["four_low"].hidden_reference_low == 4
     assert screens["four_low"].reasons == ("hidden reference below 90 in 4 of 20 trials (20% > 15%)",)
     assert screens["anchor_loud"].reasons == ("mid anchor above 90 in 2 of 10 trials (20% > 15%)",)
-    summary = {box.condition: box for box in mushra_summary(rows, ["A", HIDDEN_REFERENCE], excluded=["four_low"])}
+    summary = {
+        box.condition: box for box in mushra_summary(rows, ["A", HIDDEN_REFERENCE], excluded=["four_low"])
+    }
     assert summary["A"].n == 70 and summary["A"].median == 60
 
 

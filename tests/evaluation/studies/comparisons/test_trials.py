@@ -6,6 +6,7 @@ import io
 import random
 import wave
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from evaluation.studies.design import Stimulus, StudyDesignError, distribute_rat
 from evaluation.studies.trials import balanced_orders, pair_trials, shuffled
 
 
-@pytest.mark.parametrize(("n_trials", "n_raters", "per_trial", "seed"), [(12, 4, 2, 1), (30, 7, 3, 2), (9, 5, 5, 3), (40, 9, 4, 4)])
+@pytest.mark.parametrize(
+    ("n_trials", "n_raters", "per_trial", "seed"), [(12, 4, 2, 1), (30, 7, 3, 2), (9, 5, 5, 3), (40, 9, 4, 4)]
+)
 def test_pair_orders_are_balanced_per_trial_and_per_rater(n_trials, n_raters, per_trial, seed):
     trials = [f"t{n}" for n in range(n_trials)]
     raters = [f"r{n}" for n in range(n_raters)]
@@ -23,7 +26,7 @@ def test_pair_orders_are_balanced_per_trial_and_per_rater(n_trials, n_raters, pe
     flipped = balanced_orders(shares)
     assert set(flipped) == {(rater, trial) for rater, own in shares.items() for trial in own}
     per_trial_counts: dict[str, Counter] = {trial: Counter() for trial in trials}
-    for (rater, trial), flip in flipped.items():
+    for (_rater, trial), flip in flipped.items():
         per_trial_counts[trial][flip] += 1
     for counts in per_trial_counts.values():
         assert abs(counts[True] - counts[False]) <= 1
@@ -43,10 +46,14 @@ def test_pairs_are_against_the_reference_or_every_pair():
 
 
 def test_pair_trials_of_one_item_are_never_back_to_back():
-    trials = [Stimulus(f"{item}:{a}{b}", item, "rated") for item in "pqrstu" for a, b in pair_trials(["A", "B", "C"])]
+    trials = [
+        Stimulus(f"{item}:{a}{b}", item, "rated")
+        for item in "pqrstu"
+        for a, b in pair_trials(["A", "B", "C"])
+    ]
     plan = plan_study(trials, ["x", "y", "z"], ratings_per_output=2, seed=4)
     for order in plan.values():
-        assert all(one.item != two.item for one, two in zip(order, order[1:], strict=False))
+        assert all(one.item != two.item for one, two in pairwise(order))
 
 
 def test_mushra_positions_are_shuffled_per_rater():
@@ -58,7 +65,9 @@ def test_mushra_positions_are_shuffled_per_rater():
 
 def _tones(rate: int = 16000, seconds: float = 0.5) -> bytes:
     t = np.arange(int(rate * seconds)) / rate
-    signal = 0.2 * (np.sin(2 * np.pi * 1000 * t) + np.sin(2 * np.pi * 5000 * t) + np.sin(2 * np.pi * 7600 * t))
+    signal = 0.2 * (
+        np.sin(2 * np.pi * 1000 * t) + np.sin(2 * np.pi * 5000 * t) + np.sin(2 * np.pi * 7600 * t)
+    )
     out = io.BytesIO()
     with wave.open(out, "wb") as writer:
         writer.setnchannels(1)
