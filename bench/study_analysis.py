@@ -18,6 +18,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 # Run as a script from anywhere: make the repository importable, and Django configured (the
 # analysis itself is pure, but it lives beside the models it reads).
@@ -74,7 +75,7 @@ def main() -> None:
     args = parser.parse_args()
     rng = random.Random(args.seed)
     times = [(rng.choice(RATERS), rng.uniform(5, 60)) for _ in range(args.answers)]
-    cases = {
+    cases: dict[str, dict[str, Any]] = {
         "ccr": {"votes": pair_votes(args.answers, rng, SYSTEMS[0], 3), "reference": SYSTEMS[0]},
         "ab": {"votes": pair_votes(args.answers, rng, None, 1), "reference": None},
         "mushra": {"scores": mushra_scores(args.answers, rng), "reference": SYSTEMS[0]},

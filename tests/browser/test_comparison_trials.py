@@ -30,7 +30,8 @@ def _play_every_sample(page) -> None:
 
 def _second_is_b(assignment: StudyAssignment) -> bool:
     second = assignment.slots.select_related("part__sample__system").get(position=2)
-    return second.part.sample.system.name == "SecretSystemB"
+    system = second.part.sample.system
+    return system is not None and system.name == "SecretSystemB"
 
 
 def _answer_pairs(page, study, rater, choose) -> None:
@@ -67,7 +68,10 @@ def test_an_evaluator_answers_cmos_ab_and_mushra_trials(browser_page, live_serve
     # B judged 2 better than the reference wherever it was heard (the test knows the order; the page does not).
     _answer_pairs(page, cmos, rater, lambda assignment: "2" if _second_is_b(assignment) else "-2")
     answers = StudySlot.objects.filter(assignment__study=cmos, position=2)
-    assert sorted(answers.values_list("score", flat=True)) == [-2, 2]  # both orders were heard
+    assert sorted(score or 0 for score in answers.values_list("score", flat=True)) == [
+        -2,
+        2,
+    ]  # both orders were heard
     _answer_pairs(page, ab, rater, lambda assignment: "0")
     assert list(
         StudySlot.objects.filter(assignment__study=ab, position=2).values_list("score", flat=True)

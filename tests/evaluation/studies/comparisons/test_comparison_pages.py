@@ -171,7 +171,9 @@ def test_the_results_page_shows_tables_chart_exclusions_and_time(world, users, m
     assert f'data-testid="{table}"' in page and 'data-testid="comparison-chart"' in page
     assert "second</strong>: excluded by an admin: rushed" in page
     assert 'data-testid="time-on-task"' in page and 'data-rater="evaluator"' in page
-    chart = json.loads(re.search(r'id="comparison-chart-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    found = re.search(r'id="comparison-chart-data"[^>]*>(.*?)</script>', page, re.S)
+    assert found is not None
+    chart = json.loads(found.group(1))
     assert chart["labels"]
     csv_text = admin.get(reverse("evaluation:study_results_csv", args=[study.pk])).content.decode()
     assert "excluded_rater" in csv_text and "time_on_task" in csv_text

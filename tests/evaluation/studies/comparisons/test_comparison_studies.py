@@ -46,7 +46,7 @@ def test_a_ccr_study_against_a_reference_balances_orders_and_gives_cmos(make_use
     )
     trials = study.stimuli.filter(parts__isnull=False).distinct()
     assert trials.count() == 4 * 2  # each item: B vs A, C vs A
-    first_places = Counter()
+    first_places: Counter[str] = Counter()
     for rater in raters:
         own = StudySlot.objects.filter(assignment__evaluator=rater, position=1).select_related("part")
         flips = sum(slot.part.order == 1 for slot in own)
@@ -92,6 +92,7 @@ def test_a_mushra_trial_has_hidden_reference_anchors_and_post_screening(make_use
     raters = [users["evaluator"], careless]
     study = make_comparison(world, raters, users["admin"], "mushra", items_per_system=3, ratings_per_output=2)
     trial = study.stimuli.filter(parts__isnull=False).distinct().first()
+    assert trial is not None
     roles = dict(trial.parts.values_list("role", "sample__audio_key"))
     assert set(roles) == {"reference", "hidden_reference", "system", "low_anchor", "mid_anchor"}
     assert roles["hidden_reference"] != roles["reference"]  # its own key, so its link differs

@@ -74,8 +74,14 @@ def test_bradley_terry_equals_a_direct_maximum_likelihood_fit():
     ours = np.array([score.score for score in preference.scores])
     np.testing.assert_allclose(ours, scipy_bradley_terry(votes), atol=1e-5)
     # The fit recovers the generating order, and every interval holds its estimate.
-    assert [s.system for s in sorted(preference.scores, key=lambda s: -s.score)] == ["D", "B", "A", "C"]
+    assert [s.system for s in sorted(preference.scores, key=lambda s: -(s.score or 0))] == [
+        "D",
+        "B",
+        "A",
+        "C",
+    ]
     for score in preference.scores:
+        assert score.low is not None and score.score is not None and score.high is not None
         assert score.low < score.score < score.high
 
 
@@ -106,7 +112,8 @@ def test_bootstrap_resamples_whole_raters():
     again = bradley_terry(votes, SYSTEMS, n_boot=300, seed=9)
     assert one == again  # the seed makes the intervals reproducible
     batch = fit_bradley_terry(np.stack([per_rater.sum(axis=0)] * 3))
-    np.testing.assert_allclose(batch[1], [s.score for s in one.scores], atol=1e-9)
+    np.testing.assert_allclose(batch[1], [float(s.score or 0) for s in one.scores], atol=1e-9)
+    assert all(s.score is not None for s in one.scores)
 
 
 def test_cmos_is_sign_corrected_and_its_interval_equals_scipy():
@@ -138,7 +145,7 @@ def test_cmos_is_sign_corrected_and_its_interval_equals_scipy():
         assert cell.versus == "REF" and cell.n_items == 12 and cell.n_votes == 36
         assert cell.mean == pytest.approx(np.mean(per_item))
         assert (cell.low, cell.high) == (pytest.approx(low), pytest.approx(high))
-    assert cells["X"].low > 0 > cells["Y"].high
+    assert (cells["X"].low or 0) > 0 > (cells["Y"].high or 0)
 
 
 def test_cmos_without_a_reference_compares_every_pair():
