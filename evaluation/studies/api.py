@@ -73,7 +73,7 @@ class StudyDesignSerializer(serializers.Serializer[Any]):
     benchmark_version = serializers.CharField(required=False)
     items_per_system = serializers.IntegerField(required=False)
     unit = serializers.ChoiceField(choices=["item", "dialogue"], required=False)
-    kind = serializers.ChoiceField(choices=["acr", "ccr", "ab", "mushra"], required=False)
+    kind = serializers.ChoiceField(choices=["acr", "ccr", "dcr", "ab", "mushra"], required=False)
     reference_system = serializers.IntegerField(required=False, help_text="A system's id (CCR, MUSHRA)")
     anchors = serializers.ListField(child=serializers.ChoiceField(choices=["low", "mid"]), required=False)
     dialogues_per_system = serializers.IntegerField(required=False)

@@ -156,7 +156,8 @@ def analyse(
         excluded=tuple(excluded),
         times=tuple(time_on_task(times)),
     )
-    if kind == Study.Kind.CCR:
+    if kind in (Study.Kind.CCR, Study.Kind.DCR):
+        # DCR: the reference is always first, so a system's oriented vote is the 1-5 answer (DMOS).
         cells = comparison_mos(kept_votes, systems, reference)
         return replace(figures, cmos=tuple(cells))
     if kind == Study.Kind.AB:
@@ -234,12 +235,13 @@ def _win_rows(figures: ComparisonFigures) -> list[dict[str, Any]]:
 def comparison_chart(figures: ComparisonFigures) -> dict[str, Any]:
     """Return the chart's data for static/js/comparison_chart.js: bars with interval whiskers
     (CMOS, Bradley–Terry) or boxes (MUSHRA: quartiles as floating bars, whiskers, medians)."""
-    if figures.kind == Study.Kind.CCR:
+    if figures.kind in (Study.Kind.CCR, Study.Kind.DCR):
+        dcr = figures.kind == Study.Kind.DCR
         return {
             "type": "bars",
-            "axis": "CMOS (-3..+3), 95% interval",
-            "min": -3,
-            "max": 3,
+            "axis": "DMOS (1-5), 95% interval" if dcr else "CMOS (-3..+3), 95% interval",
+            "min": 0 if dcr else -3,
+            "max": 5 if dcr else 3,
             "labels": [f"{cell.system} vs {cell.versus}" for cell in figures.cmos],
             "data": [finite(cell.mean) for cell in figures.cmos],
             "low": [finite(cell.low) for cell in figures.cmos],
@@ -300,7 +302,7 @@ def figures_csv(figures: ComparisonFigures) -> str:
     for cell in figures.cmos:
         writer.writerow(
             {
-                "figure": "cmos",
+                "figure": "dmos" if figures.kind == Study.Kind.DCR else "cmos",
                 "system": cell.system,
                 "versus": cell.versus,
                 "estimate": _number(cell.mean),

@@ -52,7 +52,7 @@ class StudyForm(forms.Form):
         initial=Study.Kind.ACR,
         required=False,  # left out (older clients): ACR
         widget=forms.RadioSelect,
-        help_text="ACR rates each reply alone; CCR and A/B compare replies to the same query in pairs; "
+        help_text="ACR rates each reply alone; CCR, DCR and A/B compare replies to the same query in pairs; "
         "MUSHRA scores every system against a reference with a hidden reference and anchors. "
         "Comparisons ask one audio question (choose one audio dimension) and use practice trials, "
         "not trapping or gold items (see the user guide: which test when)",
@@ -61,6 +61,7 @@ class StudyForm(forms.Form):
         queryset=System.objects.all(),
         required=False,
         help_text="CCR: every other system is compared with it (empty: every pair of systems); "
+        "DCR: heard first, every other system rated for degradation against it; "
         "MUSHRA: the reference, heard open and hidden among the samples",
     )
     anchors = forms.MultipleChoiceField(

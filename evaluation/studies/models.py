@@ -33,6 +33,7 @@ class Study(models.Model):
     class Kind(models.TextChoices):
         ACR = "acr", "ACR: absolute 1-5 ratings (MOS)"
         CCR = "ccr", "CCR: comparison MOS, -3..+3 (CMOS)"
+        DCR = "dcr", "DCR: degradation against the reference, 1-5 (DMOS)"
         AB = "ab", "A/B preference (with no preference)"
         MUSHRA = "mushra", "MUSHRA: 0-100 against a reference (BS.1534)"
 
@@ -53,7 +54,7 @@ class Study(models.Model):
         blank=True,
         on_delete=models.PROTECT,
         related_name="+",
-        help_text="CCR: what every system is compared with (none: every pair); MUSHRA: the reference",
+        help_text="CCR: what every system is compared with (none: every pair); DCR, MUSHRA: the reference",
     )
     anchors = models.JSONField(
         default=list, blank=True, help_text='MUSHRA: "low" (3.5 kHz) and optionally "mid" (7 kHz) anchors'
@@ -94,7 +95,12 @@ class Study(models.Model):
     @property
     def is_pairs(self) -> bool:
         """Return True when each trial is a pair of samples (CCR and A/B)."""
-        return self.kind in (self.Kind.CCR, self.Kind.AB)
+        return self.kind in (self.Kind.CCR, self.Kind.DCR, self.Kind.AB)
+
+    @property
+    def reference_first(self) -> bool:
+        """Return True when a pair always plays the reference first, as A (DCR; P.800 Annex D)."""
+        return self.kind == self.Kind.DCR
 
     def dimension_list(self) -> list[Dimension]:
         """Return the study's rating dimensions in catalogue order."""
@@ -344,7 +350,7 @@ class StudySlot(models.Model):
         null=True,
         blank=True,
         help_text="Pairs: on the second slot only, the second compared with the first as answered "
-        "(CCR -3..+3, A/B -1, 0 for no preference, +1); MUSHRA: 0-100 on every scored slot",
+        "(CCR -3..+3, DCR 1-5, A/B -1, 0 for no preference, +1); MUSHRA: 0-100 on every scored slot",
     )
 
     class Meta:

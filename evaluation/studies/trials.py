@@ -121,6 +121,14 @@ CCR_CHOICES = (
     (-3, "Much worse"),
 )  # P.808 Annex E's CCR scale: the second sample compared with the first
 AB_CHOICES = ((-1, "A"), (0, "No preference"), (1, "B"))
+DCR_CHOICES = (
+    (5, "Degradation is inaudible"),
+    (4, "Audible but not annoying"),
+    (3, "Slightly annoying"),
+    (2, "Annoying"),
+    (1, "Very annoying"),
+)  # P.800 Annex D's degradation category scale: B (the system) against A (the reference)
+PAIR_CHOICES = {"ccr": CCR_CHOICES, "dcr": DCR_CHOICES, "ab": AB_CHOICES}
 MUSHRA_LOWEST, MUSHRA_HIGHEST = 0, 100
 # BS.1534-3's continuous quality scale: its five intervals' labels, bottom up.
 MUSHRA_BANDS = ("Bad", "Poor", "Fair", "Good", "Excellent")
@@ -138,13 +146,17 @@ def answer_refusal(kind: str, positions: Sequence[int], answers: Mapping[int, in
     """Return why the answers do not fit the trial, None when they do.
 
     `positions` are the trial's places (0 is MUSHRA's open reference, never scored); `answers`
-    place -> value. A pair is answered once, on its second place: CCR -3..+3, A/B -1/0/+1. MUSHRA
-    scores every condition 0-100.
+    place -> value. A pair is answered once, on its second place: CCR -3..+3, DCR 1-5, A/B -1/0/+1.
+    MUSHRA scores every condition 0-100.
     """
-    if kind in ("ccr", "ab"):
-        allowed = {value for value, _ in (CCR_CHOICES if kind == "ccr" else AB_CHOICES)}
+    if kind in PAIR_CHOICES:
+        allowed = {value for value, _ in PAIR_CHOICES[kind]}
         if set(answers) != {2} or answers[2] not in allowed:
-            return "Choose one answer." if kind == "ab" else "Choose how B compares with A, from -3 to +3."
+            return {
+                "ab": "Choose one answer.",
+                "ccr": "Choose how B compares with A, from -3 to +3.",
+                "dcr": "Choose how degraded B is against A, from 1 to 5.",
+            }[kind]
         return None
     scored = {position for position in positions if position > 0}
     if set(answers) != scored or any(

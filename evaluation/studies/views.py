@@ -41,7 +41,7 @@ from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudySlot, StudyStimulus, StudyTurn
 from evaluation.studies.reports import Progress, rater_progress, study_figures
 from evaluation.studies.results import summary_csv
-from evaluation.studies.trials import AB_CHOICES, CCR_CHOICES, MUSHRA_BANDS, slot_label
+from evaluation.studies.trials import MUSHRA_BANDS, PAIR_CHOICES, slot_label
 from evaluation.studies.workflows import (
     RatingRefused,
     decide_rater,
@@ -142,7 +142,7 @@ def _trial_context(
             (entry for entry, slot in zip(entries, slots, strict=True) if slot.position == 0), None
         ),
         "samples": [entry for entry, slot in zip(entries, slots, strict=True) if slot.position > 0],
-        "choices": CCR_CHOICES if study.kind == Study.Kind.CCR else AB_CHOICES,
+        "choices": PAIR_CHOICES.get(study.kind, ()),
         "bands": MUSHRA_BANDS,
         "practice": assignment.stimulus.kind == StudyStimulus.Kind.TRAINING,
         "query_text": query.text,

@@ -5,7 +5,7 @@ A trial is a `StudyStimulus` with no audio of its own whose `parts` are the samp
 the ACR planner (`design.plan_study`: each trial by `ratings_per_output` raters, loads even, no
 item twice in a row, practice first) and the rating queue serve comparison studies unchanged.
 Each rater's `StudySlot`s say where they hear each part: pairs in the order `trials.balanced_orders`
-gives (both orders, balanced per trial and per rater), MUSHRA's conditions shuffled per rater and
+gives (both orders, balanced per trial and per rater; DCR always plays the reference first), MUSHRA's conditions shuffled per rater and
 trial behind the open reference. MUSHRA's hidden reference is a second copy of the reference under
 its own random key (its link must not match the open reference's), and its anchors are the
 reference low-pass filtered (`evaluation.studies.anchors`), levelled like every clip.
@@ -54,7 +54,7 @@ ANCHOR_ROLES = {"low": StudyTrialPart.Role.LOW_ANCHOR, "mid": StudyTrialPart.Rol
 
 def check_comparison_spec(spec: StudySpec) -> None:
     """Refuse a comparison design that cannot be run, saying what to change."""
-    if spec.kind not in (Study.Kind.CCR, Study.Kind.AB, Study.Kind.MUSHRA):
+    if spec.kind not in (Study.Kind.CCR, Study.Kind.DCR, Study.Kind.AB, Study.Kind.MUSHRA):
         raise StudyDesignError(f"unknown study kind {spec.kind!r}")
     if spec.unit != Study.Unit.ITEM:
         raise StudyDesignError("comparison studies compare single-turn outputs; choose single-turn outputs")
@@ -68,6 +68,8 @@ def check_comparison_spec(spec: StudySpec) -> None:
     reference = spec.reference_system
     if reference is not None and reference not in spec.systems:
         raise StudyDesignError("the reference must be one of the chosen systems")
+    if spec.kind == Study.Kind.DCR and reference is None:
+        raise StudyDesignError("a DCR study needs a reference system: every other system is heard after it")
     if spec.kind == Study.Kind.MUSHRA:
         if reference is None:
             raise StudyDesignError("a MUSHRA study needs a reference system")
@@ -243,7 +245,12 @@ def _place_parts(study: Study, plan: dict[str, list[Stimulus]], rng: random.Rand
             for assignment in assignments:
                 if assignment.stimulus.kind == kind:
                     shares.setdefault(str(assignment.evaluator_id), []).append(str(assignment.stimulus_id))
-            flipped.update(balanced_orders(shares))
+            # DCR plays the reference first by definition: nothing to balance.
+            flipped.update(
+                dict.fromkeys(((r, t) for r, own in shares.items() for t in own), False)
+                if study.reference_first
+                else balanced_orders(shares)
+            )
     slots = []
     for assignment in assignments:
         own = parts[assignment.stimulus_id]

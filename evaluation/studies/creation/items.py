@@ -77,8 +77,8 @@ class StudySpec:
     seed: int | None = None
     unit: str = "item"  # Study.Unit: "dialogue" rates every assistant turn of sampled dialogues
     same_dialogues_for_all: bool = True  # dialogue studies: see design.sample_dialogues
-    kind: str = "acr"  # Study.Kind: "ccr", "ab" and "mushra" are built by creation.comparisons
-    reference_system: System | None = None  # CCR: compared with (None: every pair); MUSHRA: required
+    kind: str = "acr"  # Study.Kind: "ccr", "dcr", "ab" and "mushra" are built by creation.comparisons
+    reference_system: System | None = None  # CCR: compared with (None: every pair); DCR, MUSHRA: required
     anchors: Sequence[str] = ()  # MUSHRA: "low" (3.5 kHz) and optionally "mid" (7 kHz)
 
 

@@ -11,6 +11,7 @@ from evaluation.studies.comparison_reports import comparison_figures, figures_cs
 from evaluation.studies.comparisons import HIDDEN_REFERENCE, LOW_ANCHOR, MID_ANCHOR
 from evaluation.studies.design import StudyDesignError
 from evaluation.studies.models import StudySlot, StudyTrialPart
+from evaluation.studies.trials import answer_refusal
 from evaluation.studies.workflows import RatingRefused, record_slot_playback, submit_trial
 from tests.evaluation.studies.comparisons.support import answer_everything, make_comparison, play_trial
 from tests.evaluation.studies.support import build_world
@@ -178,3 +179,26 @@ def test_designs_that_cannot_run_are_refused_with_a_reason(make_user, users, ove
     kind = overrides.pop("kind")
     with pytest.raises(StudyDesignError, match=message):
         make_comparison(world, [users["evaluator"]], users["admin"], kind, **overrides)
+
+
+def test_a_dcr_study_plays_the_reference_first_and_gives_dmos(make_user, users):
+    world = build_world(make_user, n_systems=3, n_items=3)
+    raters = [users["evaluator"], make_user(Role.EVALUATOR)]
+    study = make_comparison(
+        world, raters, users["admin"], "dcr", reference_system=world.systems[0], items_per_system=3
+    )
+    firsts = StudySlot.objects.filter(assignment__study=study, position=1).values_list(
+        "part__role", flat=True
+    )
+    assert set(firsts) == {"reference"} and len(firsts) == 2 * 3 * 2
+
+    def dcr(assignment, slots):
+        return {2: {"SecretSystemB": 4, "SecretSystemC": 2}[_system(slots[1])]}
+
+    for rater in raters:
+        answer_everything(study, rater, dcr)
+    assert answer_refusal("dcr", [1, 2], {2: 0}) == "Choose how degraded B is against A, from 1 to 5."
+    assert answer_refusal("dcr", [1, 2], {2: 5}) is None
+    cells = {cell.system: cell for cell in comparison_figures(study).cmos}
+    assert cells["SecretSystemB"].mean == pytest.approx(4) and cells["SecretSystemC"].mean == pytest.approx(2)
+    assert "dmos,SecretSystemB,SecretSystemA,4.0000" in figures_csv(comparison_figures(study))
