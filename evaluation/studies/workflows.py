@@ -175,16 +175,19 @@ def record_slot_playback(slot_id: int, now: datetime | None = None) -> StudySlot
     too soon to be true (`access.slot_playback_refusal`)."""
     now = now or timezone.now()
     with transaction.atomic():
-        slot = StudySlot.objects.select_related("assignment__study", "part__sample").get(pk=slot_id)
-        # Locked: two samples reported at once must each count the other's length.
-        StudyAssignment.objects.select_for_update().filter(pk=slot.assignment_id).first()
-        slots = list(
-            StudySlot.objects.filter(assignment_id=slot.assignment_id).select_related("part__sample")
+        assignment_id = StudySlot.objects.values_list("assignment_id", flat=True).get(pk=slot_id)
+        # Locked: two samples reported at once must each count the other's length. Only the
+        # assignment's row: locking the joined study would queue every rater of the study.
+        assignment = (
+            StudyAssignment.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=assignment_id)
         )
+        slots = list(assignment.slots.select_related("part__sample"))
         slot = next(other for other in slots if other.pk == slot_id)
         if slot.played_at is not None:
             return slot
-        slot.assignment = StudyAssignment.objects.select_related("study").get(pk=slot.assignment_id)
+        slot.assignment = assignment
         refusal = slot_playback_refusal(slot, slots, now)
         if refusal is not None:
             raise RatingRefused(refusal)
@@ -203,7 +206,7 @@ def submit_trial(
     """
     with transaction.atomic():
         assignment = (
-            StudyAssignment.objects.select_for_update()
+            StudyAssignment.objects.select_for_update(of=("self",))
             .select_related("study", "stimulus")
             .get(pk=assignment_id)
         )
