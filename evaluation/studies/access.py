@@ -8,14 +8,15 @@ What their pages show of a stimulus is blind: see `evaluation.outputs.access`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from uuid import UUID
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from evaluation.studies.models import Study, StudyAssignment, StudyTurn
+from evaluation.studies.models import Study, StudyAssignment, StudySlot, StudyTurn
+from evaluation.studies.trials import slot_label
 from webapp.lib.listening import could_have_played_to_the_end
 from webapp.listening import listening_refusal
 from webapp.models import User
@@ -44,6 +45,18 @@ def assignment_for_rater(evaluator: User, public_id: UUID) -> StudyAssignment:
     if assignment is None:
         raise Http404("No such sample.")
     return assignment
+
+
+def slot_for_rater(evaluator: User, public_id: UUID) -> StudySlot:
+    """Return a slot of one of the evaluator's own comparison trials; 404 for anyone else's."""
+    slot = (
+        StudySlot.objects.filter(public_id=public_id, assignment__evaluator=evaluator)
+        .select_related("assignment__study", "assignment__stimulus", "part__sample")
+        .first()
+    )
+    if slot is None:
+        raise Http404("No such sample.")
+    return slot
 
 
 # --- The MOS playback gate ------------------------------------------------------------------------
@@ -132,3 +145,49 @@ def playback_refusal(
     if not could_have_played_to_the_end(started, seconds, now):
         return "Play the whole response, from start to end, before rating."
     return _not_heard(assignment, key, seconds, now)
+
+
+# --- The comparison playback gate -------------------------------------------------------------------
+
+
+def trial_refusal(
+    assignment: StudyAssignment, slots: Sequence[StudySlot], now: datetime | None = None
+) -> str | None:
+    """Return why the rater may not answer this comparison trial yet, None when they may.
+
+    The rule of `rating_unlocked`, for every sample of the trial: each slot's playback was recorded
+    (`workflows.record_slot_playback`, which `slot_playback_refusal` guards) and, asked again
+    here, the server sent the rater its whole audio long enough ago (`webapp.listening`). The
+    trial page's `data-unlocked` and `workflows.submit_trial` ask it; nothing else decides it.
+    """
+    pairs = assignment.study.is_pairs
+    for slot in slots:
+        if slot.played_at is None:
+            return f"Play {slot_label(pairs, slot.position)} to the end before answering."
+    for slot in slots:
+        sample = slot.part.sample
+        refusal = _not_heard(assignment, sample.audio_key, sample.audio_seconds, now)
+        if refusal is not None:
+            return f"{slot_label(pairs, slot.position)}: {refusal}"
+    return None
+
+
+def slot_playback_refusal(slot: StudySlot, slots: Sequence[StudySlot], now: datetime) -> str | None:
+    """Return why "this sample played to the end" cannot be true yet, None when it is plausible.
+
+    Samples are heard one after another: since the trial was first shown, at least the length of
+    every sample recorded as played, this one included, must have passed (less the slack), and the
+    server must have sent the rater this sample's whole audio long enough ago.
+    """
+    assignment = slot.assignment
+    if assignment.presented_at is None:
+        return "Open the trial before playing it."
+    heard = sum(
+        other.part.sample.audio_seconds
+        for other in slots
+        if other.played_at is not None and other.pk != slot.pk
+    )
+    sample = slot.part.sample
+    if not could_have_played_to_the_end(assignment.presented_at, heard + sample.audio_seconds, now):
+        return "Play each sample from start to end, one after another, before answering."
+    return _not_heard(assignment, sample.audio_key, sample.audio_seconds, now)

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluation.studies.access import study_for_admin
+from evaluation.studies.comparison_reports import comparison_figures, figures_json
 from evaluation.studies.creation.items import StudyDesignError, create_study
 from evaluation.studies.forms import StudyForm
 from evaluation.studies.models import Study
@@ -43,6 +44,7 @@ class StudySerializer(serializers.ModelSerializer[Study]):
             "benchmark_version",
             "dimensions",
             "unit",
+            "kind",
             "systems",
             "progress",
             "created_at",
@@ -71,6 +73,9 @@ class StudyDesignSerializer(serializers.Serializer[Any]):
     benchmark_version = serializers.CharField(required=False)
     items_per_system = serializers.IntegerField(required=False)
     unit = serializers.ChoiceField(choices=["item", "dialogue"], required=False)
+    kind = serializers.ChoiceField(choices=["acr", "ccr", "dcr", "ab", "mushra"], required=False)
+    reference_system = serializers.IntegerField(required=False, help_text="A system's id (CCR, MUSHRA)")
+    anchors = serializers.ListField(child=serializers.ChoiceField(choices=["low", "mid"]), required=False)
     dialogues_per_system = serializers.IntegerField(required=False)
     same_dialogues_for_all = serializers.BooleanField(required=False)
     ratings_per_output = serializers.IntegerField(required=False)
@@ -162,7 +167,9 @@ class StudyResultsView(APIView):
             "The figures of the results page (excluded raters left out), with Spearman's rho of each "
             "objective response-audio measure against each audio dimension's MOS (`objective`: "
             "empty when the study rates no audio dimension; `rho` null, with a `note`, under "
-            "`min_pairs` rated outputs having both or for a constant measure). Each MOS carries "
+            "`min_pairs` rated outputs having both or for a constant measure). A comparison study "
+            "(kind ccr, ab, mushra) returns its figures instead: `cmos`, `preference` (Bradley–Terry "
+            "scores, win rates), `mushra` boxes, `excluded` raters with reasons and `times`. Each MOS carries "
             "`n_outputs` of `n_expected` (the system's rated outputs in the study) and `comparable`: "
             "a MOS with outputs not yet rated has no `rank`."
         ),
@@ -170,6 +177,8 @@ class StudyResultsView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         study = study_for_admin(pk)
+        if study.is_comparison:
+            return Response(figures_json(comparison_figures(study)))
         _, summary = study_figures(study)
         objective = objective_table(study)
         return Response(

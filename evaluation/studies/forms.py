@@ -46,6 +46,32 @@ class StudyForm(forms.Form):
         queryset=System.objects.all(), widget=forms.CheckboxSelectMultiple
     )
     benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    kind = forms.ChoiceField(
+        label="Test type",
+        choices=Study.Kind.choices,
+        initial=Study.Kind.ACR,
+        required=False,  # left out (older clients): ACR
+        widget=forms.RadioSelect,
+        help_text="ACR rates each reply alone; CCR, DCR and A/B compare replies to the same query in pairs; "
+        "MUSHRA scores every system against a reference with a hidden reference and anchors. "
+        "Comparisons ask one audio question (choose one audio dimension) and use practice trials, "
+        "not trapping or gold items (see the user guide: which test when)",
+    )
+    reference_system = forms.ModelChoiceField(
+        queryset=System.objects.all(),
+        required=False,
+        help_text="CCR: every other system is compared with it (empty: every pair of systems); "
+        "DCR: heard first, every other system rated for degradation against it; "
+        "MUSHRA: the reference, heard open and hidden among the samples",
+    )
+    anchors = forms.MultipleChoiceField(
+        label="MUSHRA anchors",
+        choices=[("low", "Low anchor: the reference low-passed at 3.5 kHz"), ("mid", "Mid anchor: at 7 kHz")],
+        initial=["low"],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="MUSHRA only; BS.1534 asks for the low anchor",
+    )
     unit = forms.ChoiceField(
         label="What raters rate",
         choices=Study.Unit.choices,
@@ -154,6 +180,19 @@ class StudyForm(forms.Form):
             )
         }
         shared.update(systems=list(data["systems"]), evaluators=list(data["evaluators"]))
+        kind = data.get("kind") or Study.Kind.ACR
+        if kind != Study.Kind.ACR:
+            # Traps speak a score on the 1-5 scale, which a comparison does not ask for.
+            return StudySpec(
+                **shared,
+                items_per_system=data["items_per_system"],
+                training_count=data["training_count"],
+                trap_count=0,
+                gold=gold,
+                kind=kind,
+                reference_system=data.get("reference_system"),
+                anchors=list(data.get("anchors") or []) if kind == Study.Kind.MUSHRA else [],
+            )
         if data["unit"] == Study.Unit.DIALOGUE:
             # Gold outputs are single-turn (creation.dialogues refuses them, saying so).
             return StudySpec(

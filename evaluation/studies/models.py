@@ -30,6 +30,13 @@ class Study(models.Model):
         ITEM = "item", "Single-turn outputs"
         DIALOGUE = "dialogue", "Dialogues (every assistant turn rated)"
 
+    class Kind(models.TextChoices):
+        ACR = "acr", "ACR: absolute 1-5 ratings (MOS)"
+        CCR = "ccr", "CCR: comparison MOS, -3..+3 (CMOS)"
+        DCR = "dcr", "DCR: degradation against the reference, 1-5 (DMOS)"
+        AB = "ab", "A/B preference (with no preference)"
+        MUSHRA = "mushra", "MUSHRA: 0-100 against a reference (BS.1534)"
+
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200, help_text="Seen by admins only")
     title_for_raters = models.CharField(max_length=120, default="Listening study")
@@ -38,6 +45,20 @@ class Study(models.Model):
     systems = models.ManyToManyField(System, related_name="studies")
     benchmark_version = models.CharField(max_length=64, default=DEFAULT_BENCHMARK_VERSION)
     unit = models.CharField(max_length=8, choices=Unit.choices, default=Unit.ITEM)
+    kind = models.CharField(
+        max_length=8, choices=Kind.choices, default=Kind.ACR, help_text="The test type raters take"
+    )
+    reference_system = models.ForeignKey(
+        System,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="CCR: what every system is compared with (none: every pair); DCR, MUSHRA: the reference",
+    )
+    anchors = models.JSONField(
+        default=list, blank=True, help_text='MUSHRA: "low" (3.5 kHz) and optionally "mid" (7 kHz) anchors'
+    )
     items_per_system = models.PositiveIntegerField(help_text="Dialogues per system in a dialogue study")
     same_dialogues_for_all = models.BooleanField(
         default=True,
@@ -65,6 +86,21 @@ class Study(models.Model):
     def is_dialogue(self) -> bool:
         """Return True when raters rate whole dialogues turn by turn."""
         return self.unit == self.Unit.DIALOGUE
+
+    @property
+    def is_comparison(self) -> bool:
+        """Return True for a comparison test (CCR, A/B, MUSHRA): raters hear several samples per trial."""
+        return self.kind != self.Kind.ACR
+
+    @property
+    def is_pairs(self) -> bool:
+        """Return True when each trial is a pair of samples (CCR and A/B)."""
+        return self.kind in (self.Kind.CCR, self.Kind.DCR, self.Kind.AB)
+
+    @property
+    def reference_first(self) -> bool:
+        """Return True when a pair always plays the reference first, as A (DCR; P.800 Annex D)."""
+        return self.kind == self.Kind.DCR
 
     def dimension_list(self) -> list[Dimension]:
         """Return the study's rating dimensions in catalogue order."""
@@ -272,3 +308,57 @@ class StudyRating(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.turn} {self.dimension}={self.score}"
+
+
+class StudyTrialPart(models.Model):
+    """One sample of a comparison trial. The trial is a `StudyStimulus` with no audio of its own
+    (so assignments, presentation order and progress work as for ACR); its parts are the stimuli
+    it plays: systems' outputs, and in MUSHRA the reference, its hidden copy and the anchors."""
+
+    class Role(models.TextChoices):
+        SYSTEM = "system", "System"
+        REFERENCE = "reference", "Reference (shown as such)"
+        HIDDEN_REFERENCE = "hidden_reference", "Hidden reference"
+        LOW_ANCHOR = "low_anchor", "Anchor 3.5 kHz"
+        MID_ANCHOR = "mid_anchor", "Anchor 7 kHz"
+
+    trial = models.ForeignKey(StudyStimulus, on_delete=models.CASCADE, related_name="parts")
+    sample = models.ForeignKey(StudyStimulus, on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    order = models.PositiveSmallIntegerField(
+        help_text="Canonical order: a pair's reference (or first system) is 0"
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["trial", "sample"], name="one_part_per_sample")]
+        ordering = ["trial", "order"]
+
+    def __str__(self) -> str:
+        return f"{self.role} of {self.trial}"
+
+
+class StudySlot(models.Model):
+    """Where one rater hears one part of a trial: its place (0: MUSHRA's open reference; then A, B
+    or the sliders in order), when its playback was recorded, and the rater's score."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    assignment = models.ForeignKey(StudyAssignment, on_delete=models.CASCADE, related_name="slots")
+    part = models.ForeignKey(StudyTrialPart, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    played_at = models.DateTimeField(null=True, blank=True, help_text="Played to the end")
+    score = models.SmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Pairs: on the second slot only, the second compared with the first as answered "
+        "(CCR -3..+3, DCR 1-5, A/B -1, 0 for no preference, +1); MUSHRA: 0-100 on every scored slot",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "position"], name="one_part_per_place"),
+            models.UniqueConstraint(fields=["assignment", "part"], name="one_place_per_part"),
+        ]
+        ordering = ["assignment", "position"]
+
+    def __str__(self) -> str:
+        return f"slot {self.position} of {self.assignment}"

@@ -11,6 +11,8 @@ urlpatterns = [
     path("rate/samples/<uuid:public_id>/rating", views.submit_assignment, name="submit_assignment"),
     path("rate/samples/<uuid:public_id>/turns/<int:turn>/played", views.turn_played, name="turn_played"),
     path("rate/samples/<uuid:public_id>/turns/<int:turn>/rating", views.submit_turn, name="submit_turn"),
+    path("rate/slots/<uuid:public_id>/played", views.slot_played, name="slot_played"),
+    path("rate/trials/<uuid:public_id>/answer", views.submit_trial_answer, name="submit_trial"),
     path("manage/studies/", views.study_list, name="study_list"),
     path("api/studies/", api.StudyListView.as_view(), name="api_studies"),
     path("api/studies/<int:pk>/", api.StudyDetailView.as_view(), name="api_study"),
@@ -19,6 +21,7 @@ urlpatterns = [
     path("manage/studies/<int:study_id>/", views.study_results, name="study_results"),
     path("manage/studies/<int:study_id>/clips/", views.study_clips, name="study_clips"),
     path("manage/studies/<int:study_id>/results.csv", views.study_results_csv, name="study_results_csv"),
+    path("manage/studies/<int:study_id>/results.json", views.study_results_json, name="study_results_json"),
     path(
         "manage/studies/<int:study_id>/raters/<int:evaluator_id>/decision",
         views.rater_decision,

@@ -24,22 +24,33 @@ from evaluation.studies import reports
 from evaluation.studies.access import (
     assignment_for_rater,
     rating_unlocked,
+    slot_for_rater,
     study_for_admin,
     study_for_rater,
+    trial_refusal,
+)
+from evaluation.studies.comparison_reports import (
+    comparison_figures,
+    comparison_results_context,
+    figures_csv,
+    figures_json,
 )
 from evaluation.studies.creation.items import create_study
 from evaluation.studies.design import Dimension, StudyDesignError
 from evaluation.studies.forms import StudyForm
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus, StudyTurn
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudySlot, StudyStimulus, StudyTurn
 from evaluation.studies.reports import Progress, rater_progress, study_figures
 from evaluation.studies.results import summary_csv
+from evaluation.studies.trials import MUSHRA_BANDS, PAIR_CHOICES, slot_label
 from evaluation.studies.workflows import (
     RatingRefused,
     decide_rater,
     present,
     record_playback,
+    record_slot_playback,
     record_turn_playback,
     submit_rating,
+    submit_trial,
     submit_turn_rating,
     turn_playbacks,
 )
@@ -67,6 +78,12 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
     if assignment is None:
         return render(request, "evaluation/studies/done.html", {"study": study, "progress": progress})
     present(assignment)
+    if study.is_comparison:
+        return render(
+            request,
+            "evaluation/studies/rate_trial.html",
+            _trial_context(study, assignment, progress, request.user),
+        )
     if study.is_dialogue:
         return render(
             request,
@@ -94,6 +111,42 @@ def _rating_context(
         "response_text": stimulus.response_text if study.rates_content() else "",
         "response_audio_url": blind_audio_url(stimulus.audio_key, viewer),
         "unlocked": rating_unlocked(assignment),
+        "first_visit": progress.done == 0,
+    }
+
+
+def _trial_context(
+    study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
+) -> dict[str, Any]:
+    """A comparison trial as the rater sees it: each slot under its place label ("A", "Sample 2")
+    with a blind audio link, reached by the slot's random id; no system, no role (the hidden
+    reference and anchors look like any other sample)."""
+    slots = list(assignment.slots.select_related("part__sample").order_by("position"))
+    pairs = study.is_pairs
+    entries: list[dict[str, Any]] = [
+        {
+            "slot": slot,
+            "label": slot_label(pairs, slot.position),
+            "audio_url": blind_audio_url(slot.part.sample.audio_key, viewer),
+            "played": slot.played_at is not None,
+        }
+        for slot in slots
+    ]
+    query = assignment.stimulus.item
+    return {
+        "study": study,
+        "assignment": assignment,
+        "progress": progress,
+        "dimension": study.dimension_list()[0],
+        "reference": next(
+            (entry for entry, slot in zip(entries, slots, strict=True) if slot.position == 0), None
+        ),
+        "samples": [entry for entry, slot in zip(entries, slots, strict=True) if slot.position > 0],
+        "choices": PAIR_CHOICES.get(study.kind, ()),
+        "bands": MUSHRA_BANDS,
+        "practice": assignment.stimulus.kind == StudyStimulus.Kind.TRAINING,
+        "query_text": query.text,
+        "unlocked": trial_refusal(assignment, slots) is None,
         "first_visit": progress.done == 0,
     }
 
@@ -204,6 +257,38 @@ def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
     return redirect("evaluation:rate_study", public_id=assignment.study.public_id)
 
 
+@role_required(Role.EVALUATOR)
+@require_POST
+def slot_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
+    """The browser reports that one sample of a comparison trial played to the end."""
+    slot = slot_for_rater(request.user, public_id)
+    try:
+        record_slot_playback(slot.pk)
+    except RatingRefused as refused:
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    assignment = slot.assignment
+    slots = list(StudySlot.objects.filter(assignment=assignment).select_related("part__sample"))
+    return JsonResponse({"unlocked": True, "trial_unlocked": trial_refusal(assignment, slots) is None})
+
+
+@role_required(Role.EVALUATOR)
+@require_POST
+def submit_trial_answer(request: StudioRequest, public_id: UUID) -> HttpResponse:
+    """Store the answer to one comparison trial and move on to the next."""
+    assignment = assignment_for_rater(request.user, public_id)
+    answers: dict[int, int] = {}
+    for name in request.POST:
+        value = request.POST.get(name, "")
+        place = name.removeprefix("score_")
+        if name.startswith("score_") and place.isdigit() and value.lstrip("-").isdigit():
+            answers[int(place)] = int(value)
+    try:
+        submit_trial(assignment.pk, answers)
+    except RatingRefused as refused:
+        messages.error(request, str(refused))
+    return redirect("evaluation:rate_study", public_id=assignment.study.public_id)
+
+
 # --- Admin --------------------------------------------------------------------------------------
 
 
@@ -233,6 +318,10 @@ def study_create(request: StudioRequest) -> HttpResponse:
 def study_results(request: StudioRequest, study_id: int) -> HttpResponse:
     """Rater screening with decisions, and the study's figures in the layout of the paper's Table 5."""
     study = study_for_admin(study_id)
+    if study.is_comparison:
+        return render(
+            request, "evaluation/studies/comparison_results.html", comparison_results_context(study)
+        )
     return render(request, "evaluation/studies/results.html", reports.study_results_context(study))
 
 
@@ -249,9 +338,24 @@ def study_clips(request: StudioRequest, study_id: int) -> HttpResponse:
 def study_results_csv(request: StudioRequest, study_id: int) -> HttpResponse:
     """Every figure of the study as CSV, each with the number of ratings it rests on."""
     study = study_for_admin(study_id)
-    _, summary = study_figures(study)
-    response = HttpResponse(summary_csv(summary), content_type="text/csv; charset=utf-8")
+    if study.is_comparison:
+        text = figures_csv(comparison_figures(study))
+    else:
+        text = summary_csv(study_figures(study)[1])
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-results.csv"'
+    return response
+
+
+@role_required(Role.ADMIN)
+def study_results_json(request: StudioRequest, study_id: int) -> JsonResponse:
+    """A comparison study's figures as JSON: CMOS, Bradley–Terry and win rates, or MUSHRA boxes,
+    with the excluded raters and why, and each rater's time on task."""
+    study = study_for_admin(study_id)
+    if not study.is_comparison:
+        raise Http404("ACR studies export CSV and the results API.")
+    response = JsonResponse(figures_json(comparison_figures(study)))
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-results.json"'
     return response
 
 

@@ -13,16 +13,18 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from evaluation.studies.access import playback_refusal, rating_refusal
+from evaluation.studies.access import playback_refusal, rating_refusal, slot_playback_refusal, trial_refusal
 from evaluation.studies.design import SCORES
 from evaluation.studies.models import (
     Study,
     StudyAssignment,
     StudyRater,
     StudyRating,
+    StudySlot,
     StudyTurn,
     StudyTurnPlayback,
 )
+from evaluation.studies.trials import answer_refusal
 from webapp.db import compare_and_set
 from webapp.models import User
 
@@ -79,6 +81,8 @@ def submit_rating(
             raise RatingRefused("This sample is already rated.")
         if assignment.study.is_dialogue:
             raise RatingRefused("Rate a conversation turn by turn.")
+        if assignment.study.is_comparison:
+            raise RatingRefused("Answer a comparison trial on its own page.")
         if StudyAssignment.objects.unrated_before(assignment).exists():
             raise RatingRefused("Rate the samples in the order they are given.")
         refusal = rating_refusal(assignment, now=now)
@@ -161,6 +165,70 @@ def _turn_of(assignment: StudyAssignment, turn: int) -> StudyTurn:
     if reply is None:
         raise RatingRefused("This conversation has no such turn.")
     return reply
+
+
+# --- Comparison studies: every sample of a trial heard, then one answer ---------------------------
+
+
+def record_slot_playback(slot_id: int, now: datetime | None = None) -> StudySlot:
+    """Record that one sample of a comparison trial played to the end; refuse a report that comes
+    too soon to be true (`access.slot_playback_refusal`)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        assignment_id = StudySlot.objects.values_list("assignment_id", flat=True).get(pk=slot_id)
+        # Locked: two samples reported at once must each count the other's length. Only the
+        # assignment's row: locking the joined study would queue every rater of the study.
+        assignment = (
+            StudyAssignment.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=assignment_id)
+        )
+        slots = list(assignment.slots.select_related("part__sample"))
+        slot = next(other for other in slots if other.pk == slot_id)
+        if slot.played_at is not None:
+            return slot
+        slot.assignment = assignment
+        refusal = slot_playback_refusal(slot, slots, now)
+        if refusal is not None:
+            raise RatingRefused(refusal)
+        slot.played_at = now
+        slot.save(update_fields=["played_at"])
+    return slot
+
+
+def submit_trial(
+    assignment_id: int, answers: Mapping[int, int], now: datetime | None = None
+) -> StudyAssignment:
+    """Store the rater's answer to one comparison trial (place -> value, `trials.answer_refusal`).
+
+    Refused as `submit_rating` refuses: a second answer, one out of presentation order, one before
+    every sample of the trial played to the end (`access.trial_refusal`), or values off the scale.
+    """
+    with transaction.atomic():
+        assignment = (
+            StudyAssignment.objects.select_for_update(of=("self",))
+            .select_related("study", "stimulus")
+            .get(pk=assignment_id)
+        )
+        if assignment.submitted_at is not None:
+            raise RatingRefused("This trial is already answered.")
+        if not assignment.study.is_comparison:
+            raise RatingRefused("This study asks for ratings, not comparisons.")
+        if StudyAssignment.objects.unrated_before(assignment).exists():
+            raise RatingRefused("Answer the trials in the order they are given.")
+        slots = list(assignment.slots.select_related("part__sample").order_by("position"))
+        refusal = trial_refusal(assignment, slots, now) or answer_refusal(
+            assignment.study.kind, [slot.position for slot in slots], answers
+        )
+        if refusal is not None:
+            raise RatingRefused(refusal)
+        for slot in slots:
+            if slot.position in answers:
+                slot.score = answers[slot.position]
+        StudySlot.objects.bulk_update([slot for slot in slots if slot.position in answers], ["score"])
+        assignment.submitted_at = now or timezone.now()
+        assignment.save(update_fields=["submitted_at"])
+    return assignment
 
 
 def decide_rater(

@@ -77,6 +77,9 @@ class StudySpec:
     seed: int | None = None
     unit: str = "item"  # Study.Unit: "dialogue" rates every assistant turn of sampled dialogues
     same_dialogues_for_all: bool = True  # dialogue studies: see design.sample_dialogues
+    kind: str = "acr"  # Study.Kind: "ccr", "dcr", "ab" and "mushra" are built by creation.comparisons
+    reference_system: System | None = None  # CCR: compared with (None: every pair); DCR, MUSHRA: required
+    anchors: Sequence[str] = ()  # MUSHRA: "low" (3.5 kHz) and optionally "mid" (7 kHz)
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,11 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
     the study cannot be built. A dialogue study (`spec.unit == "dialogue"`) is built by
     `creation.dialogues.create_dialogue_study`.
     """
+    if spec.kind != Study.Kind.ACR:
+        # Imported here: creation.comparisons builds on this module's checks and audio freezing.
+        from evaluation.studies.creation.comparisons import create_comparison_study
+
+        return create_comparison_study(spec, created_by)
     if spec.unit == Study.Unit.DIALOGUE:
         # Imported here: creation.dialogues builds on this module's checks and audio freezing.
         from evaluation.studies.creation.dialogues import create_dialogue_study

@@ -247,7 +247,11 @@ JSON_LINES_ROUTES = (
     "annotation:api_gold_export",
 )
 ZIP_ROUTES = ("evaluation:echomind_export", "annotation:download_gold_export")
-STUDY_ROUTES = ("evaluation:study_results_csv", "evaluation:api_study_results")
+STUDY_ROUTES = (
+    "evaluation:study_results_csv",
+    "evaluation:api_study_results",
+    "evaluation:study_results_json",
+)
 SWEPT = {
     *CSV_ROUTES,
     *LATEX_ROUTES,
@@ -361,6 +365,32 @@ def test_the_study_results_exports_keep_hostile_names_inert(make_user, users, cl
 
     assert {f"'{name}" for name in names.values()} <= {cell for row in rows for cell in row}
     assert set(names.values()) <= set(strings(document))
+
+
+@pytest.mark.parametrize("kind", ["ab", "mushra"])
+def test_comparison_study_exports_keep_hostile_names_inert(make_user, users, client_for, kind) -> None:
+    from tests.evaluation.studies.comparisons.support import answer_everything, make_comparison
+    from tests.evaluation.studies.support import build_world
+
+    world = build_world(make_user, n_systems=2, n_items=2)
+    raters = [users["evaluator"], make_user(Role.EVALUATOR, "second")]
+    study = make_comparison(world, raters, users["admin"], kind, items_per_system=2)
+    for rater in raters:
+        answer_everything(
+            study,
+            rater,
+            lambda a, slots: {s.position: 90 for s in slots if s.position} if kind == "mushra" else {2: 1},
+        )
+    names = {"SecretSystemA": hostile("cmpA"), "SecretSystemB": hostile("cmpB", "=SUM(1;2)", crlf=False)}
+    for old, new in names.items():
+        System.objects.filter(name=old).update(name=new)
+    admin = client_for("admin")
+
+    rows = read_csv(body(admin.get(reverse("evaluation:study_results_csv", args=[study.pk]))).decode(), kind)
+    for route in ("evaluation:study_results_json", "evaluation:api_study_results"):
+        document = json.loads(body(admin.get(reverse(route, args=[study.pk]))))
+        assert names["SecretSystemB"] in set(strings(document))
+    assert f"'{names['SecretSystemB']}" in {cell for row in rows for cell in row}
 
 
 # Routes that look like exports (by name or path) but answer no file a program reads back.
