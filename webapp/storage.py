@@ -18,8 +18,8 @@ from typing import IO
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.views import redirect_to_login
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from evaluation.studies.access import study_for_admin
 from evaluation.studies.crowd import digits, headphones
 from evaluation.studies.crowd.access import (
     assignment_for_crowd_rater,
@@ -28,7 +29,6 @@ from evaluation.studies.crowd.access import (
     throttled,
     token_rater,
 )
-from evaluation.studies.access import study_for_admin
 from evaluation.studies.crowd.forms import CrowdLinkForm
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening
 from evaluation.studies.crowd.platforms import (
@@ -39,6 +39,7 @@ from evaluation.studies.crowd.platforms import (
     read_entry,
     return_url,
 )
+from evaluation.studies.crowd.reports import bulk_bonus_lines, payment_sheet_csv, rater_rows
 from evaluation.studies.crowd.workflows import (
     Stage,
     digit_triplets,
@@ -50,7 +51,6 @@ from evaluation.studies.crowd.workflows import (
     screening_for,
     stage_of,
 )
-from evaluation.studies.crowd.reports import bulk_bonus_lines, payment_sheet_csv, rater_rows
 from evaluation.studies.design import StudyDesignError
 from evaluation.studies.models import StudyAssignment
 from evaluation.studies.reports import rater_progress
