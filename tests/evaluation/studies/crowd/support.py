@@ -16,20 +16,24 @@ from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreenin
 from evaluation.studies.crowd.platforms import Platform
 from evaluation.studies.crowd.workflows import digit_triplets, headphone_trials, open_to_crowd
 from evaluation.studies.models import Study, StudyAssignment
-from tests.evaluation.studies.support import build_world, make_study
+from tests.evaluation.studies.support import StudyWorld, build_world, make_study
 from tests.support.listening import fetch_audio
 from webapp.models import AudioFetch, User
 from webapp.roles import Role
-
 
 _STUDIES = itertools.count()
 
 
 def crowd_study(
-    make_user: Callable[..., User], admin: User, seats: int = 3, platform: Platform = Platform.PROLIFIC, **link: object
+    make_user: Callable[..., User],
+    admin: User,
+    seats: int = 3,
+    platform: Platform = Platform.PROLIFIC,
+    world: StudyWorld | None = None,
+    **link: object,
 ) -> CrowdLink:
     """Return the link of a 2-system ACR study (practice, trap) with one evaluator, opened to `seats`."""
-    world = build_world(make_user, n_systems=2, n_items=4, prefix=f"C{next(_STUDIES)}")
+    world = world or build_world(make_user, n_systems=2, n_items=4, prefix=f"C{next(_STUDIES)}")
     study = make_study(world, [make_user(Role.EVALUATOR)], admin, dimensions=["naturalness"], items_per_system=4)
     return open_to_crowd(study, seats, platform, bonus=Decimal("0.50"), **link)  # type: ignore[arg-type]
 

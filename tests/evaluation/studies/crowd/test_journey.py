@@ -18,6 +18,7 @@ from tests.evaluation.studies.crowd.support import (
     seat_user,
     step_url,
 )
+from tests.evaluation.studies.support import build_world
 
 pytestmark = pytest.mark.django_db
 
@@ -130,8 +131,9 @@ def test_an_mturk_preview_admits_nobody_and_an_accepted_hit_does(make_user, user
 def test_a_generic_link_admits_only_its_own_signed_tokens(make_user, users):
     from evaluation.studies.crowd.access import personal_token
 
-    link = crowd_study(make_user, users["admin"], platform=Platform.GENERIC)
-    other = crowd_study(make_user, users["admin"], platform=Platform.GENERIC)
+    world = build_world(make_user, n_systems=2, n_items=4, prefix="G")
+    link = crowd_study(make_user, users["admin"], platform=Platform.GENERIC, world=world)
+    other = crowd_study(make_user, users["admin"], platform=Platform.GENERIC, world=world)
     url = reverse("evaluation:crowd_entry", args=[link.token])
     assert Client().get(url, {"token": personal_token(link, 7)}).status_code == 302
     assert CrowdRater.objects.get(link=link).external_id == "rater-7"
