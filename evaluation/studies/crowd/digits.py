@@ -73,14 +73,14 @@ def mix_at_snr(
     speech: npt.NDArray[np.float64], noise: npt.NDArray[np.float64], snr_db: float, offset: int
 ) -> npt.NDArray[np.float64]:
     """Return `noise` with `speech` added from `offset`, scaled so speech RMS / noise RMS is `snr_db`
-    (RMS over the speech's own span), peak-normalised to PEAK."""
+    (RMS over the speech's own span)."""
     speech_rms = np.sqrt(np.mean(speech**2)) or 1.0
     span = noise[offset : offset + len(speech)]
     noise_rms = np.sqrt(np.mean(span**2)) or 1.0
     scaled = noise * (speech_rms / noise_rms) / (10 ** (snr_db / 20))
     mixed = scaled.copy()
     mixed[offset : offset + len(speech)] += speech
-    return mixed * (PEAK / (np.max(np.abs(mixed)) or 1.0))
+    return mixed
 
 
 def triplet_wav(triplet: Triplet, seed: int) -> bytes:
@@ -89,6 +89,7 @@ def triplet_wav(triplet: Triplet, seed: int) -> bytes:
     lead = int(NOISE_LEAD_SECONDS * rate)
     noise = speech_shaped_noise(speech, len(speech) + 2 * lead, np.random.default_rng(seed))
     mixed = mix_at_snr(speech, noise, triplet.snr_db, lead)
+    mixed *= PEAK / (np.max(np.abs(mixed)) or 1.0)
     return to_wav_bytes(np.round(mixed * 32767).astype(np.int16), rate)
 
 

@@ -34,7 +34,9 @@ def crowd_study(
 ) -> CrowdLink:
     """Return the link of a 2-system ACR study (practice, trap) with one evaluator, opened to `seats`."""
     world = world or build_world(make_user, n_systems=2, n_items=4, prefix=f"C{next(_STUDIES)}")
-    study = make_study(world, [make_user(Role.EVALUATOR)], admin, dimensions=["naturalness"], items_per_system=4)
+    study = make_study(
+        world, [make_user(Role.EVALUATOR)], admin, dimensions=["naturalness"], items_per_system=4
+    )
     return open_to_crowd(study, seats, platform, bonus=Decimal("0.50"), **link)  # type: ignore[arg-type]
 
 
@@ -98,7 +100,8 @@ def rate_next(client: Client, link: CrowdLink, rater: CrowdRater, score: int = 4
     assert played.status_code == 200, played.content
     score_for = 2 if assignment.stimulus.kind == "trap" else score
     client.post(
-        reverse("evaluation:crowd_submit", args=[link.token, assignment.public_id]), {"score_naturalness": score_for}
+        reverse("evaluation:crowd_submit", args=[link.token, assignment.public_id]),
+        {"score_naturalness": score_for},
     )
     return assignment
 

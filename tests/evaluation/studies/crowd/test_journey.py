@@ -51,7 +51,9 @@ def test_a_rater_failing_the_headphone_screen_gets_the_screened_out_code_and_rat
     assert link.screened_out_code in page and link.completion_code not in page
     rater.refresh_from_db()
     assert rater.seat is None and rater.screened_out_at is not None
-    assert not StudyRating.objects.filter(assignment__study=link.study, assignment__evaluator__crowd_seat__isnull=False).exists()
+    assert not StudyRating.objects.filter(
+        assignment__study=link.study, assignment__evaluator__crowd_seat__isnull=False
+    ).exists()
     # Coming back through the platform's link does not give a second try.
     arrive(Client(), link, "failing0rater")
     assert CrowdRater.objects.filter(link=link, external_id="failing0rater").count() == 1
@@ -120,7 +122,9 @@ def test_missing_or_garbled_platform_parameters_get_a_clear_page_and_admit_nobod
 def test_an_mturk_preview_admits_nobody_and_an_accepted_hit_does(make_user, users):
     link = crowd_study(make_user, users["admin"], platform=Platform.MTURK)
     url = reverse("evaluation:crowd_entry", args=[link.token])
-    preview = Client().get(url, {"workerId": "W1", "hitId": "H1", "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"})
+    preview = Client().get(
+        url, {"workerId": "W1", "hitId": "H1", "assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
+    )
     assert "Accept the HIT" in preview.content.decode()
     assert not CrowdRater.objects.exists()
     accepted = Client().get(url, {"workerId": "W1", "hitId": "H1", "assignmentId": "A1"})
