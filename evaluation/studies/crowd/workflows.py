@@ -52,18 +52,19 @@ def open_to_crowd(
     screened_out_url: str = "",
     bonus: Decimal = Decimal(0),
     requests_per_minute: int = 120,
+    ratings_per_output: int | None = None,
 ) -> CrowdLink:
     """Open a study to `seats` external raters through one link of `platform`.
 
     Each seat is a placeholder user (no password, no role, inactive: it can never log in) planned
     like an invited evaluator (`design.plan_study` over the study's own stimuli: practice first,
-    every rated stimulus `ratings_per_output` more times over the seats, gold and traps mixed in),
-    so a rater who claims it gets a ready queue.
+    every rated stimulus `ratings_per_output` more times over the seats (the study's own number
+    unless given: crowd studies often want many more), gold and traps mixed in), so a rater who
+    claims it gets a ready queue.
     """
-    if seats < study.ratings_per_output:
-        raise StudyDesignError(
-            f"{study.ratings_per_output} ratings per output need at least {study.ratings_per_output} seats"
-        )
+    per_output = ratings_per_output or study.ratings_per_output
+    if seats < per_output:
+        raise StudyDesignError(f"{per_output} ratings per output need at least {per_output} seats")
     # One transaction: a rater must never claim a seat whose queue is half written.
     with transaction.atomic():
         if CrowdLink.objects.select_for_update().filter(study=study).exists():
@@ -92,7 +93,7 @@ def open_to_crowd(
         plan = plan_study(
             by_kind.get(StudyStimulus.Kind.RATED, []),
             [str(user.pk) for user in users],
-            study.ratings_per_output,
+            per_output,
             quality_checks=[
                 *by_kind.get(StudyStimulus.Kind.GOLD, []),
                 *by_kind.get(StudyStimulus.Kind.TRAP, []),

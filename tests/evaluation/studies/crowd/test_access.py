@@ -69,7 +69,7 @@ def test_the_rater_reaches_no_staff_page(two_raters, url):
 
 
 def test_the_rater_hears_only_audio_assigned_to_their_seat(two_raters):
-    link, _, mine, me, them = two_raters
+    _, _, mine, me, them = two_raters
     my_keys = set(
         StudyAssignment.objects.filter(evaluator=seat_user(me)).values_list("stimulus__audio_key", flat=True)
     )
