@@ -73,12 +73,10 @@ def audio_url(key: str, viewer: AbstractBaseUser | AnonymousUser) -> str:
     return reverse("signed_media", args=[token])
 
 
-def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser) -> str | None:
-    """Return the storage key a token names when it is genuine, unexpired and made for `viewer`."""
-    return _key_for(token, viewer.pk)
-
-
-def _key_for(token: str, viewer_id: object) -> str | None:
+def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser | int) -> str | None:
+    """Return the storage key a token names when it is genuine, unexpired and made for `viewer`
+    (a user, or a user's id)."""
+    viewer_id = viewer if isinstance(viewer, int) else viewer.pk
     try:
         payload = signing.loads(token, salt=_SIGNING_SALT, max_age=settings.AUDIO_URL_TTL_SECONDS)
     except signing.BadSignature:
@@ -112,7 +110,7 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
     viewer_id = media_viewer_id(request)
     if viewer_id is None:
         return redirect_to_login(request.get_full_path())
-    key = _key_for(token, viewer_id)
+    key = key_for_viewer(token, viewer_id)
     if key is None:
         raise Http404("This link has expired, is not valid, or was made for someone else.")
     if not default_storage.exists(key):
