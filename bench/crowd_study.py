@@ -28,6 +28,7 @@ import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -68,13 +69,13 @@ def seed(raters: int) -> tuple[str, str, list[str]]:
 
     counter = iter(range(10_000))
 
-    def make_user(role: object = None, name: str | None = None) -> object:
+    def make_user(role: Any = None, name: str | None = None) -> Any:
         user = UserFactory.create(username=name or f"user{next(counter)}")
         if role is not None:
-            grant_role(user, role)  # type: ignore[arg-type]
+            grant_role(user, role)
         return user
 
-    world = build_world(make_user, n_systems=2, n_items=20, prefix="B")  # type: ignore[arg-type]
+    world = build_world(make_user, n_systems=2, n_items=20, prefix="B")
     admin = make_user("admin")
     study = make_study(
         world, [make_user("evaluator")], admin, items_per_system=20, dimensions=["naturalness"]
@@ -153,15 +154,10 @@ def integrity(acknowledged: set[str], dimensions: list[str]) -> tuple[int, int]:
         .annotate(n=Count("ratings"))
         .values_list("public_id", "n")
     )
-    lost = sum(1 for public_id in acknowledged if counts.get(_uuid(public_id), 0) < len(dimensions))
+    stored = {str(public_id): n for public_id, n in counts.items()}
+    lost = sum(1 for public_id in acknowledged if stored.get(public_id, 0) < len(dimensions))
     doubled = sum(max(n - len(dimensions), 0) for n in counts.values())
     return lost, doubled
-
-
-def _uuid(text: str) -> object:
-    import uuid
-
-    return uuid.UUID(text)
 
 
 def time_analysis() -> tuple[float, float]:

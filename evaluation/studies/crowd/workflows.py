@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.hashers import make_password
@@ -23,7 +23,7 @@ from evaluation.studies.creation.items import assign_in_plan_order
 from evaluation.studies.crowd import digits, headphones
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening, CrowdSeat
 from evaluation.studies.crowd.platforms import Entry, Platform
-from evaluation.studies.design import Stimulus, StudyDesignError, plan_study
+from evaluation.studies.design import Stimulus, StimulusKind, StudyDesignError, plan_study
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
 from webapp.db import compare_and_set
 from webapp.models import User
@@ -87,9 +87,8 @@ def open_to_crowd(
         stimuli = list(study.stimuli.all())
         by_kind: dict[str, list[Stimulus]] = {}
         for stimulus in stimuli:
-            by_kind.setdefault(stimulus.kind, []).append(
-                Stimulus(str(stimulus.pk), str(stimulus.item_id), stimulus.kind)
-            )  # type: ignore[arg-type]
+            kind = cast(StimulusKind, stimulus.kind)
+            by_kind.setdefault(kind, []).append(Stimulus(str(stimulus.pk), str(stimulus.item_id), kind))
         plan = plan_study(
             by_kind.get(StudyStimulus.Kind.RATED, []),
             [str(user.pk) for user in users],

@@ -90,7 +90,11 @@ def test_parallel_duplicate_submits_store_exactly_one_rating(make_user, users):
 def test_parallel_first_arrivals_of_one_id_make_one_rater(make_user, users):
     link = crowd_study(make_user, users["admin"])
     url = reverse("evaluation:crowd_entry", args=[link.token])
-    _at_once(lambda n: Client().get(url, prolific_query("twin")))
+
+    def arrive_at_once(n: int) -> None:
+        Client().get(url, prolific_query("twin"))
+
+    _at_once(arrive_at_once)
     assert CrowdRater.objects.filter(link=link, external_id="twin").count() == 1
 
 
