@@ -71,7 +71,7 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
         return render(
             request,
             "evaluation/studies/rate_dialogue.html",
-            _dialogue_context(study, assignment, progress, request.user),
+            dialogue_context(study, assignment, progress, request.user),
         )
     return render(
         request, "evaluation/studies/rate.html", rating_context(study, assignment, progress, request.user)
@@ -104,12 +104,13 @@ def rating_context(
     }
 
 
-def _dialogue_context(
+def dialogue_context(
     study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
 ) -> dict[str, Any]:
     """The conversation as the rater hears it: per turn the user's recording and the system's
     reply (blind link, no system), with the current turn's questions open or locked by the playback
-    gate."""
+    gate. Each turn posts to its `played_url` and `submit_url`: the evaluator's routes here, the
+    crowd's in `studies.crowd`."""
     played = turn_playbacks(assignment)
     scores: dict[int, dict[str, int]] = {}
     for turn, dimension, score in assignment.ratings.values_list("turn", "dimension", "score"):
@@ -124,6 +125,8 @@ def _dialogue_context(
             "reply_text": reply.response_text if study.rates_content() else "",
             "reply_audio_url": blind_audio_url(reply.audio_key, viewer),
             "unlocked": rating_unlocked(assignment, reply, played),
+            "played_url": reverse("evaluation:turn_played", args=[assignment.public_id, reply.turn]),
+            "submit_url": reverse("evaluation:submit_turn", args=[assignment.public_id, reply.turn]),
             "saved": [
                 (dimension.label, scores[reply.turn][dimension.key])
                 for dimension in dimensions

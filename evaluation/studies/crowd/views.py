@@ -54,8 +54,15 @@ from evaluation.studies.crowd.workflows import (
 from evaluation.studies.design import StudyDesignError
 from evaluation.studies.models import StudyAssignment
 from evaluation.studies.reports import rater_progress
-from evaluation.studies.views import rating_context, scores_from
-from evaluation.studies.workflows import RatingRefused, present, record_playback, submit_rating
+from evaluation.studies.views import dialogue_context, rating_context, scores_from
+from evaluation.studies.workflows import (
+    RatingRefused,
+    present,
+    record_playback,
+    record_turn_playback,
+    submit_rating,
+    submit_turn_rating,
+)
 from webapp.http import StudioRequest
 from webapp.roles import Role, role_required
 
@@ -133,16 +140,26 @@ def _the_end(request: HttpRequest, link: CrowdLink, rater: CrowdRater, stage: St
 
 
 def _trial(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResponse:
-    """The rater's next trial, on the page the study's trial type uses for anyone's assignment."""
+    """The rater's next trial, on the page the study's trial type uses for anyone's assignment
+    (`rating_context`, `dialogue_context`), posting to the crowd's routes instead of the evaluator's."""
     assert rater.seat is not None  # stage RATING holds a seat
     study, seat_user = link.study, rater.seat.user
     assignment = StudyAssignment.objects.next_for(study, seat_user)
     assert assignment is not None  # stage RATING has work left (else DONE)
     present(assignment)
-    context = rating_context(study, assignment, rater_progress(study, seat_user), seat_user)
+    progress = rater_progress(study, seat_user)
+    token, sample = link.token, assignment.public_id
+    if study.is_dialogue:
+        context = dialogue_context(study, assignment, progress, seat_user)
+        for turn in context["turns"]:
+            turn["played_url"] = reverse("evaluation:crowd_turn_played", args=[token, sample, turn["number"]])
+            turn["submit_url"] = reverse("evaluation:crowd_submit_turn", args=[token, sample, turn["number"]])
+        context["stop_url"] = ""
+        return render(request, "evaluation/studies/rate_dialogue.html", context)
+    context = rating_context(study, assignment, progress, seat_user)
     context.update(
-        played_url=reverse("evaluation:crowd_played", args=[link.token, assignment.public_id]),
-        submit_url=reverse("evaluation:crowd_submit", args=[link.token, assignment.public_id]),
+        played_url=reverse("evaluation:crowd_played", args=[token, sample]),
+        submit_url=reverse("evaluation:crowd_submit", args=[token, sample]),
         stop_url="",
     )
     return render(request, "evaluation/studies/rate.html", context)
@@ -227,6 +244,40 @@ def submit(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpRespon
             if not StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists():
                 messages.error(request, str(refused))
     return redirect("evaluation:crowd_step", token=link.token)
+
+
+@require_POST
+@throttled
+def turn_played(request: HttpRequest, link: CrowdLink, public_id: UUID, turn: int) -> HttpResponse:
+    """The browser reports that a dialogue turn's reply played to the end (`workflows.record_turn_playback`)."""
+    rater = _session_rater(request, link)
+    if isinstance(rater, HttpResponse):
+        return rater
+    assignment = assignment_for_crowd_rater(rater, public_id)
+    try:
+        record_turn_playback(assignment, turn)
+    except RatingRefused as refused:
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    return JsonResponse({"unlocked": True})
+
+
+@require_POST
+@throttled
+def submit_turn(request: HttpRequest, link: CrowdLink, public_id: UUID, turn: int) -> HttpResponse:
+    """Store the scores of one assistant turn; the same submission twice stores it once."""
+    rater = _session_rater(request, link)
+    if isinstance(rater, HttpResponse):
+        return rater
+    assignment = assignment_for_crowd_rater(rater, public_id)
+    anchor = turn + 1
+    if rater.completed_at is None and rater.screened_out_at is None:
+        try:
+            submit_turn_rating(assignment.pk, turn, scores_from(request, assignment.study))
+        except RatingRefused as refused:
+            if not assignment.ratings.filter(turn=turn).exists():
+                messages.error(request, str(refused))
+                anchor = turn
+    return redirect(f"{reverse('evaluation:crowd_step', args=[link.token])}#turn-{anchor}")
 
 
 # --- Admin --------------------------------------------------------------------------------------

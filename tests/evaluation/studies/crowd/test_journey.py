@@ -176,3 +176,92 @@ def test_a_session_with_no_rater_is_sent_back_to_its_invitation(make_user, users
 
 def test_prolific_query_names_the_three_parameters():
     assert set(prolific_query("x")) == {"PROLIFIC_PID", "STUDY_ID", "SESSION_ID"}
+
+
+def test_a_crowd_rater_rates_a_dialogue_study_turn_by_turn_on_the_crowd_routes(make_user, users):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.studies.crowd.workflows import open_to_crowd
+    from evaluation.studies.models import StudyTurn
+    from evaluation.studies.workflows import record_turn_playback
+    from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study
+    from tests.support.listening import fetch_audio
+    from webapp.models import AudioFetch
+    from webapp.roles import Role
+
+    world = build_dialogue_world(make_user, n_dialogues=2, turns=2, prefix="CDLG")
+    study = make_dialogue_study(world, [make_user(Role.EVALUATOR)], users["admin"])
+    link = open_to_crowd(study, 1, Platform.PROLIFIC)
+    client = Client()
+    rater = arrive(client, link, "talker")
+    pass_screens(client, link, rater)
+    user = seat_user(rater)
+    for _ in range(StudyAssignment.objects.filter(evaluator=user).count()):
+        page = client.get(step_url(link)).content.decode()
+        assignment = StudyAssignment.objects.next_for(study, user)
+        assert assignment is not None
+        replies = list(StudyTurn.objects.filter(stimulus=assignment.stimulus).order_by("turn"))
+        assert reverse("evaluation:crowd_submit_turn", args=[link.token, assignment.public_id, 1]) in page
+        for reply in replies:
+            fetch_audio(client, user, reply.audio_key)
+        shown = timezone.now() - timedelta(seconds=600)
+        AudioFetch.objects.filter(user=user).update(fetched_at=shown)
+        StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=shown)
+        assignment.refresh_from_db()
+        first = client.post(
+            reverse("evaluation:crowd_turn_played", args=[link.token, assignment.public_id, 1])
+        )
+        assert first.status_code == 200, first.content
+        played = timezone.now()
+        for reply in replies[1:]:  # later replies end one after another, as they play in order
+            played += timedelta(seconds=reply.audio_seconds + 1)
+            record_turn_playback(assignment, reply.turn, now=played)
+        for reply in replies:
+            url = reverse("evaluation:crowd_submit_turn", args=[link.token, assignment.public_id, reply.turn])
+            assert client.post(url, {f"score_{key}": 4 for key in study.dimensions}).status_code == 302
+    assert link.completion_code in client.get(step_url(link)).content.decode()
+    assert StudyRating.objects.filter(assignment__evaluator=user).count() == StudyTurn.objects.filter(
+        stimulus__assignments__evaluator=user
+    ).count() * len(study.dimensions)
+
+
+def test_after_the_qualification_lapses_the_rater_takes_both_checks_again_and_continues(make_user, users):
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    link = crowd_study(make_user, users["admin"])
+    client = Client()
+    rater = arrive(client, link, "returner")
+    pass_screens(client, link, rater)
+    rated = rate_next(client, link, rater)
+    lapsed = timezone.now() - timedelta(hours=settings.CROWD_QUALIFICATION_HOURS + 0.1)
+    rater.screenings.update(finished_at=lapsed)
+    assert "crowd-headphones" in client.get(step_url(link)).content.decode()
+    pass_screens(client, link, rater)  # consent is kept; both checks again
+    assert rater.screenings.filter(passed=True).count() == 4
+    assert rate_next(client, link, rater).position == rated.position + 1
+
+
+def test_an_admin_opens_a_study_to_prolific_from_its_page(make_user, users):
+    from tests.evaluation.studies.support import make_study
+    from webapp.roles import Role
+
+    world = build_world(make_user, n_systems=2, n_items=4, prefix="OPEN")
+    study = make_study(world, [make_user(Role.EVALUATOR)], users["admin"], items_per_system=4)
+    admin = Client()
+    admin.force_login(users["admin"])
+    url = reverse("evaluation:crowd_admin", args=[study.pk])
+    form = {"platform": "prolific", "seats": 4, "bonus": "0.30", "requests_per_minute": 120}
+    refused = admin.post(url, {**form, "completion_url": "javascript:alert(1)"})
+    assert refused.status_code == 200 and "https://" in refused.content.decode()
+    assert not study.crowd_seats.exists()
+    assert admin.post(url, form).status_code == 302
+    assert study.crowd_seats.count() == 4
+    seats = StudyAssignment.objects.filter(study=study, evaluator__crowd_seat__isnull=False)
+    assert seats.values("evaluator").distinct().count() == 4
+    page = admin.get(url).content.decode()
+    assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page and study.crowd_link.completion_code in page
