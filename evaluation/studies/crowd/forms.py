@@ -19,6 +19,12 @@ class CrowdLinkForm(forms.Form):
         initial=20,
         help_text="Places in the study: set the platform's places to the same",
     )
+    ratings_per_output = forms.IntegerField(
+        min_value=1,
+        max_value=1000,
+        required=False,
+        help_text="Crowd ratings each rated sample gets over the places; empty: the study's own number",
+    )
     completion_url = forms.CharField(
         required=False,
         max_length=500,

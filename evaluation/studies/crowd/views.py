@@ -301,6 +301,7 @@ def crowd_admin(request: StudioRequest, study_id: int) -> HttpResponse:
                 screened_out_url=data["screened_out_url"],
                 bonus=data["bonus"],
                 requests_per_minute=data["requests_per_minute"],
+                ratings_per_output=data["ratings_per_output"],
             )
         except StudyDesignError as problem:
             form.add_error(None, str(problem))

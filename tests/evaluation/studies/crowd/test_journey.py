@@ -255,7 +255,13 @@ def test_an_admin_opens_a_study_to_prolific_from_its_page(make_user, users):
     admin = Client()
     admin.force_login(users["admin"])
     url = reverse("evaluation:crowd_admin", args=[study.pk])
-    form = {"platform": "prolific", "seats": 4, "bonus": "0.30", "requests_per_minute": 120}
+    form = {
+        "platform": "prolific",
+        "seats": 4,
+        "ratings_per_output": 2,
+        "bonus": "0.30",
+        "requests_per_minute": 120,
+    }
     refused = admin.post(url, {**form, "completion_url": "javascript:alert(1)"})
     assert refused.status_code == 200 and "https://" in refused.content.decode()
     assert not study.crowd_seats.exists()
@@ -263,5 +269,6 @@ def test_an_admin_opens_a_study_to_prolific_from_its_page(make_user, users):
     assert study.crowd_seats.count() == 4
     seats = StudyAssignment.objects.filter(study=study, evaluator__crowd_seat__isnull=False)
     assert seats.values("evaluator").distinct().count() == 4
+    assert seats.filter(stimulus__kind="rated").count() == 2 * study.stimuli.filter(kind="rated").count()
     page = admin.get(url).content.decode()
     assert "PROLIFIC_PID={{%PROLIFIC_PID%}}" in page and study.crowd_link.completion_code in page
