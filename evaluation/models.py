@@ -23,10 +23,15 @@ from evaluation.judging.models import (
     RubricSampleEntry,
 )
 from evaluation.outputs.models import ModelOutput, System
+from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening, CrowdSeat
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
 
 __all__ = [
     "Answer",
+    "CrowdLink",
+    "CrowdRater",
+    "CrowdScreening",
+    "CrowdSeat",
     "Delivery",
     "DeliverySet",
     "HumanJudgement",

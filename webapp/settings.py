@@ -151,6 +151,10 @@ MEDIA_URL = "/media/"
 # ever get audio through webapp.storage.audio_url, which never exposes who made a file.
 S3_BUCKET = env_str("ECHOSTUDIO_S3_BUCKET")
 AUDIO_URL_TTL_SECONDS = env_int("ECHOSTUDIO_AUDIO_URL_TTL_SECONDS", 900, minimum=30)
+# Crowd raters (evaluation.studies.crowd): a passed headphone and hearing check qualifies them
+# this long; after it they take both checks again before rating on, as ITU-T P.808 has crowd
+# raters re-qualify for a new session.
+CROWD_QUALIFICATION_HOURS = env_float("ECHOSTUDIO_CROWD_QUALIFICATION_HOURS", 2.0, minimum=0.01)
 if S3_BUCKET:
     STORAGES = {
         "default": {

@@ -18,8 +18,8 @@ from typing import IO
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.views import redirect_to_login
 from django.core import signing
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -73,25 +73,44 @@ def audio_url(key: str, viewer: AbstractBaseUser | AnonymousUser) -> str:
     return reverse("signed_media", args=[token])
 
 
-def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser) -> str | None:
-    """Return the storage key a token names when it is genuine, unexpired and made for `viewer`."""
+def key_for_viewer(token: str, viewer: AbstractBaseUser | AnonymousUser | int) -> str | None:
+    """Return the storage key a token names when it is genuine, unexpired and made for `viewer`
+    (a user, or a user's id)."""
+    viewer_id = viewer if isinstance(viewer, int) else viewer.pk
     try:
         payload = signing.loads(token, salt=_SIGNING_SALT, max_age=settings.AUDIO_URL_TTL_SECONDS)
     except signing.BadSignature:
         return None
     if not isinstance(payload, dict) or not isinstance(payload.get("key"), str):
         return None
-    if payload.get("viewer") is None or payload.get("viewer") != viewer.pk:
+    if payload.get("viewer") is None or payload.get("viewer") != viewer_id:
         return None
     return str(payload["key"])
 
 
-@login_required
+# Someone without an account who works a placeholder account's queue (a crowd rater holding a
+# study seat, `evaluation.studies.crowd`) hears audio as that placeholder: the pages that admit
+# them put its id in their session under this key, and their links are signed for it. They are
+# not logged in, so no other page opens for them.
+STAND_IN_VIEWER_SESSION_KEY = "media_stand_in_viewer"
+
+
+def media_viewer_id(request: HttpRequest) -> int | None:
+    """Return whom audio is served to on this request: the logged-in user, else the session's stand-in."""
+    if request.user.is_authenticated:
+        return int(request.user.pk)
+    stand_in = request.session.get(STAND_IN_VIEWER_SESSION_KEY)
+    return stand_in if isinstance(stand_in, int) else None
+
+
 @require_GET
 def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
     """Serve stored audio named by a signed, unexpired token made for this user (Range supported),
     and record the bytes sent to them (`webapp.listening`: what proves they could have heard it)."""
-    key = key_for_viewer(token, request.user)
+    viewer_id = media_viewer_id(request)
+    if viewer_id is None:
+        return redirect_to_login(request.get_full_path())
+    key = key_for_viewer(token, viewer_id)
     if key is None:
         raise Http404("This link has expired, is not valid, or was made for someone else.")
     if not default_storage.exists(key):
@@ -118,9 +137,9 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
         response = HttpResponse(body, status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
         # A range is answered from memory in one piece, so it counts as sent when it is made.
-        record_served(request.user.pk, key, start, start + len(body) - 1, size)
+        record_served(viewer_id, key, start, start + len(body) - 1, size)
     else:
-        streamed = _sent_and_recorded(handle, request, key, size)
+        streamed = _sent_and_recorded(handle, viewer_id, key, size)
         response = StreamingHttpResponse(streamed, content_type=content_type)  # type: ignore[assignment]
         response["Content-Length"] = str(size)
     response["Accept-Ranges"] = "bytes"
@@ -130,7 +149,7 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
     return response
 
 
-def _sent_and_recorded(handle: IO[bytes], request: HttpRequest, key: str, size: int) -> Iterator[bytes]:
+def _sent_and_recorded(handle: IO[bytes], viewer_id: int, key: str, size: int) -> Iterator[bytes]:
     """Yield the file in chunks; when the answer ends (finished, or the client went away), record
     the bytes that were handed on, which the listening gates (`webapp.listening`) count as heard."""
     sent = 0
@@ -141,4 +160,4 @@ def _sent_and_recorded(handle: IO[bytes], request: HttpRequest, key: str, size: 
             sent += len(chunk)
     finally:
         handle.close()
-        record_served(request.user.pk, key, 0, sent - 1, size)
+        record_served(viewer_id, key, 0, sent - 1, size)

@@ -1,10 +1,11 @@
 """URLs of human listening studies (included from evaluation/urls.py, in the `evaluation` namespace)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from evaluation.studies import api, views
 
 urlpatterns = [
+    path("", include("evaluation.studies.crowd.urls")),
     path("rate/", views.evaluator_queue, name="evaluator_queue"),
     path("rate/studies/<uuid:public_id>/", views.rate_study, name="rate_study"),
     path("rate/samples/<uuid:public_id>/played", views.assignment_played, name="assignment_played"),

@@ -1,6 +1,6 @@
 """Pages of human listening studies: admins design studies and read results, evaluators rate blind.
 
-Everything an evaluator's browser receives is built in `_rating_context` and the JSON replies
+Everything an evaluator's browser receives is built in `rating_context` and the JSON replies
 below: stimuli travel under their random public ids and blind audio links
 (`evaluation.outputs.access`), never with a system.
 """
@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -88,16 +88,19 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
         return render(
             request,
             "evaluation/studies/rate_dialogue.html",
-            _dialogue_context(study, assignment, progress, request.user),
+            dialogue_context(study, assignment, progress, request.user),
         )
     return render(
-        request, "evaluation/studies/rate.html", _rating_context(study, assignment, progress, request.user)
+        request, "evaluation/studies/rate.html", rating_context(study, assignment, progress, request.user)
     )
 
 
-def _rating_context(
+def rating_context(
     study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
 ) -> dict[str, Any]:
+    """Return what the ACR rating page shows of one assignment, blind, with its audio signed for
+    `viewer` (the assignment's holder: an evaluator, or a crowd rater's seat). The page posts to
+    `played_url` and `submit_url`: the evaluator's routes here, the crowd's in `studies.crowd`."""
     stimulus = assignment.stimulus
     query = stimulus.item
     return {
@@ -112,6 +115,9 @@ def _rating_context(
         "response_audio_url": blind_audio_url(stimulus.audio_key, viewer),
         "unlocked": rating_unlocked(assignment),
         "first_visit": progress.done == 0,
+        "played_url": reverse("evaluation:assignment_played", args=[assignment.public_id]),
+        "submit_url": reverse("evaluation:submit_assignment", args=[assignment.public_id]),
+        "stop_url": reverse("evaluation:evaluator_queue"),
     }
 
 
@@ -151,12 +157,13 @@ def _trial_context(
     }
 
 
-def _dialogue_context(
+def dialogue_context(
     study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
 ) -> dict[str, Any]:
     """The conversation as the rater hears it: per turn the user's recording and the system's
     reply (blind link, no system), with the current turn's questions open or locked by the playback
-    gate."""
+    gate. Each turn posts to its `played_url` and `submit_url`: the evaluator's routes here, the
+    crowd's in `studies.crowd`."""
     played = turn_playbacks(assignment)
     scores: dict[int, dict[str, int]] = {}
     for turn, dimension, score in assignment.ratings.values_list("turn", "dimension", "score"):
@@ -171,6 +178,8 @@ def _dialogue_context(
             "reply_text": reply.response_text if study.rates_content() else "",
             "reply_audio_url": blind_audio_url(reply.audio_key, viewer),
             "unlocked": rating_unlocked(assignment, reply, played),
+            "played_url": reverse("evaluation:turn_played", args=[assignment.public_id, reply.turn]),
+            "submit_url": reverse("evaluation:submit_turn", args=[assignment.public_id, reply.turn]),
             "saved": [
                 (dimension.label, scores[reply.turn][dimension.key])
                 for dimension in dimensions
@@ -214,7 +223,7 @@ def submit_turn(request: StudioRequest, public_id: UUID, turn: int) -> HttpRespo
     """Store the scores of one assistant turn and return to the conversation (or the next sample)."""
     assignment = assignment_for_rater(request.user, public_id)
     try:
-        submit_turn_rating(assignment.pk, turn, _scores_from(request, assignment.study))
+        submit_turn_rating(assignment.pk, turn, scores_from(request, assignment.study))
     except RatingRefused as refused:
         messages.error(request, str(refused))
         anchor = turn
@@ -224,7 +233,8 @@ def submit_turn(request: StudioRequest, public_id: UUID, turn: int) -> HttpRespo
     return redirect(f"{url}#turn-{anchor}")
 
 
-def _scores_from(request: StudioRequest, study: Study) -> dict[str, int]:
+def scores_from(request: HttpRequest, study: Study) -> dict[str, int]:
+    """Return the 1-5 scores a rating form posted, by dimension (non-numbers left out)."""
     scores: dict[str, int] = {}
     for key in study.dimensions:
         value = request.POST.get(f"score_{key}", "")
@@ -251,7 +261,7 @@ def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
     """Store the scores of one sample and move on to the next."""
     assignment = assignment_for_rater(request.user, public_id)
     try:
-        submit_rating(assignment.pk, _scores_from(request, assignment.study))
+        submit_rating(assignment.pk, scores_from(request, assignment.study))
     except RatingRefused as refused:
         messages.error(request, str(refused))
     return redirect("evaluation:rate_study", public_id=assignment.study.public_id)

@@ -60,6 +60,8 @@ UNFILLED = {
     "build_id",
     "sample_id",
     "check_id",
+    "test",  # a crowd rater's screening audio (under a crowd link's token)
+    "number",
     "checkpoint_id",
 }
 

@@ -252,7 +252,9 @@ STUDY_ROUTES = (
     "evaluation:api_study_results",
     "evaluation:study_results_json",
 )
+CROWD_ROUTES = ("evaluation:crowd_payments", "evaluation:crowd_bonuses")
 SWEPT = {
+    *CROWD_ROUTES,
     *CSV_ROUTES,
     *LATEX_ROUTES,
     *ECHOMIND_CSV,
@@ -391,6 +393,38 @@ def test_comparison_study_exports_keep_hostile_names_inert(make_user, users, cli
         document = json.loads(body(admin.get(reverse(route, args=[study.pk]))))
         assert names["SecretSystemB"] in set(strings(document))
     assert f"'{names['SecretSystemB']}" in {cell for row in rows for cell in row}
+
+
+def test_the_crowd_payment_sheets_keep_hostile_ids_inert(make_user, users, client_for) -> None:
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from evaluation.studies.crowd.models import CrowdRater
+    from evaluation.studies.crowd.platforms import Platform
+    from evaluation.studies.crowd.workflows import open_to_crowd
+    from tests.evaluation.studies.support import build_world, make_study
+
+    world = build_world(make_user, n_systems=2, n_items=2)
+    study = make_study(world, [users["evaluator"]], users["admin"], training_count=0, trap_count=0)
+    link = open_to_crowd(study, 2, Platform.PROLIFIC, bonus=Decimal("1.25"))
+    ids = [hostile("crowdA"), hostile("crowdB", "-2+3", crlf=False)]
+    now = timezone.now()
+    for external_id in ids:
+        CrowdRater.objects.create(
+            link=link, external_id=external_id[:100], consented_at=now, completed_at=now
+        )
+    admin = client_for("admin")
+
+    sheet = read_csv(
+        body(admin.get(reverse("evaluation:crowd_payments", args=[study.pk]))).decode(), "payments"
+    )
+    bonuses = read_csv(
+        body(admin.get(reverse("evaluation:crowd_bonuses", args=[study.pk]))).decode(), "bonuses"
+    )
+
+    assert {f"'{external_id[:100]}" for external_id in ids} <= {row[0] for row in sheet}
+    assert [row[1] for row in bonuses] == ["1.25", "1.25"]
 
 
 # Routes that look like exports (by name or path) but answer no file a program reads back.

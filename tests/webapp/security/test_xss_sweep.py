@@ -103,6 +103,8 @@ UNFILLED = {
     "check_id",
     "checkpoint_id",
     "pk",
+    "test",  # a crowd rater's screening audio (under a crowd link's token)
+    "number",
 }
 
 
