@@ -24,6 +24,7 @@ from django.conf import settings as django_settings
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.speech.activity import speech_activity
 from annotation.audio.speech.alignment import align
+from annotation.audio.speech.rate import RATE_KEY, articulation_rate
 from annotation.audio.speech.resampling import at_speech_rate
 from annotation.audio.speech.speaker import speaker_embedding
 from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
@@ -33,7 +34,6 @@ from ml.builder.config import BuildConfig
 from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict, joint_verdict
 from ml.builder.logic.perception import perception_labels
 from ml.builder.logic.speech_checks import (
-    RATE_KEY,
     emphasis_agreement,
     rate_ratio,
     stressed_against_neutral,
@@ -121,11 +121,11 @@ def reading_features(wav: bytes, text: str) -> dict[str, Any]:
     phones per second over speech only (the aligned words; pauses excluded), the pauses, and each
     aligned word's length, pitch and energy (what stress is heard from)."""
     samples, rate = read_wav(wav)
-    analysis = analyze(samples, rate, transcript=text)
+    analysis = analyze(samples, rate)
     speech = at_speech_rate(samples, rate)
     alignment = align(speech, text, scored=False)  # timings only: no goodness against the phone loop
     activity = speech_activity(speech)
-    phones = alignment.phones_per_second
+    phones = articulation_rate(alignment)
     return {
         **scalar_features(analysis),
         RATE_KEY: round(phones, 3) if phones else None,
