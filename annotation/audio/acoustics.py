@@ -61,6 +61,11 @@ MIN_VOICED_FRAMES_FOR_INTONATION = 10
 # makes a rise-fall or fall-rise when it lies between them.
 INTONATION_EDGE_FRACTION = 0.2
 
+# Spectral tilt as eGeMAPS's alpha ratio: energy from 1 to 5 kHz against 50 Hz to 1 kHz. Raised,
+# tense voices put more energy high (a flatter tilt, a higher ratio); soft, lax ones less.
+TILT_LOW_BAND_HZ = (50.0, 1000.0)
+TILT_HIGH_BAND_HZ = (1000.0, 5000.0)
+
 # A word of a script: letters and digits, with inner apostrophes ("can't", "it’s").
 WORD = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -84,6 +89,7 @@ class AcousticAnalysis:
     f0_high_hz: float | None  # 95th percentile
     f0_range_semitones: float | None
     mean_intensity_db: float | None  # energy average, as Praat's "Get mean... energy"
+    spectral_tilt_db: float | None  # alpha ratio of the sounding frames (`spectral_tilt_db`)
     intonation: Intonation | None  # None when there is too little voiced speech to judge
 
 
@@ -236,6 +242,24 @@ def classify_intonation(semitones: FloatArray) -> Intonation | None:
     return FLAT
 
 
+def spectral_tilt_db(samples: FloatArray, sample_rate: int, sounding: npt.NDArray[np.bool_]) -> float | None:
+    """Return the alpha ratio in dB of the `sounding` 10 ms frames of `samples`: the power from 1 to
+    5 kHz over the power from 50 Hz to 1 kHz, from one spectrum of all of them (Hann-windowed
+    frames, averaged); None without sound or when the rate cannot hold 5 kHz."""
+    frame = max(1, round(FRAME_SECONDS * sample_rate))
+    if not sounding.any() or sample_rate < 2 * TILT_HIGH_BAND_HZ[1]:
+        return None
+    frames = samples[: len(sounding) * frame].reshape(len(sounding), frame)[sounding]
+    power = np.mean(np.abs(np.fft.rfft(frames * np.hanning(frame), axis=1)) ** 2, axis=0)
+    hz = np.fft.rfftfreq(frame, 1.0 / sample_rate)
+
+    def band(edges: tuple[float, float]) -> float:
+        return float(np.sum(power[(hz >= edges[0]) & (hz < edges[1])]))
+
+    low, high = band(TILT_LOW_BAND_HZ), band(TILT_HIGH_BAND_HZ)
+    return 10.0 * math.log10(high / low) if low > 0 and high > 0 else None
+
+
 def count_words(transcript: str) -> int:
     """Return the number of words in `transcript` ("don't" is one word)."""
     return len(WORD.findall(transcript))
@@ -282,6 +306,7 @@ def analyze(samples: npt.ArrayLike, sample_rate: int) -> AcousticAnalysis:
         mean_intensity_db=(
             float(10.0 * np.log10(np.mean(10.0 ** (intensity_db / 10.0)))) if intensity_db.size else None
         ),
+        spectral_tilt_db=spectral_tilt_db(array, sample_rate, sounding),
         intonation=intonation,
     )
 
@@ -320,5 +345,6 @@ def scalar_features(analysis: AcousticAnalysis) -> dict[str, float | int | str |
         "f0_high_hz": analysis.f0_high_hz,
         "f0_range_semitones": analysis.f0_range_semitones,
         "mean_intensity_db": analysis.mean_intensity_db,
+        "spectral_tilt_db": analysis.spectral_tilt_db,
         "intonation": analysis.intonation,
     }

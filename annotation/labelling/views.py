@@ -22,7 +22,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import word_timing
+from annotation.audio.suggestions import gender_suggestion, word_timing
+from annotation.audio.voice_drafts import DRAFT_ACCURACY
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -236,6 +237,8 @@ def workbench_context(
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": recording.waveform_tracks() if recording else {},
         "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
+        "gender_draft": gender_suggestion(recording.features) if recording else None,
+        "draft_accuracy": {name: f"{share:.0%}" for name, share in DRAFT_ACCURACY.items()},
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

@@ -26,6 +26,7 @@ from annotation.audio.speech.rate import RATE_KEY, measure_articulation_rate
 from annotation.audio.speech.take_check import review_flags
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.upload import UploadLimits, normalise_upload
+from annotation.audio.voice_drafts import voice_drafts
 from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
@@ -196,6 +197,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
     features = {
         **{name: value for name, value in measured.items() if name not in QC_FIELDS},
         **levels_against(measured, others),
+        **voice_drafts(measured, others),
     }
     speech = None
     if settings.SPEECH_CHECKS:

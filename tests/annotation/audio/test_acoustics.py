@@ -184,3 +184,17 @@ def test_integer_pcm_is_scaled_to_full_scale() -> None:
     pcm = np.array([16384, -16384] * 4000, dtype=np.int16)
 
     assert analyze(pcm, RATE).peak_dbfs == pytest.approx(-6.02, abs=0.01)
+
+
+def test_spectral_tilt_rises_with_energy_above_1_khz() -> None:
+    tone = harmonic_tone(np.full(RATE, 200.0))
+    hiss = np.random.default_rng(0).normal(0.0, 0.2, RATE)
+
+    low = analyze(tone, RATE).spectral_tilt_db
+    brighter = analyze(tone + hiss, RATE).spectral_tilt_db
+    pure = analyze(sine(300.0, 1.0, 0.5), RATE).spectral_tilt_db
+
+    assert low is not None and brighter is not None and pure is not None
+    assert brighter > low + 3.0
+    assert pure < -30.0  # a 300 Hz sine has almost nothing between 1 and 5 kHz
+    assert analyze(np.zeros(RATE), RATE).spectral_tilt_db is None
