@@ -38,5 +38,7 @@ def test_the_family_is_corrected_by_holm_with_bonferroni_intervals() -> None:
 
 
 def test_figures_are_printed_with_a_true_minus() -> None:
-    assert interval_text({"mean": -0.007, "low": -0.197, "high": 0.183}) == "\u22120.007 [\u22120.197, +0.183]"
+    assert (
+        interval_text({"mean": -0.007, "low": -0.197, "high": 0.183}) == "\u22120.007 [\u22120.197, +0.183]"
+    )
     assert percent(0.906) == "+91%"

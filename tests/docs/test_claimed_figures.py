@@ -106,3 +106,16 @@ def test_every_default_lambda_named_is_the_codes(page: str) -> None:
     taus = re.findall(r"default τ (\d+(?:\.\d+)?)|SDCA \(τ (\d+(?:\.\d+)?)\)", page)
     for value in (a or b for a, b in taus):
         assert float(value) == SdcaConfig().tau
+
+
+def test_every_setting_default_the_deployment_page_names_is_the_settings() -> None:
+    page = (ROOT / "docs" / "deployment.md").read_text()
+    settings = (ROOT / "webapp" / "settings.py").read_text()
+    checked = 0
+    for name, value in re.findall(r"`(ECHOSTUDIO_[A-Z_]+)` \((\d+(?:\.\d+)?)\)", page):
+        found = re.search(rf'env_(?:int|float)\(\s*"{name}",\s*([\d_.]+)\s*[,)]', settings)
+        if found is None:
+            continue  # a default computed from another setting (the reaper's half the stale time)
+        checked += 1
+        assert float(found.group(1).replace("_", "")) == float(value), f"{name}: docs say {value}"
+    assert checked >= 10
