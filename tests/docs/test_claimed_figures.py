@@ -32,17 +32,18 @@ RL = load("conflict_rl")
 
 def target_ratio_text() -> str:
     """The one-seed target-ratio run as README and docs/benchmarks.md word it."""
-    rises = [
-        f"ratio {arm.rsplit('ratio', 1)[1]} {percent(RATIOS['rho_rise'][arm]['mean'])}"
-        for arm in RATIOS["rho_rise"]
-        if arm != "plain"
-    ]
-    contrasts = [
-        percent(RATIOS["rho_after_over_plain"][arm]["mean"]) for arm in RATIOS["rho_after_over_plain"]
-    ]
+    arms = [arm for arm in RATIOS["rho_rise"] if arm != "plain"]
+
+    def listed(items: list[str]) -> str:
+        return ", ".join(items[:-1]) + " and " + items[-1]
+
+    rises = listed([percent(RATIOS["rho_rise"][arm]["mean"]) for arm in arms])
+    ratios = listed([arm.rsplit("ratio", 1)[1] for arm in arms])
+    contrasts = listed([percent(RATIOS["rho_after_over_plain"][arm]["mean"]) for arm in arms])
+    plain = percent(RATIOS["rho_rise"]["plain"]["mean"])
     return (
-        f"AAA raises rho over its start by {', '.join(rises)} (plain SFT "
-        f"{percent(RATIOS['rho_rise']['plain']['mean'])}), which is {', '.join(contrasts)} above plain SFT"
+        f"AAA raises rho over its start by {rises} at target ratios {ratios} (plain SFT {plain}), "
+        f"which is {contrasts} above plain SFT"
     )
 
 
