@@ -28,7 +28,9 @@ from annotation.audio.acoustics import (
     PITCH_FLOOR_HZ,
     AcousticAnalysis,
     analyze,
+    as_float_samples,
 )
+from annotation.audio.speech.rate import measure_articulation_rate
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.audio.upload import normalise_upload
 
@@ -94,11 +96,11 @@ def main() -> None:
     print(f"clip: {duration:.1f} s of eSpeak NG speech, {words} words, MP3 {len(mp3) / 1024:.0f} KB")
 
     decode = best_of(options.repeats, lambda: normalise_upload(mp3, "bench.mp3"))
-    analysis = best_of(options.repeats, lambda: analyze(audio.samples, audio.sample_rate, transcript))
+    analysis = best_of(options.repeats, lambda: analyze(audio.samples, audio.sample_rate))
 
     def whole_pipeline() -> AcousticAnalysis:
         upload = normalise_upload(mp3, "bench.mp3")
-        return analyze(upload.samples, upload.sample_rate, transcript)
+        return analyze(upload.samples, upload.sample_rate)
 
     pipeline = best_of(options.repeats, whole_pipeline)
     sound = parselmouth.Sound(audio.samples.astype(np.float64), sampling_frequency=audio.sample_rate)
@@ -109,10 +111,13 @@ def main() -> None:
         ),
     )
 
-    result = analyze(audio.samples, audio.sample_rate, transcript)
+    result = analyze(audio.samples, audio.sample_rate)
+    phones_per_second = measure_articulation_rate(
+        as_float_samples(audio.samples), audio.sample_rate, transcript
+    )
     print(
         f"measured: median_f0_hz={result.median_f0_hz} loudness_lufs={result.integrated_loudness_lufs} "
-        f"words_per_second={result.words_per_second} intonation={result.intonation}"
+        f"phones_per_second={phones_per_second} intonation={result.intonation}"
     )
     print(f"decode_qc_rtf={decode / duration:.4f} analyze_rtf={analysis / duration:.4f}")
     print(f"pipeline_rtf={pipeline / duration:.4f} praat_pitch_rtf={pitch / duration:.4f}")

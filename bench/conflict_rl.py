@@ -1,6 +1,7 @@
-"""Table 8 on the conflict task: error propagation after RL with GRPO, SDCA and SDCA without gating.
+"""Error propagation on the conflict task after RL with GRPO, SDCA and SDCA without gating (Table 8's idea).
 
     python bench/conflict_rl.py [--seeds 12] [--first-seed 2] [--steps 6] [--sft-steps 100] [--samples 2] [--jobs 2]
+        [--save NAME]
 
 Per seed, the plain-SFT model of ``bench/conflict_sft.py`` (same recipe and budget; saved there
 under var/synthetic_conflict/, trained and saved here when missing) is the one start of three RL
@@ -9,14 +10,22 @@ runs of ``--steps`` steps (8 prompts x 8 rollouts, the rule-based scorer of
 every span gets its signal). So the arms of a seed differ only by their advantages, and SFT is
 paid once per seed. On the 96 all-conflict test items, ``--samples`` sampled completions each (at
 the rollout temperature, the same seed for every arm), printed for the start model and for each
-run, then as paired differences with 95% t intervals:
+run, then as paired differences with 95% t intervals. The figures are named apart from the
+paper's Table 8 (P(R|P), P(Resp|R), Err.), which scores EchoEval's judged stages: these are the
+synthetic scorer's stages, and the last stage here is the strategy, not the response.
 
-- P(R|P): reasoning wholly right (s2 = 1) given perception right (s1 = 1);
-- P(S|R): strategy right (s3 = 1) given reasoning right;
-- Err: the error ratio, the share of rollouts with a wrong perception whose reasoning and
-  strategy are wrong too (an early error cascading through every later stage);
+- "reason|perception": reasoning wholly right (s2 = 1) given perception right (s1 = 1);
+- "strategy|reasoning": strategy right (s3 = 1) given reasoning right;
+- "carried error": the share of rollouts with a wrong perception whose reasoning and strategy are
+  wrong too (an early error carried through every later stage);
 - and, showing that stage errors are not collinear, the shares of "perception right, strategy
   wrong" and "perception wrong, strategy right" rollouts.
+
+The arm-versus-arm family is the three contrasts (SDCA - GRPO, no gating - GRPO, SDCA - no gating)
+on the four figures that are tests (the three above and the mean stage score; the two shares are
+descriptive): twelve intervals, each with its Holm-adjusted p-value and its Bonferroni interval at
+the family's 95% (`bench.claims.family_adjusted`). `--save` writes every run and figure to
+bench/results/.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.claims import Interval, family_adjusted, interval_json, save
 from bench.conflict_sft import (
     ARCH,
     SPEC,
@@ -56,7 +66,17 @@ from ml.core.synthetic.conflict import SAMPLE_RATE, ConflictItem, ConflictTask
 from ml.core.synthetic.rl_probe import ROLLOUT_TEMPERATURE, rl_config, synthetic_stage_scorer
 
 MODES = ("grpo", "sdca", "no-gating")
-METRICS = ("P(R|P)", "P(S|R)", "Err", "P right S wrong", "P wrong S right", "mean s1-s3")
+METRICS = (
+    "reason|perception",
+    "strategy|reasoning",
+    "carried error",
+    "P right S wrong",
+    "P wrong S right",
+    "mean s1-s3",
+)
+# The figures the arm-versus-arm family tests; the two shares of METRICS are descriptive.
+TESTED = ("reason|perception", "strategy|reasoning", "carried error", "mean s1-s3")
+CONTRASTS = (("sdca", "grpo"), ("no-gating", "grpo"), ("sdca", "no-gating"))
 # The gold output is about 105 tokens.
 MAX_NEW_TOKENS = 112
 
@@ -77,7 +97,7 @@ def start_model(seed: int, sft_steps: int, task: ConflictTask | None = None) -> 
 def start_figures(
     seed: int, sft_steps: int, samples: int, task: ConflictTask | None = None
 ) -> dict[str, float]:
-    """Return Table 8 of a seed's start model (saving it first when missing)."""
+    """Return the figures of a seed's start model (saving it first when missing)."""
     task = task or conflict_task()
     return table8(start_model(seed, sft_steps, task), task.test, samples, seed)
 
@@ -87,7 +107,7 @@ def _share(hits: int, total: int) -> float:
 
 
 def table8(speech_lm: SpeechLM, items: Sequence[ConflictItem], samples: int, seed: int) -> dict[str, float]:
-    """Return Table 8's figures (module docstring) over sampled completions of the items."""
+    """Return the error-propagation figures (module docstring) over sampled completions of the items."""
     scorer = synthetic_stage_scorer(items)
     seed_everything(seed)
     rows = []
@@ -107,9 +127,11 @@ def table8(speech_lm: SpeechLM, items: Sequence[ConflictItem], samples: int, see
     s = [row.strategy == 1.0 for row in rows]
     n = len(rows)
     return {
-        "P(R|P)": _share(sum(a and b for a, b in zip(p, r, strict=True)), sum(p)),
-        "P(S|R)": _share(sum(a and b for a, b in zip(r, s, strict=True)), sum(r)),
-        "Err": _share(sum(not a and not b and not c for a, b, c in zip(p, r, s, strict=True)), n - sum(p)),
+        "reason|perception": _share(sum(a and b for a, b in zip(p, r, strict=True)), sum(p)),
+        "strategy|reasoning": _share(sum(a and b for a, b in zip(r, s, strict=True)), sum(r)),
+        "carried error": _share(
+            sum(not a and not b and not c for a, b, c in zip(p, r, s, strict=True)), n - sum(p)
+        ),
         "P right S wrong": _share(sum(a and not c for a, c in zip(p, s, strict=True)), n),
         "P wrong S right": _share(sum(not a and c for a, c in zip(p, s, strict=True)), n),
         "mean s1-s3": statistics.fmean(row.perception + row.reasoning + row.strategy for row in rows) / 3,
@@ -119,7 +141,7 @@ def table8(speech_lm: SpeechLM, items: Sequence[ConflictItem], samples: int, see
 def one_run(
     seed: int, mode: str, steps: int, sft_steps: int, samples: int, task: ConflictTask | None = None
 ) -> dict[str, float]:
-    """Run RL in one mode from the seed's start model; return Table 8 after it."""
+    """Run RL in one mode from the seed's start model; return the figures after it."""
     deterministic()
     task = task or conflict_task()
     start = start_model(seed, sft_steps, task)
@@ -135,16 +157,17 @@ def one_run(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    # 12 seeds give 95% intervals of about +-0.03 for P(R|P) and Err (6 gave +-0.08 and +-0.06).
+    # 12 seeds give 95% intervals of about +-0.03 for reason|perception and carried error (6 gave +-0.08 and +-0.06).
     parser.add_argument("--seeds", type=int, default=12)
     parser.add_argument("--first-seed", type=int, default=2)
     parser.add_argument("--steps", type=int, default=6)
-    # From 100 steps perception is half learned, so rollouts mishear often enough for Err to be
-    # measured; from 150 it is right on most rollouts, P(R|P) is at its ceiling (0.97) and Err
-    # rests on a few rollouts (+-0.1 over 12 seeds).
+    # From 100 steps perception is half learned, so rollouts mishear often enough for the carried
+    # error to be measured; from 150 it is right on most rollouts, reason|perception is at its
+    # ceiling (0.97) and the carried error rests on a few rollouts (+-0.1 over 12 seeds).
     parser.add_argument("--sft-steps", type=int, default=100)
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--save", default="", help="save the figures as bench/results/<SAVE>.json")
     args = parser.parse_args()
     started = time.monotonic()
     deterministic()
@@ -193,13 +216,28 @@ def main() -> None:
         for name in METRICS:
             values = [results[(s, mode)][name] - starts[s][name] for s in seeds]
             print(f"{mode} minus start, {name}: {paired(values)}")
-    for mode in ("sdca", "no-gating"):
+    family: dict[str, Interval] = {}
+    for mode, other in CONTRASTS:
         for name in METRICS:
-            values = [results[(s, mode)][name] - results[(s, "grpo")][name] for s in seeds]
-            print(f"{mode} minus grpo, {name}: {paired(values)}")
-    for name in METRICS:
-        values = [results[(s, "sdca")][name] - results[(s, "no-gating")][name] for s in seeds]
-        print(f"sdca minus no-gating, {name}: {paired(values)}")
+            values = [results[(s, mode)][name] - results[(s, other)][name] for s in seeds]
+            print(f"{mode} minus {other}, {name}: {paired(values)}")
+            if name in TESTED and len(values) > 1:
+                family[f"{mode} - {other}: {name}"] = Interval.of(values)
+    adjusted = family_adjusted(family) if family else {}
+    for contrast, corrected in adjusted.items():
+        print(
+            f"{contrast}: Holm-adjusted p {corrected['p_holm']:.3f}, family 95% interval "
+            f"[{corrected['family_low']:+.3f}, {corrected['family_high']:+.3f}]"
+        )
+    if args.save:
+        saved = {
+            "command": "bench/conflict_rl.py " + " ".join(sys.argv[1:]),
+            "seeds": list(seeds),
+            "starts": {str(seed): starts[seed] for seed in seeds},
+            "runs": {f"{seed} {mode}": results[(seed, mode)] for seed in seeds for mode in MODES},
+            "family": {name: {**interval_json(family[name]), **adjusted[name]} for name in family},
+        }
+        print(f"saved {save(args.save, saved)}")
 
 
 if __name__ == "__main__":

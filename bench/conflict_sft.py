@@ -1,6 +1,7 @@
 """Does AAA help a tiny SpeechLM hear the voice when the words mislead? (issue #25's mini-replication)
 
     python bench/conflict_sft.py [--seeds 6] [--first-seed 2] [--steps 150] [--jobs 2] [--lambdas 0.03,0.1,0.3]
+        [--target-ratios 2] [--save NAME]
 
 The task (``ml.core.synthetic.conflict``): the transcript is in the prompt and names an emotion
 that agrees with the voice on 75% of training items and on no test item. Per seed, a fresh tiny
@@ -16,7 +17,10 @@ sooner scores higher. It is the figure that can tell: greedy accuracy at one bud
 the step where a seed's listening takes off (seeds 2-7 from step 80 to 130), so its paired
 differences vary by 0.18 between seeds (about 50 seeds for a +-0.05 interval); listening's vary by
 about 0.04. Greedy accuracy at the end, the share naming the *words'* emotion and rho before and
-after are printed too, then each lambda minus plain paired by seed with 95% t intervals.
+after are printed too, then each lambda minus plain paired by seed with 95% t intervals, and rho
+after AAA over rho after plain SFT from the same start (Figure 5's contrast). `--target-ratios`
+runs each lambda at each hinge target (`SftConfig.aaa_target_ratio`, which sets how far AAA
+raises rho); `--save` writes every run and figure to bench/results/ (`bench.claims`).
 Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
 
 The budget: on seeds 0 and 1 (hence ``--first-seed 2``), plain SFT names the words' emotion or a
@@ -28,6 +32,7 @@ take-off of every seed. Each run's plain model is saved (``start_checkpoint``):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -38,13 +43,16 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 from scipy import stats
 
+from bench.claims import Interval, interval_json, save
 from ml.core.aaa import measure_rho
+from ml.core.config import DEFAULT_AAA_TARGET_RATIO
 from ml.core.sft import SftExample, train_sft
 from ml.core.speech.inputs import IGNORE_INDEX, SpeechExample, completion_logprobs
 from ml.core.speech.model import SpeechLM
@@ -183,22 +191,31 @@ def train(
     steps: int,
     task: ConflictTask,
     on_step: Callable[[int], None] | None = None,
+    target_ratio: float = DEFAULT_AAA_TARGET_RATIO,
 ) -> None:
-    """Train the model in place with the benches' SFT recipe, calling ``on_step(step)`` after each
-    step; a plain model (lambda 0) is saved as the seed's RL start."""
+    """Train the model in place with the benches' SFT recipe (AAA's hinge stopping at
+    `target_ratio` x the starting rho), calling ``on_step(step)`` after each step; a plain model
+    (lambda 0) is saved as the seed's RL start."""
 
     def progress(fraction: float, message: str, metrics: dict[str, float]) -> None:
         if on_step is not None:
             on_step(round(fraction * steps))
 
-    train_sft(speech_lm, sft_examples(task.train), sft_config(seed, lambda_aaa, steps), on_progress=progress)
+    config = dataclasses.replace(sft_config(seed, lambda_aaa, steps), aaa_target_ratio=target_ratio)
+    train_sft(speech_lm, sft_examples(task.train), config, on_progress=progress)
     if lambda_aaa == 0:
         directory = start_checkpoint(seed, steps, task)
         directory.parent.mkdir(parents=True, exist_ok=True)
         save_sft_checkpoint(speech_lm, directory)
 
 
-def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None = None) -> dict[str, float]:
+def one_run(
+    seed: int,
+    lambda_aaa: float,
+    steps: int,
+    task: ConflictTask | None = None,
+    target_ratio: float = DEFAULT_AAA_TARGET_RATIO,
+) -> dict[str, float]:
     """Train one model; return listening (its curve's mean), and at the end listening, greedy
     accuracy, the word-following share and rho before and after."""
     deterministic()
@@ -211,11 +228,12 @@ def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None 
         if step % LISTEN_EVERY == 0 or step == steps:
             curve.append(listening(speech_lm, task.test))
 
-    train(speech_lm, seed, lambda_aaa, steps, task, on_step=measure)
+    train(speech_lm, seed, lambda_aaa, steps, task, on_step=measure, target_ratio=target_ratio)
     labels = heard(speech_lm, task.test)
     return {
         "seed": seed,
         "lambda": lambda_aaa,
+        "target_ratio": target_ratio,
         "listening": statistics.fmean(curve),
         "listening_end": curve[-1],
         "accuracy": statistics.fmean(label == i.emotion for label, i in zip(labels, task.test, strict=True)),
@@ -230,6 +248,10 @@ def one_run(seed: int, lambda_aaa: float, steps: int, task: ConflictTask | None 
 METRICS = ("listening", "listening_end", "accuracy", "follows_words", "rho_after")
 
 
+def arm_name(lambda_aaa: float, target_ratio: float) -> str:
+    return "plain" if lambda_aaa == 0 else f"aaa_lambda{lambda_aaa:g}_ratio{target_ratio:g}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=6)
@@ -237,19 +259,31 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=150)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--lambdas", default="0.03,0.1,0.3", help="AAA weights to compare with plain SFT")
+    parser.add_argument(
+        "--target-ratios",
+        default=f"{DEFAULT_AAA_TARGET_RATIO:g}",
+        help="AAA hinge targets (rho* / starting rho), each run at every lambda",
+    )
+    parser.add_argument("--save", default="", help="save the figures as bench/results/<SAVE>.json")
     args = parser.parse_args()
     started = time.monotonic()
-    lambdas = (0.0, *(float(value) for value in args.lambdas.split(",")))
+    arms = [(0.0, DEFAULT_AAA_TARGET_RATIO)] + [
+        (float(value), float(ratio))
+        for value in args.lambdas.split(",")
+        for ratio in args.target_ratios.split(",")
+    ]
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     # Plain runs first: their checkpoints are what bench/conflict_rl.py starts from.
-    runs = [(seed, value) for value in lambdas for seed in seeds]
-    results: dict[tuple[int, float], dict[str, float]] = {}
+    runs = [(seed, arm) for arm in arms for seed in seeds]
+    results: dict[tuple[int, tuple[float, float]], dict[str, float]] = {}
     with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(one_run, seed, value, args.steps): (seed, value) for seed, value in runs}
+        futures = {
+            pool.submit(one_run, seed, arm[0], args.steps, None, arm[1]): (seed, arm) for seed, arm in runs
+        }
         for future, key in futures.items():
             result = results[key] = future.result()
             print(
-                f"seed {key[0]} lambda {key[1]:<4g} listening {result['listening']:.3f} "
+                f"seed {key[0]} {arm_name(*key[1])} listening {result['listening']:.3f} "
                 f"(end {result['listening_end']:.3f}) greedy accuracy {result['accuracy']:.3f} "
                 f"follows words {result['follows_words']:.3f} rho {result['rho_before']:.3f} -> "
                 f"{result['rho_after']:.3f}",
@@ -260,20 +294,47 @@ def main() -> None:
         f"{time.monotonic() - started:.0f} s wall, {cpu_seconds():.0f} s CPU, load average (1, 5, 15 min) "
         + ", ".join(f"{load:.1f}" for load in os.getloadavg())
     )
-    for value in lambdas:
-        name = "plain SFT" if value == 0 else f"SFT + AAA λ={value:g}"
-        means = ", ".join(
-            f"{metric} {statistics.fmean(results[(seed, value)][metric] for seed in seeds):.3f}"
-            for metric in METRICS
-        )
-        print(f"{name}: {means}")
-    for value in lambdas[1:]:
+    plain = arms[0]
+    figures: dict[str, Any] = {
+        "command": "bench/conflict_sft.py " + " ".join(sys.argv[1:]),
+        "seeds": list(seeds),
+        "steps": args.steps,
+        "runs": [results[(seed, arm)] for seed, arm in runs],
+        "means": {},
+        "minus_plain": {},
+        "rho_rise": {},
+        "rho_after_over_plain": {},
+    }
+    for arm in arms:
+        means = {
+            metric: statistics.fmean(results[(seed, arm)][metric] for seed in seeds) for metric in METRICS
+        }
+        figures["means"][arm_name(*arm)] = {metric: round(value, 4) for metric, value in means.items()}
+        print(f"{arm_name(*arm)}: " + ", ".join(f"{metric} {value:.3f}" for metric, value in means.items()))
+    for arm in arms[1:]:
         for metric in METRICS:
-            gains = [results[(s, value)][metric] - results[(s, 0.0)][metric] for s in seeds]
-            print(f"λ={value:g} minus plain, {metric}: {paired(gains)}")
-    for value in lambdas:
-        rises = [results[(s, value)]["rho_after"] / results[(s, value)]["rho_before"] - 1 for s in seeds]
-        print(f"rho rise (after / before - 1), lambda {value:g}: {paired(rises)}")
+            gains = [results[(s, arm)][metric] - results[(s, plain)][metric] for s in seeds]
+            print(f"{arm_name(*arm)} minus plain, {metric}: {paired(gains)}")
+            if len(gains) > 1:
+                figures["minus_plain"].setdefault(arm_name(*arm), {})[metric] = interval_json(
+                    Interval.of(gains)
+                )
+        # Figure 5's contrast: rho after AAA over rho after plain SFT from the same start.
+        over_plain = [results[(s, arm)]["rho_after"] / results[(s, plain)]["rho_after"] - 1 for s in seeds]
+        print(f"{arm_name(*arm)} rho after over plain's - 1: {paired(over_plain)}")
+        figures["rho_after_over_plain"][arm_name(*arm)] = (
+            interval_json(Interval.of(over_plain))
+            if len(over_plain) > 1
+            else {"mean": round(over_plain[0], 4)}
+        )
+    for arm in arms:
+        rises = [results[(s, arm)]["rho_after"] / results[(s, arm)]["rho_before"] - 1 for s in seeds]
+        print(f"rho rise (after / before - 1), {arm_name(*arm)}: {paired(rises)}")
+        figures["rho_rise"][arm_name(*arm)] = (
+            interval_json(Interval.of(rises)) if len(rises) > 1 else {"mean": round(rises[0], 4)}
+        )
+    if args.save:
+        print(f"saved {save(args.save, figures)}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Acoustic measurements of one take: levels, loudness, pitch, intensity, rate and intonation.
+"""Acoustic measurements of one take: levels, loudness, pitch, intensity and intonation.
 
 These are the machine drafts of the prosody fields annotators label (pitch, energy, speaking
-rate, intonation; EchoChat paper, appendix B.3) and the numbers audio QC decides on. Samples
-are floats in [-1, 1] (integer PCM is scaled); nothing here touches files or Django.
+rate, intonation; EchoChat paper, appendix B.3) and the numbers audio QC decides on. Speaking
+rate needs the script's forced alignment, so it is measured by `annotation.audio.speech.rate`, the
+one rate rule. Samples are floats in [-1, 1] (integer PCM is scaled); nothing here touches files or
+Django.
 
 Conventions:
 - dBFS is 20*log10 of an amplitude relative to full scale (a full-scale sine has an RMS of
@@ -59,6 +61,11 @@ MIN_VOICED_FRAMES_FOR_INTONATION = 10
 # makes a rise-fall or fall-rise when it lies between them.
 INTONATION_EDGE_FRACTION = 0.2
 
+# Spectral tilt as eGeMAPS's alpha ratio: energy from 1 to 5 kHz against 50 Hz to 1 kHz. Raised,
+# tense voices put more energy high (a flatter tilt, a higher ratio); soft, lax ones less.
+TILT_LOW_BAND_HZ = (50.0, 1000.0)
+TILT_HIGH_BAND_HZ = (1000.0, 5000.0)
+
 # A word of a script: letters and digits, with inner apostrophes ("can't", "it’s").
 WORD = re.compile(r"\w+(?:['’]\w+)*")
 
@@ -82,9 +89,7 @@ class AcousticAnalysis:
     f0_high_hz: float | None  # 95th percentile
     f0_range_semitones: float | None
     mean_intensity_db: float | None  # energy average, as Praat's "Get mean... energy"
-    speech_seconds: float  # from the first to the last non-silent frame
-    word_count: int | None
-    words_per_second: float | None
+    spectral_tilt_db: float | None  # alpha ratio of the sounding frames (`spectral_tilt_db`)
     intonation: Intonation | None  # None when there is too little voiced speech to judge
 
 
@@ -237,20 +242,36 @@ def classify_intonation(semitones: FloatArray) -> Intonation | None:
     return FLAT
 
 
+def spectral_tilt_db(samples: FloatArray, sample_rate: int, sounding: npt.NDArray[np.bool_]) -> float | None:
+    """Return the alpha ratio in dB of the `sounding` 10 ms frames of `samples`: the power from 1 to
+    5 kHz over the power from 50 Hz to 1 kHz, from one spectrum of all of them (Hann-windowed
+    frames, averaged); None without sound or when the rate cannot hold 5 kHz."""
+    frame = max(1, round(FRAME_SECONDS * sample_rate))
+    if not sounding.any() or sample_rate < 2 * TILT_HIGH_BAND_HZ[1]:
+        return None
+    frames = samples[: len(sounding) * frame].reshape(len(sounding), frame)[sounding]
+    power = np.mean(np.abs(np.fft.rfft(frames * np.hanning(frame), axis=1)) ** 2, axis=0)
+    hz = np.fft.rfftfreq(frame, 1.0 / sample_rate)
+
+    def band(edges: tuple[float, float]) -> float:
+        return float(np.sum(power[(hz >= edges[0]) & (hz < edges[1])]))
+
+    low, high = band(TILT_LOW_BAND_HZ), band(TILT_HIGH_BAND_HZ)
+    return 10.0 * math.log10(high / low) if low > 0 and high > 0 else None
+
+
 def count_words(transcript: str) -> int:
     """Return the number of words in `transcript` ("don't" is one word)."""
     return len(WORD.findall(transcript))
 
 
-def analyze(samples: npt.ArrayLike, sample_rate: int, transcript: str | None = None) -> AcousticAnalysis:
-    """Return the acoustic analysis of mono `samples`; speaking rate needs the `transcript`."""
+def analyze(samples: npt.ArrayLike, sample_rate: int) -> AcousticAnalysis:
+    """Return the acoustic analysis of mono `samples` (speaking rate: `annotation.audio.speech.rate`)."""
     array = as_float_samples(samples)
     duration = len(array) / sample_rate
 
     levels = frame_levels_dbfs(array, sample_rate)
     sounding = non_silent_frames(levels)
-    sounding_at = np.flatnonzero(sounding)
-    speech_seconds = float(sounding_at[-1] - sounding_at[0] + 1) * FRAME_SECONDS if sounding_at.size else 0.0
 
     pitch_times, pitch_hz, intensity_times, intensity_db = _praat_contours(array, sample_rate)
     voiced_hz = pitch_hz[~np.isnan(pitch_hz)]
@@ -265,7 +286,6 @@ def analyze(samples: npt.ArrayLike, sample_rate: int, transcript: str | None = N
         f0_low, f0_high, f0_range = low, high, 12.0 * math.log2(high / low)
         intonation = classify_intonation(12.0 * np.log2(voiced_hz / median_f0))
 
-    words = count_words(transcript) if transcript is not None else None
     return AcousticAnalysis(
         duration_seconds=duration,
         sample_rate=sample_rate,
@@ -286,9 +306,7 @@ def analyze(samples: npt.ArrayLike, sample_rate: int, transcript: str | None = N
         mean_intensity_db=(
             float(10.0 * np.log10(np.mean(10.0 ** (intensity_db / 10.0)))) if intensity_db.size else None
         ),
-        speech_seconds=speech_seconds,
-        word_count=words,
-        words_per_second=words / speech_seconds if words and speech_seconds > 0 else None,
+        spectral_tilt_db=spectral_tilt_db(array, sample_rate, sounding),
         intonation=intonation,
     )
 
@@ -327,8 +345,6 @@ def scalar_features(analysis: AcousticAnalysis) -> dict[str, float | int | str |
         "f0_high_hz": analysis.f0_high_hz,
         "f0_range_semitones": analysis.f0_range_semitones,
         "mean_intensity_db": analysis.mean_intensity_db,
-        "speech_seconds": analysis.speech_seconds,
-        "word_count": analysis.word_count,
-        "words_per_second": analysis.words_per_second,
+        "spectral_tilt_db": analysis.spectral_tilt_db,
         "intonation": analysis.intonation,
     }

@@ -1,5 +1,6 @@
-"""What one take's analysis becomes for the studio: levels against the speaker's other takes,
-and pitch and intensity contours thinned for display.
+"""What one take's analysis becomes for the studio: levels against the speaker's other takes
+(`relative_levels`, read by `annotation.recording.takes.levels_against`), and pitch and intensity
+contours thinned for display.
 
 Pure like `annotation.audio.acoustics`, whose AcousticAnalysis it reads; nothing here touches
 files or Django.
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TypedDict
 
 import numpy as np
@@ -25,13 +25,6 @@ LOW, NORMAL, HIGH = PROSODY_LEVELS
 # sixth of a normal spread). Fewer other takes than MIN_TAKES_FOR_LEVELS say nothing.
 LEVEL_Z_THRESHOLD = 1.0
 MIN_TAKES_FOR_LEVELS = 3
-
-
-@dataclass(frozen=True)
-class ProsodyLevels:
-    pitch: Level | None
-    energy: Level | None
-    rate: Level | None
 
 
 def relative_levels(value: float, others: Sequence[float]) -> Level:
@@ -51,29 +44,6 @@ def relative_levels(value: float, others: Sequence[float]) -> Level:
     if z < -LEVEL_Z_THRESHOLD:
         return LOW
     return NORMAL
-
-
-def prosody_levels(analysis: AcousticAnalysis, others: Sequence[AcousticAnalysis]) -> ProsodyLevels:
-    """Return pitch, energy and rate levels of a take against the speaker's other takes.
-
-    Pitch compares median f0 in semitones (pitch is heard on a log scale), energy the integrated
-    loudness, rate words per second. A level is None when this take lacks the measurement; other
-    takes lacking it are left out of the comparison.
-    """
-
-    def level(value: float | None, other_values: Sequence[float | None]) -> Level | None:
-        if value is None:
-            return None
-        return relative_levels(value, [v for v in other_values if v is not None])
-
-    def semitones(hz: float | None) -> float | None:
-        return 12.0 * math.log2(hz) if hz else None
-
-    return ProsodyLevels(
-        pitch=level(semitones(analysis.median_f0_hz), [semitones(o.median_f0_hz) for o in others]),
-        energy=level(analysis.integrated_loudness_lufs, [o.integrated_loudness_lufs for o in others]),
-        rate=level(analysis.words_per_second, [o.words_per_second for o in others]),
-    )
 
 
 class PitchContour(TypedDict):

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.audio.stress import StressCandidate, TimedWord, stress_candidates
-from webapp.lib.vocabulary import INTONATIONS, PROSODY_LEVELS
+from annotation.audio.voice_drafts import FEMALE, MALE
+from webapp.lib.vocabulary import INTENSITIES, INTONATIONS, PROSODY_LEVELS
 
 
 @dataclass(frozen=True)
@@ -36,21 +37,31 @@ class WordTiming:
 
 
 def suggestions_from_features(features: Mapping[str, Any]) -> dict[str, str]:
-    """Return {field: value} for the pitch, energy, rate and intonation the analysis suggests.
+    """Return {field: value} for the pitch, energy, rate, intensity and intonation the analysis suggests.
 
     Levels come from `pitch_level`, `energy_level` and `rate_level` (None when the speaker has too
-    few other takes to compare with), intonation from `intonation`; values outside the label
-    vocabularies are ignored.
+    few other takes to compare with), intensity from `intensity_draft` (`voice_drafts`), intonation
+    from `intonation`; values outside the label vocabularies are ignored.
     """
     suggestions: dict[str, str] = {}
     for field in ("pitch", "energy", "rate"):
         value = features.get(f"{field}_level")
         if value in PROSODY_LEVELS:
             suggestions[field] = str(value)
+    intensity = features.get("intensity_draft")
+    if intensity in INTENSITIES:
+        suggestions["intensity"] = str(intensity)
     intonation = features.get("intonation")
     if intonation in INTONATIONS:
         suggestions["intonation"] = str(intonation)
     return suggestions
+
+
+def gender_suggestion(features: Mapping[str, Any]) -> str | None:
+    """Return the speaker's gender the analysis suggests (`voice_drafts.gender_draft`), shown beside
+    the audio as a draft with its measured accuracy; no label field holds it."""
+    gender = features.get("gender_draft")
+    return str(gender) if gender in (FEMALE, MALE) else None
 
 
 def contours_for_waveform(contours: Mapping[str, Any]) -> dict[str, list[list[float]]]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
 from django.http import Http404
 
 from annotation.labelling.models import Annotation, AnnotationQuerySet, every_strategy, tab_counts
@@ -93,6 +94,8 @@ def own_annotation(
     # waveform tracks (`Take.waveform_tracks`), and decoding the contours was a tenth of a
     # workbench request (issue 27). A take analysed before the tracks were kept reads them once.
     rows = rows.defer("item__recording__contours", "item__recording__features")
+    # The one feature the page shows beyond the stored suggestions, read in the same query.
+    rows = rows.annotate(recording_gender_draft=KeyTextTransform("gender_draft", "item__recording__features"))
     if with_tab_counts:
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
     if with_strategies:

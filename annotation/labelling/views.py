@@ -22,7 +22,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import word_timing
+from annotation.audio.suggestions import gender_suggestion, word_timing
+from annotation.audio.voice_drafts import DRAFT_ACCURACY
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
 from annotation.labelling.dialogue.context import dialogue_context
@@ -186,6 +187,8 @@ def workbench(request: StudioRequest, annotation_id: int) -> HttpResponse:
     read = own_annotation(request.user, annotation_id, with_tab_counts=True, with_strategies=True)
     # Opening changes no tab (assigned and draft are both open): the read's counts still hold.
     annotation = workflows.open_annotation(read)
+    # A first visit returns the annotation read again under its lock, without the read's extras.
+    annotation.recording_gender_draft = getattr(read, "recording_gender_draft", None)  # type: ignore[attr-defined]
     context = workbench_context(annotation, progress=annotator_progress(read))
     return render(request, "annotation/labelling/workbench.html", context)
 
@@ -236,6 +239,10 @@ def workbench_context(
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": recording.waveform_tracks() if recording else {},
         "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
+        "gender_draft": gender_suggestion(
+            {"gender_draft": getattr(annotation, "recording_gender_draft", None)}
+        ),
+        "draft_accuracy": {name: f"{share:.0%}" for name, share in DRAFT_ACCURACY.items()},
         "problems": problems or [],
         "open_problems": []
         if problems or annotation.is_submitted

@@ -84,7 +84,12 @@ def open_annotation(annotation: Annotation) -> Annotation:
         recording = locked.item.recording
         suggestions = suggestions_from_features(recording.features) if recording else {}
         draft = latest_usable_draft(locked.item)
-        locked.perception = {**normalise_perception(locked.perception), **suggestions}
+        # Drafts fill only what is empty: a label a person gave is never replaced by a machine's.
+        person = normalise_perception(locked.perception)
+        locked.perception = {
+            **person,
+            **{field: value for field, value in suggestions.items() if person.get(field) in ("", None)},
+        }
         locked.tom = normalise_tom(draft.tom if draft else locked.tom)
         locked.cross_turn = normalise_cross_turn(locked.cross_turn, needed=needs_cross_turn(locked.item.turn))
         locked.suggestions = suggestions

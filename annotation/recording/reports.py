@@ -295,7 +295,7 @@ def feature_rows(features: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         ("Median pitch", pitch),
         ("Intonation", str(features.get("intonation") or "—")),
-        ("Speaking rate", _number(features.get("words_per_second"), 2, "words/s")),
+        ("Speaking rate", _number(features.get("phones_per_second"), 1, "phones/s (pauses left out)")),
         ("Voiced", _number(100 * features.get("voiced_ratio", 0.0), 0, "%")),
         ("Mean intensity", _number(features.get("mean_intensity_db"), 1, "dB")),
         ("Against the speaker's other takes", levels),

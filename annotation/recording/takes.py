@@ -20,11 +20,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
-from annotation.audio.acoustics import analyze, scalar_features
+from annotation.audio.acoustics import analyze, as_float_samples, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
+from annotation.audio.speech.rate import RATE_KEY, measure_articulation_rate
 from annotation.audio.speech.take_check import review_flags
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.upload import UploadLimits, normalise_upload
+from annotation.audio.voice_drafts import voice_drafts
 from annotation.recording.access import may_record
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
@@ -180,8 +182,11 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
     reporter.progress(0.1, "Reading the audio", force=True)
     samples, sample_rate = wav_samples(read_media(take.audio_key))
     reporter.progress(0.3, "Measuring pitch, intensity, loudness and rate")
-    analysis = analyze(samples, sample_rate, transcript=take.item.text)
-    measured = scalar_features(analysis)
+    analysis = analyze(samples, sample_rate)
+    measured = {
+        **scalar_features(analysis),
+        RATE_KEY: measure_articulation_rate(as_float_samples(samples), sample_rate, take.item.text),
+    }
     others = [
         {**qc, **features}
         for qc, features in Take.objects.filter(actor_id=take.actor_id)
@@ -192,6 +197,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
     features = {
         **{name: value for name, value in measured.items() if name not in QC_FIELDS},
         **levels_against(measured, others),
+        **voice_drafts(measured, others),
     }
     speech = None
     if settings.SPEECH_CHECKS:
@@ -281,8 +287,9 @@ def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:
 def levels_against(measured: Mapping[str, Any], others: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Return pitch, energy and rate levels of a take against the speaker's other takes' features.
 
-    The same comparison as `acoustics.prosody_levels`, from stored features rather than analyses:
-    pitch as median f0 in semitones, energy as integrated loudness, rate as words per second.
+    Pitch as median f0 in semitones, energy as integrated loudness, rate as articulation rate
+    (phones per second of speech, `annotation.audio.speech.rate`; a take measured before issue 42
+    has only words per second and is left out of the rate comparison).
     A level is None when this take lacks the measure or fewer than MIN_TAKES_FOR_LEVELS others have it.
     """
 
@@ -307,8 +314,6 @@ def levels_against(measured: Mapping[str, Any], others: Sequence[Mapping[str, An
             plain(measured.get("integrated_loudness_lufs")),
             [plain(o.get("integrated_loudness_lufs")) for o in others],
         ),
-        "rate_level": level(
-            plain(measured.get("words_per_second")), [plain(o.get("words_per_second")) for o in others]
-        ),
+        "rate_level": level(plain(measured.get(RATE_KEY)), [plain(o.get(RATE_KEY)) for o in others]),
         "levels_compared_with": len(others),
     }

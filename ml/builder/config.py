@@ -63,6 +63,11 @@ class BuildConfig:
     tts_backend: str = "espeak"
     tts_base_url: str = ""
     tts_model: str = "tts-1"
+    # The speech server takes a reference voice (JSON "reference_audio", a base64 WAV, with its
+    # "reference_text"): dialogue turns 2-5 are then voiced with the previous turn's audio as the
+    # speaker prompt, so a session keeps one voice (paper B.5). Off for servers without it, which
+    # are sent no prompt; eSpeak NG has no reference voice.
+    tts_speaker_prompt: bool = False
     voices: tuple[str, ...] = ("en-us", "en-gb", "en-us+f3", "en-us+m3", "en-gb+f2")
     batch_size: int = 25  # samples (or dialogues) claimed at once by one stage job
     shards: int = 1  # stage jobs run side by side per stage (one per worker you want busy)
@@ -161,6 +166,10 @@ class BuildConfig:
             raise ConfigProblem("tts_backend is 'espeak' or 'openai'")
         if self.tts_backend == "openai" and not self.tts_base_url:
             raise ConfigProblem("the openai TTS backend needs tts_base_url")
+        if self.tts_speaker_prompt and self.tts_backend != "openai":
+            raise ConfigProblem(
+                "tts_speaker_prompt needs the openai TTS backend (eSpeak NG takes no reference voice)"
+            )
         if self.tts_base_url and (problem := web_url_problem(self.tts_base_url)):
             raise ConfigProblem(f"tts_base_url {problem}")
         if not 1 <= self.batch_size <= 1000 or not 1 <= self.shards <= 64 or self.audio_threads < 1:
@@ -203,6 +212,8 @@ def _check_kinds(raw: Mapping[str, Any], entries: tuple[Field[Any], ...]) -> Non
         if isinstance(default, tuple):
             fits = isinstance(value, list | tuple) and all(isinstance(part, str) for part in value)
             kind = "a list of names"
+        elif isinstance(default, bool):
+            fits, kind = isinstance(value, bool), "true or false"
         elif isinstance(default, float):
             fits = isinstance(value, int | float) and not isinstance(value, bool)
             kind = "a number"

@@ -119,13 +119,6 @@ class Alignment:
     coverage: float | None = None
 
     @property
-    def phones_per_second(self) -> float | None:
-        """Return phones per second of speech: phones over the time inside words, pauses excluded."""
-        speaking = sum(word.end - word.start for word in self.words)
-        phones = sum(len(word.phones) for word in self.words)
-        return phones / speaking if speaking > 0 and phones else None
-
-    @property
     def speech_seconds(self) -> float:
         """Return the time inside aligned words (pauses between words excluded)."""
         return sum(word.end - word.start for word in self.words)

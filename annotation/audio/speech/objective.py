@@ -7,7 +7,8 @@ leaderboard beside the judges' audio scores, and what study results correlate wi
   both from `quality.dnsmos_scores`, with its one padding rule;
 - integrated loudness (LUFS, BS.1770) and true peak (dBTP), at the audio's own sample rate;
 - speaking rate: phones per second over speech only, the response text aligned to its audio
-  (None when the audio does not follow its text well enough to align).
+  (`rate.articulation_rate`, the rule every rate reader shares; None when the audio does not
+  follow its text well enough to align).
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from annotation.audio.speech.alignment import align
 from annotation.audio.speech.loudness import loudness
 from annotation.audio.speech.quality import dnsmos_scores
-from annotation.audio.speech.resampling import at_speech_rate
+from annotation.audio.speech.rate import measure_articulation_rate
+from annotation.audio.speech.resampling import SAMPLE_RATE, at_speech_rate
 
 
 def objective_metrics(samples: npt.ArrayLike, sample_rate: int, text: str) -> dict[str, Any]:
@@ -29,7 +30,7 @@ def objective_metrics(samples: npt.ArrayLike, sample_rate: int, text: str) -> di
     speech = at_speech_rate(array, sample_rate)
     quality = dnsmos_scores(speech)
     level = loudness(array, sample_rate)
-    rate = align(speech, text, scored=False).phones_per_second if text.strip() else None
+    rate = measure_articulation_rate(speech, SAMPLE_RATE, text)
     return {
         "p808_mos": quality.p808 if quality else None,
         "ovrl_mos": quality.overall if quality else None,

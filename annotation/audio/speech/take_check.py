@@ -25,6 +25,7 @@ from annotation.audio.speech.conditions import MIN_SNR_SPEAKER_DB, recording_con
 from annotation.audio.speech.events import trim_advice, vocal_events
 from annotation.audio.speech.loudness import loudness
 from annotation.audio.speech.quality import dnsmos_scores
+from annotation.audio.speech.rate import articulation_rate
 from annotation.audio.speech.speaker import (
     DOUBTFUL_SIMILARITY,
     doubtful_below,
@@ -92,7 +93,7 @@ def check_take(
     speaker_similarity = similarity_to(embedding, same_actor_embeddings)
     dialogue_similarity = similarity_to(embedding, dialogue_embeddings)
     speaker_limit = doubtful_below(limits.doubtful_speaker_similarity, snr)
-    rate = alignment.phones_per_second
+    rate = articulation_rate(alignment)
 
     flags: list[dict[str, Any]] = []
 

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from annotation.audio.speech.rate import RATE_KEY
 from annotation.audio.speech.speaker import DOUBTFUL_SIMILARITY, similarity_to
 
-RATE_KEY = "phones_per_second"
 LOUDER_DB = 2.5
 LONGER_RATIO = 1.25
 HIGHER_SEMITONES = 2.5

@@ -2,7 +2,9 @@
 
 User audio goes through the build's TTS backend (eSpeak NG offline, or an OpenAI-compatible speech
 server) with the voice of the sample, or of the dialogue session for every turn of a dialogue, and
-prosody (eSpeak) or an instruction (speech server) for the target emotion and intensity. Audio is
+prosody (eSpeak) or an instruction (speech server) for the target emotion and intensity. A speech
+server that takes a reference voice (`tts_speaker_prompt`) voices dialogue turns 2-5 with the
+previous turn's audio as the speaker prompt (paper B.5), their neutral readings too. Audio is
 stored under random media keys (``webapp.storage``), so a key says nothing about the sample.
 
 The consistency stage reads each turn twice, as it was voiced and as the same voice reads the same
@@ -12,6 +14,7 @@ stage labels the one against the other (`ml.builder.logic.speech_checks`).
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +27,7 @@ from django.conf import settings as django_settings
 from annotation.audio.acoustics import analyze, scalar_features
 from annotation.audio.speech.activity import speech_activity
 from annotation.audio.speech.alignment import align
+from annotation.audio.speech.rate import RATE_KEY, articulation_rate
 from annotation.audio.speech.resampling import at_speech_rate
 from annotation.audio.speech.speaker import speaker_embedding
 from annotation.audio.synthesis import ssml_markup, synthesize, to_wav_bytes
@@ -33,7 +37,6 @@ from ml.builder.config import BuildConfig
 from ml.builder.logic.consistency import EmotionClassifier, acoustic_verdict, joint_verdict
 from ml.builder.logic.perception import perception_labels
 from ml.builder.logic.speech_checks import (
-    RATE_KEY,
     emphasis_agreement,
     rate_ratio,
     stressed_against_neutral,
@@ -73,11 +76,28 @@ class AudioStepContext:
         )
 
 
+@dataclass(frozen=True)
+class SpeakerPrompt:
+    """The earlier turn a dialogue turn is voiced after (paper B.5): its audio, words and turn."""
+
+    wav: bytes
+    text: str
+    turn: int
+    audio_key: str
+
+
 def _speak(
-    text: str, voice: str, emotion: str, intensity: str, ctx: AudioStepContext, stressed_word: str = ""
+    text: str,
+    voice: str,
+    emotion: str,
+    intensity: str,
+    ctx: AudioStepContext,
+    stressed_word: str = "",
+    prompt: SpeakerPrompt | None = None,
 ) -> tuple[bytes, dict[str, Any]]:
     """Return WAV bytes of the user's words and the voice settings used; `stressed_word` is spoken
-    with emphasis (the settings' "emphasis" names it when it was)."""
+    with emphasis (the settings' "emphasis" names it when it was). A speech server that takes a
+    reference voice (`tts_speaker_prompt`) is sent `prompt`'s audio as the speaker prompt."""
     config = ctx.config
     if config.tts_backend == "espeak":
         rate, pitch = espeak_prosody(emotion, intensity) if emotion else (NEUTRAL_RATE_WPM, NEUTRAL_PITCH)
@@ -96,6 +116,10 @@ def _speak(
         instruction += f" Stress the word '{stressed_word}'."
     payload = {"model": config.tts_model, "input": text, "voice": voice, "response_format": "wav"}
     payload["instructions"] = instruction
+    prompted = prompt if config.tts_speaker_prompt else None
+    if prompted is not None:
+        payload["reference_audio"] = base64.b64encode(prompted.wav).decode("ascii")
+        payload["reference_text"] = prompted.text
     headers = {"Authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
     try:
         with http_client(ctx.outbound, timeout=120) as http:
@@ -113,6 +137,11 @@ def _speak(
         "model": config.tts_model,
         "instructions": instruction,
         "emphasis": stressed_word,
+        **(
+            {"speaker_prompt_turn": prompted.turn, "speaker_prompt_key": prompted.audio_key}
+            if prompted is not None
+            else {}
+        ),
     }
 
 
@@ -121,11 +150,11 @@ def reading_features(wav: bytes, text: str) -> dict[str, Any]:
     phones per second over speech only (the aligned words; pauses excluded), the pauses, and each
     aligned word's length, pitch and energy (what stress is heard from)."""
     samples, rate = read_wav(wav)
-    analysis = analyze(samples, rate, transcript=text)
+    analysis = analyze(samples, rate)
     speech = at_speech_rate(samples, rate)
     alignment = align(speech, text, scored=False)  # timings only: no goodness against the phone loop
     activity = speech_activity(speech)
-    phones = alignment.phones_per_second
+    phones = articulation_rate(alignment)
     return {
         **scalar_features(analysis),
         RATE_KEY: round(phones, 3) if phones else None,
@@ -147,14 +176,63 @@ def _voice_of(sample: BuildSample) -> str:
     return str(source.get("voice") or "en-us")
 
 
+def _earlier_turn(sample: BuildSample, voiced: dict[int, SpeakerPrompt]) -> SpeakerPrompt | None:
+    """Return the turn before a dialogue turn as its speaker prompt: voiced in this unit, or stored
+    by an earlier run (a unit may redo some turns only); None for turn 1 and single-turn samples."""
+    if sample.turn < 2:
+        return None
+    if sample.turn - 1 in voiced:
+        return voiced[sample.turn - 1]
+    if sample.dialogue_id is None:
+        return None
+    stored = (
+        BuildSample.objects.filter(dialogue_id=sample.dialogue_id, turn=sample.turn - 1)
+        .exclude(user_audio_key="")
+        .values_list("user_audio_key", "text")
+        .first()
+    )
+    if stored is None:
+        return None
+    key, text = stored
+    return SpeakerPrompt(read_media(key), text, sample.turn - 1, key)
+
+
+def _prompt_of(sample: BuildSample) -> SpeakerPrompt | None:
+    """Return the speaker prompt a turn was voiced with (its voice settings name it), for the
+    neutral reading to use the same voice; None when it had none."""
+    key = str(sample.voice.get("speaker_prompt_key") or "")
+    if not key:
+        return None
+    turn = int(sample.voice.get("speaker_prompt_turn") or 0)
+    earlier = (
+        ""
+        if sample.dialogue_id is None
+        else (
+            BuildSample.objects.filter(dialogue_id=sample.dialogue_id, turn=turn)
+            .values_list("text", flat=True)
+            .first()
+            or ""
+        )
+    )
+    return SpeakerPrompt(read_media(key), earlier, turn, key)
+
+
 def user_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[SampleResult]:
-    """Voice each query; dialogue turns reuse the session's voice."""
+    """Voice each query; dialogue turns reuse the session's voice, and turns 2-5 are voiced with
+    the previous turn's audio as the speaker prompt when the speech server takes one."""
     results = []
+    voiced: dict[int, SpeakerPrompt] = {}
     for sample in unit:
         started = time.monotonic()
         try:
             wav, voice = _speak(
-                sample.text, _voice_of(sample), sample.emotion, sample.intensity, ctx, sample.stressed_word
+                sample.text,
+                _voice_of(sample),
+                sample.emotion,
+                sample.intensity,
+                ctx,
+                sample.stressed_word,
+                prompt=_earlier_turn(sample, voiced) if ctx.config.tts_speaker_prompt else None,
             )
         except (TtsError, ValueError, RuntimeError) as exc:
             results.append(
@@ -163,6 +241,8 @@ def user_audio(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Sampl
             continue
         samples, rate = read_wav(wav)
         key = save_media(new_media_key("builder", "wav"), wav)
+        if sample.turn:
+            voiced[sample.turn] = SpeakerPrompt(wav, sample.text, sample.turn, key)
         fields = {"user_audio_key": key, "voice": voice, "audio_seconds": round(len(samples) / rate, 3)}
         results.append(SampleResult(sample.pk, True, fields=fields, seconds=time.monotonic() - started))
     return results
@@ -176,7 +256,7 @@ def consistency(unit: Sequence[BuildSample], ctx: AudioStepContext) -> list[Samp
         started = time.monotonic()
         wav = read_media(sample.user_audio_key)
         try:
-            neutral, _ = _speak(sample.text, _voice_of(sample), "", "", ctx)
+            neutral, _ = _speak(sample.text, _voice_of(sample), "", "", ctx, prompt=_prompt_of(sample))
         except (TtsError, ValueError, RuntimeError) as exc:
             detail = f"the neutral reading to compare with failed: {exc}"
             results.append(

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from annotation.audio.suggestions import contours_for_waveform
+from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.recording.models import Item, Review, Take
 from annotation.recording.takes import QC_FIELDS, analyze_take, levels_against
 from tests.annotation.recording.support import analysed, record, upload
@@ -25,7 +26,7 @@ def earlier_take(actor: User, item: Item, median_f0_hz: float, lufs: float, rate
         audio_key="audio/take/x.wav",
         original_key="audio/original/x.wav",
         qc={"integrated_loudness_lufs": lufs, "duration_seconds": 2.0},
-        features={"median_f0_hz": median_f0_hz, "words_per_second": rate},
+        features={"median_f0_hz": median_f0_hz, "phones_per_second": rate},
     )
 
 
@@ -39,7 +40,7 @@ def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
     assert take.analysis_job is not None and take.analysis_job.status == JobStatus.SUCCEEDED
     assert set(take.qc) == {*QC_FIELDS, "speech"} and not set(QC_FIELDS) & set(take.features)
     assert take.qc["peak_dbfs"] == pytest.approx(20 * math.log10(0.3), abs=0.1)  # the tone peaks at 0.3
-    assert take.features["words_per_second"] > 0
+    assert "phones_per_second" in take.features  # a tone says no words: the aligner may place none
     assert take.features["pitch_level"] is None and take.features["levels_compared_with"] == 0
     assert len(take.contours["pitch"]["hz"]) == len(take.contours["pitch"]["times"]) > 50
     # The waveform's tracks are stored with the analysis, as the pages would have built them.
@@ -49,15 +50,18 @@ def test_the_job_stores_qc_features_and_contours_and_sends_the_take_to_review(
 
 
 def test_levels_compare_the_take_with_the_speakers_other_takes(
-    users: dict[str, User], review_panel: list[User], take_wav: bytes
+    users: dict[str, User], review_panel: list[User]
 ) -> None:
     item = ItemFactory.create(actor=users["actor"])
-    for f0, lufs, rate in ((100.0, -30.0, 2.0), (105.0, -31.0, 2.5), (110.0, -29.0, 3.0)):
+    for f0, lufs, rate in ((100.0, -30.0, 6.0), (105.0, -31.0, 7.0), (110.0, -29.0, 8.0)):
         earlier_take(users["actor"], item, f0, lufs, rate)
+    reading = synthesize(item.text, rate_wpm=220, pitch=70, voice="en-us+f3")
 
-    take = record(users["actor"], item, take_wav)
+    take = record(users["actor"], item, to_wav_bytes(reading.samples, reading.sample_rate))
 
-    # The tone sits near 185 Hz, far louder than -30 LUFS, and its 11 words fit in 1.2 s.
+    # A raised female eSpeak voice at 220 words a minute, loud: far above 110 Hz and -29 LUFS, and
+    # its articulation rate (the aligner's phones per second of speech) far above 8.
+    assert take.features["phones_per_second"] > 12
     assert (take.features["pitch_level"], take.features["energy_level"], take.features["rate_level"]) == (
         "high",
         "high",
@@ -67,7 +71,7 @@ def test_levels_compare_the_take_with_the_speakers_other_takes(
 
 
 def test_levels_need_three_other_takes_with_the_measure() -> None:
-    measured = {"median_f0_hz": 200.0, "integrated_loudness_lufs": -20.0, "words_per_second": 3.0}
+    measured = {"median_f0_hz": 200.0, "integrated_loudness_lufs": -20.0, "phones_per_second": 12.0}
     others: list[dict[str, float | None]] = [
         {"median_f0_hz": 100.0, "integrated_loudness_lufs": None},
         {"median_f0_hz": 110.0},

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from annotation.audio.speech.alignment import align, check_script, script_words
+from annotation.audio.speech.rate import articulation_rate
 from tests.annotation.audio.speech.espeak import SENTENCES, spoken
 
 VOICES = ("en-us", "en-gb", "en-us+f3")
@@ -67,7 +68,7 @@ def test_phones_per_second_follow_the_speaking_rate_within_5_percent() -> None:
     text = SENTENCES[1]
     normal, normal_speech = spoken(text, rate_wpm=150)
     fast, fast_speech = spoken(text, rate_wpm=220)
-    measured = align(fast, text).phones_per_second / align(normal, text).phones_per_second  # type: ignore[operator]
+    measured = articulation_rate(align(fast, text)) / articulation_rate(align(normal, text))  # type: ignore[operator]
     true = normal_speech.duration_seconds / fast_speech.duration_seconds
     assert measured == pytest.approx(true, rel=0.05)
 
@@ -75,8 +76,8 @@ def test_phones_per_second_follow_the_speaking_rate_within_5_percent() -> None:
 def test_a_long_pause_does_not_lower_phones_per_second() -> None:
     plain, _ = spoken("I know what you mean. Tell me more about it.")
     paused, _ = spoken('I know what you mean. <break time="1500ms"/> Tell me more about it.', ssml=True)
-    rate_plain = align(plain, "I know what you mean. Tell me more about it.").phones_per_second
-    rate_paused = align(paused, "I know what you mean. Tell me more about it.").phones_per_second
+    rate_plain = articulation_rate(align(plain, "I know what you mean. Tell me more about it."))
+    rate_paused = articulation_rate(align(paused, "I know what you mean. Tell me more about it."))
     assert rate_paused == pytest.approx(rate_plain, rel=0.08)
 
 
