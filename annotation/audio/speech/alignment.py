@@ -117,6 +117,10 @@ class Alignment:
     # The script's words' frames over the frames the free loop hears speech in (about 1 when the
     # take says the script; a short script in a long take of something else covers little of it).
     coverage: float | None = None
+    # The free loop's own acoustic score per frame it hears speech in: how well the audio fits any
+    # speech at all. Noise, most of all other voices, pulls it down (a confidence signal).
+    loop_score: float | None = None
+    speech_frames: int = 0  # the frames the free loop hears speech in
 
     @property
     def phones_per_second(self) -> float | None:
@@ -294,12 +298,15 @@ def align(samples: npt.NDArray[np.float64], script: str, *, scored: bool = True)
     if median < 0:
         kept = [replace(w, relative_score=round(w.score_per_frame / median, 2)) for w in kept]
     speech_frames = int(np.count_nonzero(~np.isnan(free)))
+    loop_score = float(np.nanmean(free)) if speech_frames else None
     return Alignment(
         words=tuple(kept),
         unknown_words=tuple(unknown),
         failed=bool(words) and not aligned,
         goodness=round(deficit / max(speech_frames, 1), 2) if aligned and scored else None,
         coverage=round(word_frames / max(speech_frames, 1), 3) if aligned and scored else None,
+        loop_score=round(loop_score, 2) if loop_score is not None and scored else None,
+        speech_frames=speech_frames,
     )
 
 
