@@ -126,6 +126,8 @@ SPEAKER_VOICES = (
 )
 SPEAKER_REFERENCE_SENTENCES = (0, 2, 4)  # each voice's three clean accepted takes
 SPEAKER_TEST_SENTENCES = (1, 3, 5)  # the first tunes the margin, the others are held out
+TRIM_ROOMS = ("clean", "fan 20", "babble 20", "fan 10", "babble 10", "white 10")
+TRIM_SEEDS = (0, 1, 2, 3, 4, 5)  # 0-2 set the event detector's limits; 3-5 are held out
 SPEAKER_ROOMS = ("clean", "fan 20", "babble 10", "fan 10", "white 10", "babble 0")
 EDGE_ROOM_SECONDS = 0.5
 
@@ -499,10 +501,10 @@ def audible_span(event: npt.NDArray[np.float64], noise_power: float) -> tuple[in
 def trim_rows(quick: bool) -> list[dict[str, Any]]:
     """Return, for each take with a vocal event at an edge, whether trim advice cut into it."""
     rows: list[dict[str, Any]] = []
-    room_list = ("clean", "fan 20", "babble 20", "fan 10", "babble 10", "white 10")
+    room_list = TRIM_ROOMS
     for kind in rooms.EVENT_KINDS:
-        for seed in (0, 1, 2) if not quick else (0,):
-            text = SENTENCES[seed * 2 + 1]
+        for seed in TRIM_SEEDS if not quick else (0, 3):
+            text = SENTENCES[(seed * 2 + 1) % len(SENTENCES)]
             speech = at_16k(text, voice=SPEAKER_VOICES[seed % len(SPEAKER_VOICES)])
             event = rooms.at_level(rooms.vocal_event(kind, seed), speech, rooms.EVENT_LEVEL_DB[kind])
             for where in ("end", "start"):
@@ -539,6 +541,7 @@ def trim_rows(quick: bool) -> list[dict[str, Any]]:
                     rows.append(
                         {
                             "kind": kind,
+                            "split": "tuning" if seed < 3 else "held-out",
                             "room": room,
                             "where": where,
                             "audible": span is not None,
@@ -553,35 +556,40 @@ def trim_rows(quick: bool) -> list[dict[str, Any]]:
 def print_trim(rows: list[dict[str, Any]]) -> None:
     print("\nTrim advice beside a vocal event (2.5 s of room after the last or before the first sound)")
     print(
-        f"{'event / room':30} {'n':>3} {'audible':>8} {'cut into':>9} {'trim advised':>13} {'event found':>12}"
+        f"{'split / event or room':36} {'n':>3} {'audible':>8} {'cut into':>9} {'trim advised':>13} "
+        f"{'event found':>12}"
     )
-    for key in [*rooms.EVENT_KINDS, "clean", "fan 20", "babble 20", "fan 10", "babble 10", "white 10"]:
-        chosen = [row for row in rows if key in (row["kind"], row["room"])]
+    for split in ("tuning", "held-out"):
+        for key in [*rooms.EVENT_KINDS, *TRIM_ROOMS]:
+            chosen = [row for row in rows if row["split"] == split and key in (row["kind"], row["room"])]
+            print(
+                f"{split + ': ' + key:36} {len(chosen):3d} {sum(r['audible'] for r in chosen):8d} "
+                f"{sum(r['cut_event'] for r in chosen):9d} {sum(r['advised'] for r in chosen):13d} "
+                f"{sum(r['found'] for r in chosen):12d}"
+            )
+        audible = [row for row in rows if row["audible"] and row["split"] == split]
         print(
-            f"{key:30} {len(chosen):3d} {sum(r['audible'] for r in chosen):8d} "
-            f"{sum(r['cut_event'] for r in chosen):9d} {sum(r['advised'] for r in chosen):13d} "
-            f"{sum(r['found'] for r in chosen):12d}"
+            f"{split}: audible vocal events cut by trim advice: {sum(r['cut_event'] for r in audible)} "
+            f"of {len(audible)}"
         )
-    audible = [row for row in rows if row["audible"]]
-    print(
-        f"audible vocal events cut by trim advice: {sum(r['cut_event'] for r in audible)} of {len(audible)}"
-    )
 
 
 def print_speed() -> None:
-    """Print the whole take check's real-time factor on a 10 s take (models loaded first)."""
+    """Print the whole take check's real-time factor on a 10 s take in a fan's noise, its voice
+    compared with three accepted takes heard in its room (models loaded first)."""
     speech = np.concatenate([at_16k(SENTENCES[i]) for i in (0, 2, 6)] + [np.zeros(round(0.8 * RATE))])
     take = in_room(speech, "fan 20", seed=3)
     script = " ".join(SENTENCES[i] for i in (0, 2, 6))
     check_take(take[: RATE * 2], SENTENCES[0])  # load the models
     seconds = len(take) / RATE
-    accepted = [speaker_embedding(at_16k(SENTENCES[1]))]
+    references = [in_room(at_16k(SENTENCES[i]), "clean", 0) for i in (1, 3, 5)]
     cpu, wall = time.process_time(), time.perf_counter()
-    check_take(take, script, accepted)
+    check = check_take(take, script, same_actor_references=references)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     print(
         f"\nWhole take check on a {seconds:.1f} s take: {wall:.2f} s wall, {cpu:.2f} s CPU "
-        f"(real-time factor {wall / seconds:.3f} wall, {cpu / seconds:.3f} CPU)"
+        f"(real-time factor {wall / seconds:.3f} wall, {cpu / seconds:.3f} CPU); references heard in "
+        f"its room: {check['speaker_references_in_take_room']}"
     )
 
 
