@@ -6,9 +6,11 @@ each take's SNR is estimated and reported with its flags, and a check below the 
 measured to hold says "too noisy to check" instead of a verdict.
 
 The estimate: speech power is the mean power of the 32 ms windows inside silero-vad's speech
-regions; noise power the median of the windows outside them, a little away from their edges (the
-median, so a laugh or a cough in the silence does not count as noise). The speech windows hold the
-noise as well, so SNR = (speech - noise) / noise.
+regions; noise power the SILENCE_PERCENTILE-th percentile of the windows outside them, a little away
+from their edges (a low percentile, so a laugh or a cough in the silence, or whispered words the
+VAD does not hear as speech, do not count as noise: with the median a clean whispered take read
+2.4 dB and was "too noisy to check"). The speech windows hold the noise as well, so
+SNR = (speech - noise) / noise.
 
 Speech-like noise is the hard case: in babble (other voices) the VAD hears speech across the whole
 take, room before and after included, so there is no silence to measure. Such a take (less than
@@ -33,6 +35,7 @@ SAMPLE_RATE = 16_000
 WINDOW = 512  # the VAD's windows (32 ms)
 EDGE_SECONDS = 0.1  # windows this close to a speech region are neither speech nor noise
 MIN_NOISE_SECONDS = 0.3
+SILENCE_PERCENTILE = 25
 QUIET_SHARE = 0.3  # without that much silence, the quietest 30% of windows are the noise
 MAX_SNR_DB = 60.0  # digital silence around the speech reads as this, not infinity
 FLOOR_POWER = 1e-10  # -100 dBFS: the quietest noise power counted
@@ -111,9 +114,10 @@ def recording_conditions(
     if not windows.powers.size:
         return Conditions(None, _db(0.0), None)
     room = windows.powers[windows.noise]
-    # The median of the silence (a cough in it is not the room); without silence, the quietest
-    # windows' mean (their median would be the deepest dip of all).
-    noise = max(float(np.median(room) if windows.silence_found else np.mean(room)), FLOOR_POWER)
+    # A low percentile of the silence (a cough in it is not the room); without silence, the quietest
+    # windows' mean (a percentile of them would be the deepest dip of all).
+    quiet = np.percentile(room, SILENCE_PERCENTILE) if windows.silence_found else np.mean(room)
+    noise = max(float(quiet), FLOOR_POWER)
     if not windows.speech.any():
         return Conditions(None, _db(noise), None)
     loud = float(np.mean(windows.powers[windows.speech]))
