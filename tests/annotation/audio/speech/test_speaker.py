@@ -10,6 +10,7 @@ from annotation.audio import rooms
 from annotation.audio.speech.activity import speech_activity
 from annotation.audio.speech.conditions import noise_sample, recording_conditions
 from annotation.audio.speech.speaker import (
+    CALIBRATION_MARGIN,
     MAX_THRESHOLD,
     MIN_THRESHOLD,
     SpeakerCheck,
@@ -69,9 +70,14 @@ def test_at_10_db_another_voice_is_flagged_and_the_actors_own_is_not(kind: str) 
 def test_the_line_is_the_actors_own_spread_and_needs_three_references() -> None:
     steady = [[1.0, 0.0, 0.0], [0.99, 0.1, 0.0], [0.99, 0.0, 0.1]]
     varied = [[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.8, 0.0, 0.6]]
-    assert calibrated_threshold(steady) == MAX_THRESHOLD  # a steady voice: as strict as allowed
-    varied_line = calibrated_threshold(varied)
-    assert varied_line is not None and MIN_THRESHOLD <= varied_line < 0.85
+    scattered = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    steady_line, varied_line = calibrated_threshold(steady), calibrated_threshold(varied)
+    assert steady_line is not None and varied_line is not None
+    # each reference against the others' mean, the lowest, less the margin
+    each = [similarity_to(steady[i], [o for j, o in enumerate(steady) if j != i]) for i in range(3)]
+    assert steady_line == pytest.approx(min(v for v in each if v is not None) - CALIBRATION_MARGIN)
+    assert MIN_THRESHOLD < varied_line < steady_line <= MAX_THRESHOLD  # a varied actor: a lower line
+    assert calibrated_threshold(scattered) == MIN_THRESHOLD
     assert calibrated_threshold(steady[:2]) is None
 
 
