@@ -258,6 +258,7 @@ def _aligned(row: dict[str, Any]) -> Alignment:
         failed=row["failed"],
         goodness=row["goodness"],
         coverage=row["coverage"],
+        loop_score=row.get("loop_score"),
     )
 
 
@@ -298,19 +299,30 @@ def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
         return float(np.mean([flagged(verdict(row, limits)) for row in tuning if row["case"] == case]))
 
     passing: list[tuple[float, float, float, ScriptLimits]] = []
-    print("tuning sweep: take goodness, coverage, word goodness -> false flags (right), recall (wrong")
-    print("sentence), one-word misreadings flagged")
-    for take_goodness in (-36.0, -38.0, -40.0, -42.0, -45.0, -50.0):
+    print("tuning sweep: take goodness, coverage, word goodness, speech-like loop score and take")
+    print("goodness -> false flags (right), recall (wrong sentence), one-word misreadings flagged")
+    for take_goodness in (-38.0, -40.0, -42.0, -45.0):
         for coverage in (0.5, 0.6, 0.7):
-            for word_goodness in (-60.0, -80.0, -100.0, -1e9):
-                limits = ScriptLimits(take_goodness, coverage, word_goodness)
-                false, recall = rate("right", limits), rate("wrong sentence", limits)
-                one_word = rate("one word", limits)
-                print(
-                    f"  {take_goodness:6.1f} {coverage:4.1f} {word_goodness:8.3g} -> {false:.3f} {recall:.3f} {one_word:.3f}"
-                )
-                if false <= 0.05:
-                    passing.append((recall, false, one_word, limits))
+            for word_goodness in (-60.0, -80.0, -100.0):
+                for loop_score, speech_like in (
+                    (-1e9, -1e9),
+                    *[(-8.0, g) for g in (-30.0, -32.0, -34.0, -36.0)],
+                ):
+                    limits = ScriptLimits(
+                        take_goodness,
+                        coverage,
+                        word_goodness,
+                        speech_like_loop_score=loop_score,
+                        speech_like_take_goodness=speech_like,
+                    )
+                    false, recall = rate("right", limits), rate("wrong sentence", limits)
+                    one_word = rate("one word", limits)
+                    print(
+                        f"  {take_goodness:6.1f} {coverage:4.1f} {word_goodness:8.3g} {loop_score:6.3g} "
+                        f"{speech_like:6.3g} -> {false:.3f} {recall:.3f} {one_word:.3f}"
+                    )
+                    if false <= 0.05:
+                        passing.append((recall, false, one_word, limits))
     assert passing, "no limits keep false flags at 5% on the tuning split"
     top = max((recall, one_word) for recall, _, one_word, _ in passing)
     tied = [entry for entry in passing if (entry[0], entry[2]) == top]

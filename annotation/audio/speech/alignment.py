@@ -69,6 +69,13 @@ FUNCTION_WORDS = frozenset(
 TAKE_GOODNESS = -42.0
 MIN_COVERAGE = 0.6
 WORD_GOODNESS = -80.0
+# Speech-like noise (babble: other voices) gives a wrong script sounds to borrow: the free loop
+# scores such audio poorly as well (its `Alignment.loop_score` under SPEECH_LIKE_LOOP_SCORE per
+# frame; -1 to +8 in clean, fan and white rooms at 10 dB and over, -5 to -18 in babble), so the
+# gap between a wrong script and the loop narrows, and wrong sentences in babble scored -32 to -41.
+# There the take must score over SPEECH_LIKE_TAKE_GOODNESS instead of TAKE_GOODNESS.
+SPEECH_LIKE_LOOP_SCORE = -8.0
+SPEECH_LIKE_TAKE_GOODNESS = -32.0
 
 Verdict = Literal["matches", "doubtful", "does_not_match", "unchecked", "too_noisy"]
 
@@ -82,6 +89,8 @@ class ScriptLimits:
     min_coverage: float = MIN_COVERAGE
     word_goodness: float = WORD_GOODNESS
     min_snr_db: float = MIN_SNR_SCRIPT_DB
+    speech_like_loop_score: float = SPEECH_LIKE_LOOP_SCORE
+    speech_like_take_goodness: float = SPEECH_LIKE_TAKE_GOODNESS
 
 
 SILENCES = frozenset({"<sil>", "<s>", "</s>", "SIL", "[NOISE]", "++NOISE++"})
@@ -345,7 +354,9 @@ def check_script(
         and word.relative_score >= doubtful_ratio
         and word.text not in FUNCTION_WORDS
     )
-    whole_fails = (goodness is not None and goodness < chosen.take_goodness) or (
+    speech_like = alignment.loop_score is not None and alignment.loop_score < chosen.speech_like_loop_score
+    line = chosen.speech_like_take_goodness if speech_like else chosen.take_goodness
+    whole_fails = (goodness is not None and goodness < line) or (
         coverage is not None and coverage < chosen.min_coverage
     )
     if whole_fails or (len(alignment.words) > 2 and len(doubtful) / len(alignment.words) > MISMATCH_SHARE):

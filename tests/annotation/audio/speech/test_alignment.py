@@ -1,4 +1,5 @@
-"""Forced alignment against eSpeak NG's own word times; the script check on a substituted word."""
+"""Forced alignment against eSpeak NG's own word times; the script check on a substituted word and on
+a wrong sentence in babble."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ import difflib
 import numpy as np
 import pytest
 
-from annotation.audio.speech.alignment import align, check_script, script_words
-from tests.annotation.audio.speech.espeak import SENTENCES, spoken
+from annotation.audio import rooms
+from annotation.audio.speech.alignment import (
+    SPEECH_LIKE_LOOP_SCORE,
+    SPEECH_LIKE_TAKE_GOODNESS,
+    TAKE_GOODNESS,
+    align,
+    check_script,
+    script_words,
+)
+from tests.annotation.audio.speech.espeak import RATE, SENTENCES, spoken
 
 VOICES = ("en-us", "en-gb", "en-us+f3")
 
@@ -106,3 +115,20 @@ def test_below_the_snr_it_holds_at_the_check_is_too_noisy_not_a_mismatch() -> No
     assert check.reason == (
         "Too noisy to check the script: the speech is 2 dB above the noise, the check needs 5 dB."
     )
+
+
+def test_in_babble_a_wrong_sentence_must_clear_the_speech_like_line() -> None:
+    # given a low-pitched reading of a short line in 10 dB of babble (five other voices at once)
+    samples, _ = spoken("The office is closed today", pitch=5)
+    pad = np.zeros(RATE // 2)
+    take = np.concatenate([pad, samples, pad])
+    take = rooms.mixed(take, rooms.babble(len(take) / RATE + 0.1, seed=40), 10.0)
+    wrong = align(take, "My brother lost his keys on the way home from work")
+    right = align(take, "The office is closed today")
+
+    # then the free loop hears speech-like noise, and the wrong sentence, which scores inside the
+    # line for other rooms (it borrows the babble's sounds), does not match; the right one does
+    assert wrong.loop_score is not None and wrong.loop_score < SPEECH_LIKE_LOOP_SCORE
+    assert wrong.goodness is not None and SPEECH_LIKE_TAKE_GOODNESS - 10 < wrong.goodness < TAKE_GOODNESS + 10
+    assert check_script(wrong, snr_db=10.0).verdict == "does_not_match"
+    assert check_script(right, snr_db=10.0).verdict == "matches"
