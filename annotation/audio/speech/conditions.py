@@ -16,11 +16,12 @@ Speech-like noise is the hard case: in babble (other voices) the VAD hears speec
 take, room before and after included, so there is no silence to measure. Such a take (less than
 MIN_NOISE_SECONDS outside speech) takes the mean of its quietest QUIET_SHARE of windows as the
 noise: the dips between the actor's syllables, where mostly the room is heard. Measured on the
-labelled set (bench/speech_checks.py, docs/benchmarks.md): the estimate is within a dB of the
-mixed SNR for white and fan noise at 20, 10 and 0 dB; babble reads 0-3 dB high at 20 and 10 dB
-and about 3 dB high at 0 dB (it read 6 dB high with the quietest tenth, so a wrong sentence in
-0 dB babble passed the SNR gate and could "match"). A tightly trimmed clean take (no silence at all)
-reads about 14 dB, not 60: the quietest windows of speech alone are its weak sounds.
+labelled set's held-out takes (bench/speech_checks.py, docs/benchmarks.md), estimate minus mixed
+SNR, median: white -0.1 dB at 10 and 0 dB; fan +1.1 to +1.2 at 20 and 10 dB, +2.1 at 0 dB (its
+level wobbles, and a low percentile of it is below its mean); babble -0.2 at 20 dB, +0.1 at 10 dB
+and +3.1 at 0 dB (it read +6 with the quietest tenth, so a wrong sentence in 0 dB babble passed
+the SNR gate and could "match"). A tightly trimmed clean take (no silence at all) reads about
+14 dB, not 60: the quietest windows of speech alone are its weak sounds.
 """
 
 from __future__ import annotations

@@ -8,8 +8,11 @@ take's noise floor (`conditions.recording_conditions`) and that moves like a voi
 periodic pitch between 70 and 600 Hz: laughs, sobs, sighs' tails) or changing in spectrum
 (spectral flux: breaths, coughs); a sound longer than STEADY_SECONDS that neither pitches nor
 changes (a fan switching on, a hum) is not one. "Above the floor" counts only the frequencies
-where a frame is louder than the noise is there, so a breath in a fan's quiet upper band counts. Trim advice (`trim_advice`) never cuts into speech or a vocal event, keeps
-KEEP_SECONDS around them, and says what it would cut.
+where a frame is louder than the noise is there, so a breath in a fan's quiet upper band counts;
+and a breath under broadband noise, which lifts no single frequency that far, still lifts its 1 kHz
+bands by a dB or two for half a second (the bands' power smoothed over 90 ms). Trim advice
+(`trim_advice`) never cuts into speech or a vocal event, keeps KEEP_SECONDS around them, and says
+what it would cut.
 """
 
 from __future__ import annotations
