@@ -262,9 +262,18 @@ def _aligned(row: dict[str, Any]) -> Alignment:
     )
 
 
+# The check before this pass: no speech-like line, and the SNR as `snr_before` read it.
+BEFORE_LIMITS = ScriptLimits(-42.0, 0.6, -80.0, speech_like_loop_score=-1e9)
+
+
 def verdict(row: dict[str, Any], limits: ScriptLimits) -> str:
     """Return the script check's verdict on a cached row under `limits`."""
     return check_script(_aligned(row), DOUBTFUL_RATIO, row["snr_db"], limits).verdict
+
+
+def verdict_before(row: dict[str, Any]) -> str:
+    """Return the verdict of the check before this pass (`BEFORE_LIMITS`, `snr_before`)."""
+    return check_script(_aligned(row), DOUBTFUL_RATIO, row["snr_db_before"], BEFORE_LIMITS).verdict
 
 
 def flagged(verdict_name: str) -> bool:
@@ -278,21 +287,27 @@ def noise_level(room: str) -> str:
 
 
 def rate_line(label: str, rows: list[dict[str, Any]], limits: ScriptLimits) -> str:
-    verdicts = [verdict(row, limits) for row in rows]
-    total = len(verdicts)
-    flags = sum(flagged(v) for v in verdicts)
-    noisy = sum(v == "too_noisy" for v in verdicts)
-    matches = sum(v == "matches" for v in verdicts)
-    return (
-        f"{label:44} {total:4d} {flags / max(total, 1):8.3f} {noisy / max(total, 1):10.3f} "
-        f"{matches / max(total, 1):9.3f}"
-    )
+    """Return a table line: flagged, too noisy and "matches" rates under `limits`, and the same
+    under the check before this pass."""
+    total = max(len(rows), 1)
+    line = f"{label:44} {len(rows):4d}"
+    for verdicts in ([verdict(row, limits) for row in rows], [verdict_before(row) for row in rows]):
+        flags = sum(flagged(v) for v in verdicts)
+        noisy = sum(v == "too_noisy" for v in verdicts)
+        matches = sum(v == "matches" for v in verdicts)
+        line += f" {flags / total:8.3f} {noisy / total:10.3f} {matches / total:9.3f} |"
+    return line
+
+
+# The tuning split may flag at most half the 5% goal: limits that sat at 3.9% there flagged 7.8% of
+# held-out right takes at 10 dB (what the four tuning sentences did not show).
+TUNING_FALSE_FLAGS = 0.025
 
 
 def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
-    """Return the limits that catch most wrong sentences on the tuning split with at most 5% of right
-    takes flagged (clean to 10 dB, every delivery), ties broken by one-word misreadings caught and
-    then the middle of what is still tied; print the sweep."""
+    """Return the limits that catch most wrong sentences on the tuning split with at most
+    TUNING_FALSE_FLAGS of right takes flagged (clean to 10 dB, every delivery), ties broken by
+    one-word misreadings caught and then the middle of what is still tied; print the sweep."""
     tuning = [row for row in rows if row["split"] == "tuning" and noise_level(row["room"]) != "0 dB"]
 
     def rate(case: str, limits: ScriptLimits) -> float:
@@ -321,9 +336,9 @@ def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
                         f"  {take_goodness:6.1f} {coverage:4.1f} {word_goodness:8.3g} {loop_score:6.3g} "
                         f"{speech_like:6.3g} -> {false:.3f} {recall:.3f} {one_word:.3f}"
                     )
-                    if false <= 0.05:
+                    if false <= TUNING_FALSE_FLAGS:
                         passing.append((recall, false, one_word, limits))
-    assert passing, "no limits keep false flags at 5% on the tuning split"
+    assert passing, f"no limits keep false flags at {TUNING_FALSE_FLAGS:.1%} on the tuning split"
     top = max((recall, one_word) for recall, _, one_word, _ in passing)
     tied = [entry for entry in passing if (entry[0], entry[2]) == top]
     recall, false, one_word, chosen = tied[len(tied) // 2]  # the tuning split cannot tell these apart
@@ -334,19 +349,20 @@ def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
     return chosen
 
 
-def print_script(rows: list[dict[str, Any]], limits: ScriptLimits) -> None:
-    held = [row for row in rows if row["split"] == "held-out"]
-    print(f"\nScript check on the held-out split, limits {limits}")
-    print(f"{'take / room':44} {'n':>4} {'flagged':>8} {'too noisy':>10} {'matches':>9}")
+def print_script(rows: list[dict[str, Any]], limits: ScriptLimits, split: str = "held-out") -> None:
+    held = [row for row in rows if row["split"] == split]
+    print(f"\nScript check on the {split} split, limits {limits}; before: {BEFORE_LIMITS}, its SNR")
+    print(f"{'':49} {'now':^30} | {'before':^30}")
+    print(f"{'take / room':44} {'n':>4}" + f" {'flagged':>8} {'too noisy':>10} {'matches':>9} |" * 2)
     for case in ("right", "wrong sentence", "one word"):
         for level in ("clean", "20 dB", "10 dB", "0 dB"):
             chosen = [row for row in held if row["case"] == case and noise_level(row["room"]) == level]
             if chosen:
                 print(rate_line(f"{case}, {level}", chosen, limits))
-        for kind in ("babble", "fan", "white"):
-            chosen = [row for row in held if row["case"] == case and row["room"].startswith(kind)]
+        for room in ROOMS[1:]:
+            chosen = [row for row in held if row["case"] == case and row["room"] == room]
             if chosen:
-                print(rate_line(f"{case}, {kind} (20/10/0 dB)", chosen, limits))
+                print(rate_line(f"  {case}, {room}", chosen, limits))
     print("by delivery, clean and 10 dB (right: false flags; wrong sentence: recall)")
     for delivery in DELIVERIES:
         for case in ("right", "wrong sentence"):
@@ -372,7 +388,8 @@ def print_script(rows: list[dict[str, Any]], limits: ScriptLimits) -> None:
     print(
         f"precision of the script flag (clean to 10 dB): {len(true_flags) / max(len(flags_total), 1):.3f} "
         f"({len(true_flags)} of {len(flags_total)}); wrong sentences 'matching' at 0 dB: "
-        f"{len(wrong_matches_0)}"
+        f"{len(wrong_matches_0)} (before: "
+        f"{sum(verdict_before(row) == 'matches' for row in held if row['case'] == 'wrong sentence' and noise_level(row['room']) == '0 dB')})"
     )
     named = [
         row
@@ -655,6 +672,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     refresh_snr(rows)
     if rows:
         limits = tune(rows) if args.tune else ScriptLimits()
+        print_script(rows, limits, "tuning")
         print_script(rows, limits)
     if "speaker" not in skip:
         speaker_cache = cache.with_suffix(".speakers.json")
