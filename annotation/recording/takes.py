@@ -23,6 +23,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from annotation.audio.acoustics import analyze, as_float_samples, scalar_features
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
 from annotation.audio.speech.rate import RATE_KEY, measure_articulation_rate
+from annotation.audio.speech.speaker import REFERENCE_TAKES
 from annotation.audio.speech.take_check import review_flags
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.upload import UploadLimits, normalise_upload
@@ -237,8 +238,9 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
 def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -> dict[str, Any]:
     """Return the speech models' check of a take (`annotation.audio.speech.take_check`).
 
-    The speaker is compared with the same actor's accepted takes. Imported here, in the job,
-    so the web process never loads the models."""
+    The speaker is compared with the same actor's accepted takes: their cleanest few as heard in
+    this take's room (`speaker.check_speaker`). Imported here, in the job, so the web process
+    never loads the models."""
     from annotation.audio.speech.alignment import ScriptLimits
     from annotation.audio.speech.take_check import Thresholds, check_take
 
@@ -246,6 +248,7 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
         raise ValueError("takes are stored at 16 kHz")
     accepted = Take.objects.filter(actor_id=take.actor_id, status=Take.Status.ACCEPTED).exclude(pk=take.pk)
     embeddings = _speaker_embeddings(accepted)
+    references = _speaker_references(accepted)
     dialogue_embeddings: list[Any] = []
     if take.item.dialogue_id is not None:
         other_turns = Take.objects.filter(
@@ -261,8 +264,30 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
         min_snr_speaker_db=settings.SPEECH_CHECK_MIN_SNR_DB,
     )
     return check_take(
-        samples.astype(np.float64) / 32768, take.item.text, embeddings, thresholds, dialogue_embeddings
+        samples.astype(np.float64) / 32768,
+        take.item.text,
+        embeddings,
+        thresholds,
+        dialogue_embeddings,
+        same_actor_references=references,
     )
+
+
+def _speaker_references(takes: QuerySet[Take]) -> list[npt.NDArray[np.float64]]:
+    """Return the samples of the REFERENCE_TAKES cleanest of the latest 20 of these takes (the
+    highest SNR the speech models measured; a take measured before SNRs were kept counts last)."""
+    ranked: list[tuple[float, int, str]] = []
+    for pk, key, qc in takes.order_by("-pk").values_list("pk", "audio_key", "qc")[:20]:
+        speech = qc.get("speech") if isinstance(qc, dict) else None
+        conditions = speech.get("conditions") if isinstance(speech, dict) else None
+        snr = conditions.get("snr_db") if isinstance(conditions, dict) else None
+        ranked.append((float(snr) if isinstance(snr, int | float) else -1e9, pk, key))
+    references = []
+    for _, _, key in sorted(ranked, reverse=True)[:REFERENCE_TAKES]:
+        samples, rate = wav_samples(read_media(key))
+        if rate == 16_000:
+            references.append(samples.astype(np.float64) / 32768)
+    return references
 
 
 def _speaker_embeddings(takes: QuerySet[Take]) -> list[Any]:

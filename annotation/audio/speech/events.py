@@ -8,8 +8,11 @@ take's noise floor (`conditions.recording_conditions`) and that moves like a voi
 periodic pitch between 70 and 600 Hz: laughs, sobs, sighs' tails) or changing in spectrum
 (spectral flux: breaths, coughs); a sound longer than STEADY_SECONDS that neither pitches nor
 changes (a fan switching on, a hum) is not one. "Above the floor" counts only the frequencies
-where a frame is louder than the noise is there, so a breath in a fan's quiet upper band counts. Trim advice (`trim_advice`) never cuts into speech or a vocal event, keeps
-KEEP_SECONDS around them, and says what it would cut.
+where a frame is louder than the noise is there, so a breath in a fan's quiet upper band counts;
+and a breath under broadband noise, which lifts no single frequency that far, still lifts its 1 kHz
+bands by a dB or two for half a second (the bands' power smoothed over 90 ms). Trim advice
+(`trim_advice`) never cuts into speech or a vocal event, keeps KEEP_SECONDS around them, and says
+what it would cut.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ VOICED = 0.45  # normalised autocorrelation peak at a 70-600 Hz lag
 MOVING_FLUX = 0.25  # mean spectral flux (relative) of a breath or cough; steady noise reads ~0.1
 EDGE_SECONDS = 0.06
 KEEP_SECONDS = 0.35  # trim advice leaves this much around the content it keeps
+BANDS = 8  # 1 kHz bands for the smoothed band reading (`_excess_db`)
+BAND_SMOOTH_FRAMES = 9  # 90 ms
 
 Character = Literal["voiced", "breathy"]
 
@@ -127,10 +132,15 @@ def vocal_events(
 def _excess_db(
     frames: npt.NDArray[np.float64], outside: npt.NDArray[np.bool_], noise_dbfs: float
 ) -> npt.NDArray[np.float64]:
-    """Return how far each frame stands above the noise, in dB, counting only the frequencies where
-    it is louder than the noise there: a breath in a fan's quiet upper band stands out even when it
-    adds little to the total power. The noise's spectrum is the median of the frames `outside`
-    speech, scaled to the floor `noise_dbfs` (a flat floor when too few frames are outside)."""
+    """Return how far each frame stands above the noise, in dB: the larger of two readings.
+
+    Bin by bin, counting only the frequencies where the frame is louder than twice the noise there
+    (a breath in a fan's quiet upper band stands out even when it adds little to the total power).
+    And band by band, smoothed over BAND_SMOOTH_FRAMES: a quiet breath under broadband noise lifts
+    no single bin above twice the noise, but it lifts its 1 kHz bands by a steady dB or two for half
+    a second, which the band's power over that time shows (issue 39: breaths 6 dB under 10 dB white
+    or fan noise were cut by trim advice). The noise's spectrum is the median of the frames
+    `outside` speech, scaled to the floor `noise_dbfs` (a flat floor when too few are outside)."""
     power = np.abs(np.fft.rfft(frames * np.hanning(WINDOW), axis=1)) ** 2
     floor = 10 ** (noise_dbfs / 10)
     if np.count_nonzero(outside) >= 10:
@@ -140,7 +150,14 @@ def _excess_db(
     # A median periodogram bin is 0.69 of its mean (exponentially distributed power).
     noise = np.maximum(shape / 0.69, floor * WINDOW * 0.375 / 2)
     excess = np.maximum(power - 2 * noise, 0.0).sum(axis=1) / noise.sum()
-    return np.asarray(10 * np.log10(1.0 + excess), dtype=np.float64)
+    bins_per_band = power.shape[1] // BANDS
+    edges = np.arange(BANDS + 1) * bins_per_band
+    band_power = np.add.reduceat(power[:, : edges[-1]], edges[:-1], axis=1)
+    band_noise = np.add.reduceat(noise[: edges[-1]], edges[:-1])
+    kernel = np.ones(BAND_SMOOTH_FRAMES) / BAND_SMOOTH_FRAMES
+    smoothed = np.apply_along_axis(lambda band: np.convolve(band, kernel, mode="same"), 0, band_power)
+    band_db = 10 * np.log10(np.maximum(np.max(smoothed / band_noise, axis=1), 1.0))
+    return np.asarray(np.maximum(10 * np.log10(1.0 + excess), band_db), dtype=np.float64)
 
 
 def _runs(mask: npt.NDArray[np.bool_], bridge: int) -> list[tuple[int, int]]:

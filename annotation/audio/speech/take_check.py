@@ -21,13 +21,14 @@ import numpy.typing as npt
 
 from annotation.audio.speech.activity import speech_activity
 from annotation.audio.speech.alignment import DOUBTFUL_RATIO, ScriptLimits, align, check_script
-from annotation.audio.speech.conditions import MIN_SNR_SPEAKER_DB, recording_conditions
+from annotation.audio.speech.conditions import MIN_SNR_SPEAKER_DB, noise_sample, recording_conditions
 from annotation.audio.speech.events import trim_advice, vocal_events
 from annotation.audio.speech.loudness import loudness
 from annotation.audio.speech.quality import dnsmos_scores
 from annotation.audio.speech.rate import articulation_rate
 from annotation.audio.speech.speaker import (
     DOUBTFUL_SIMILARITY,
+    check_speaker,
     doubtful_below,
     similarity_to,
     speaker_embedding,
@@ -71,12 +72,15 @@ def check_take(
     same_actor_embeddings: Sequence[Sequence[float]] = (),
     thresholds: Thresholds | None = None,
     dialogue_embeddings: Sequence[Sequence[float]] = (),
+    same_actor_references: Sequence[npt.NDArray[np.float64]] = (),
 ) -> dict[str, Any]:
     """Return the speech-model analysis of a 16 kHz take of `script`: figures, flags and reasons.
 
     `same_actor_embeddings` are the speaker embeddings of the actor's accepted takes;
     `dialogue_embeddings` those of the standing takes of the dialogue's other turns (a dialogue
-    is one speaker throughout, paper B.5)."""
+    is one speaker throughout, paper B.5). `same_actor_references` are the samples of the actor's
+    cleanest accepted takes: given, the voice is compared with them heard in this take's room, on
+    the actor's own line (`speaker.check_speaker`), and `same_actor_embeddings` are not needed."""
     limits = thresholds or Thresholds()
     array = np.clip(np.asarray(samples, dtype=np.float64), -1.0, 1.0)
     speech = speech_activity(array)
@@ -90,9 +94,19 @@ def check_take(
     quality = dnsmos_scores(array)
     level = loudness(array, SAMPLE_RATE)
     embedding = speaker_embedding(array)
-    speaker_similarity = similarity_to(embedding, same_actor_embeddings)
+    speaker = check_speaker(
+        embedding,
+        same_actor_references,
+        noise_sample(array, speech.regions),
+        snr,
+        limits.doubtful_speaker_similarity,
+    )
+    speaker_similarity = (
+        speaker.similarity if speaker is not None else similarity_to(embedding, same_actor_embeddings)
+    )
     dialogue_similarity = similarity_to(embedding, dialogue_embeddings)
     speaker_limit = doubtful_below(limits.doubtful_speaker_similarity, snr)
+    actor_limit = speaker.threshold if speaker is not None else speaker_limit
     rate = articulation_rate(alignment)
 
     flags: list[dict[str, Any]] = []
@@ -105,10 +119,10 @@ def check_take(
     elif script_check.verdict in ("doubtful", "does_not_match"):
         flag("script", script_check.reason)
     compared = [
-        (value, against)
-        for value, against in (
-            (speaker_similarity, "this actor's accepted takes"),
-            (dialogue_similarity, "the other turns of this dialogue"),
+        (value, limit, against)
+        for value, limit, against in (
+            (speaker_similarity, actor_limit, "this actor's accepted takes"),
+            (dialogue_similarity, speaker_limit, "the other turns of this dialogue"),
         )
         if value is not None
     ]
@@ -119,8 +133,8 @@ def check_take(
             f"the check needs {limits.min_snr_speaker_db:.0f} dB.",
         )
     else:
-        for value, against in compared:
-            if value < speaker_limit:
+        for value, limit, against in compared:
+            if value < limit:
                 flag("speaker", f"The voice sounds unlike {against}.")
     if quality is not None and quality.p808 < limits.min_p808:
         flag("quality", f"The take sounds noisy or distorted (estimated quality {quality.p808:.1f} of 5).")
@@ -152,7 +166,9 @@ def check_take(
         "conditions": conditions.as_dict(),
         "vocal_events": [event.as_dict() for event in events],
         "trim": trim,
-        "speaker_threshold": round(speaker_limit, 3),
+        "speaker_threshold": round(actor_limit, 3),
+        "speaker_references_in_take_room": speaker.in_take_room if speaker is not None else False,
+        "speaker_threshold_calibrated": speaker.calibrated if speaker is not None else False,
         "dnsmos": asdict(quality) if quality else None,
         "loudness": asdict(level),
         "speaker_embedding": embedding,

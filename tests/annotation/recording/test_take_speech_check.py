@@ -1,4 +1,5 @@
-"""The speech models in take QC: a take reading another word is flagged by name, sent to review, never rejected."""
+"""The speech models in take QC: a take reading another word is flagged by name, sent to review, never
+rejected; in a noisy room the voice is compared with the actor's accepted takes heard in that room."""
 
 from __future__ import annotations
 
@@ -6,10 +7,11 @@ import numpy as np
 from django.test import Client
 from django.urls import reverse
 
+from annotation.audio import rooms
 from annotation.audio.synthesis import to_wav_bytes
 from annotation.recording.models import Take
 from tests.annotation.audio.speech.espeak import spoken
-from tests.annotation.recording.support import record
+from tests.annotation.recording.support import decide, record
 from tests.factories import DialogueFactory, ItemFactory
 from webapp.models import User
 
@@ -89,3 +91,57 @@ def test_a_dialogue_turn_in_the_same_voice_is_not_flagged(
 
     assert take.qc["speech"]["dialogue_speaker_similarity"] > 0.7
     assert not any(flag["kind"] == "speaker" for flag in take.qc["speech"]["flags"])
+
+
+def noisy_wav(text: str, voice: str, kind: str, snr_db: float) -> bytes:
+    samples, _ = spoken(text, voice=voice)
+    pad = np.zeros(8_000)
+    take = np.concatenate([pad, samples, pad])
+    take = rooms.mixed(take, rooms.NOISES[kind](len(take) / 16_000, seed=4), snr_db)
+    return to_wav_bytes(np.round(take * 32767).astype(np.int16), 16_000)
+
+
+def test_in_a_noisy_room_another_voice_is_flagged_against_the_actors_accepted_takes_and_their_own_is_not(
+    users: dict[str, User], review_panel: list[User]
+) -> None:
+    # given three accepted takes of the actor, recorded clean
+    for text in (
+        "The office is closed today.",
+        SCRIPT,
+        "My brother lost his keys on the way home from work.",
+    ):
+        accepted = record(
+            users["actor"], ItemFactory.create(actor=users["actor"], text=text), espeak_wav(text)
+        )
+        assert decide(accepted, "accept", "accept", "accept")[-1] == "accepted"
+    line = "Could you tell me where the nearest train station is?"
+
+    # when a take in the actor's voice and one in another voice arrive, both at 10 dB of white noise
+    own = record(
+        users["actor"],
+        ItemFactory.create(actor=users["actor"], text=line),
+        noisy_wav(line, "en-us", "white", 10),
+    )
+    other = record(
+        users["actor"],
+        ItemFactory.create(actor=users["actor"], text=line),
+        noisy_wav(line, "en-us+f3", "white", 10),
+    )
+
+    # then both were compared with the accepted takes heard in their room, on the actor's own line,
+    # and only the other voice is flagged
+    for take in (own, other):
+        speech = take.qc["speech"]
+        assert speech["speaker_references_in_take_room"] and speech["speaker_threshold_calibrated"]
+        assert 5 < speech["conditions"]["snr_db"] < 15
+    assert not any(flag["kind"] == "speaker" for flag in own.qc["speech"]["flags"])
+    assert own.qc["speech"]["speaker_similarity"] >= own.qc["speech"]["speaker_threshold"]
+    assert {
+        "kind": "speaker",
+        "reason": "The voice sounds unlike this actor's accepted takes.",
+        "snr_db": other.qc["speech"]["conditions"]["snr_db"],
+    } in other.qc["speech"]["flags"], (
+        other.qc["speech"]["speaker_similarity"],
+        other.qc["speech"]["speaker_threshold"],
+    )
+    assert other.flagged_for_review and other.status == Take.Status.IN_REVIEW

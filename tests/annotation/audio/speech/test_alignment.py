@@ -1,4 +1,5 @@
-"""Forced alignment against eSpeak NG's own word times; the script check on a substituted word."""
+"""Forced alignment against eSpeak NG's own word times; the script check on a substituted word and on
+a wrong sentence in babble."""
 
 from __future__ import annotations
 
@@ -7,9 +8,19 @@ import difflib
 import numpy as np
 import pytest
 
-from annotation.audio.speech.alignment import align, check_script, script_words
+from annotation.audio import rooms
+from annotation.audio.speech.alignment import (
+    SPEECH_LIKE_LOOP_SCORE,
+    SPEECH_LIKE_TAKE_GOODNESS,
+    TAKE_GOODNESS,
+    AlignedWord,
+    Alignment,
+    align,
+    check_script,
+    script_words,
+)
 from annotation.audio.speech.rate import articulation_rate
-from tests.annotation.audio.speech.espeak import SENTENCES, spoken
+from tests.annotation.audio.speech.espeak import RATE, SENTENCES, spoken
 
 VOICES = ("en-us", "en-gb", "en-us+f3")
 
@@ -107,3 +118,31 @@ def test_below_the_snr_it_holds_at_the_check_is_too_noisy_not_a_mismatch() -> No
     assert check.reason == (
         "Too noisy to check the script: the speech is 2 dB above the noise, the check needs 5 dB."
     )
+
+
+def test_in_babble_a_wrong_sentence_does_not_match_and_the_right_one_does() -> None:
+    # given a low-pitched reading of a short line in 10 dB of babble (five other voices at once)
+    samples, _ = spoken("The office is closed today", pitch=5)
+    pad = np.zeros(RATE // 2)
+    take = np.concatenate([pad, samples, pad])
+    take = rooms.mixed(take, rooms.babble(len(take) / RATE + 0.1, seed=40), 10.0)
+
+    # then a longer wrong sentence, which can borrow the babble's sounds, does not match
+    wrong = align(take, "My brother lost his keys on the way home from work")
+    assert check_script(wrong, snr_db=10.0).verdict == "does_not_match"
+    assert check_script(align(take, "The office is closed today"), snr_db=10.0).verdict == "matches"
+
+
+def test_in_speech_like_noise_a_take_must_clear_the_stricter_line() -> None:
+    # A wrong sentence in babble scored -32 to -41 against the free loop, inside the -42 line.
+    words = tuple(
+        AlignedWord(text, 0.0, 0.3, -40.0, (), goodness=-35.0) for text in ("brother", "lost", "keys", "home")
+    )
+    between = (SPEECH_LIKE_TAKE_GOODNESS + TAKE_GOODNESS) / 2
+
+    def verdict(loop_score: float) -> str:
+        alignment = Alignment(words, (), False, goodness=between, coverage=0.9, loop_score=loop_score)
+        return check_script(alignment, snr_db=10.0).verdict
+
+    assert verdict(SPEECH_LIKE_LOOP_SCORE - 5) == "does_not_match"  # babble: the loop scores poorly too
+    assert verdict(SPEECH_LIKE_LOOP_SCORE + 8) == "matches"  # a fan or white noise
