@@ -47,7 +47,11 @@ def datasheet(items: QuerySet[Item], release: Release, *, viewer: User | None = 
     seconds = takes.aggregate(total=Sum("duration_seconds"))["total"] or 0.0
     speakers = takes.values("actor_id").distinct().count()
     annotators = (
-        Annotation.objects.submitted().filter(item__in=items.values("pk")).values("annotator_id").distinct().count()
+        Annotation.objects.submitted()
+        .filter(item__in=items.values("pk"))
+        .values("annotator_id")
+        .distinct()
+        .count()
     )
     reviewers = Review.objects.filter(take__in=takes).exclude(verdict=Review.Verdict.PENDING)
     n_reviewers = reviewers.values("reviewer_id").distinct().count()

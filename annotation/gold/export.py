@@ -149,7 +149,9 @@ def gold_items(
     `viewer`, without the items whose gold and labels are hidden from them (`gold_hidden_from`).
     Items whose recording's actor does not allow `scope` are left out (`Take.objects.consented_for`;
     a public release asks for PUBLIC_RELEASE)."""
-    items = Item.objects.filter(GoldReference.objects.current_exists("pk")).filter(recording_consented_for(scope))
+    items = Item.objects.filter(GoldReference.objects.current_exists("pk")).filter(
+        recording_consented_for(scope)
+    )
     if viewer is not None:
         items = items.exclude(pk__in=gold_hidden_from(viewer))
     if scenario:

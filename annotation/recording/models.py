@@ -108,7 +108,9 @@ def consent_allows(scope: str, take: str = "") -> Q:
     records = ConsentRecord.objects.filter(person=OuterRef(f"{prefix}actor"))
     granted = Exists(records.filter(is_current=True, withdrawn_at__isnull=True, **{scope: True}))
     withdrew = Exists(records.filter(withdrawn_at__isnull=False))
-    recorded_under_it = Q(**{f"{prefix}consent__withdrawn_at__isnull": True, f"{prefix}consent__{scope}": True})
+    recorded_under_it = Q(
+        **{f"{prefix}consent__withdrawn_at__isnull": True, f"{prefix}consent__{scope}": True}
+    )
     before_consent = Q(**{f"{prefix}consent__isnull": True}) & ~withdrew
     allowed = granted & (recorded_under_it | before_consent)
     if scope != PUBLIC_RELEASE:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from urllib.parse import urlencode
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator

@@ -22,8 +22,8 @@ from django.core.files.storage import default_storage
 
 from annotation.gold.datasheet import Release
 from annotation.gold.export import export_gold
-from annotation.recording.consent.models import TakeUse, record_uses
 from annotation.gold.importing import GoldImportError, import_gold
+from annotation.recording.consent.models import TakeUse, record_uses
 from webapp.jobs import JobReporter, start_job
 from webapp.lib.archives import UnpackBudget, UnpackLimits, check_listing, member_chunks
 from webapp.lib.row_outcome import RESULT_KEY, RowTally

@@ -148,6 +148,7 @@ def record_uses(kind: str, used_by: int, take_ids: Iterable[int | None]) -> int:
     unique = sorted({int(take_id) for take_id in take_ids if take_id is not None})
     for start in range(0, len(unique), USES_BATCH):
         TakeUse.objects.bulk_create(
-            TakeUse(take_id=take_id, kind=kind, used_by=used_by) for take_id in unique[start : start + USES_BATCH]
+            TakeUse(take_id=take_id, kind=kind, used_by=used_by)
+            for take_id in unique[start : start + USES_BATCH]
         )
     return len(unique)

@@ -82,7 +82,8 @@ def my_consent(request: StudioRequest) -> HttpResponse:
 def consent_people(request: StudioRequest) -> HttpResponse:
     """Everyone with a consent record or a take, with what is in force, for admins."""
     current = {
-        record.person_id: record for record in ConsentRecord.objects.current().select_related("text", "person")
+        record.person_id: record
+        for record in ConsentRecord.objects.current().select_related("text", "person")
     }
     people = User.objects.filter(Q(consents__isnull=False) | Q(takes__isnull=False)).distinct()
     rows = [(person, current.get(person.pk)) for person in people.order_by("username")]

@@ -73,7 +73,9 @@ def withdraw_consent(person: User, *, by: User, reason: str = "") -> ConsentReco
             withdrawn_at=now, withdrawn_by=by, withdrawal_reason=reason
         )
         current.refresh_from_db()
-        audit.record(actor=by, action=audit.CONSENT_WITHDRAWN, obj=current, before=before, after=_state(current))
+        audit.record(
+            actor=by, action=audit.CONSENT_WITHDRAWN, obj=current, before=before, after=_state(current)
+        )
     return current
 
 
