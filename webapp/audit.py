@@ -87,5 +87,7 @@ def fields_of(obj: models.Model, *names: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in names:
         field = obj._meta.get_field(name)
-        values[name] = getattr(obj, field.attname) if isinstance(field, models.ForeignKey) else getattr(obj, name)
+        values[name] = (
+            getattr(obj, field.attname) if isinstance(field, models.ForeignKey) else getattr(obj, name)
+        )
     return values
