@@ -127,7 +127,8 @@ class TakeUse(models.Model):
     STUDY = "study"  # evaluation.Study
     KINDS = ((GOLD_EXPORT, "Gold export"), (SNAPSHOT, "Dataset snapshot"), (STUDY, "Listening study"))
 
-    take = models.ForeignKey("annotation.Take", on_delete=models.PROTECT, related_name="uses")
+    # CASCADE: the manifest never keeps a take alive; the take's own rules decide whether it may go.
+    take = models.ForeignKey("annotation.Take", on_delete=models.CASCADE, related_name="uses")
     kind = models.CharField(max_length=16, choices=KINDS)
     used_by = models.PositiveBigIntegerField(help_text="Primary key of the export job, snapshot or study")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.audio.clean import clean_audio
 from annotation.audio.synthesis import synthesize, to_wav_bytes
@@ -225,12 +226,9 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
 def record_study_takes(study_id: int) -> int:
     """Record, for lineage, the takes a new study plays: its stimuli's queries and every user turn
     of its dialogues (as their items' recordings stand now, when it is made)."""
-    items = (
-        StudyStimulus.objects.filter(study_id=study_id)
-        .values("item_id")
-        .union(StudyTurn.objects.filter(stimulus__study_id=study_id).values("item_id"))
-    )
-    takes = Item.objects.filter(pk__in=[row["item_id"] for row in items]).values_list(
+    stimulus_items = StudyStimulus.objects.filter(study_id=study_id).values("item_id")
+    turn_items = StudyTurn.objects.filter(stimulus__study_id=study_id).values("item_id")
+    takes = Item.objects.filter(Q(pk__in=stimulus_items) | Q(pk__in=turn_items)).values_list(
         "recording_id", flat=True
     )
     return record_uses(TakeUse.STUDY, study_id, takes)
