@@ -22,6 +22,7 @@ from evaluation.studies.creation.items import StudySpec, create_study
 from evaluation.studies.models import Study
 from ml.jobs.launch import SFT_JOB, start_ml_job
 from ml.jobs.models import Checkpoint, DatasetSnapshot
+from tests.evaluation.studies.support import REPLY_SPEECH, spoken
 from tests.factories import (
     JudgeConfigFactory,
     JudgementFactory,
@@ -29,7 +30,6 @@ from tests.factories import (
     SystemFactory,
     stored_wav,
 )
-from tests.evaluation.studies.support import REPLY_SPEECH, spoken
 from tests.ml.jobs.support import TrainingItemFactory, tiny_sft_parameters
 from webapp.jobs import run_job
 from webapp.models import AuditEntry, Job, User
