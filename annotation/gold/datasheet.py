@@ -99,7 +99,8 @@ annotator adjudicated the gold reference (`gold_version` in each row).
 
 Every recording here was made under consent to public release, recorded in the studio with the
 consent text's version and date. Consent text version(s): {", ".join(f"v{v}" for v in versions) or "—"}.
-Takes recorded before the studio kept consent: {legacy} (none may be released; they are left out).
+Takes recorded before the studio kept consent records: {legacy} (each released under its
+speaker's later consent to public release).
 Scopes the recordings were given under:
 
 {scope_lines}

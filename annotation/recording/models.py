@@ -81,8 +81,9 @@ class TakeQuerySet(models.QuerySet["Take"]):
         (a take keeps the scopes in force when it was made; narrowing consent later narrows it).
         Withdrawal marks every record of the person withdrawn, so none of their takes counts, even
         after they consent again (only takes recorded under the new consent do). A take recorded
-        before the studio kept consent (no record, from a person who never gave or withdrew one)
-        counts for research uses but never for public release, which needs consent given.
+        before the studio kept consent (no record of its own) counts for what its actor's consent
+        in force grants; while they have never given one, for research uses but never for public
+        release, which needs consent given.
         """
         return self.filter(consent_allows(scope))
 
