@@ -50,19 +50,24 @@ def my_consent(request: StudioRequest) -> HttpResponse:
     initial_scopes = current.scopes if current is not None and not current.withdrawn else []
     form = ConsentForm(initial={"text_version": text.version, "scopes": initial_scopes})
     status = 200
-    if request.method == "POST":
+    if request.method == "POST" and request.POST.get("action") == "withdraw":
         try:
-            if request.POST.get("action") == "withdraw":
-                withdraw_consent(request.user, by=request.user)
-                messages.success(request, "Your consent is withdrawn: your recordings leave every new use.")
-                return redirect("annotation:my_consent")
-            form = ConsentForm(request.POST)
-            if form.is_valid():
+            withdraw_consent(request.user, by=request.user)
+        except ConsentProblem as problem:
+            messages.error(request, str(problem))
+        else:
+            messages.success(request, "Your consent is withdrawn: your recordings leave every new use.")
+        return redirect("annotation:my_consent")
+    if request.method == "POST":
+        form = ConsentForm(request.POST)
+        if form.is_valid():
+            try:
                 give_consent(request.user, form.cleaned_data["scopes"], form.cleaned_data["text_version"])
+            except ConsentProblem as problem:
+                form.add_error(None, str(problem))
+            else:
                 messages.success(request, "Thank you: your consent is recorded.")
                 return redirect(_next_url(request) or "annotation:my_consent")
-        except ConsentProblem as problem:
-            form.add_error(None, str(problem))
         status = 400
     return render(
         request,
