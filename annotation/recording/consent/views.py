@@ -95,7 +95,7 @@ def consent_people(request: StudioRequest) -> HttpResponse:
     return render(
         request,
         "annotation/recording/consent_people.html",
-        {"rows": rows, "form": WithdrawForBehalfForm(), "scope_labels": SCOPE_LABELS},
+        {"rows": rows},
     )
 
 

@@ -61,6 +61,9 @@ UNFILLED = {
     "sample_id",
     "check_id",
     "checkpoint_id",
+    # A person's consent and lineage report (admins): which exports, snapshots, checkpoints and
+    # studies used their work, never anyone's labels.
+    "user_id",
 }
 
 
