@@ -112,10 +112,10 @@ def consent_allows(scope: str, take: str = "") -> Q:
     recorded_under_it = Q(
         **{f"{prefix}consent__withdrawn_at__isnull": True, f"{prefix}consent__{scope}": True}
     )
-    before_consent = Q(**{f"{prefix}consent__isnull": True}) & ~withdrew
-    allowed = granted & (recorded_under_it | before_consent)
+    no_record_of_its_own = Q(**{f"{prefix}consent__isnull": True})
+    allowed = Q(granted, recorded_under_it | Q(no_record_of_its_own, ~withdrew))
     if scope != PUBLIC_RELEASE:
-        allowed |= Q(**{f"{prefix}consent__isnull": True}) & ~Exists(records)
+        allowed |= Q(no_record_of_its_own, ~Exists(records))
     return allowed
 
 

@@ -68,7 +68,7 @@ class Lineage:
         }
 
 
-def _used_by(takes: QuerySet[Take], kind: str) -> QuerySet[TakeUse]:
+def _used_by(takes: QuerySet[Take], kind: str) -> QuerySet[TakeUse, Any]:
     return TakeUse.objects.filter(kind=kind, take__in=takes.values("pk")).values("used_by")
 
 

@@ -7,6 +7,7 @@ import io
 import json
 import zipfile
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.core.files.storage import default_storage
@@ -80,8 +81,8 @@ def _study(systems: list[object], admin: User, evaluator: User, per_system: int)
     )
 
 
-def _export(admin: User, django_capture_on_commit_callbacks: Callable[..., object]) -> tuple[Job, set[str]]:
-    with django_capture_on_commit_callbacks(execute=False):  # type: ignore[operator]
+def _export(admin: User, django_capture_on_commit_callbacks: Any) -> tuple[Job, set[str]]:
+    with django_capture_on_commit_callbacks(execute=False):
         job = transfer_jobs.start_export(started_by=admin)
     run_job(job.pk)
     job.refresh_from_db()
@@ -101,7 +102,7 @@ def test_a_withdrawn_voice_leaves_every_new_use_and_its_earlier_uses_are_reporte
     studio: dict[str, object],
     users: dict[str, User],
     client_for: Callable[[str], Client],
-    django_capture_on_commit_callbacks: Callable[..., object],
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     leaving, admin, evaluator = studio["leaving"], users["admin"], users["evaluator"]
     assert isinstance(leaving, User)
@@ -135,7 +136,8 @@ def test_a_withdrawn_voice_leaves_every_new_use_and_its_earlier_uses_are_reporte
     assert response.status_code == 302
     assert ConsentRecord.objects.in_force_for(leaving.pk) is None
     entry = AuditEntry.objects.get(action="consent.withdrawn")
-    assert entry.actor_id == leaving.pk and entry.before["scopes"] and entry.after["withdrawn_at"]
+    assert entry.actor_id == leaving.pk and entry.before is not None and entry.after is not None
+    assert entry.before["scopes"] and entry.after["withdrawn_at"]
     leaving_takes = Take.objects.filter(actor=leaving)
     assert not Take.objects.consented_for("model_training").filter(pk__in=leaving_takes).exists()
 
