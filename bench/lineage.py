@@ -31,6 +31,7 @@ from annotation.recording.consent.models import SCOPES, ConsentRecord, ConsentTe
 from annotation.recording.consent.workflows import withdraw_consent
 from annotation.recording.models import Item, Take
 from ml.jobs.lineage import person_lineage
+from ml.jobs.models import DatasetSnapshot
 from webapp.models import User
 
 ACTORS, ITEMS = 200, 2000
@@ -77,9 +78,10 @@ def main() -> None:
         )
 
         take_ids = list(Take.objects.values_list("pk", flat=True))
+        snapshot = DatasetSnapshot.objects.create(purpose=DatasetSnapshot.Purpose.SFT, content_hash="bench")
         tracemalloc.start()
         started = time.perf_counter()
-        written = record_uses(TakeUse.SNAPSHOT, 1, take_ids)
+        written = record_uses(TakeUse.SNAPSHOT, snapshot.pk, take_ids)
         seconds = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
