@@ -82,7 +82,7 @@ Exported from EchoStudio on {timezone.now().date().isoformat()}.
 
 ## Composition
 
-- Items: {n_items} (one recording each), {seconds / 3600:.2f} hours of 16 kHz mono speech
+- Items: {n_items}, {takes.count()} with a recording: {seconds / 3600:.2f} hours of 16 kHz mono speech
 - Splits: {_counts(items, "split")}
 - Scenarios: {_counts(items, "scenario")}
 - Target emotions: {_counts(items, "target_emotion")}

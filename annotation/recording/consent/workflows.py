@@ -32,8 +32,9 @@ def give_consent(person: User, scopes: Collection[str], text_version: int) -> Co
                 f"The consent text changed to version {text.version} while you read version "
                 f"{text_version}: read the new text and tick your choices again."
             )
-        # Locked: two tabs consenting at once make one current record, the later one.
-        previous = list(ConsentRecord.objects.select_for_update().filter(person=person, is_current=True))
+        # The person's row locked: two tabs consenting at once make one current record, the later one.
+        User.objects.select_for_update().filter(pk=person.pk).first()
+        previous = list(ConsentRecord.objects.filter(person=person, is_current=True))
         ConsentRecord.objects.filter(pk__in=[record.pk for record in previous]).update(is_current=False)
         record = ConsentRecord.objects.create(
             person=person, text=text, is_current=True, **{scope: scope in scopes for scope in SCOPES}
@@ -63,7 +64,8 @@ def withdraw_consent(person: User, *, by: User, reason: str = "") -> ConsentReco
     if by.pk != person.pk and not reason:
         raise ConsentProblem("Say why you withdraw this person's consent on their behalf (for the record).")
     with transaction.atomic():
-        records = list(ConsentRecord.objects.select_for_update().filter(person=person).order_by("pk"))
+        User.objects.select_for_update().filter(pk=person.pk).first()
+        records = list(ConsentRecord.objects.filter(person=person).order_by("pk"))
         current = next((record for record in records if record.is_current), None)
         if current is None or current.withdrawn:
             raise ConsentProblem(f"{person.get_username()} has no consent in force to withdraw.")

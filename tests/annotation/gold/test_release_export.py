@@ -75,7 +75,7 @@ def test_a_release_holds_only_public_takes_and_a_datasheet(
     sheet = archive.read("DATASHEET.md").decode()
     assert "## Motivation\n\nA test release." in sheet
     assert "## Licence\n\nCC BY 4.0" in sheet
-    assert "- Items: 1 (one recording each)" in sheet
+    assert "- Items: 1, 1 with a recording" in sheet
     assert "by 1 voice actor(s)" in sheet and "3 annotator(s) labelled" in sheet
     assert "Consent text version(s): v1" in sheet
     assert "- Public release of my recordings: 1 of 1 takes" in sheet
