@@ -85,12 +85,13 @@ def my_consent(request: StudioRequest) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 def consent_people(request: StudioRequest) -> HttpResponse:
-    """Everyone with a consent record or a take, with what is in force, for admins."""
+    """Everyone who may contribute (every active account) and everyone with a take, with what is
+    in force, for admins."""
     current = {
         record.person_id: record
         for record in ConsentRecord.objects.current().select_related("text", "person")
     }
-    people = User.objects.filter(Q(consents__isnull=False) | Q(takes__isnull=False)).distinct()
+    people = User.objects.filter(Q(is_active=True) | Q(takes__isnull=False)).distinct()
     rows = [(person, current.get(person.pk)) for person in people.order_by("username")]
     return render(
         request,
