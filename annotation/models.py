@@ -12,12 +12,15 @@ from annotation.labelling.models import (
     MachineDraft,
     Strategy,
 )
+from annotation.recording.consent.models import ConsentRecord, ConsentText, TakeUse
 from annotation.recording.models import Dialogue, Item, Review, Take
 
 __all__ = [
     "Annotation",
     "AnnotationProject",
     "AnnotationRevision",
+    "ConsentRecord",
+    "ConsentText",
     "Dialogue",
     "GoldReference",
     "Item",
@@ -25,4 +28,5 @@ __all__ = [
     "Review",
     "Strategy",
     "Take",
+    "TakeUse",
 ]

@@ -20,13 +20,14 @@ from factory.django import DjangoModelFactory, Password
 from annotation.audio.synthesis import to_wav_bytes
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation
+from annotation.recording.consent.models import SCOPES, ConsentRecord, ConsentText
 from annotation.recording.models import Dialogue, Item, Review, Take
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.outputs.models import ModelOutput, System
 from tests.annotation.audio.audio_corpus import glide, harmonic_tone, wav_of
 from webapp.lib import vocabulary
 from webapp.models import User
-from webapp.roles import grant_role
+from webapp.roles import Role, grant_role
 from webapp.storage import new_media_key, save_media
 
 TEST_PASSWORD = "pw-for-tests-123"
@@ -51,6 +52,14 @@ def stored_wav(data: bytes, kind: str = "take") -> str:
     return save_media(new_media_key(kind, "wav"), data)
 
 
+def consent_to_everything(person: User) -> ConsentRecord:
+    """Give `person` consent to every scope under the current text (as the consent page would)."""
+    ConsentRecord.objects.filter(person=person, is_current=True).update(is_current=False)
+    return ConsentRecord.objects.create(
+        person=person, text=ConsentText.current(), **dict.fromkeys(SCOPES, True)
+    )
+
+
 class UserFactory(DjangoModelFactory[User]):
     """A user who can log in with TEST_PASSWORD; ``role=Role.X`` grants that role."""
 
@@ -65,6 +74,10 @@ class UserFactory(DjangoModelFactory[User]):
     def role(user: User, create: bool, extracted: Any, **kwargs: Any) -> None:
         if extracted is not None:
             grant_role(user, extracted)
+        if extracted == Role.VOICE_ACTOR and kwargs.get("consent", True):
+            # Actors consent before their first take (the record page asks); ``role__consent=False``
+            # makes one who has not yet.
+            consent_to_everything(user)
 
 
 class ItemFactory(DjangoModelFactory[Item]):

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.demo.recording import _SilentProgress
+from annotation.recording.consent.models import ConsentRecord
 from annotation.recording.models import Dialogue, Item, Review, Split, Take
 from annotation.recording.takes import analyze_take
 from webapp.jobs import JobReporter
@@ -271,6 +272,7 @@ def _accept_synthetic_take(
     take = Take.objects.create(
         item=item,
         actor=actor,
+        consent=ConsentRecord.objects.in_force_for(actor.pk),
         audio_key=key,
         original_key=key,
         original_format="wav",

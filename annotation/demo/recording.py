@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.demo.items import DEMO_ITEMS, IN_REVIEW_IDS, RECORDED_IDS, TRAIN_IDS, DemoItem
+from annotation.recording.consent.models import SCOPES, ConsentRecord, ConsentText
 from annotation.recording.models import Item, Review, Split, Take
 from annotation.recording.takes import analyze_take
 from webapp.jobs import JobReporter
@@ -49,6 +50,11 @@ def seed_users() -> dict[str, str]:
             created[username] = password
         # The demo admin is an Admin-role user, not a superuser: the role alone manages the studio.
         grant_role(user, role)
+        if role == Role.VOICE_ACTOR and not ConsentRecord.objects.filter(person=user).exists():
+            # The demo actors consented to every use (the consent page shows it and lets them withdraw).
+            ConsentRecord.objects.create(
+                person=user, text=ConsentText.current(), **dict.fromkeys(SCOPES, True)
+            )
     return created
 
 
@@ -72,6 +78,7 @@ def store_demo_take(item: Item, actor: User, demo: DemoItem) -> Take:
         take = Take.objects.create(
             item=item,
             actor=actor,
+            consent=ConsentRecord.objects.in_force_for(actor.pk),
             audio_key=key,
             original_key=key,
             original_format="wav",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +34,14 @@ from django.db.models import Prefetch, QuerySet
 
 from annotation.audio.joining import SegmentOutOfRange, cut_segments
 from annotation.gold.access import gold_hidden_from
+from annotation.gold.datasheet import DATASHEET_NAME, Release, datasheet
 from annotation.gold.dialogue.rows import dialogue_fields, exported_cross_turn
 from annotation.gold.models import GoldReference
 from annotation.labelling.dialogue.cross_turn import empty_cross_turn
 from annotation.labelling.models import Annotation
 from annotation.labelling.schema import empty_perception, empty_tom, normalise_perception, normalise_tom
-from annotation.recording.models import Item
+from annotation.recording.consent.models import PUBLIC_RELEASE, RESEARCH_EVALUATION
+from annotation.recording.models import Item, recording_consented_for
 from webapp.lib.jsonlines import json_line
 from webapp.models import User
 from webapp.storage import read_media
@@ -62,6 +64,8 @@ class ExportSummary:
     rows: int
     jsonl_path: Path | None
     parquet_paths: list[Path]
+    take_ids: list[int] = field(default_factory=list)  # the takes whose audio the export holds
+    datasheet_path: Path | None = None
 
 
 # --- Schema -------------------------------------------------------------------------------------
@@ -135,11 +139,19 @@ def gold_features() -> datasets.Features:
 
 
 def gold_items(
-    scenario: str | None = None, split: str | None = None, *, viewer: User | None = None
+    scenario: str | None = None,
+    split: str | None = None,
+    *,
+    viewer: User | None = None,
+    scope: str = RESEARCH_EVALUATION,
 ) -> QuerySet[Item]:
     """Return items with a current gold reference, with everything an export row needs; for a
-    `viewer`, without the items whose gold and labels are hidden from them (`gold_hidden_from`)."""
-    items = Item.objects.filter(GoldReference.objects.current_exists("pk"))
+    `viewer`, without the items whose gold and labels are hidden from them (`gold_hidden_from`).
+    Items whose recording's actor does not allow `scope` are left out (`Take.objects.consented_for`;
+    a public release asks for PUBLIC_RELEASE)."""
+    items = Item.objects.filter(GoldReference.objects.current_exists("pk")).filter(
+        recording_consented_for(scope)
+    )
     if viewer is not None:
         items = items.exclude(pk__in=gold_hidden_from(viewer))
     if scenario:
@@ -228,21 +240,29 @@ def export_gold(
     split: str | None = None,
     on_row: Callable[[int, int], None] | None = None,
     viewer: User | None = None,
+    release: Release | None = None,
 ) -> ExportSummary:
     """Write the gold references (optionally of one scenario or split) into `folder`.
 
     Rows stream from the database to the files in batches, so an export of every item never
     holds all the audio in memory at once. `on_row(done, total)` follows the progress. For a
     `viewer`, the items they are still labelling are left out (`gold.access.gold_hidden_from`).
+    Only takes consented for research evaluation are exported; an export for publication
+    (`release`) holds only takes consented for public release, and carries DATASHEET.md.
     """
     folder.mkdir(parents=True, exist_ok=True)
     jsonl_writer = JsonlWriter(folder) if jsonl else None
     parquet_writer = ParquetWriter(folder) if parquet else None
-    items = gold_items(scenario, split, viewer=viewer)
+    items = gold_items(
+        scenario, split, viewer=viewer, scope=PUBLIC_RELEASE if release is not None else RESEARCH_EVALUATION
+    )
     total = items.count() if on_row is not None else 0
     count = 0
+    take_ids: list[int] = []
     try:
-        for row in export_rows(items.iterator(chunk_size=200)):
+        for item, row in zip_rows(items.iterator(chunk_size=200)):
+            if item.recording_id is not None:
+                take_ids.append(item.recording_id)
             if jsonl_writer is not None:
                 jsonl_writer.write(row)
             if parquet_writer is not None:
@@ -253,7 +273,23 @@ def export_gold(
     finally:
         jsonl_path = jsonl_writer.close() if jsonl_writer is not None else None
         parquet_paths = parquet_writer.close() if parquet_writer is not None else []
-    return ExportSummary(rows=count, jsonl_path=jsonl_path, parquet_paths=parquet_paths)
+    datasheet_path = None
+    if release is not None:
+        datasheet_path = folder / DATASHEET_NAME
+        datasheet_path.write_text(datasheet(items, release, viewer=viewer), encoding="utf-8")
+    return ExportSummary(
+        rows=count,
+        jsonl_path=jsonl_path,
+        parquet_paths=parquet_paths,
+        take_ids=take_ids,
+        datasheet_path=datasheet_path,
+    )
+
+
+def zip_rows(items: Iterable[Item]) -> Iterator[tuple[Item, dict[str, Any]]]:
+    """Yield each item with its export row (`export_rows`), one at a time."""
+    for item in items:
+        yield item, next(export_rows([item]))
 
 
 class JsonlWriter:

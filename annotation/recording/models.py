@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 
 from annotation.audio.suggestions import contours_for_waveform
+from annotation.recording.consent.models import PUBLIC_RELEASE, SCOPES, ConsentRecord
 from webapp.lib import vocabulary
 from webapp.roles import Role
 
@@ -71,6 +72,51 @@ class TakeQuerySet(models.QuerySet["Take"]):
     def flagged(self) -> TakeQuerySet:
         """Return takes the speech check sent to review with a flag (script or speaker in doubt)."""
         return self.filter(flagged_for_review=True)
+
+    def consented_for(self, scope: str) -> TakeQuerySet:
+        """Return the takes their actor allows to be used for `scope`: the one consent rule.
+
+        Every new export, snapshot, study, voice prompt and leaderboard asks it. A take counts when
+        its actor's consent in force grants the scope and so did the record it was recorded under
+        (a take keeps the scopes in force when it was made; narrowing consent later narrows it).
+        Withdrawal marks every record of the person withdrawn, so none of their takes counts, even
+        after they consent again (only takes recorded under the new consent do). A take recorded
+        before the studio kept consent (no record of its own) counts for what its actor's consent
+        in force grants; while they have never given one, for research uses but never for public
+        release, which needs consent given.
+        """
+        return self.filter(consent_allows(scope))
+
+    def refused_for(self, scope: str) -> TakeQuerySet:
+        """Return the takes `consented_for(scope)` leaves out (what a filter on items excludes)."""
+        return self.exclude(pk__in=Take.objects.filter(consent_allows(scope)).values("pk"))
+
+
+def recording_consented_for(scope: str, item: str = "") -> Q:
+    """Return the filter keeping the items (reached by `item`; "" on items) whose recording is
+    consented for `scope` (`TakeQuerySet.consented_for`), or that have no recording."""
+    prefix = f"{item}__" if item else ""
+    return Q(**{f"{prefix}recording__isnull": True}) | Q(
+        **{f"{prefix}recording__in": Take.objects.consented_for(scope).values("pk")}
+    )
+
+
+def consent_allows(scope: str, take: str = "") -> Q:
+    """Return the filter of `TakeQuerySet.consented_for` (on takes reached by `take`, "" on takes)."""
+    if scope not in SCOPES:
+        raise ValueError(f"unknown consent scope {scope!r}; expected one of {', '.join(SCOPES)}")
+    prefix = f"{take}__" if take else ""
+    records = ConsentRecord.objects.filter(person=OuterRef(f"{prefix}actor"))
+    granted = Exists(records.filter(is_current=True, withdrawn_at__isnull=True, **{scope: True}))
+    withdrew = Exists(records.filter(withdrawn_at__isnull=False))
+    recorded_under_it = Q(
+        **{f"{prefix}consent__withdrawn_at__isnull": True, f"{prefix}consent__{scope}": True}
+    )
+    no_record_of_its_own = Q(**{f"{prefix}consent__isnull": True})
+    allowed = Q(granted, recorded_under_it | Q(no_record_of_its_own, ~withdrew))
+    if scope != PUBLIC_RELEASE:
+        allowed |= Q(no_record_of_its_own, ~Exists(records))
+    return allowed
 
 
 class ReviewQuerySet(models.QuerySet["Review"]):
@@ -320,6 +366,11 @@ class Take(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
+    # The actor's consent in force when the take was recorded (null: recorded before the studio
+    # kept consent records); its scopes bound the take's uses (`TakeQuerySet.consented_for`).
+    consent = models.ForeignKey(
+        ConsentRecord, null=True, blank=True, on_delete=models.PROTECT, related_name="takes", editable=False
+    )
 
     objects = TakeQuerySet.as_manager()
 

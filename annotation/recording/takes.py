@@ -29,6 +29,7 @@ from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.audio.voice_drafts import voice_drafts
 from annotation.recording.access import may_record
+from annotation.recording.consent.models import ConsentRecord
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
 from webapp.jobs import JobReporter, start_job
@@ -63,6 +64,9 @@ class TakeNotAllowed(Exception):
         self.reason = reason
 
 
+NO_CONSENT = "Give your consent on your consent page before you record: no take is made without it."
+
+
 def upload_limits() -> UploadLimits:
     """Return the upload limits, with the size limit from settings (UPLOAD_MAX_BYTES)."""
     max_bytes = int(settings.UPLOAD_MAX_BYTES)
@@ -88,6 +92,8 @@ def recordable_refusal(item: Item, actor: User) -> str | None:
     """
     if not may_record(item, actor):
         return "This script is not assigned to you."
+    if ConsentRecord.objects.in_force_for(actor.pk) is None:
+        return NO_CONSENT
     if item.state not in RECORDABLE_STATES:
         if item.state == Item.State.SCRIPTED:
             return "This script is not open for recording yet."
@@ -126,6 +132,7 @@ def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
             take = Take.objects.create(
                 item=locked,
                 actor=actor,
+                consent=ConsentRecord.objects.in_force_for(actor.pk),
                 status=Take.Status.ANALYSING,
                 audio_key=audio_key,
                 original_key=original_key,

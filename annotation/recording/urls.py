@@ -3,9 +3,13 @@
 from django.urls import URLPattern, path
 
 from annotation.recording import api, views
+from annotation.recording.consent import views as consent_views
 
 urlpatterns: list[URLPattern] = [
     path("studio/", views.actor_queue, name="actor_queue"),
+    path("consent/", consent_views.my_consent, name="my_consent"),
+    path("manage/consent/", consent_views.consent_people, name="consent_people"),
+    path("manage/consent/<int:user_id>/withdraw/", consent_views.withdraw_for, name="consent_withdraw_for"),
     path("studio/items/<str:external_id>/", views.record_item, name="record_item"),
     path("takes/<uuid:public_id>/", views.take_detail, name="take_detail"),
     path("takes/<uuid:public_id>/reviewers/", views.take_reviewers, name="take_reviewers"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -27,6 +28,7 @@ from annotation.recording.access import (
     take_for_viewer,
     verdict_unlocked,
 )
+from annotation.recording.consent.models import ConsentRecord
 from annotation.recording.conversation.history import conversation_so_far
 from annotation.recording.forms import AssignmentForm, ItemImportForm, ReviewerChoiceForm, VerdictForm
 from annotation.recording.items import AssignmentReport, assign_items, import_items, start_item_import
@@ -143,8 +145,14 @@ def actor_queue(request: StudioRequest) -> HttpResponse:
 
 @role_required(Role.VOICE_ACTOR)
 def record_item(request: StudioRequest, external_id: str) -> HttpResponse:
-    """One script: what to perform, the recorder, and the takes so far (htmx refreshes the history)."""
+    """One script: what to perform, the recorder, and the takes so far (htmx refreshes the history).
+
+    An actor without consent in force goes to the consent page first, and comes back after it.
+    """
     item = item_for_actor(request.user, external_id)
+    if ConsentRecord.objects.in_force_for(request.user.pk) is None:
+        messages.info(request, "Before your first take, read the consent text and choose what you allow.")
+        return redirect(f"{reverse('annotation:my_consent')}?{urlencode({'next': request.get_full_path()})}")
     takes = list(own_takes(request.user, item).prefetch_related("reviews"))
     refusal = recordable_refusal(item, request.user)
     context = {

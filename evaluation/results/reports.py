@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from annotation.gold.models import GoldReference
-from annotation.recording.models import Item, Split
+from annotation.recording.consent.models import RESEARCH_EVALUATION
+from annotation.recording.models import Item, Split, recording_consented_for
 from evaluation.judging.models import JudgeConfig, Judgement
 from evaluation.judging.rubrics import (
     PERCEPTION,
@@ -57,14 +58,17 @@ ITEM_SETS = {SINGLE: "Single-turn EchoEval", DIALOGUES: "Dialogues (per turn)"}
 
 
 def in_item_set(item_set: str, item: str = "output__item") -> Q:
-    """Return the filter keeping the rows whose item (reached by `item`; "" on items) belongs to the set."""
+    """Return the filter keeping the rows whose item (reached by `item`; "" on items) belongs to the
+    set. An item whose recording's speaker withdrew consent to research evaluation belongs to none
+    (`TakeQuerySet.consented_for`): every figure built on the set leaves it out."""
     if item_set not in ITEM_SETS:
         raise ValueError(f"unknown item set {item_set!r}; expected one of {', '.join(ITEM_SETS)}")
     prefix = f"{item}__" if item else ""
+    consented = recording_consented_for(RESEARCH_EVALUATION, item)
     if item_set == DIALOGUES:
-        return Q(**{f"{prefix}dialogue__isnull": False})
+        return Q(**{f"{prefix}dialogue__isnull": False}) & consented
     # EchoMind's deliveries are items in no dialogue but no part of EchoEval: their own set.
-    return Q(**{f"{prefix}dialogue__isnull": True}) & ~Q(**{f"{prefix}split": Split.ECHOMIND})
+    return Q(**{f"{prefix}dialogue__isnull": True}) & ~Q(**{f"{prefix}split": Split.ECHOMIND}) & consented
 
 
 def default_judge_config() -> JudgeConfig | None:

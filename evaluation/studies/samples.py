@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from annotation.recording.models import Item
+from annotation.recording.consent.models import RESEARCH_EVALUATION
+from annotation.recording.models import Item, Take
 from evaluation.outputs.models import ModelOutput, System
 
 
@@ -53,6 +54,7 @@ def usable_outputs(
     outputs = (
         ModelOutput.objects.for_version(benchmark_version)
         .filter(system__in=systems, item__recording__isnull=False, item__dialogue__isnull=True)
+        .filter(item__recording__in=Take.objects.consented_for(RESEARCH_EVALUATION).values("pk"))
         .select_related("item__recording")
     )
     if rates_audio:

@@ -19,8 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
+
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Strategy
+from annotation.recording.consent.models import MODEL_TRAINING, RESEARCH_EVALUATION, TakeUse, record_uses
 from annotation.recording.models import Item, Split, Take
 from ml.core.training_records import (
     MANIFEST_FILE,
@@ -47,6 +50,7 @@ NEEDS_REFERENCE_RESPONSE = frozenset({Purpose.SFT, Purpose.REWARD})
 
 EXCLUDED_NO_GOLD = "no current gold reference"
 EXCLUDED_NO_RESPONSE = "gold has no reference response"
+EXCLUDED_NO_CONSENT = "a recording its speaker does not allow for this use"
 
 
 class EmptyDataset(ValueError):
@@ -57,21 +61,35 @@ class SnapshotUnreadable(RuntimeError):
     """A row the snapshot names has been deleted since it was taken."""
 
 
-def _recorded_items(splits: list[str]) -> list[Item]:
-    return list(
-        Item.objects.filter(split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED)
+def consent_scope(purpose: str) -> str:
+    """Return the consent a snapshot for ``purpose`` needs of its takes' actors: model training
+    for the training purposes, research evaluation for inference."""
+    return RESEARCH_EVALUATION if purpose == Purpose.INFERENCE else MODEL_TRAINING
+
+
+def _recorded_items(splits: list[str], scope: str) -> tuple[list[Item], int]:
+    """Return the items with an accepted recording consented for ``scope``, and how many recorded
+    items were left out for want of that consent (`TakeQuerySet.consented_for`)."""
+    recorded = Item.objects.filter(
+        split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED
+    )
+    items = list(
+        recorded.filter(recording__in=Take.objects.consented_for(scope).values("pk"))
         .select_related("dialogue")
         .order_by("external_id")
     )
+    return items, recorded.count() - len(items)
 
 
 def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Return the snapshot entries of the items ready for ``purpose``, and why others were left out."""
-    items = _recorded_items(splits)
+    items, unconsented = _recorded_items(splits, consent_scope(purpose))
     golds = GoldReference.objects.only("id", "item_id", "reference_response").current_by_item(items)
     histories = history_entries(items)
     entries: list[dict[str, Any]] = []
     excluded: Counter[str] = Counter()
+    if unconsented:
+        excluded[EXCLUDED_NO_CONSENT] = unconsented
     for item in items:
         gold = golds.get(item.pk)
         if item.pk in histories and histories[item.pk] is None:
@@ -125,15 +143,24 @@ def create_snapshot(purpose: str, splits: list[str]) -> DatasetSnapshot:
             + (" with a reference response" if purpose in NEEDS_REFERENCE_RESPONSE else "")
             + (f" ({reasons})." if reasons else ".")
         )
-    return DatasetSnapshot.objects.create(
-        purpose=purpose,
-        splits=list(splits),
-        entries=entries,
-        item_ids=[entry["item"] for entry in entries],
-        gold_reference_ids=[entry["gold"] for entry in entries if entry["gold"] is not None],
-        content_hash=entries_hash(entries),
-        excluded=excluded,
-    )
+    with transaction.atomic():
+        snapshot = DatasetSnapshot.objects.create(
+            purpose=purpose,
+            splits=list(splits),
+            entries=entries,
+            item_ids=[entry["item"] for entry in entries],
+            gold_reference_ids=[entry["gold"] for entry in entries if entry["gold"] is not None],
+            content_hash=entries_hash(entries),
+            excluded=excluded,
+        )
+        # The lineage manifest: every take the snapshot holds, earlier dialogue turns' included.
+        record_uses(TakeUse.SNAPSHOT, snapshot.pk, snapshot_take_ids(entries))
+    return snapshot
+
+
+def snapshot_take_ids(entries: list[dict[str, Any]]) -> list[int]:
+    """Return the takes a snapshot's entries use: each entry's, and its earlier turns'."""
+    return [entry["take"] for entry in entries] + [row[1] for entry in entries for row in history_rows(entry)]
 
 
 def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:

@@ -31,6 +31,7 @@ from ml.jobs.launch import (
     LaunchRefused,
     start_ml_job,
 )
+from ml.jobs.lineage import SHOWN, checkpoint_lineage
 from ml.jobs.metric_charts import charts_json
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from webapp.http import StudioRequest
@@ -119,10 +120,16 @@ def job_page(request: StudioRequest, job_id: int) -> HttpResponse:
 
 @role_required(*ML_ROLES)
 def checkpoint_page(request: StudioRequest, checkpoint_id: int) -> HttpResponse:
-    """A checkpoint: where it is, what it was trained from and on, its metadata."""
+    """A checkpoint: where it is, what it was trained from and on (snapshots, gold versions, takes and
+    annotators behind them), the evaluations run on it, its metadata."""
     checkpoint = checkpoint_or_404(checkpoint_id)
     return render(
         request,
         "ml/checkpoint.html",
-        {"checkpoint": checkpoint, "children": checkpoint.children.all()},
+        {
+            "checkpoint": checkpoint,
+            "children": checkpoint.children.all(),
+            "lineage": checkpoint_lineage(checkpoint),
+            "shown": SHOWN,
+        },
     )

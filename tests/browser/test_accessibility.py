@@ -39,7 +39,7 @@ WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 # Per demo user: the pages they work on, and a pattern of a link on them to one piece of work.
 PAGES: dict[str, tuple[list[str], str | None]] = {
-    "actor": (["/studio/"], r"^/studio/items/[^/]+/$"),
+    "actor": (["/studio/", "/consent/"], r"^/studio/items/[^/]+/$"),
     "reviewer1": (["/review/"], r"^/review/[0-9a-f-]{36}/$"),
     "annotator1": (["/annotate/"], r"^/annotate/\d+/$"),
     "lead": (["/adjudicate/", "/agreement/", "/gold/"], r"^/adjudicate/\d+/$"),
@@ -61,6 +61,7 @@ PAGES: dict[str, tuple[list[str], str | None]] = {
             "/manage/builds/",
             "/manage/builds/new/",
             "/manage/jobs/",
+            "/manage/consent/",
             "/dialogues/",
             "/accounts/tokens/",
             "/docs/",

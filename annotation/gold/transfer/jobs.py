@@ -20,8 +20,10 @@ from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
+from annotation.gold.datasheet import Release
 from annotation.gold.export import export_gold
 from annotation.gold.importing import GoldImportError, import_gold
+from annotation.recording.consent.models import TakeUse, record_uses
 from webapp.jobs import JobReporter, start_job
 from webapp.lib.archives import UnpackBudget, UnpackLimits, check_listing, member_chunks
 from webapp.lib.row_outcome import RESULT_KEY, RowTally
@@ -38,14 +40,21 @@ class UploadRefused(ValueError):
     """The uploaded file cannot be an export (its message says why)."""
 
 
-def start_export(*, started_by: User, scenario: str = "", split: str = "") -> Job:
-    """Queue an export of the current gold references (optionally of one scenario or split)."""
-    return start_job(EXPORT_KIND, started_by=started_by, parameters={"scenario": scenario, "split": split})
+def start_export(
+    *, started_by: User, scenario: str = "", split: str = "", release: Release | None = None
+) -> Job:
+    """Queue an export of the current gold references (optionally of one scenario or split); with
+    `release`, an export for publication (public-release consent only, with its datasheet)."""
+    parameters: dict[str, Any] = {"scenario": scenario, "split": split}
+    if release is not None:
+        parameters["release"] = {"licence": release.licence, "motivation": release.motivation}
+    return start_job(EXPORT_KIND, started_by=started_by, parameters=parameters)
 
 
 def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
     """Write the export into a zip archive in media storage; the result names its key."""
     reporter.progress(0.0, "Exporting gold references", force=True)
+    release = Release(**job.parameters["release"]) if job.parameters.get("release") else None
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "export"
         summary = export_gold(
@@ -57,6 +66,7 @@ def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
             on_row=lambda done, total: reporter.progress(
                 0.9 * done / max(1, total), f"{done} of {total} rows"
             ),
+            release=release,
         )
         archive = Path(scratch) / "export.zip"
         with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
@@ -65,8 +75,15 @@ def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
                     zipped.write(path, path.relative_to(folder).as_posix())
         reporter.progress(0.95, "Storing the archive")
         key = default_storage.save(f"exports/gold/{uuid.uuid4().hex}.zip", ContentFile(archive.read_bytes()))
+    # The lineage manifest: which takes this export holds (what a withdrawal's report names).
+    record_uses(TakeUse.GOLD_EXPORT, job.pk, summary.take_ids)
     # All or nothing: the archive holds every row or the job fails, so it succeeded with every row.
-    return {RESULT_KEY: RowTally(summary.rows, 0).as_result(), "key": key}
+    return {
+        RESULT_KEY: RowTally(summary.rows, 0).as_result(),
+        "key": key,
+        "release": release is not None,
+        "takes": len(summary.take_ids),
+    }
 
 
 def start_import(*, started_by: User, name: str, data: bytes | File) -> Job:

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.gold import reports
 from annotation.gold.access import EXPORT_STILL_LABELLING, GOLD_KEEPERS, export_refusal
+from annotation.gold.datasheet import DEFAULT_LICENCE, DEFAULT_MOTIVATION, Release
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Scenario, Split
 from webapp.http import StudioRequest
@@ -29,6 +30,8 @@ def gold_page(request: StudioRequest) -> HttpResponse:
         **reports.gold_transfers(request.user),
         "scenarios": Scenario.choices,
         "splits": Split.echoeval_choices(),
+        "default_licence": DEFAULT_LICENCE,
+        "default_motivation": DEFAULT_MOTIVATION,
     }
     template = (
         "annotation/labelling/gold.html#transfers" if request.htmx else "annotation/labelling/gold.html"
@@ -42,10 +45,17 @@ def start_export(request: StudioRequest) -> HttpResponse:
     """Queue an export job."""
     scenario = request.POST.get("scenario", "")
     split = request.POST.get("split", "")
+    release = None
+    if request.POST.get("release"):
+        release = Release(
+            licence=request.POST.get("licence", "").strip() or DEFAULT_LICENCE,
+            motivation=request.POST.get("motivation", "").strip() or DEFAULT_MOTIVATION,
+        )
     job = transfer_jobs.start_export(
         started_by=request.user,
         scenario=scenario if scenario in Scenario.values else "",
         split=split if split in Split.values else "",
+        release=release,
     )
     messages.success(request, f"Export #{job.pk} queued.")
     return redirect("annotation:gold")

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
-from annotation.recording.models import Dialogue, Item
+from annotation.recording.consent.models import RESEARCH_EVALUATION
+from annotation.recording.models import Dialogue, Item, Take
 from evaluation.outputs.models import ModelOutput
 from evaluation.studies.creation.items import (
     NO_CLIP,
@@ -31,6 +32,7 @@ from evaluation.studies.creation.items import (
     check_spec,
     new_study,
     pick_warm_up,
+    record_study_takes,
     trap_check,
 )
 from evaluation.studies.design import (
@@ -140,6 +142,7 @@ def create_dialogue_study(spec: StudySpec, created_by: User) -> Study:
             )
             by_key = {str(stimulus.pk): stimulus for stimulus in stimuli}
             assign_in_plan_order(study, plan, by_key)
+            record_study_takes(study.pk)
     except BaseException:
         delete_media(*frozen.keys)
         raise
@@ -157,6 +160,12 @@ def complete_dialogues(spec: StudySpec, rates_audio: bool, rates_content: bool) 
         turns[dialogue_id].add(turn or 0)
         if recording_id is None:
             unrecorded.add(dialogue_id)
+    # A dialogue one of whose turns its speaker withdrew is not played to raters at all.
+    unrecorded.update(
+        Item.objects.filter(
+            dialogue__isnull=False, recording__in=Take.objects.refused_for(RESEARCH_EVALUATION).values("pk")
+        ).values_list("dialogue_id", flat=True)
+    )
     outputs = ModelOutput.objects.for_version(spec.benchmark_version).filter(
         system__in=spec.systems, item__dialogue__isnull=False
     )

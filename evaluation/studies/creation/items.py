@@ -21,10 +21,13 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeVar, cast
 
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.audio.clean import clean_audio
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.audio.upload import AudioRejected
+from annotation.recording.consent.models import TakeUse, record_uses
+from annotation.recording.models import Item
 from evaluation.outputs.access import systems_named_in
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import (
@@ -39,7 +42,7 @@ from evaluation.studies.design import (
     sample_stratified,
     trap_sentence,
 )
-from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus
+from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyStimulus, StudyTurn
 from evaluation.studies.samples import Sample, Samples, output_sample, usable_outputs
 from webapp.models import User
 from webapp.roles import Role, has_role
@@ -221,10 +224,22 @@ def create_study(spec: StudySpec, created_by: User, samples: Samples | None = No
             )
             by_key = {str(stimulus.pk): stimulus for stimulus in (*rated, *gold, *traps, *warm_up)}
             assign_in_plan_order(study, plan, by_key)
+            record_study_takes(study.pk)
     except BaseException:
         delete_media(*frozen.keys)
         raise
     return study
+
+
+def record_study_takes(study_id: int) -> int:
+    """Record, for lineage, the takes a new study plays: its stimuli's queries and every user turn
+    of its dialogues (as their items' recordings stand now, when it is made)."""
+    stimulus_items = StudyStimulus.objects.filter(study_id=study_id).values("item_id")
+    turn_items = StudyTurn.objects.filter(stimulus__study_id=study_id).values("item_id")
+    takes = Item.objects.filter(Q(pk__in=stimulus_items) | Q(pk__in=turn_items)).values_list(
+        "recording_id", flat=True
+    )
+    return record_uses(TakeUse.STUDY, study_id, takes)
 
 
 def new_study(

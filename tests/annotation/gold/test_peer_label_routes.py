@@ -63,6 +63,9 @@ UNFILLED = {
     "test",  # a crowd rater's screening audio (under a crowd link's token)
     "number",
     "checkpoint_id",
+    # A person's consent and lineage report (admins): which exports, snapshots, checkpoints and
+    # studies used their work, never anyone's labels.
+    "user_id",
 }
 
 

@@ -305,6 +305,7 @@ def _fill(scene: Imported, role: str, route: str) -> dict[str, object]:
         "question_id": scene.question.pk,
         "import_id": DeliveryImport.objects.values_list("pk", flat=True).first() or 0,
         "page_name": "user-guide",  # the docs pages are public (webapp/docs.py)
+        "user_id": scene.users["actor"].pk,  # a person's lineage report names what used their work
     }
 
 
