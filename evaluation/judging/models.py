@@ -74,6 +74,13 @@ class JudgeConfig(models.Model):
         help_text="Score by word overlap with the gold reference, without any model or endpoint: for "
         "trying the app, never for results",
     )
+    members = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="ensembles",
+        help_text="An ensemble judge: the median of these judges' answers (evaluation.judging.audit)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -1,0 +1,113 @@
+"""The judge audit finds a planted length bias, none in a clean judge, and the caps it must hit."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+
+from evaluation.judging.heuristic import DEMO_JUDGE_NAME
+from evaluation.judging.models import JudgeCacheEntry, JudgeConfig
+from evaluation.results.judge_audit import AuditRefused, start_judge_audit
+from tests.evaluation.results.audit_support import audited_system, length_biased_judge, stub_config
+from tests.evaluation.judging_support import rubric_judge
+from tests.support.fake_chat_server import running_chat_server
+from webapp.jobs import run_job
+from webapp.models import Job, JobStatus
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
+
+
+def _audit(config: JudgeConfig, **options) -> dict:
+    audit = start_judge_audit(config, "echoeval-v1", **options)
+    assert audit.job is not None
+    run_job(audit.job.pk)
+    job = Job.objects.get(pk=audit.job.pk)
+    assert job.status == JobStatus.SUCCEEDED, job.error or job.log
+    assert job.progress == 1.0
+    return job.result
+
+
+def test_the_heuristic_judge_hits_every_cap_and_is_consistent() -> None:
+    audited_system()
+    heuristic = JudgeConfig.objects.create(name=DEMO_JUDGE_NAME, offline_heuristic=True)
+    result = _audit(heuristic, repeats=2)
+
+    assert result["n_outputs"] == 6
+    for probe in ("wrong_emotion", "not_recommended"):
+        figure = result["caps"][probe]
+        assert figure["n"] == 6
+        assert figure["estimate"] == 1.0
+        assert figure["low"] is not None and figure["low"] > 0.5
+    perception = result["consistency"]["perception"]
+    assert perception["spread"]["estimate"] == 0.0 and perception["spread"]["n"] == 6
+    assert perception["cap_flips"]["estimate"] == 0.0
+    # The heuristic counts reference words: padding with neutral ones changes nothing.
+    assert result["sensitivity"]["length"]["estimate"] == 0.0
+    assert result["sensitivity"]["length"]["n"] == 6
+
+
+def test_the_audit_finds_a_planted_length_bias_and_none_in_a_clean_judge() -> None:
+    audited_system()
+    with (
+        running_chat_server(length_biased_judge()) as biased_server,
+        running_chat_server(rubric_judge()) as clean_server,
+    ):
+        biased = stub_config("biased", biased_server.base_url)
+        clean = stub_config("clean", clean_server.base_url)
+        biased_result = _audit(biased, repeats=2, compare_with=[clean])
+        clean_result = _audit(clean, repeats=2)
+        asked_before = len(biased_server.requests)
+        _audit(biased, repeats=2)
+        # A second audit of the same judge is answered by the judge cache.
+        assert len(biased_server.requests) == asked_before
+
+    length = biased_result["sensitivity"]["length"]
+    assert length["n"] == 6 and length["excludes_zero"] and length["low"] > 0
+    clean_length = clean_result["sensitivity"]["length"]
+    assert clean_length["n"] == 6 and not clean_length["excludes_zero"]
+    assert clean_result["sensitivity"]["field_order"]["n"] > 0
+    assert not clean_result["sensitivity"]["field_order"]["excludes_zero"]
+    assert biased_result["inter_judge"]["judges"] == ["biased", "clean"]
+    assert JudgeCacheEntry.objects.exists()
+
+
+def test_the_ensemble_is_a_judge_of_its_own_over_its_members() -> None:
+    audited_system(3)
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    with running_chat_server(rubric_judge()) as server:
+        clean = stub_config("clean", server.base_url)
+        other = stub_config("other", server.base_url)
+        ensemble = JudgeConfig.objects.create(name="ensemble")
+        ensemble.members.set([heuristic, clean, other])
+        result = _audit(ensemble, repeats=2)
+    # Two of three members answer alike and raise no cap: the median is theirs.
+    assert result["caps"]["not_recommended"]["estimate"] == 1.0
+    assert result["consistency"]["response_content"]["spread"]["n"] == 3
+
+
+def test_an_audit_refuses_a_single_repeat_and_a_judge_without_endpoint(settings) -> None:
+    audited_system(1)
+    settings.JUDGE_BASE_URL = ""
+    nowhere = JudgeConfig.objects.create(name="nowhere")
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    with pytest.raises(AuditRefused, match="twice"):
+        start_judge_audit(heuristic, "echoeval-v1", repeats=1)
+    with pytest.raises(AuditRefused, match="no endpoint"):
+        start_judge_audit(nowhere, "echoeval-v1")
+    with pytest.raises(AuditRefused, match="No outputs"):
+        start_judge_audit(heuristic, "echoeval-v9")
+
+
+def test_the_audit_alpha_equals_the_krippendorff_package() -> None:
+    from evaluation.judging.audit import alpha_with_interval
+
+    rng = np.random.default_rng(3)
+    ratings = rng.integers(0, 6, size=(20, 3)).astype(float)
+    ratings[2, 1] = np.nan
+    table = [[None if np.isnan(value) else float(value) for value in row] for row in ratings]
+    figure = alpha_with_interval(table, n_boot=200)
+    expected = krippendorff.alpha(reliability_data=ratings.T, level_of_measurement="interval")
+    assert figure.estimate == pytest.approx(expected)
+    assert figure.low is not None and figure.high is not None and figure.low <= figure.estimate <= figure.high
+    assert figure.n == 20
