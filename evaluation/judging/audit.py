@@ -229,3 +229,42 @@ def ensemble_answer(answers: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "flags": flags,
         "rationale": f"Median of {len(answers)} judges' sub-scores; flags raised by a majority of them.",
     }
+
+
+# --- Charts -----------------------------------------------------------------------------------------
+
+CHART_WIDTH = 360  # px of the plotting band of an interval chart
+ROW_HEIGHT = 22
+
+
+def interval_chart(
+    rows: Sequence[tuple[str, Mapping[str, Any]]], low: float = -1.0, high: float = 1.0
+) -> dict[str, Any]:
+    """Return an SVG interval chart's geometry: per row (label, figure as `Figure.as_dict`) the x of
+    the estimate and the interval's ends on [low, high], and the x of 0 (the line of no effect)."""
+
+    def x(value: float) -> float:
+        clipped = min(high, max(low, value))
+        return round((clipped - low) / (high - low) * CHART_WIDTH, 1)
+
+    drawn = []
+    for index, (label, figure) in enumerate(rows):
+        estimate = figure.get("estimate")
+        drawn.append(
+            {
+                "label": label,
+                "figure": figure,
+                "y": index * ROW_HEIGHT + ROW_HEIGHT // 2,
+                "x": None if estimate is None else x(estimate),
+                "x_low": None if figure.get("low") is None else x(figure["low"]),
+                "x_high": None if figure.get("high") is None else x(figure["high"]),
+            }
+        )
+    return {
+        "rows": drawn,
+        "width": CHART_WIDTH,
+        "height": max(1, len(rows)) * ROW_HEIGHT,
+        "x_zero": x(0.0) if low <= 0.0 <= high else None,
+        "low": low,
+        "high": high,
+    }

@@ -16,7 +16,6 @@ from typing import Any
 
 from django.db import transaction
 
-from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.gold.models import GoldReference
 from evaluation.judging import audit
 from evaluation.judging.asking import StagePrompt, ask, verdict_of
@@ -142,6 +141,8 @@ def base_prompts(outputs: Sequence[ModelOutput], hears: bool) -> list[StagePromp
 
 
 def _voiced(text: str, voice: str, gain: float = 1.0) -> bytes:
+    from annotation.audio.synthesis import synthesize, to_wav_bytes  # loads eSpeak NG: audio judges only
+
     speech = synthesize(text, voice=voice)
     samples = (speech.samples.astype("float32") * gain).astype("int16")
     return to_wav_bytes(samples, speech.sample_rate)
@@ -346,3 +347,50 @@ def _correlation(row: Any) -> dict[str, Any]:
     if correlation is None:
         return audit.Figure(None, None, None, row.n, row.note).as_dict()
     return audit.Figure(correlation.rho, correlation.low, correlation.high, correlation.n).as_dict()
+
+
+PROBE_LABELS = {
+    "length": "Reply padded with neutral sentences",
+    "field_order": "Output fields in reverse order",
+    "voice": "Reply voiced by another voice",
+    "loudness": "Reply 12 dB quieter",
+    "wrong_emotion": "Wrong primary emotion (perception cap)",
+    "not_recommended": "Not-recommended strategy (reasoning cap)",
+}
+
+
+def audit_page(row: JudgeAudit) -> dict[str, Any]:
+    """Return what the audit page shows: its result's figures as rows and interval charts."""
+    result = row.job.result if row.job is not None and isinstance(row.job.result, dict) else None
+    if not result or "consistency" not in result:
+        return {"result": None}
+    sensitivity = [(PROBE_LABELS[probe], figure) for probe, figure in result["sensitivity"].items()]
+    caps = [(PROBE_LABELS[probe], figure) for probe, figure in result["caps"].items()]
+    spread = [(stage, figures["spread"]) for stage, figures in result["consistency"].items()]
+    flips = [(stage, figures["cap_flips"]) for stage, figures in result["consistency"].items()]
+    inter = list(result["inter_judge"].get("stages", {}).items())
+    human = [
+        (f"{judge}: {label}", figure)
+        for judge, figures in result["human"].items()
+        for label, figure in [
+            *((f"ρ {name}", f) for name, f in figures["spearman"].items()),
+            *((f"α {stage}", f) for stage, f in figures["alpha"].items()),
+        ]
+    ]
+    return {
+        "result": result,
+        "charts": [
+            (
+                "Sensitivity to what should not matter (changed - original, share of the stage maximum)",
+                audit.interval_chart(sensitivity),
+            ),
+            ("Caps hit (share)", audit.interval_chart(caps, 0.0, 1.0)),
+            (
+                "Self-consistency: spread of k scores (SD, share of the stage maximum)",
+                audit.interval_chart(spread, 0.0, 0.5),
+            ),
+            ("Self-consistency: hard cap flips (share)", audit.interval_chart(flips, 0.0, 1.0)),
+            ("Inter-judge Krippendorff's α (interval)", audit.interval_chart(inter)),
+            ("Agreement with people", audit.interval_chart(human)),
+        ],
+    }

@@ -9,8 +9,8 @@ import pytest
 from evaluation.judging.heuristic import DEMO_JUDGE_NAME
 from evaluation.judging.models import JudgeCacheEntry, JudgeConfig
 from evaluation.results.judge_audit import AuditRefused, start_judge_audit
-from tests.evaluation.results.audit_support import audited_system, length_biased_judge, stub_config
 from tests.evaluation.judging_support import rubric_judge
+from tests.evaluation.results.audit_support import audited_system, length_biased_judge, stub_config
 from tests.support.fake_chat_server import running_chat_server
 from webapp.jobs import run_job
 from webapp.models import Job, JobStatus
