@@ -208,7 +208,10 @@ class _Asker:
             chunk = prompts[start : start + CHUNK]
             answers = ask(config, chunk, repeat=repeat, cache=self.cache, on_answer=self._answered)
             found += [verdict_of(prompt, answer) for prompt, answer in zip(chunk, answers, strict=True)]
-            self.reporter.progress(self.done / self.total, f"Asked {self.done} of about {self.total} prompts")
+            # Forced: one write per chunk, and each write is where a cancel is seen.
+            self.reporter.progress(
+                self.done / self.total, f"Asked {self.done} of about {self.total} prompts", force=True
+            )
         return found
 
     def _answered(self) -> None:
