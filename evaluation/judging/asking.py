@@ -55,6 +55,14 @@ class StageVerdict:
         return self.final / stage_max(stage)
 
 
+def judge_listens(config: JudgeConfig) -> bool:
+    """Return True when the judge hears the response audio (every member, for an ensemble)."""
+    members = list(config.members.all())
+    if members:
+        return all(judge_listens(member) for member in members)
+    return config.attach_audio and not config.offline_heuristic
+
+
 def verdict_of(prompt: StagePrompt, data: Mapping[str, Any] | None) -> StageVerdict | None:
     """Return the capped score of an answer (the app's own flags added), or None when it is unusable."""
     if data is None:

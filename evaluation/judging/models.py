@@ -90,9 +90,14 @@ class JudgeConfig(models.Model):
         return self.name
 
     @property
+    def is_ensemble(self) -> bool:
+        """Return True for an ensemble judge (the median of its members' answers)."""
+        return self.pk is not None and self.members.exists()
+
+    @property
     def effective_base_url(self) -> str:
-        """Return the endpoint this configuration talks to ("" for the offline heuristic)."""
-        if self.offline_heuristic:
+        """Return the endpoint this configuration talks to ("" for the offline heuristic or an ensemble)."""
+        if self.offline_heuristic or self.is_ensemble:
             return ""
         return self.base_url or settings.JUDGE_BASE_URL
 
@@ -101,6 +106,9 @@ class JudgeConfig(models.Model):
         """Return the judge model name sent with every prompt (recorded with each judgement)."""
         if self.offline_heuristic:
             return OFFLINE_HEURISTIC_MODEL
+        if self.is_ensemble:
+            names = ", ".join(self.members.order_by("name").values_list("name", flat=True))
+            return f"median of {names}"[:200]
         return self.model or settings.JUDGE_MODEL
 
     def clean(self) -> None:

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from annotation.gold.models import GoldReference
 from evaluation.judging import audit
-from evaluation.judging.asking import StagePrompt, ask, verdict_of
+from evaluation.judging.asking import StagePrompt, ask, judge_listens, verdict_of
 from evaluation.judging.cache import DatabaseJudgeCache
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.models import HumanJudgement, JudgeConfig
@@ -65,7 +65,7 @@ def start_judge_audit(
     if repeats < 2:
         raise AuditRefused("Self-consistency needs each prompt judged at least twice (repeats >= 2).")
     for config in (judge_config, *compare_with):
-        if not (config.effective_base_url or config.offline_heuristic or config.members.exists()):
+        if not (config.effective_base_url or config.offline_heuristic or config.is_ensemble):
             raise AuditRefused(f"Judge configuration {config.name!r} has no endpoint.")
     if not ModelOutput.objects.for_version(benchmark_version).exists():
         raise AuditRefused(f"No outputs for benchmark version {benchmark_version!r}.")
@@ -89,14 +89,6 @@ def start_judge_audit(
         )
         audit_row.save(update_fields=["job"])
     return audit_row
-
-
-def listens(config: JudgeConfig) -> bool:
-    """Return True when the judge hears the response audio (every member, for an ensemble)."""
-    members = list(config.members.all())
-    if members:
-        return all(listens(member) for member in members)
-    return config.attach_audio and not config.offline_heuristic
 
 
 def audited_outputs(version: str, limit: int) -> list[ModelOutput]:
@@ -231,7 +223,7 @@ def run_judge_audit(audit_id: int, reporter: JobReporter) -> dict[str, Any]:
     config = row.judge_config
     others = list(row.compare_with.order_by("name"))
     outputs = audited_outputs(row.benchmark_version, row.max_outputs)
-    prompts = base_prompts(outputs, listens(config))
+    prompts = base_prompts(outputs, judge_listens(config))
     probes = probe_prompts(prompts)
     n_probe = sum(len(pairs) for pairs in probes.values())
     total = _judge_cost(config) * (len(prompts) * row.repeats + n_probe) + sum(

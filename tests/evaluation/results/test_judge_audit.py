@@ -111,3 +111,30 @@ def test_the_audit_alpha_equals_the_krippendorff_package() -> None:
     assert figure.estimate == pytest.approx(expected)
     assert figure.low is not None and figure.high is not None and figure.low <= figure.estimate <= figure.high
     assert figure.n == 20
+
+
+def test_a_judge_run_of_an_ensemble_stores_the_median_of_its_members() -> None:
+    from evaluation.judging.models import Judgement
+    from evaluation.judging.runs import start_judge_run
+    from tests.evaluation.judging_support import GOOD_SUBSCORES
+
+    system = audited_system(2)
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    with (
+        running_chat_server(length_biased_judge()) as biased_server,
+        running_chat_server(rubric_judge()) as clean_server,
+    ):
+        biased = stub_config("biased", biased_server.base_url)
+        clean = stub_config("clean", clean_server.base_url)
+        ensemble = JudgeConfig.objects.create(name="ensemble")
+        ensemble.members.set([heuristic, biased, clean])
+        run = start_judge_run(system, "echoeval-v1", ensemble, started_by=None)
+        assert run.job is not None
+        run_job(run.job.pk)
+    assert Job.objects.get(pk=run.job.pk).status == JobStatus.SUCCEEDED
+    judgements = Judgement.objects.filter(judge_config=ensemble)
+    assert judgements.count() == 2 * 3 and not judgements.errors().exists()
+    assert ensemble.effective_model == "median of biased, clean, heuristic"
+    # Two of three members (the stubs) give the good reasoning sub-scores: the median is theirs.
+    reasoning = judgements.filter(stage="reasoning").first()
+    assert reasoning is not None and reasoning.subscores == GOOD_SUBSCORES["reasoning"]
