@@ -21,14 +21,14 @@ REPLIES = (
 )
 
 
-def audited_system(n: int = 6, *, text_only: bool = True) -> System:
+def audited_system(n: int = 6, *, text_only: bool = True, replies: tuple[str, ...] = REPLIES) -> System:
     """Return a system with `n` outputs on items with gold (sad, not-recommended: information)."""
     system = System.objects.create(name="Omni-A", text_only=text_only)
     for number in range(n):
         ModelOutputFactory.create(
             system=system,
             item=BenchmarkItemFactory.create(external_id=f"EE-{number}"),
-            response_text=REPLIES[number % len(REPLIES)],
+            response_text=replies[number % len(replies)],
         )
     return system
 

@@ -138,3 +138,82 @@ def test_a_judge_run_of_an_ensemble_stores_the_median_of_its_members() -> None:
     # Two of three members (the stubs) give the good reasoning sub-scores: the median is theirs.
     reasoning = judgements.filter(stage="reasoning").first()
     assert reasoning is not None and reasoning.subscores == GOOD_SUBSCORES["reasoning"]
+
+
+# Replies using more and more of the gold reference's words: the heuristic scores them apart.
+GRADED_REPLIES = (
+    "Okay.",
+    "That sounds lonely.",
+    "A lonely evening, I hear you.",
+    "A lonely evening; you want connection.",
+    "A lonely evening; you want connection and to feel less alone.",
+    "A lonely evening; you want connection, to feel less alone, and no lecturing: questioning helps.",
+)
+HAND_SCORES = {"evaluator": (1, 2, 2, 3, 4, 5), "lead": (1, 1, 3, 3, 5, 4)}
+
+
+def test_agreement_with_people_equals_scipy_and_the_krippendorff_package(users) -> None:
+    from scipy import stats as scipy_stats
+
+    from evaluation.judging.models import HumanJudgement, Judgement
+    from evaluation.judging.runs import start_judge_run
+
+    system = audited_system(6, replies=GRADED_REPLIES)
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    run = start_judge_run(system, "echoeval-v1", heuristic, started_by=None)
+    assert run.job is not None
+    run_job(run.job.pk)
+    outputs = list(system.outputs.order_by("item__external_id"))
+    for name, scores in HAND_SCORES.items():
+        for output, score in zip(outputs, scores, strict=True):
+            HumanJudgement.objects.create(
+                output=output,
+                stage="response_content",
+                evaluator=users[name],
+                subscores={},
+                raw_sum=score,
+                score=score,
+            )
+    result = _audit(heuristic, repeats=2)
+
+    judged = [
+        Judgement.objects.get(output=output, stage="response_content", judge_config=heuristic).score
+        for output in outputs
+    ]
+    assert len(set(judged)) > 2  # the replies are told apart
+    human_means = [(a + b) / 2 for a, b in zip(*HAND_SCORES.values(), strict=True)]
+    spearman = result["human"]["heuristic"]["spearman"]["Response content"]
+    assert spearman["n"] == 6
+    assert spearman["estimate"] == pytest.approx(scipy_stats.spearmanr(judged, human_means).statistic)
+    assert spearman["low"] <= spearman["estimate"] <= spearman["high"]
+    alpha = result["human"]["heuristic"]["alpha"]["response_content"]
+    reliability = np.array([judged, HAND_SCORES["evaluator"], HAND_SCORES["lead"]], dtype=float)
+    assert alpha["n"] == 6
+    assert alpha["estimate"] == pytest.approx(
+        krippendorff.alpha(reliability_data=reliability, level_of_measurement="interval")
+    )
+
+
+def test_a_listening_judge_is_probed_with_two_voices_and_two_loudness_levels() -> None:
+    audited_system(3, text_only=False)
+    with running_chat_server(rubric_judge()) as server:
+        listener = stub_config("listener", server.base_url, attach_audio=True)
+        result = _audit(listener, repeats=2)
+        audio_requests = [
+            request
+            for request in server.requests
+            if isinstance(request.json, dict) and isinstance(request.json["messages"][1]["content"], list)
+        ]
+    for probe in ("voice", "loudness"):
+        figure = result["sensitivity"][probe]
+        assert figure["n"] == 3 and not figure["excludes_zero"]
+    # The original, the other voice and the quieter one: three different recordings per reply.
+    sounds = {request.json["messages"][1]["content"][1]["input_audio"]["data"] for request in audio_requests}
+    assert len(sounds) == 3 * 3
+
+
+def test_a_judge_that_does_not_listen_gets_no_audio_probe() -> None:
+    audited_system(2, text_only=False)
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    result = _audit(heuristic, repeats=2)
+    assert "voice" not in result["sensitivity"] and "response_audio" not in result["consistency"]
