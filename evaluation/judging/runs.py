@@ -248,10 +248,10 @@ class _ChunkJudge:
             # Each member is asked through its own client and the cache; the median is the answer.
             prompts = [task.prompt for task in tasks if task.prompt is not None]
             answers = ask(self.run.judge_config, prompts, cache=self.cache)
-            for request, answer in zip(requests, answers, strict=True):
+            for request, median in zip(requests, answers, strict=True):
                 reply = (
-                    JudgeReply(True, answer, json.dumps(answer), None, attempts=0)
-                    if answer is not None
+                    JudgeReply(True, median, json.dumps(median), None, attempts=0)
+                    if median is not None
                     else JudgeReply(False, None, "", "no member of the ensemble gave a usable answer", 0)
                 )
                 on_result(request, reply)

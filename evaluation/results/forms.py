@@ -77,4 +77,4 @@ class JudgeAuditForm(forms.Form):
 
     def __init__(self, *args: Any, versions: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["version"].choices = [(version, version) for version in versions]
+        self.fields["version"].choices = [(version, version) for version in versions]  # type: ignore[attr-defined]

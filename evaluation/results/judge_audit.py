@@ -157,8 +157,8 @@ def probe_prompts(prompts: Sequence[StagePrompt]) -> dict[str, list[tuple[StageP
         if prompt.stage == RESPONSE_AUDIO and isinstance(prompt.shown, dict):
             text = str(prompt.shown.get("response_text", ""))
             for probe, voice, gain in (("voice", VOICES[1], 1.0), ("loudness", VOICES[0], QUIET_GAIN)):
-                changed = _with_audio(prompt.shown, _voiced(text, voice, gain))
-                probes[probe].append((prompt, replace(prompt, shown=changed, probe=probe)))
+                voiced = _with_audio(prompt.shown, _voiced(text, voice, gain))
+                probes[probe].append((prompt, replace(prompt, shown=voiced, probe=probe)))
         gold_emotion = str(prompt.gold.get("emotion", ""))
         wrong = audit.wrong_emotion_for(gold_emotion, EMOTIONS)
         if prompt.stage == PERCEPTION and isinstance(prompt.shown, str) and wrong:

@@ -25,6 +25,7 @@ def _audit(config: JudgeConfig, **options) -> dict:
     job = Job.objects.get(pk=audit.job.pk)
     assert job.status == JobStatus.SUCCEEDED, job.error or job.log
     assert job.progress == 1.0
+    assert isinstance(job.result, dict)
     return job.result
 
 
@@ -109,7 +110,8 @@ def test_the_audit_alpha_equals_the_krippendorff_package() -> None:
     figure = alpha_with_interval(table, n_boot=200)
     expected = krippendorff.alpha(reliability_data=ratings.T, level_of_measurement="interval")
     assert figure.estimate == pytest.approx(expected)
-    assert figure.low is not None and figure.high is not None and figure.low <= figure.estimate <= figure.high
+    assert figure.low is not None and figure.high is not None and figure.estimate is not None
+    assert figure.low <= figure.estimate <= figure.high
     assert figure.n == 20
 
 
@@ -185,6 +187,7 @@ def test_agreement_with_people_equals_scipy_and_the_krippendorff_package(users) 
     spearman = result["human"]["heuristic"]["spearman"]["Response content"]
     assert spearman["n"] == 6
     assert spearman["estimate"] == pytest.approx(scipy_stats.spearmanr(judged, human_means).statistic)
+    assert spearman["low"] is not None and spearman["high"] is not None
     assert spearman["low"] <= spearman["estimate"] <= spearman["high"]
     alpha = result["human"]["heuristic"]["alpha"]["response_content"]
     reliability = np.array([judged, HAND_SCORES["evaluator"], HAND_SCORES["lead"]], dtype=float)
@@ -199,16 +202,13 @@ def test_a_listening_judge_is_probed_with_two_voices_and_two_loudness_levels() -
     with running_chat_server(rubric_judge()) as server:
         listener = stub_config("listener", server.base_url, attach_audio=True)
         result = _audit(listener, repeats=2)
-        audio_requests = [
-            request
-            for request in server.requests
-            if isinstance(request.json, dict) and isinstance(request.json["messages"][1]["content"], list)
-        ]
+        bodies = [request.json for request in server.requests if isinstance(request.json, dict)]
+        audio_requests = [body for body in bodies if isinstance(body["messages"][1]["content"], list)]
     for probe in ("voice", "loudness"):
         figure = result["sensitivity"][probe]
         assert figure["n"] == 3 and not figure["excludes_zero"]
     # The original, the other voice and the quieter one: three different recordings per reply.
-    sounds = {request.json["messages"][1]["content"][1]["input_audio"]["data"] for request in audio_requests}
+    sounds = {body["messages"][1]["content"][1]["input_audio"]["data"] for body in audio_requests}
     assert len(sounds) == 3 * 3
 
 

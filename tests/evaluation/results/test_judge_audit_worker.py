@@ -53,7 +53,7 @@ def test_an_audit_resumed_after_its_worker_is_killed_asks_nothing_twice(worker_f
     # Every answer received was cached and came from the cache on the second attempt: at most the
     # one prompt in flight at the kill was asked twice.
     assert asked <= JudgeCacheEntry.objects.count() + 1
-    assert job.result["sensitivity"]["length"]["excludes_zero"]
+    assert isinstance(job.result, dict) and job.result["sensitivity"]["length"]["excludes_zero"]
 
 
 def test_an_audit_can_be_cancelled_while_it_runs(worker_factory, settings) -> None:
