@@ -92,6 +92,9 @@ class JudgeConfig(models.Model):
     @property
     def is_ensemble(self) -> bool:
         """Return True for an ensemble judge (the median of its members' answers)."""
+        annotated = self.__dict__.get("has_members")  # `reports.judge_config_rows` reads it in its query
+        if annotated is not None:
+            return bool(annotated)
         return self.pk is not None and self.members.exists()
 
     @property
