@@ -217,3 +217,29 @@ def test_a_judge_that_does_not_listen_gets_no_audio_probe() -> None:
     heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
     result = _audit(heuristic, repeats=2)
     assert "voice" not in result["sensitivity"] and "response_audio" not in result["consistency"]
+
+
+def test_the_judge_form_makes_an_ensemble_of_single_judges_only() -> None:
+    from evaluation.judging.forms import JudgeConfigForm
+
+    heuristic = JudgeConfig.objects.create(name="heuristic", offline_heuristic=True)
+    other = JudgeConfig.objects.create(name="other", offline_heuristic=True)
+    form = JudgeConfigForm(
+        {"name": "ensemble", "max_retries": 3, "temperature": 0, "members": [heuristic.pk, other.pk]}
+    )
+    assert form.is_valid(), form.errors
+    ensemble = form.save()
+    assert ensemble.is_ensemble and ensemble.effective_base_url == ""
+    nested = JudgeConfigForm({"name": "nested", "max_retries": 3, "temperature": 0, "members": [ensemble.pk]})
+    assert not nested.is_valid() and "single judges" in str(nested.errors["members"])
+    with_endpoint = JudgeConfigForm(
+        {
+            "name": "both",
+            "max_retries": 3,
+            "temperature": 0,
+            "base_url": "http://127.0.0.1:9/v1",
+            "members": [other.pk],
+        }
+    )
+    assert not with_endpoint.is_valid() and "instead of an endpoint" in str(with_endpoint.errors["members"])
+    assert JudgeConfig.objects.count() == 3
