@@ -238,10 +238,17 @@ ROW_HEIGHT = 22
 
 
 def interval_chart(
-    rows: Sequence[tuple[str, Mapping[str, Any]]], low: float = -1.0, high: float = 1.0
+    rows: Sequence[tuple[str, Mapping[str, Any]]],
+    low: float = -1.0,
+    high: float = 1.0,
+    *,
+    differences: bool = False,
 ) -> dict[str, Any]:
     """Return an SVG interval chart's geometry: per row (label, figure as `Figure.as_dict`) the x of
-    the estimate and the interval's ends on [low, high], and the x of 0 (the line of no effect)."""
+    the estimate and the interval's ends on [low, high], and the x of 0 (the line of no effect).
+
+    For `differences` (a change that should be 0), a row whose interval excludes 0 is a bias
+    (`row["bias"]`, drawn red)."""
 
     def x(value: float) -> float:
         clipped = min(high, max(low, value))
@@ -258,6 +265,7 @@ def interval_chart(
                 "x": None if estimate is None else x(estimate),
                 "x_low": None if figure.get("low") is None else x(figure["low"]),
                 "x_high": None if figure.get("high") is None else x(figure["high"]),
+                "bias": differences and bool(figure.get("excludes_zero")),
             }
         )
     return {

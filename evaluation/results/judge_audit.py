@@ -377,7 +377,7 @@ def audit_page(row: JudgeAudit) -> dict[str, Any]:
         "charts": [
             (
                 "Sensitivity to what should not matter (changed - original, share of the stage maximum)",
-                audit.interval_chart(sensitivity),
+                audit.interval_chart(sensitivity, differences=True),
             ),
             ("Caps hit (share)", audit.interval_chart(caps, 0.0, 1.0)),
             (

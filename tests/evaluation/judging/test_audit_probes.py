@@ -112,3 +112,9 @@ def test_the_interval_chart_places_estimate_and_interval_on_the_scale() -> None:
     assert math.isclose(
         audit.interval_chart([("c", audit.Figure(5.0, 2.0, 9.0, 3).as_dict())])["rows"][0]["x"], 360.0
     )
+
+
+def test_only_a_difference_chart_marks_a_bias() -> None:
+    shifted = audit.Figure(0.4, 0.3, 0.5, 6).as_dict()
+    assert audit.interval_chart([("padded", shifted)], differences=True)["rows"][0]["bias"]
+    assert not audit.interval_chart([("caps hit", shifted)], 0.0, 1.0)["rows"][0]["bias"]

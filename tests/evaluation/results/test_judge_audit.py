@@ -70,6 +70,18 @@ def test_the_audit_finds_a_planted_length_bias_and_none_in_a_clean_judge() -> No
     assert clean_result["sensitivity"]["field_order"]["n"] > 0
     assert not clean_result["sensitivity"]["field_order"]["excludes_zero"]
     assert biased_result["inter_judge"]["judges"] == ["biased", "clean"]
+    from evaluation.results.judge_audit import audit_page
+    from evaluation.results.models import JudgeAudit
+
+    charts = {
+        title: chart
+        for title, chart in audit_page(JudgeAudit.objects.filter(judge_config=biased).first())["charts"]
+    }
+    sensitivity = next(chart for title, chart in charts.items() if title.startswith("Sensitivity"))
+    assert {row["label"]: row["bias"] for row in sensitivity["rows"]} == {
+        "Reply padded with neutral sentences": True,
+        "Output fields in reverse order": False,
+    }
     assert JudgeCacheEntry.objects.exists()
 
 
