@@ -73,10 +73,9 @@ def test_the_audit_finds_a_planted_length_bias_and_none_in_a_clean_judge() -> No
     from evaluation.results.judge_audit import audit_page
     from evaluation.results.models import JudgeAudit
 
-    charts = {
-        title: chart
-        for title, chart in audit_page(JudgeAudit.objects.filter(judge_config=biased).first())["charts"]
-    }
+    first_audit = JudgeAudit.objects.filter(judge_config=biased).order_by("pk").first()
+    assert first_audit is not None
+    charts = dict(audit_page(first_audit)["charts"])
     sensitivity = next(chart for title, chart in charts.items() if title.startswith("Sensitivity"))
     assert {row["label"]: row["bias"] for row in sensitivity["rows"]} == {
         "Reply padded with neutral sentences": True,
