@@ -9,6 +9,7 @@ comes from the judge cache.
 
 from __future__ import annotations
 
+import base64
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -182,8 +183,6 @@ def probe_prompts(prompts: Sequence[StagePrompt]) -> dict[str, list[tuple[StageP
 
 
 def _with_audio(shown: dict[str, Any], wav: bytes) -> dict[str, Any]:
-    import base64
-
     return {**shown, "audio_base64": base64.b64encode(wav).decode("ascii"), "audio_format": "wav"}
 
 
