@@ -23,6 +23,7 @@ from evaluation.judging.models import (
     RubricSampleEntry,
 )
 from evaluation.outputs.models import ModelOutput, System
+from evaluation.results.models import JudgeAudit
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening, CrowdSeat
 from evaluation.studies.models import Study, StudyAssignment, StudyRater, StudyRating, StudyStimulus
 
@@ -35,6 +36,7 @@ __all__ = [
     "Delivery",
     "DeliverySet",
     "HumanJudgement",
+    "JudgeAudit",
     "JudgeCacheEntry",
     "JudgeConfig",
     "JudgeRun",

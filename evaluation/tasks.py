@@ -16,6 +16,14 @@ def judge_run(job: Job, reporter: JobReporter) -> JobResult:
     return run_judge_run(int(job.parameters["judge_run_id"]), reporter)
 
 
+@job_task("judge_audit", queue="default", title="Audit a judge configuration")
+def judge_audit(job: Job, reporter: JobReporter) -> JobResult:
+    """Probe one judge configuration for consistency, bias and agreement (evaluation.results.judge_audit)."""
+    from evaluation.results.judge_audit import run_judge_audit
+
+    return run_judge_audit(int(job.parameters["judge_audit_id"]), reporter)
+
+
 @job_task(JUDGE_REPLIES_JOB, queue="default", title="Judge EchoMind replies (C1-C4, VES)")
 def echomind_judge_replies(job: Job, reporter: JobReporter) -> JobResult:
     """Score every EchoMind reply lacking C1-C4 and VES with one judge configuration."""

@@ -60,6 +60,7 @@ class JudgeConfigForm(forms.ModelForm):
             "json_mode",
             "attach_audio",
             "offline_heuristic",
+            "members",
         ]
         help_texts = {
             "api_key_env": "A variable named ECHOSTUDIO_JUDGE_KEY_…, e.g. ECHOSTUDIO_JUDGE_KEY_OPENAI; "
@@ -72,6 +73,18 @@ class JudgeConfigForm(forms.ModelForm):
             self.add_error(
                 "attach_audio", "The offline heuristic reads text only; it cannot listen to audio."
             )
+        members = list(data.get("members") or [])
+        if members:
+            # One level only: an ensemble of ensembles (or of itself) would ask its judges in a loop.
+            nested = [
+                member.name for member in members if member.pk == self.instance.pk or member.is_ensemble
+            ]
+            if nested:
+                self.add_error(
+                    "members", f"An ensemble's members are single judges, not {', '.join(nested)}."
+                )
+            if data.get("offline_heuristic") or data.get("base_url"):
+                self.add_error("members", "An ensemble has members instead of an endpoint or the heuristic.")
         return data
 
 

@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evaluation.judging.rubrics import SUBSCORE_RANGES
+from evaluation.judging.rubrics import PERCEPTION, SUBSCORE_RANGES
+from webapp.lib.vocabulary import EMOTIONS
 
 OFFLINE_HEURISTIC_MODEL = "offline word-overlap heuristic"
 DEMO_JUDGE_NAME = "Offline heuristic (demo only, not a real judge)"
@@ -100,7 +101,17 @@ def heuristic_answer(stage: str, shown: object, gold: Mapping[str, Any]) -> dict
     }
     return {
         "subscores": subscores,
-        "flags": [],
+        "flags": wrong_emotion_flags(stage, shown, gold),
         "rationale": f"Offline heuristic, not a judge: the output uses {coverage:.0%} of the gold "
         "reference's words.",
     }
+
+
+def wrong_emotion_flags(stage: str, shown: object, gold: Mapping[str, Any]) -> list[str]:
+    """Return ["wrong_primary_emotion"] for a perception that names another primary emotion of the
+    vocabulary and never the gold one (the one flag word matching can decide), else []."""
+    gold_emotion = str(gold.get("emotion", "")).lower()
+    if stage != PERCEPTION or gold_emotion not in EMOTIONS:
+        return []
+    named = _content_words(_text_of(shown)) & set(EMOTIONS)
+    return ["wrong_primary_emotion"] if named and gold_emotion not in named else []

@@ -74,6 +74,13 @@ class JudgeConfig(models.Model):
         help_text="Score by word overlap with the gold reference, without any model or endpoint: for "
         "trying the app, never for results",
     )
+    members = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="ensembles",
+        help_text="An ensemble judge: the median of these judges' answers (evaluation.judging.audit)",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -83,9 +90,17 @@ class JudgeConfig(models.Model):
         return self.name
 
     @property
+    def is_ensemble(self) -> bool:
+        """Return True for an ensemble judge (the median of its members' answers)."""
+        annotated = self.__dict__.get("has_members")  # `reports.judge_config_rows` reads it in its query
+        if annotated is not None:
+            return bool(annotated)
+        return self.pk is not None and self.members.exists()
+
+    @property
     def effective_base_url(self) -> str:
-        """Return the endpoint this configuration talks to ("" for the offline heuristic)."""
-        if self.offline_heuristic:
+        """Return the endpoint this configuration talks to ("" for the offline heuristic or an ensemble)."""
+        if self.offline_heuristic or self.is_ensemble:
             return ""
         return self.base_url or settings.JUDGE_BASE_URL
 
@@ -94,6 +109,9 @@ class JudgeConfig(models.Model):
         """Return the judge model name sent with every prompt (recorded with each judgement)."""
         if self.offline_heuristic:
             return OFFLINE_HEURISTIC_MODEL
+        if self.is_ensemble:
+            names = ", ".join(self.members.order_by("name").values_list("name", flat=True))
+            return f"median of {names}"[:200]
         return self.model or settings.JUDGE_MODEL
 
     def clean(self) -> None:

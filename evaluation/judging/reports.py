@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from evaluation.judging.models import HumanJudgement, JudgeConfig, RubricSample, RubricSampleEntry
 from webapp.models import User
@@ -12,7 +12,9 @@ def judge_config_rows() -> QuerySet[JudgeConfig]:
     """Return every judge configuration, by name, with its number of judgements and of judge errors."""
     # order_by again: Django leaves Meta.ordering out of aggregating queries.
     return JudgeConfig.objects.annotate(
-        n_judgements=Count("judgements"), n_errors=Count("judgements", filter=~Q(judgements__error_kind=""))
+        n_judgements=Count("judgements"),
+        n_errors=Count("judgements", filter=~Q(judgements__error_kind="")),
+        has_members=Exists(JudgeConfig.members.through.objects.filter(from_judgeconfig=OuterRef("pk"))),
     ).order_by("name")
 
 

@@ -25,11 +25,12 @@ from typing import Any, cast
 from django.db import IntegrityError, transaction
 
 from annotation.gold.models import GoldReference
+from evaluation.judging.asking import StagePrompt, ask, judge_listens
 from evaluation.judging.cache import DatabaseJudgeCache
 from evaluation.judging.dialogues.context import histories_for
 from evaluation.judging.heuristic import heuristic_answer
 from evaluation.judging.models import JudgeConfig, Judgement, JudgeRun, run_tally
-from evaluation.judging.prompts import build_messages, parse_judgement, prompt_version
+from evaluation.judging.prompts import parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
 from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.models import ModelOutput, System
@@ -62,7 +63,11 @@ def start_judge_run(
     retry_errors: bool = False,
 ) -> JudgeRun:
     """Create a judge run and enqueue its job; refuse while another run of the same triple is active."""
-    if not judge_config.effective_base_url and not judge_config.offline_heuristic:
+    if (
+        not judge_config.effective_base_url
+        and not judge_config.offline_heuristic
+        and not judge_config.is_ensemble
+    ):
         raise JudgeRunRefused(
             f"Judge configuration {judge_config.name!r} has no base URL and ECHOSTUDIO_JUDGE_BASE_URL is unset."
         )
@@ -103,6 +108,7 @@ class StageTask:
     messages: list[dict[str, Any]]
     prompt_key: str
     offline_answer: dict[str, Any] | None = None  # the offline heuristic's answer, computed here
+    prompt: StagePrompt | None = None  # what an ensemble's members are asked
     with_history: bool = False  # a dialogue turn: the prompt carries the conversation before it
 
 
@@ -140,10 +146,7 @@ def pending_stages(run: JudgeRun) -> tuple[list[tuple[int, str]], int]:
     )
     done = set(Judgement.objects.for_run(run).values_list("output_id", "stage"))
     text_only = System.objects.values_list("text_only", flat=True).get(pk=run.system_id)
-    attach_audio, offline = JudgeConfig.objects.values_list("attach_audio", "offline_heuristic").get(
-        pk=run.judge_config_id
-    )
-    listens = attach_audio and not offline  # the offline heuristic reads text only
+    listens = judge_listens(run.judge_config)  # the offline heuristic reads text only
     pending: list[tuple[int, str]] = []
     no_gold = 0
     for output_id, scenario, has_gold in outputs:
@@ -165,7 +168,7 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
         return {"skipped": "the judge run no longer exists"}
     config = run.judge_config
     client_config = config.client_config()
-    if not client_config.base_url and not config.offline_heuristic:
+    if not client_config.base_url and not config.offline_heuristic and not config.is_ensemble:
         raise JudgeRunRefused(f"Judge configuration {config.name!r} has no base URL")
     rejudged = 0
     if run.retry_errors:
@@ -241,6 +244,17 @@ class _ChunkJudge:
             for request, task in zip(requests, tasks, strict=True):
                 answer = task.offline_answer or {}
                 on_result(request, JudgeReply(True, answer, json.dumps(answer), None, attempts=0))
+        elif self.run.judge_config.is_ensemble:
+            # Each member is asked through its own client and the cache; the median is the answer.
+            prompts = [task.prompt for task in tasks if task.prompt is not None]
+            answers = ask(self.run.judge_config, prompts, cache=self.cache)
+            for request, median in zip(requests, answers, strict=True):
+                reply = (
+                    JudgeReply(True, median, json.dumps(median), None, attempts=0)
+                    if median is not None
+                    else JudgeReply(False, None, "", "no member of the ensemble gave a usable answer", 0)
+                )
+                on_result(request, reply)
         else:
             self.client.judge_many(requests, on_result)
         if tasks and not answered:
@@ -278,7 +292,10 @@ def _build_tasks(
         inputs = stage_input(output, gold, stage, audio)
         scenario = output.item.scenario
         history = histories.get(output_id)
-        messages = build_messages(stage, inputs.shown, inputs.gold, scenario, history)
+        prompt = StagePrompt(
+            output_id, stage, scenario, inputs.shown, inputs.flag_input, inputs.gold, history
+        )
+        messages = prompt.messages()
         tasks.append(
             StageTask(
                 output_id=output_id,
@@ -291,6 +308,7 @@ def _build_tasks(
                     heuristic_answer(stage, inputs.shown, inputs.gold) if config.offline_heuristic else None
                 ),
                 with_history=history is not None,
+                prompt=prompt,
             )
         )
     return tasks

@@ -62,3 +62,19 @@ class AgreementForm(forms.Form):
     sample = forms.ModelChoiceField(
         queryset=RubricSample.objects.all(), required=False, empty_label="All hand scores"
     )
+
+
+class JudgeAuditForm(forms.Form):
+    """What to audit: a judge, the outputs of a benchmark version, k, and judges to compare with."""
+
+    judge = forms.ModelChoiceField(queryset=JudgeConfig.objects.all(), label="Judge")
+    version = forms.ChoiceField(label="Benchmark version")
+    repeats = forms.IntegerField(min_value=2, max_value=10, initial=3, label="Repeats (k)")
+    max_outputs = forms.IntegerField(min_value=3, max_value=500, initial=30, label="Outputs")
+    compare_with = forms.ModelMultipleChoiceField(
+        queryset=JudgeConfig.objects.all(), required=False, label="Compare with"
+    )
+
+    def __init__(self, *args: Any, versions: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["version"].choices = [(version, version) for version in versions]  # type: ignore[attr-defined]

@@ -13,6 +13,8 @@ urlpatterns = [
     path("results/items/", views.item_list, name="item_list"),
     path("results/items/<int:item_id>/", views.item_detail, name="item_detail"),
     path("results/agreement/", views.agreement, name="agreement"),
+    path("results/judge-audits/", views.judge_audits, name="judge_audits"),
+    path("results/judge-audits/<int:audit_id>/", views.judge_audit, name="judge_audit"),
     path("api/leaderboard/", api.LeaderboardView.as_view(), name="api_leaderboard"),
     path("api/leaderboard/csv/", api.LeaderboardExportView.as_view(fmt="csv"), name="api_leaderboard_csv"),
     path(

@@ -32,12 +32,15 @@ from evaluation.results.drilldown import item_drilldown, items_with_outputs
 from evaluation.results.forms import (
     AgreementForm,
     ErrorPropagationForm,
+    JudgeAuditForm,
     LeaderboardForm,
     ResultsFilterForm,
     fall_threshold_of,
     item_set_of,
 )
+from evaluation.results.judge_audit import AuditRefused, audit_page, start_judge_audit
 from evaluation.results.leaderboard import COLUMNS, Cell, to_csv, to_latex
+from evaluation.results.models import JudgeAudit
 from webapp.http import StudioRequest
 from webapp.jobs import start_job
 from webapp.models import JobStatus
@@ -331,3 +334,37 @@ def agreement(request: StudioRequest) -> HttpResponse:
         "evaluation/results/agreement.html",
         {"form": form, "judge": judge, "sample": sample, "table": table},
     )
+
+
+@role_required(Role.ADMIN)
+def judge_audits(request: StudioRequest) -> HttpResponse:
+    """List the judge audits and start one (POST)."""
+    form = JudgeAuditForm(request.POST or None, versions=ModelOutput.objects.benchmark_versions())
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            audit = start_judge_audit(
+                data["judge"],
+                data["version"],
+                repeats=data["repeats"],
+                max_outputs=data["max_outputs"],
+                compare_with=list(data["compare_with"]),
+                started_by=request.user,
+            )
+        except AuditRefused as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Auditing {audit.judge_config.name}: the page fills in as it runs.")
+            return redirect("evaluation:judge_audit", audit_id=audit.pk)
+    audits = JudgeAudit.objects.select_related("judge_config", "job")
+    return render(request, "evaluation/results/judge_audits.html", {"form": form, "audits": audits})
+
+
+@role_required(Role.ADMIN)
+@require_GET
+def judge_audit(request: StudioRequest, audit_id: int) -> HttpResponse:
+    """One audit's figures, each with n and its 95% interval, as tables and interval charts."""
+    audit = JudgeAudit.objects.select_related("judge_config", "job").filter(pk=audit_id).first()
+    if audit is None:
+        raise Http404("No such audit.")
+    return render(request, "evaluation/results/judge_audit.html", {"audit": audit, **audit_page(audit)})

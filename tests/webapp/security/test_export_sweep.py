@@ -437,6 +437,8 @@ NOT_EXPORTS = {
     "evaluation:item_list": "an HTML page",
     "evaluation:item_detail": "an HTML page",
     "evaluation:agreement": "an HTML page",
+    "evaluation:judge_audits": "an HTML page",
+    "evaluation:judge_audit": "an HTML page",
     "ml:builder:export": "POST: writes a training-data version to disk (through webapp.lib.jsonlines)",
 }
 LOOKS_LIKE_AN_EXPORT = re.compile(r"csv|tsv|tex|latex|export|download|results|jsonl|\.zip|\.json\b")

@@ -99,6 +99,7 @@ UNFILLED = {
     "system_id",
     "config_id",
     "run_id",
+    "audit_id",
     "sample_id",
     "check_id",
     "checkpoint_id",
