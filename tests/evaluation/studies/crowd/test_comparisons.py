@@ -175,9 +175,9 @@ def test_a_crowd_rater_cannot_play_or_answer_another_seats_trial(two_seats):
     assert not assignment.slots.exclude(played_at=None).exists()
     assert not assignment.slots.exclude(score=None).exists()
     # The evaluator's routes are not theirs either (they are not logged in).
-    slot = assignment.slots.first()
-    assert slot is not None
-    assert mine.post(reverse("evaluation:slot_played", args=[slot.public_id])).status_code == 302
+    first = assignment.slots.first()
+    assert first is not None
+    assert mine.post(reverse("evaluation:slot_played", args=[first.public_id])).status_code == 302
 
 
 def test_a_crowd_rater_hears_only_their_own_seats_slot_audio(two_seats):
