@@ -8,7 +8,10 @@ sample of their seat the way a browser does: open the page, fetch the reply's au
 length, report the playback, submit (every fifth sample twice at once, as a double click). It
 prints the requests, p50/p95 latency per kind, and the ratings lost (acknowledged but not
 stored) or doubled (more than one score per dimension), whose goal is 0. Then it times the ACR
-analysis (rater screening and the summary with intervals) of 100,000 ratings.
+analysis (rater screening and the summary with intervals) of 100,000 ratings, and the comparison
+analysis (`comparison_reports.analyse`, as in bench/study_analysis.py) of 100,000 answers of each
+of CMOS, A/B and MUSHRA, which crowd raters now answer too. `--analysis-only` times just those
+(no PostgreSQL or gunicorn needed).
 """
 
 from __future__ import annotations
@@ -186,11 +189,64 @@ def time_analysis() -> tuple[float, float]:
     return screened - started, time.perf_counter() - screened
 
 
+def time_comparison_analysis() -> dict[str, float]:
+    """Return seconds to analyse ANALYSED_RATINGS comparison answers of each test type (the rows
+    and the call of bench/study_analysis.py)."""
+    from bench.study_analysis import SYSTEMS, analyse, mushra_scores, pair_votes
+
+    rng = random.Random(1)
+    raters = [f"r{n}" for n in range(500)]
+    times = [(rng.choice(raters), rng.uniform(5, 60)) for _ in range(ANALYSED_RATINGS)]
+    cases: dict[str, dict[str, Any]] = {
+        "cmos": {
+            "kind": "ccr",
+            "votes": pair_votes(ANALYSED_RATINGS, rng, SYSTEMS[0], 3),
+            "reference": SYSTEMS[0],
+        },
+        "ab": {"kind": "ab", "votes": pair_votes(ANALYSED_RATINGS, rng, None, 1), "reference": None},
+        "mushra": {"kind": "mushra", "scores": mushra_scores(ANALYSED_RATINGS, rng), "reference": SYSTEMS[0]},
+    }
+    from scipy import stats  # noqa: F401  loaded once by the web process; not the analysis's time
+
+    seconds = {}
+    for name, rows in cases.items():
+        started = time.perf_counter()
+        analyse(
+            rows["kind"],
+            SYSTEMS if rows["kind"] != "mushra" else SYSTEMS[:5],
+            rows["reference"],
+            votes=rows.get("votes", ()),
+            scores=rows.get("scores", ()),
+            times=times,
+            anchors=["low", "mid"],
+            seed=1,
+        )
+        seconds[name] = time.perf_counter() - started
+    return seconds
+
+
+def print_analysis() -> None:
+    screening_s, summary_s = time_analysis()
+    print(
+        f"ACR analysis of {ANALYSED_RATINGS:,} ratings: screening {screening_s:.2f} s, summary with intervals {summary_s:.2f} s"
+    )
+    for name, seconds in time_comparison_analysis().items():
+        print(f"{name.upper()} analysis of {ANALYSED_RATINGS:,} answers: {seconds:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--raters", type=int, default=500)
     parser.add_argument("--threads", type=int, default=64, help="raters working at the same moment")
+    parser.add_argument("--analysis-only", action="store_true", help="time only the analyses")
     args = parser.parse_args()
+    if args.analysis_only:
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+        import django
+
+        django.setup()
+        print_analysis()
+        return
     server_url, bench_url = postgres_urls(BENCH_DATABASE)
     var_dir = Path(tempfile.mkdtemp(prefix="echostudio-crowd-"))
     env = {
@@ -242,10 +298,7 @@ def main() -> None:
     print(
         f"\nratings acknowledged: {len(record.acknowledged)}; lost: {lost}; doubled: {doubled} (goal 0 and 0)"
     )
-    screening_s, summary_s = time_analysis()
-    print(
-        f"ACR analysis of {ANALYSED_RATINGS:,} ratings: screening {screening_s:.2f} s, summary with intervals {summary_s:.2f} s"
-    )
+    print_analysis()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ trapping items only screen raters; training ratings count for nothing.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -89,9 +89,13 @@ def screen_study_raters(
         table = [(row.rater, row.stimulus, float(row.score)) for row in rows if _counts(row, dimension)]
         for screen in screen_raters(table, rules.variance_threshold, rules.correlation_threshold):
             screens[screen.rater][dimension] = screen
+    checks_of: dict[str, dict[str, bool]] = defaultdict(dict)
+    for (who, stimulus), failed in checks.items():
+        checks_of[who][stimulus] = failed
+    rated_count = Counter(row.rater for row in rows if row.kind == "rated")
     reports = []
     for rater in raters:
-        own = {stimulus: failed for (who, stimulus), failed in checks.items() if who == rater}
+        own = checks_of[rater]
         gold = [failed for stimulus, failed in own.items() if kinds[stimulus] == "gold"]
         traps = [failed for stimulus, failed in own.items() if kinds[stimulus] == "trap"]
         reasons = []
@@ -114,7 +118,7 @@ def screen_study_raters(
         reports.append(
             RaterReport(
                 rater=rater,
-                n_ratings=sum(1 for row in rows if row.rater == rater and row.kind == "rated"),
+                n_ratings=rated_count[rater],
                 gold_checked=len(gold),
                 gold_failed=sum(gold),
                 traps_checked=len(traps),

@@ -82,7 +82,7 @@ def rate_study(request: StudioRequest, public_id: UUID) -> HttpResponse:
         return render(
             request,
             "evaluation/studies/rate_trial.html",
-            _trial_context(study, assignment, progress, request.user),
+            trial_context(study, assignment, progress, request.user),
         )
     if study.is_dialogue:
         return render(
@@ -121,12 +121,14 @@ def rating_context(
     }
 
 
-def _trial_context(
+def trial_context(
     study: Study, assignment: StudyAssignment, progress: Progress, viewer: User
 ) -> dict[str, Any]:
     """A comparison trial as the rater sees it: each slot under its place label ("A", "Sample 2")
-    with a blind audio link, reached by the slot's random id; no system, no role (the hidden
-    reference and anchors look like any other sample)."""
+    with a blind audio link signed for `viewer` (an evaluator, or a crowd rater's seat), reached by
+    the slot's random id; no system, no role (the hidden reference and anchors look like any other
+    sample). Each slot posts to its `played_url` and the answer to `submit_url`: the evaluator's
+    routes here, the crowd's in `studies.crowd`."""
     slots = list(assignment.slots.select_related("part__sample").order_by("position"))
     pairs = study.is_pairs
     entries: list[dict[str, Any]] = [
@@ -135,6 +137,7 @@ def _trial_context(
             "label": slot_label(pairs, slot.position),
             "audio_url": blind_audio_url(slot.part.sample.audio_key, viewer),
             "played": slot.played_at is not None,
+            "played_url": reverse("evaluation:slot_played", args=[slot.public_id]),
         }
         for slot in slots
     ]
@@ -154,6 +157,8 @@ def _trial_context(
         "query_text": query.text,
         "unlocked": trial_refusal(assignment, slots) is None,
         "first_visit": progress.done == 0,
+        "submit_url": reverse("evaluation:submit_trial", args=[assignment.public_id]),
+        "stop_url": reverse("evaluation:evaluator_queue"),
     }
 
 
@@ -271,14 +276,7 @@ def submit_assignment(request: StudioRequest, public_id: UUID) -> HttpResponse:
 @require_POST
 def slot_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
     """The browser reports that one sample of a comparison trial played to the end."""
-    slot = slot_for_rater(request.user, public_id)
-    try:
-        record_slot_playback(slot.pk)
-    except RatingRefused as refused:
-        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
-    assignment = slot.assignment
-    slots = list(StudySlot.objects.filter(assignment=assignment).select_related("part__sample"))
-    return JsonResponse({"unlocked": True, "trial_unlocked": trial_refusal(assignment, slots) is None})
+    return slot_played_reply(slot_for_rater(request.user, public_id))
 
 
 @role_required(Role.EVALUATOR)
@@ -286,17 +284,34 @@ def slot_played(request: StudioRequest, public_id: UUID) -> JsonResponse:
 def submit_trial_answer(request: StudioRequest, public_id: UUID) -> HttpResponse:
     """Store the answer to one comparison trial and move on to the next."""
     assignment = assignment_for_rater(request.user, public_id)
+    try:
+        submit_trial(assignment.pk, trial_answers_from(request))
+    except RatingRefused as refused:
+        messages.error(request, str(refused))
+    return redirect("evaluation:rate_study", public_id=assignment.study.public_id)
+
+
+def trial_answers_from(request: HttpRequest) -> dict[int, int]:
+    """Return the values a trial form posted, by the place they answer (`score_<place>`; others left out)."""
     answers: dict[int, int] = {}
     for name in request.POST:
         value = request.POST.get(name, "")
         place = name.removeprefix("score_")
         if name.startswith("score_") and place.isdigit() and value.lstrip("-").isdigit():
             answers[int(place)] = int(value)
+    return answers
+
+
+def slot_played_reply(slot: StudySlot) -> JsonResponse:
+    """Record that one slot played to the end (`workflows.record_slot_playback`) and say whether
+    the whole trial is now open."""
     try:
-        submit_trial(assignment.pk, answers)
+        record_slot_playback(slot.pk)
     except RatingRefused as refused:
-        messages.error(request, str(refused))
-    return redirect("evaluation:rate_study", public_id=assignment.study.public_id)
+        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
+    assignment = slot.assignment
+    slots = list(StudySlot.objects.filter(assignment=assignment).select_related("part__sample"))
+    return JsonResponse({"unlocked": True, "trial_unlocked": trial_refusal(assignment, slots) is None})
 
 
 # --- Admin --------------------------------------------------------------------------------------

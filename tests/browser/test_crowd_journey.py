@@ -1,6 +1,7 @@
 """Real Chromium: crowd raters arrive from a Prolific-style URL. One is screened, practises, rates
 every trial and is sent back with the completion code; one fails the headphone screen and is sent
-back with the screened-out code having rated nothing; one closes the tab and resumes."""
+back with the screened-out code having rated nothing; one closes the tab and resumes. Another does
+a CMOS study and an A/B study: screens, a practice trial, every trial heard in full, codes."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from urllib.parse import urlencode
 import pytest
 
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening
-from evaluation.studies.crowd.workflows import digit_triplets, headphone_trials
-from evaluation.studies.models import StudyAssignment, StudyRating
+from evaluation.studies.crowd.platforms import Platform
+from evaluation.studies.crowd.workflows import digit_triplets, headphone_trials, open_to_crowd
+from evaluation.studies.models import StudyAssignment, StudyRating, StudySlot
+from tests.evaluation.studies.comparisons.support import make_comparison
 from tests.evaluation.studies.crowd.support import crowd_study, prolific_query
+from tests.evaluation.studies.support import build_world
+from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
 
@@ -124,3 +129,71 @@ def test_crowd_raters_journeys_from_a_prolific_url(browser_page, live_server, ma
     _rate_one(reopened, link, "rater0three", 2, total)
     assert CrowdRater.objects.filter(link=link, external_id="rater0three").count() == 1
     third.close()
+
+
+def _answer_trials(page: Any, link: CrowdLink, pid: str, choose: str) -> list[str]:
+    """Play every sample of each trial through the page's players, choose `choose`, submit; return
+    the kinds of the trials answered."""
+    total = _total(link, pid)
+    kinds = []
+    for number in range(1, total + 1):
+        page.wait_for_selector(f"[data-testid=progress-text]:has-text('Trial {number} of {total}')")
+        seat = CrowdRater.objects.get(link=link, external_id=pid).seat
+        assert seat is not None
+        assignment = StudyAssignment.objects.next_for(link.study, seat.user)
+        assert assignment is not None
+        kinds.append(str(assignment.stimulus.kind))
+        assert page.locator("[data-testid=sample] h3").all_inner_texts() == ["A", "B"]
+        count = page.locator("[data-slot]").count()
+        assert page.locator("#submit-trial").is_disabled()
+        for index in range(count):
+            page.evaluate(f"document.querySelectorAll('[data-slot] audio')[{index}].play()")
+            page.wait_for_function(
+                f"document.querySelectorAll('[data-slot]')[{index}].dataset.played === 'true'", timeout=20_000
+            )
+        page.wait_for_selector("#trial[data-unlocked=true]", timeout=20_000)
+        page.check(f"input[name=score_2][value='{choose}']")
+        page.click("#submit-trial")
+    return kinds
+
+
+def test_a_crowd_rater_does_cmos_and_ab_trials(browser_page, live_server, make_user, users):
+    page = browser_page
+    page.context.route(
+        PROLIFIC,
+        lambda route: route.fulfill(body="<p id=back>Back on Prolific</p>", content_type="text/html"),
+    )
+    world = build_world(make_user, n_systems=2, n_items=3, prefix="CWB")
+    evaluator = make_user(Role.EVALUATOR)
+    studies = {
+        "cmos": make_comparison(
+            world,
+            [evaluator],
+            users["admin"],
+            "ccr",
+            reference_system=world.systems[0],
+            items_per_system=1,
+            training_count=1,
+            name="CMOS",
+        ),
+        "ab": make_comparison(
+            world, [evaluator], users["admin"], "ab", items_per_system=1, training_count=1, name="AB"
+        ),
+    }
+    for kind, choose in (("cmos", "2"), ("ab", "1")):
+        link = open_to_crowd(studies[kind], 1, Platform.PROLIFIC)
+        _open(page, live_server, link, "pairs0one")
+        page.wait_for_selector("[data-testid=crowd-consent]")
+        _consent_and_screens(page, link, "pairs0one")
+        page.wait_for_selector("[data-testid=practice]")
+        kinds = _answer_trials(page, link, "pairs0one", choose)
+        assert kinds[0] == "training" and "rated" in kinds
+        page.wait_for_selector("[data-testid=crowd-done]")
+        assert page.inner_text("[data-testid=completion-code]") == link.completion_code
+        page.wait_for_url(
+            f"https://app.prolific.com/submissions/complete?cc={link.completion_code}", timeout=15_000
+        )
+        answers = StudySlot.objects.filter(
+            assignment__study=link.study, assignment__evaluator__crowd_seat__rater__external_id="pairs0one"
+        ).exclude(score=None)
+        assert sorted(answers.values_list("position", "score")) == [(2, int(choose))] * len(kinds)

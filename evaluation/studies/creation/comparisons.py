@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from django.db import transaction
 
@@ -142,7 +142,7 @@ def create_comparison_study(spec: StudySpec, created_by: User) -> Study:
             )
             by_key = {str(trial.pk): trial for trial in (*rated, *warm_up)}
             assign_in_plan_order(study, plan, by_key)
-            _place_parts(study, plan, rng)
+            place_parts(study, rng)
     except BaseException:
         delete_media(*frozen.keys)
         raise
@@ -231,12 +231,16 @@ def _plain(trial: StudyStimulus) -> Stimulus:
     return Stimulus(key=str(trial.pk), item=str(trial.item_id), kind="rated")
 
 
-def _place_parts(study: Study, plan: dict[str, list[Stimulus]], rng: random.Random) -> None:
-    """Create every rater's slots: pairs in counterbalanced order, MUSHRA conditions shuffled."""
+def place_parts(study: Study, rng: random.Random, evaluator_ids: Collection[int] | None = None) -> None:
+    """Create the slots of every rater's trials (or only those of `evaluator_ids`, raters added
+    later, e.g. a crowd's seats): pairs in an order counterbalanced over these raters, MUSHRA
+    conditions shuffled."""
     parts: dict[int, list[StudyTrialPart]] = {}
     for part in StudyTrialPart.objects.filter(trial__study=study).order_by("trial_id", "order"):
         parts.setdefault(part.trial_id, []).append(part)
     assignments = StudyAssignment.objects.filter(study=study).select_related("stimulus")
+    if evaluator_ids is not None:
+        assignments = assignments.filter(evaluator_id__in=evaluator_ids)
     flipped: dict[tuple[str, str], bool] = {}
     if study.is_pairs:
         # Rated pairs and practice pairs are balanced separately: practice is everyone's, in full.

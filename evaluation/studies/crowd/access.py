@@ -20,7 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater
-from evaluation.studies.models import StudyAssignment
+from evaluation.studies.models import StudyAssignment, StudySlot
 from webapp.api.throttles import count_hit, current_window
 from webapp.security import client_ip
 from webapp.storage import STAND_IN_VIEWER_SESSION_KEY
@@ -88,6 +88,20 @@ def assignment_for_crowd_rater(rater: CrowdRater, public_id: UUID) -> StudyAssig
     if assignment is None:
         raise Http404("No such sample.")
     return assignment
+
+
+def slot_for_crowd_rater(rater: CrowdRater, public_id: UUID) -> StudySlot:
+    """Return a slot of one of the rater's seat's comparison trials; 404 for any other."""
+    if rater.seat is None:
+        raise Http404("No such sample.")
+    slot = (
+        StudySlot.objects.filter(public_id=public_id, assignment__evaluator_id=rater.seat.user_id)
+        .select_related("assignment__study", "assignment__stimulus", "part__sample")
+        .first()
+    )
+    if slot is None:
+        raise Http404("No such sample.")
+    return slot
 
 
 def personal_token(link: CrowdLink, number: int) -> str:

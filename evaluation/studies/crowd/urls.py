@@ -16,6 +16,8 @@ urlpatterns = [
     path("crowd/<str:token>/checks/<str:test>", views.screen_answer, name="crowd_screen_answer"),
     path("crowd/<str:token>/samples/<uuid:public_id>/played", views.played, name="crowd_played"),
     path("crowd/<str:token>/samples/<uuid:public_id>/rating", views.submit, name="crowd_submit"),
+    path("crowd/<str:token>/slots/<uuid:public_id>/played", views.slot_played, name="crowd_slot_played"),
+    path("crowd/<str:token>/trials/<uuid:public_id>/answer", views.submit_answer, name="crowd_submit_trial"),
     path(
         "crowd/<str:token>/samples/<uuid:public_id>/turns/<int:turn>/played",
         views.turn_played,

@@ -26,6 +26,7 @@ from evaluation.studies.crowd.access import (
     personal_token,
     rater_for,
     refresh_stand_in,
+    slot_for_crowd_rater,
     throttled,
     token_rater,
 )
@@ -54,13 +55,21 @@ from evaluation.studies.crowd.workflows import (
 from evaluation.studies.design import StudyDesignError
 from evaluation.studies.models import StudyAssignment
 from evaluation.studies.reports import rater_progress
-from evaluation.studies.views import dialogue_context, rating_context, scores_from
+from evaluation.studies.views import (
+    dialogue_context,
+    rating_context,
+    scores_from,
+    slot_played_reply,
+    trial_answers_from,
+    trial_context,
+)
 from evaluation.studies.workflows import (
     RatingRefused,
     present,
     record_playback,
     record_turn_playback,
     submit_rating,
+    submit_trial,
     submit_turn_rating,
 )
 from webapp.http import StudioRequest
@@ -141,7 +150,8 @@ def _the_end(request: HttpRequest, link: CrowdLink, rater: CrowdRater, stage: St
 
 def _trial(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResponse:
     """The rater's next trial, on the page the study's trial type uses for anyone's assignment
-    (`rating_context`, `dialogue_context`), posting to the crowd's routes instead of the evaluator's."""
+    (`rating_context`, `dialogue_context`, `trial_context`), posting to the crowd's routes instead
+    of the evaluator's."""
     assert rater.seat is not None  # stage RATING holds a seat
     study, seat_user = link.study, rater.seat.user
     assignment = StudyAssignment.objects.next_for(study, seat_user)
@@ -149,6 +159,15 @@ def _trial(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResp
     present(assignment)
     progress = rater_progress(study, seat_user)
     token, sample = link.token, assignment.public_id
+    if study.is_comparison:
+        context = trial_context(study, assignment, progress, seat_user)
+        for entry in [context["reference"], *context["samples"]]:
+            if entry is not None:
+                entry["played_url"] = reverse(
+                    "evaluation:crowd_slot_played", args=[token, entry["slot"].public_id]
+                )
+        context.update(submit_url=reverse("evaluation:crowd_submit_trial", args=[token, sample]), stop_url="")
+        return render(request, "evaluation/studies/rate_trial.html", context)
     if study.is_dialogue:
         context = dialogue_context(study, assignment, progress, seat_user)
         for turn in context["turns"]:
@@ -241,6 +260,35 @@ def submit(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpRespon
         except RatingRefused as refused:
             # A repeat of a stored submission (a retried request, a double click) is answered as
             # the first was: on to the next sample. Any other refusal is for the rater to fix.
+            if not StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists():
+                messages.error(request, str(refused))
+    return redirect("evaluation:crowd_step", token=link.token)
+
+
+@require_POST
+@throttled
+def slot_played(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+    """The browser reports that one sample of a comparison trial played to the end
+    (`workflows.record_slot_playback`)."""
+    rater = _session_rater(request, link)
+    if isinstance(rater, HttpResponse):
+        return rater
+    return slot_played_reply(slot_for_crowd_rater(rater, public_id))
+
+
+@require_POST
+@throttled
+def submit_answer(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+    """Store the rater's answer to one comparison trial; the same submission twice stores it once."""
+    rater = _session_rater(request, link)
+    if isinstance(rater, HttpResponse):
+        return rater
+    assignment = assignment_for_crowd_rater(rater, public_id)
+    if rater.completed_at is None and rater.screened_out_at is None:
+        try:
+            submit_trial(assignment.pk, trial_answers_from(request))
+        except RatingRefused as refused:
+            # As in `submit`: a repeat of a stored answer moves on; any other refusal is shown.
             if not StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists():
                 messages.error(request, str(refused))
     return redirect("evaluation:crowd_step", token=link.token)

@@ -19,6 +19,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from evaluation.studies.creation.comparisons import place_parts
 from evaluation.studies.creation.items import assign_in_plan_order
 from evaluation.studies.crowd import digits, headphones
 from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreening, CrowdSeat
@@ -60,7 +61,9 @@ def open_to_crowd(
     like an invited evaluator (`design.plan_study` over the study's own stimuli: practice first,
     every rated stimulus `ratings_per_output` more times over the seats (the study's own number
     unless given: crowd studies often want many more), gold and traps mixed in), so a rater who
-    claims it gets a ready queue.
+    claims it gets a ready queue. In a comparison study the planned stimuli are its trials (not the
+    samples they play), and each seat gets its slots as an evaluator would (`place_parts`: pairs
+    counterbalanced over the seats, MUSHRA conditions shuffled).
     """
     per_output = ratings_per_output or study.ratings_per_output
     if seats < per_output:
@@ -84,7 +87,11 @@ def open_to_crowd(
         )
         CrowdSeat.objects.bulk_create(CrowdSeat(study=study, user=user) for user in users)
         StudyRater.objects.bulk_create(StudyRater(study=study, evaluator=user) for user in users)
-        stimuli = list(study.stimuli.all())
+        stimuli = list(
+            study.stimuli.filter(parts__isnull=False).distinct()
+            if study.is_comparison
+            else study.stimuli.all()
+        )
         by_kind: dict[str, list[Stimulus]] = {}
         for stimulus in stimuli:
             kind = cast(StimulusKind, stimulus.kind)
@@ -101,6 +108,8 @@ def open_to_crowd(
             seed=study.seed + link.pk,
         )
         assign_in_plan_order(study, plan, {str(stimulus.pk): stimulus for stimulus in stimuli})
+        if study.is_comparison:
+            place_parts(study, random.Random(study.seed + link.pk), [user.pk for user in users])
     return link
 
 

@@ -16,10 +16,12 @@ from evaluation.studies.crowd.models import CrowdLink, CrowdRater, CrowdScreenin
 from evaluation.studies.crowd.platforms import Platform
 from evaluation.studies.crowd.workflows import digit_triplets, headphone_trials, open_to_crowd
 from evaluation.studies.models import Study, StudyAssignment
+from tests.evaluation.studies.comparisons.support import make_comparison
 from tests.evaluation.studies.support import StudyWorld, build_world, make_study
 from tests.support.listening import fetch_audio
 from webapp.models import AudioFetch, User
 from webapp.roles import Role
+from webapp.storage import audio_url
 
 _STUDIES = itertools.count()
 
@@ -103,6 +105,42 @@ def rate_next(client: Client, link: CrowdLink, rater: CrowdRater, score: int = 4
         reverse("evaluation:crowd_submit", args=[link.token, assignment.public_id]),
         {"score_naturalness": score_for},
     )
+    return assignment
+
+
+def comparison_link(make_user, admin, kind: str, seats: int = 4, **overrides: object) -> CrowdLink:
+    world = build_world(make_user, n_systems=3 if kind == "mushra" else 2, n_items=4, prefix=f"CW{kind}")
+    if kind == "dcr":
+        overrides.setdefault("reference_system", world.systems[0])
+    study = make_comparison(world, [make_user(Role.EVALUATOR)], admin, kind, training_count=1, **overrides)
+    return open_to_crowd(study, seats, Platform.PROLIFIC, bonus=Decimal("0.20"), ratings_per_output=2)
+
+
+def play_slots_as_crowd(client: Client, link: CrowdLink, rater: CrowdRater) -> StudyAssignment:
+    """Open the rater's next trial, fetch each slot's audio from the page's links, back-date, and
+    report each slot played through the crowd's route."""
+    user = seat_user(rater)
+    page = client.get(step_url(link))
+    assert page.status_code == 200 and b'data-testid="trial-page"' in page.content
+    assignment = StudyAssignment.objects.next_for(link.study, user)
+    assert assignment is not None
+    slots = list(assignment.slots.select_related("part__sample").order_by("position"))
+    text = page.content.decode()
+    for slot in slots:
+        played_url = reverse("evaluation:crowd_slot_played", args=[link.token, slot.public_id])
+        assert played_url in text and reverse("evaluation:slot_played", args=[slot.public_id]) not in text
+        audio = client.get(audio_url(slot.part.sample.audio_key, user))
+        assert audio.status_code == 200
+        b"".join(audio.streaming_content)  # type: ignore[attr-defined]
+    assert reverse("evaluation:crowd_submit_trial", args=[link.token, assignment.public_id]) in text
+    total = sum(slot.part.sample.audio_seconds for slot in slots)
+    earlier = timezone.now() - timedelta(seconds=total + 5)
+    AudioFetch.objects.filter(user=user).update(fetched_at=earlier)
+    StudyAssignment.objects.filter(pk=assignment.pk).update(presented_at=earlier)
+    for slot in slots:
+        reply = client.post(reverse("evaluation:crowd_slot_played", args=[link.token, slot.public_id]))
+        assert reply.status_code == 200, reply.content
+    assert reply.json()["trial_unlocked"] is True
     return assignment
 
 

@@ -18,8 +18,10 @@ from evaluation.studies.models import StudyAssignment, StudyRating
 from tests.conftest import skip_or_fail
 from tests.evaluation.studies.crowd.support import (
     arrive,
+    comparison_link,
     crowd_study,
     pass_screens,
+    play_slots_as_crowd,
     prolific_query,
     seat_user,
 )
@@ -113,3 +115,24 @@ def test_raters_qualifying_at_once_take_different_seats(make_user, users):
     seats = list(CrowdRater.objects.filter(link=link, seat__isnull=False).values_list("seat_id", flat=True))
     assert len(seats) == len(set(seats)) == PARALLEL - 2
     assert sorted(codes) == [200] * (PARALLEL - 2) + [409] * 2
+
+
+def test_parallel_duplicate_trial_answers_store_exactly_one_answer(make_user, users):
+    link = comparison_link(make_user, users["admin"], "ccr", seats=2)
+    client = Client()
+    rater = arrive(client, link, "trial-racer")
+    pass_screens(client, link, rater)
+    assignment = play_slots_as_crowd(client, link, rater)
+    url = reverse("evaluation:crowd_submit_trial", args=[link.token, assignment.public_id])
+    statuses: list[int] = []
+
+    def answer(n: int) -> None:
+        tab = Client()
+        tab.cookies = client.cookies
+        statuses.append(tab.post(url, {"score_2": n % 7 - 3}).status_code)
+
+    _at_once(answer)
+    assert statuses == [302] * PARALLEL
+    assignment.refresh_from_db()
+    assert assignment.submitted_at is not None
+    assert assignment.slots.exclude(score=None).count() == 1
