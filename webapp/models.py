@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
 from django.contrib.sessions.base_session import AbstractBaseSession
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
 
@@ -223,3 +224,68 @@ class AudioFetch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} {self.first_byte}-{self.last_byte}/{self.size} to {self.user_id}"
+
+
+class AppendOnlyError(RuntimeError):
+    """Raised when code tries to change or delete a row of an append-only record (the audit log)."""
+
+
+class AuditEntryQuerySet(models.QuerySet["AuditEntry"]):
+    """Reads only: the audit log is written one entry at a time by `webapp.audit.record`."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AppendOnlyError("Audit entries are never changed")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("Audit entries are never deleted")
+
+    def bulk_update(self, *args: Any, **kwargs: Any) -> int:
+        raise AppendOnlyError("Audit entries are never changed")
+
+
+class AuditEntry(models.Model):
+    """One state change: who made it, when, to what object, and the object's fields before and after.
+
+    Append-only: the model and its queryset refuse updates and deletes, and in production the
+    table is written by a database user that may only INSERT and SELECT it (docs/deployment.md).
+    The actor and the object are kept by id without a foreign-key constraint, and their names are
+    kept as text, so nothing deleted elsewhere ever has to change an entry.
+    """
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+        help_text="Empty for the system (a worker, a schedule, a command run without a user)",
+    )
+    actor_name = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=64, db_index=True, help_text="What happened, e.g. “take.status”")
+    content_type = models.ForeignKey(
+        "contenttypes.ContentType", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    object_id = models.CharField(max_length=64)
+    object_repr = models.CharField(max_length=200)
+    before = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+    after = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+
+    objects = AuditEntryQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        verbose_name_plural = "audit entries"
+        indexes = [models.Index(fields=["content_type", "object_id"], name="audit_object")]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_name or 'system'} {self.action} {self.object_repr}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AppendOnlyError("Audit entries are never changed")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AppendOnlyError("Audit entries are never deleted")
