@@ -186,6 +186,7 @@ def _save_gold(
         raise NotReady("Some annotations of this item are not submitted yet.")
     gold = GoldReference.objects.add_current_version(
         item,
+        actor=lead,
         perception=perception,
         tom=tom,
         cross_turn=cross_turn or {},

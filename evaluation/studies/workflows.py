@@ -23,6 +23,7 @@ from evaluation.studies.models import (
     StudyTurn,
     StudyTurnPlayback,
 )
+from webapp import audit
 from webapp.db import compare_and_set
 from webapp.models import User
 
@@ -93,6 +94,12 @@ def submit_rating(
         )
         assignment.submitted_at = now or timezone.now()
         assignment.save(update_fields=["submitted_at"])
+        audit.record(
+            actor=assignment.evaluator,
+            action=audit.RATING,
+            obj=assignment,
+            after={"turn": 1, "scores": dict(scores), "submitted_at": assignment.submitted_at},
+        )
     return assignment
 
 
@@ -153,6 +160,12 @@ def submit_turn_rating(
         if rated_turns == assignment.stimulus.turns.count():
             assignment.submitted_at = now or timezone.now()
             assignment.save(update_fields=["submitted_at"])
+        audit.record(
+            actor=assignment.evaluator,
+            action=audit.RATING,
+            obj=assignment,
+            after={"turn": turn, "scores": dict(scores), "submitted_at": assignment.submitted_at},
+        )
     return assignment
 
 
