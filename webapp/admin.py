@@ -20,7 +20,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.forms import ModelForm
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, StreamingHttpResponse
 from django.urls import URLPattern, path
 
 from webapp.lib.spreadsheet import csv_row
@@ -164,7 +164,7 @@ class AuditEntryAdmin(RoleAdminAccess, admin.ModelAdmin):
         )
         return [export, *super().get_urls()]
 
-    def export_csv(self, request: HttpRequest) -> HttpResponse:
+    def export_csv(self, request: HttpRequest) -> StreamingHttpResponse:
         """Stream the entries the list's filters (the same query string) select, as CSV."""
         if not self.has_view_permission(request):
             raise PermissionDenied

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -43,7 +44,7 @@ def archive_selected(modeladmin: Any, request: HttpRequest, queryset: QuerySet[A
                 "opts": modeladmin.model._meta,
                 "title": "Archive: say why",
                 "rows": queryset,
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": ACTION_CHECKBOX_NAME,
                 "reason_missing": "apply" in request.POST,
             },
         )

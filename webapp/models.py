@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
@@ -295,7 +295,10 @@ class WorkProductDeleteError(RuntimeError):
     """Raised when code tries to hard-delete a work product; archive it instead (`webapp.archive`)."""
 
 
-class ArchivableQuerySet(models.QuerySet[Any]):
+_Row = TypeVar("_Row", bound=models.Model, covariant=True)
+
+
+class ArchivableQuerySet(models.QuerySet[_Row]):
     """The queryset of every work product. `in_use()` is the one rule for what queues, exports,
     studies and leaderboards may read: rows not archived (and, given paths, whose parents along
     those paths are not archived either). Work products are never deleted, in bulk or one by one."""
@@ -310,7 +313,7 @@ class ArchivableQuerySet(models.QuerySet[Any]):
         return self.filter(archived_at__isnull=False)
 
     def delete(self) -> tuple[int, dict[str, int]]:
-        if self.model.work_product:
+        if getattr(self.model, "work_product", True):
             raise WorkProductDeleteError(f"{self.model.__name__} rows are archived, never deleted")
         return super().delete()
 
@@ -344,8 +347,6 @@ class Archivable(models.Model):
     # False for a row people's work hangs under without being work itself (an item's script): it
     # may be deleted while nothing is attached, and PROTECT on the relations keeps it once anything is.
     work_product: ClassVar[bool] = True
-
-    objects = ArchivableQuerySet.as_manager()
 
     class Meta:
         abstract = True

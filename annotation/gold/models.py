@@ -26,7 +26,7 @@ GOLD_AUDIT_FIELDS = (
 )
 
 
-class GoldReferenceQuerySet(ArchivableQuerySet):
+class GoldReferenceQuerySet(ArchivableQuerySet["GoldReference"]):
     def current(self) -> GoldReferenceQuerySet:
         """Return only current references in use (one per item at most: the newest version; none
         while that version, or its item, is archived)."""

@@ -114,7 +114,7 @@ def _strategy_order() -> list[str]:
     return list(Strategy._meta.ordering or [])  # plain ascending columns: ["position", "name"]
 
 
-class AnnotationQuerySet(ArchivableQuerySet):
+class AnnotationQuerySet(ArchivableQuerySet["Annotation"]):
     def submitted(self) -> AnnotationQuerySet:
         """Return submitted annotations with their annotators, in submission order."""
         return (
@@ -256,6 +256,8 @@ class AnnotationRevision(Archivable):
     tom = models.JSONField(default=dict)
     cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     saved_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ArchivableQuerySet["AnnotationRevision"].as_manager()
 
     class Meta:
         ordering = ["annotation", "version"]

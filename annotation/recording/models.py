@@ -56,7 +56,7 @@ class Split(models.TextChoices):
         return [(value, label) for value, label in cls.choices if value in vocabulary.SPLITS]
 
 
-class TakeQuerySet(ArchivableQuerySet):
+class TakeQuerySet(ArchivableQuerySet["Take"]):
     def open(self) -> TakeQuerySet:
         """Return takes in use whose fate is still open (being analysed or in review)."""
         return self.in_use("item").filter(status__in=Take.OPEN_STATUSES)
@@ -74,7 +74,7 @@ class TakeQuerySet(ArchivableQuerySet):
         return self.filter(flagged_for_review=True)
 
 
-class ReviewQuerySet(ArchivableQuerySet):
+class ReviewQuerySet(ArchivableQuerySet["Review"]):
     def open(self) -> ReviewQuerySet:
         """Return reviews still waiting for a verdict on a take that is still in review."""
         return self.filter(Review.open_q())
@@ -102,7 +102,7 @@ class ReviewQuerySet(ArchivableQuerySet):
         return self.filter(reviewer=reviewer).exclude(verdict=Review.Verdict.PENDING)
 
 
-class ItemQuerySet(ArchivableQuerySet):
+class ItemQuerySet(ArchivableQuerySet["Item"]):
     """Items, and the one lock order for an item and everything hanging off it.
 
     Every transaction that changes an item's takes, reviews, annotations or gold locks rows in this

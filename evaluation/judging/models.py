@@ -230,7 +230,7 @@ class JudgeRun(models.Model):
         return done + "."
 
 
-class JudgementQuerySet(ArchivableQuerySet):
+class JudgementQuerySet(ArchivableQuerySet["Judgement"]):
     def by_judge(self, judge_config: JudgeConfig | int, benchmark_version: str) -> JudgementQuerySet:
         """Return one judge configuration's judgements of a benchmark version's outputs (every system)."""
         return self.in_use("output", "output__item").filter(
@@ -374,7 +374,7 @@ class RubricSampleEntry(models.Model):
         return f"entry {self.position} of sample {self.sample_id}"
 
 
-class HumanJudgementQuerySet(ArchivableQuerySet):
+class HumanJudgementQuerySet(ArchivableQuerySet["HumanJudgement"]):
     def scored_by(self, evaluator: User, output_ref: str = "output_id") -> Exists:
         """Return an `Exists`, true when the evaluator has scored the outer row's output (`output_ref`)."""
         return Exists(self.in_use().filter(output_id=OuterRef(output_ref), evaluator=evaluator))

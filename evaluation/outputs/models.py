@@ -43,7 +43,7 @@ class System(models.Model):
         return self.name
 
 
-class ModelOutputQuerySet(ArchivableQuerySet):
+class ModelOutputQuerySet(ArchivableQuerySet["ModelOutput"]):
     def for_version(self, benchmark_version: str) -> ModelOutputQuerySet:
         """Return the outputs in use imported for one benchmark version (archived ones, or those of
         archived items, are left out of every judge run, study and leaderboard that starts here)."""

@@ -18,7 +18,7 @@ from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS, Dimension, dimensions_for
 from webapp.lib.ratings import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
-from webapp.models import Archivable, User
+from webapp.models import Archivable, ArchivableQuerySet, User
 
 
 class Study(models.Model):
@@ -261,6 +261,8 @@ class StudyRating(Archivable):
     )
     dimension = models.CharField(max_length=32)
     score = models.PositiveSmallIntegerField()
+
+    objects = ArchivableQuerySet["StudyRating"].as_manager()
 
     class Meta:
         constraints = [

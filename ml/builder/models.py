@@ -39,7 +39,7 @@ from ml.builder.stages import (
 )
 from webapp.lib.output_format import SPEECH_STYLES
 from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, choice
-from webapp.models import Archivable
+from webapp.models import Archivable, ArchivableQuerySet
 from webapp.outbound import endpoint_problems
 
 STAGE_CHOICES = [(stage, STAGE_TITLES[stage]) for stage in STAGES]
@@ -415,6 +415,8 @@ class SpotCheck(Archivable):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ArchivableQuerySet["SpotCheck"].as_manager()
 
     class Meta:
         ordering = ["build", "id"]
