@@ -118,16 +118,20 @@ def study_rating_rows(study: Study) -> list[RatingRow]:
     "<stimulus>#t<turn>" and its item the user's turn ("ED-1.t2"), so agreement, screening and
     pairwise tests compare ratings of the same reply, and systems on the same user turn.
     """
-    ratings = StudyRating.objects.filter(assignment__study=study).values_list(
-        "assignment__evaluator__username",
-        "assignment__stimulus__public_id",
-        "assignment__stimulus__kind",
-        "assignment__stimulus__system__name",
-        "assignment__stimulus__item__external_id",
-        "assignment__stimulus__dialogue__external_id",
-        "turn",
-        "dimension",
-        "score",
+    ratings = (
+        StudyRating.objects.in_use()
+        .filter(assignment__study=study)
+        .values_list(
+            "assignment__evaluator__username",
+            "assignment__stimulus__public_id",
+            "assignment__stimulus__kind",
+            "assignment__stimulus__system__name",
+            "assignment__stimulus__item__external_id",
+            "assignment__stimulus__dialogue__external_id",
+            "turn",
+            "dimension",
+            "score",
+        )
     )
     return [
         RatingRow(
@@ -226,7 +230,9 @@ def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
     results must not pay that each time. Ratings are final (never edited or deleted), so their
     count and highest id, with the decisions, identify what the figures rest on.
     """
-    ratings = StudyRating.objects.filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    ratings = (
+        StudyRating.objects.in_use().filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    )
     decisions = list(study.raters.order_by("evaluator_id").values_list("evaluator_id", "decision"))
     fingerprint = hashlib.sha256(repr((ratings, decisions)).encode()).hexdigest()[:32]
     key = f"study-figures:{study.public_id}:{fingerprint}"

@@ -21,7 +21,7 @@ from typing import Any
 
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Strategy
-from annotation.recording.models import Item, Split, Take
+from annotation.recording.models import Item, ItemQuerySet, Split, Take
 from ml.core.training_records import (
     MANIFEST_FILE,
     RecordAudio,
@@ -46,6 +46,7 @@ NEEDS_GOLD = frozenset({Purpose.SFT, Purpose.RL, Purpose.REWARD})
 NEEDS_REFERENCE_RESPONSE = frozenset({Purpose.SFT, Purpose.REWARD})
 
 EXCLUDED_NO_GOLD = "no current gold reference"
+EXCLUDED_ARCHIVED = "archived (the item or its recording), not counted"
 EXCLUDED_NO_RESPONSE = "gold has no reference response"
 
 
@@ -57,12 +58,12 @@ class SnapshotUnreadable(RuntimeError):
     """A row the snapshot names has been deleted since it was taken."""
 
 
+def _recorded(splits: list[str]) -> ItemQuerySet:
+    return Item.objects.filter(split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED)
+
+
 def _recorded_items(splits: list[str]) -> list[Item]:
-    return list(
-        Item.objects.filter(split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED)
-        .select_related("dialogue")
-        .order_by("external_id")
-    )
+    return list(_recorded(splits).in_use("recording").select_related("dialogue").order_by("external_id"))
 
 
 def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
@@ -72,6 +73,9 @@ def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]]
     histories = history_entries(items)
     entries: list[dict[str, Any]] = []
     excluded: Counter[str] = Counter()
+    archived = _recorded(splits).count() - len(items)
+    if archived:
+        excluded[EXCLUDED_ARCHIVED] = archived
     for item in items:
         gold = golds.get(item.pk)
         if item.pk in histories and histories[item.pk] is None:
