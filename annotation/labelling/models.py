@@ -16,7 +16,7 @@ from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, 
 from django.db.models.expressions import RawSQL
 
 from annotation.recording.models import Item
-from webapp.models import Archivable, ArchivableQuerySet
+from webapp.models import Archivable, ArchivableQuerySet, in_use_filter
 
 if TYPE_CHECKING:
     from webapp.models import User
@@ -292,7 +292,8 @@ class MachineDraft(models.Model):
 # --- When an item is ready for gold ---------------------------------------------------------------
 
 
-_SUBMITTED = Q(annotations__status=Annotation.Status.SUBMITTED)
+_IN_USE = in_use_filter(prefix="annotations__")
+_SUBMITTED = Q(annotations__status=Annotation.Status.SUBMITTED) & _IN_USE
 
 
 def is_ready_for_gold(annotations: Sequence[Annotation]) -> bool:
@@ -307,8 +308,12 @@ def is_ready_for_gold(annotations: Sequence[Annotation]) -> bool:
 def items_ready_for_gold() -> QuerySet[Item]:
     """Return items being annotated that are ready for gold (see `is_ready_for_gold`), by id."""
     return (
-        Item.objects.filter(state=Item.State.ANNOTATING)
-        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        Item.objects.in_use()
+        .filter(state=Item.State.ANNOTATING)
+        .annotate(
+            n_assigned=Count("annotations", filter=_IN_USE),
+            n_submitted=Count("annotations", filter=_SUBMITTED),
+        )
         .filter(n_submitted__gte=1, n_submitted=F("n_assigned"))
         .order_by("pk")
     )
@@ -317,8 +322,12 @@ def items_ready_for_gold() -> QuerySet[Item]:
 def items_still_annotating() -> QuerySet[Item]:
     """Return items being annotated that are not ready for gold yet, by id."""
     return (
-        Item.objects.filter(state=Item.State.ANNOTATING)
-        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        Item.objects.in_use()
+        .filter(state=Item.State.ANNOTATING)
+        .annotate(
+            n_assigned=Count("annotations", filter=_IN_USE),
+            n_submitted=Count("annotations", filter=_SUBMITTED),
+        )
         .exclude(n_submitted=F("n_assigned"), n_submitted__gte=1)
         .order_by("pk")
     )
