@@ -59,7 +59,9 @@ class SnapshotUnreadable(RuntimeError):
 
 
 def _recorded(splits: list[str]) -> ItemQuerySet:
-    return Item.objects.filter(split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED)
+    return Item.objects.filter(
+        split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED
+    )
 
 
 def _recorded_items(splits: list[str]) -> list[Item]:
