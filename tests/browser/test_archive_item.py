@@ -44,6 +44,7 @@ def test_archiving_and_restoring_an_item_keeps_all_its_work(
     browser_page, live_server, users, media_root
 ) -> None:
     item = RecordedItemFactory.create(external_id="ARC-1", state=Item.State.GOLD, split="train")
+    assert item.recording is not None
     newer = TakeFactory.create(item=item, actor=item.recording.actor, status=Take.Status.IN_REVIEW)
     ReviewFactory.create(take=newer, reviewer=users["reviewer"])
     for annotator in (users["annotator"], users["lead"]):

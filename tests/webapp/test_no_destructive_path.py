@@ -166,8 +166,7 @@ def test_admin_pages_refuse_to_delete_or_rewrite_work(make_user, media_root) -> 
     annotation.refresh_from_db()
     assert (annotation.status, annotation.tom) == (Annotation.Status.SUBMITTED, {"context": "x"})
     # An item with work under it is not deleted either: Django shows what protects it.
-    opts = Item._meta
-    client.post(reverse(f"admin:{opts.app_label}_{opts.model_name}_delete", args=[item.pk]), {"post": "yes"})
+    client.post(reverse("admin:annotation_item_delete", args=[item.pk]), {"post": "yes"})
     assert Item.objects.filter(pk=item.pk).exists()
     # Its workflow-owned fields are read-only; the script stays editable.
     request = RequestFactory().get("/")
