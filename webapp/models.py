@@ -342,7 +342,8 @@ class Archivable(models.Model):
         related_name="+",
         editable=False,
     )
-    archive_reason = models.CharField(max_length=500, blank=True, editable=False)
+    # db_default: set-based imports (the item file's COPY) name only their own columns.
+    archive_reason = models.CharField(max_length=500, blank=True, default="", db_default="", editable=False)
 
     # False for a row people's work hangs under without being work itself (an item's script): it
     # may be deleted while nothing is attached, and PROTECT on the relations keeps it once anything is.
