@@ -34,7 +34,8 @@ from evaluation.studies.results import (
     summarise_ratings,
 )
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
-from webapp.models import User
+from webapp.archive import archived_note
+from webapp.models import User, in_use_filter
 from webapp.storage import audio_url
 
 FIGURES_CACHE_SECONDS = 600
@@ -333,6 +334,14 @@ def study_clips(study: Study, viewer: User) -> list[Clip]:
     ]
 
 
+def archived_ratings_note(study: Study) -> str:
+    """Return what the results say of the study's archived ratings (“3 archived, not counted”)."""
+    counts = StudyRating.objects.filter(assignment__study=study).aggregate(
+        total=Count("pk"), in_use=Count("pk", filter=in_use_filter())
+    )
+    return archived_note(counts["total"], counts["in_use"])
+
+
 def study_results_context(study: Study) -> dict[str, Any]:
     """Return the results page's context: rater seats with their screening, and the study's figures
     in the layout of the paper's Table 5 (a fixed number of queries however many raters)."""
@@ -351,6 +360,7 @@ def study_results_context(study: Study) -> dict[str, Any]:
     progress = study_progress(study)
     return {
         "study": study,
+        "archived_note": archived_ratings_note(study),
         "raters": raters,
         "summary": summary,
         "dimensions": dimensions,
