@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import apps
 from django.db import DEFAULT_DB_ALIAS
 
@@ -19,8 +21,10 @@ def empty_the_studio(*, dialogues: bool = False) -> None:
     for model in apps.get_models():
         if is_work_product(model):
             for field in model._meta.many_to_many:
-                field.remote_field.through._default_manager.all().delete()  # type: ignore[union-attr]
-            model._default_manager.all()._raw_delete(DEFAULT_DB_ALIAS)  # type: ignore[attr-defined]
+                through: Any = field.remote_field.through
+                through._default_manager.all().delete()
+            rows: Any = model._default_manager.all()
+            rows._raw_delete(DEFAULT_DB_ALIAS)
     Item.objects.update(recording=None)
     Item.objects.all().delete()
     if dialogues:
