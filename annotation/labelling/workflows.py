@@ -148,7 +148,8 @@ def submit_annotation(
 
     One path: one read (which also checks the strategies named and finds the annotator's next open
     annotation, `next_open_id`), one validation, and one write: on PostgreSQL a single statement
-    updates the annotation over `expected_version` and inserts its revision (see `_write_submit`).
+    updates the annotation over `expected_version` and inserts its revision (see `_write_submit`),
+    its audit entry beside it in the same transaction.
     With `keep_incomplete_draft` (the workbench form), labels that are only incomplete are saved as
     a draft before InvalidLabels is raised, so the annotator's work is never lost. `cross_turn`:
     the cross-turn labels a later dialogue turn requires (`annotation.labelling.dialogue.cross_turn`).
@@ -350,7 +351,8 @@ def _write_submit(annotation: Annotation, expected_version: int, user: User) -> 
 
 def _submit_in_one_statement(annotation: Annotation, expected_version: int, values: dict[str, Any]) -> bool:
     """PostgreSQL: the conditional UPDATE and the revision INSERT as one statement (a data-modifying
-    CTE), so a submit needs no transaction of its own. Return False when the annotation changed."""
+    CTE), so they cannot part; the caller's transaction adds the audit entry. Return False when the
+    annotation changed."""
     table, revisions, items = (
         Annotation._meta.db_table,
         AnnotationRevision._meta.db_table,
