@@ -26,6 +26,7 @@ from webapp.models import AuditEntry
 TAKE_STATUS = "take.status"
 REVIEW_VERDICT = "review.verdict"
 ANNOTATION_SUBMIT = "annotation.submit"
+ANNOTATION_REOPEN = "annotation.reopen"
 GOLD_VERSION = "gold.version"
 RATING = "rating"
 SPOT_CHECK = "spot_check.decision"
@@ -43,6 +44,7 @@ KNOWN_ACTIONS = (
     TAKE_STATUS,
     REVIEW_VERDICT,
     ANNOTATION_SUBMIT,
+    ANNOTATION_REOPEN,
     GOLD_VERSION,
     RATING,
     SPOT_CHECK,

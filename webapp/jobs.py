@@ -45,6 +45,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from webapp import audit
 from webapp.db import compare_and_set, is_transient, job_backoff, retry_transient
 from webapp.lib import row_outcome
 from webapp.lib.backoff import Backoff
@@ -123,15 +124,22 @@ def start_job(
     spec = job_spec(kind)
     if queue is not None and queue not in settings.JOB_QUEUES:
         raise ValueError(f"unknown queue {queue!r}; use one of {settings.JOB_QUEUES}")
-    job = Job.objects.create(
-        kind=kind,
-        queue=queue or spec.queue,
-        parameters=parameters or {},
-        started_by=started_by,
-        message="Queued",
-    )
-    # on_commit: the worker must never receive an id whose row it cannot see yet.
-    transaction.on_commit(lambda: enqueue(job))
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=kind,
+            queue=queue or spec.queue,
+            parameters=parameters or {},
+            started_by=started_by,
+            message="Queued",
+        )
+        audit.record(
+            actor=started_by,
+            action=audit.JOB_STARTED,
+            obj=job,
+            after=audit.fields_of(job, "kind", "queue", "status", "parameters"),
+        )
+        # on_commit: the worker must never receive an id whose row it cannot see yet.
+        transaction.on_commit(lambda: enqueue(job))
     return job
 
 
@@ -214,10 +222,11 @@ def _give_up_sending(job: Job, now: Any) -> None:
         logger.error("job %s: %s", job.pk, error)
 
 
-def cancel_job(job: Job) -> Job:
+def cancel_job(job: Job, actor: User | None = None) -> Job:
     """Cancel a queued job at once, or ask a running one to stop at its next progress report."""
     with transaction.atomic():
         locked = Job.objects.select_for_update().get(pk=job.pk)
+        before = audit.fields_of(locked, *CANCEL_AUDIT_FIELDS)
         if locked.status == JobStatus.QUEUED:
             locked.status = JobStatus.CANCELLED
             locked.finished_at = timezone.now()
@@ -227,7 +236,14 @@ def cancel_job(job: Job) -> Job:
             locked.cancel_requested = True
             locked.message = "Cancelling…"
             locked.save(update_fields=["cancel_requested", "message"])
+        after = audit.fields_of(locked, *CANCEL_AUDIT_FIELDS)
+        if after != before:
+            audit.record(actor=actor, action=audit.JOB_CANCELLED, obj=locked, before=before, after=after)
     return locked
+
+
+# What cancelling changes of a job: its status when queued, its cancel request when running.
+CANCEL_AUDIT_FIELDS = ("status", "cancel_requested")
 
 
 class JobReporter:

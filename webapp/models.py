@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar, Self, TypeVar
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractUser
@@ -289,3 +289,74 @@ class AuditEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         raise AppendOnlyError("Audit entries are never deleted")
+
+
+class WorkProductDeleteError(RuntimeError):
+    """Raised when code tries to hard-delete a work product; archive it instead (`webapp.archive`)."""
+
+
+_Row = TypeVar("_Row", bound=models.Model, covariant=True)
+
+
+class ArchivableQuerySet(models.QuerySet[_Row]):
+    """The queryset of every work product. `in_use()` is the one rule for what queues, exports,
+    studies and leaderboards may read: rows not archived (and, given paths, whose parents along
+    those paths are not archived either). Work products are never deleted, in bulk or one by one."""
+
+    def in_use(self, *through: str) -> Self:
+        """Return the rows in use: not archived, nor is any row along the foreign-key paths
+        `through` (e.g. `Take.objects.in_use("item")`: takes of items in use)."""
+        return self.filter(in_use_filter(*through))
+
+    def archived(self) -> Self:
+        """Return the archived rows themselves (their parents aside)."""
+        return self.filter(archived_at__isnull=False)
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        if getattr(self.model, "work_product", True):
+            raise WorkProductDeleteError(f"{self.model.__name__} rows are archived, never deleted")
+        return super().delete()
+
+
+def in_use_filter(*through: str, prefix: str = "") -> models.Q:
+    """Return the condition `ArchivableQuerySet.in_use` filters on, for use inside a related lookup
+    or an annotation `prefix` away (e.g. "reviews__"): the row itself, and each row along the
+    paths `through`, has no `archived_at`."""
+    condition = models.Q(**{f"{prefix}archived_at__isnull": True})
+    for path in through:
+        condition &= models.Q(**{f"{prefix}{path}__archived_at__isnull": True})
+    return condition
+
+
+class Archivable(models.Model):
+    """A work product (a take, a review, a label, a gold version, a rating, a judgement, an output,
+    a spot-check): removing it archives it, with who, when and why, and restoring it clears that.
+    `webapp.archive.archive` and `.restore` do both, with an audit entry."""
+
+    archived_at = models.DateTimeField(null=True, blank=True, db_index=True, editable=False)
+    archived_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        editable=False,
+    )
+    # db_default: set-based imports (the item file's COPY) name only their own columns.
+    archive_reason = models.CharField(max_length=500, blank=True, default="", db_default="", editable=False)
+
+    # False for a row people's work hangs under without being work itself (an item's script): it
+    # may be deleted while nothing is attached, and PROTECT on the relations keeps it once anything is.
+    work_product: ClassVar[bool] = True
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_archived(self) -> bool:
+        return self.archived_at is not None
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if self.work_product:
+            raise WorkProductDeleteError(f"{type(self).__name__} rows are archived, never deleted")
+        return super().delete(*args, **kwargs)

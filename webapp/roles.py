@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from django.contrib.auth.models import AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -23,6 +24,14 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from webapp import audit
+from webapp.archive_admin import (
+    ArchivedFilter,
+    archive_selected,
+    is_archivable,
+    is_work_product,
+    restore_selected,
+)
 from webapp.models import User
 
 
@@ -64,10 +73,30 @@ def ensure_role_groups() -> dict[Role, Group]:
     return {role: Group.objects.get_or_create(name=role.label)[0] for role in Role}
 
 
-def grant_role(user: User, role: Role) -> None:
-    """Add the user to the role's group (a lead annotator is also an annotator)."""
-    user.groups.add(ensure_role_groups()[role])
-    apply_role_implications(user)
+def grant_role(user: User, role: Role, *, actor: User | None = None) -> None:
+    """Add the user to the role's group (a lead annotator is also an annotator), logged as granted
+    by `actor` (None: the system, e.g. seeding) when it changed their roles."""
+    with transaction.atomic():
+        before = role_names(user)
+        user.groups.add(ensure_role_groups()[role])
+        apply_role_implications(user)
+        record_role_change(actor, user, before)
+
+
+def role_names(user: User) -> list[str]:
+    """Return the user's role names as stored (sorted), for the audit log's before and after."""
+    _forget_cached_roles(user)
+    return sorted(role.value for role in user_roles(user))
+
+
+def record_role_change(actor: User | None, user: User, before: list[str]) -> None:
+    """Log a change of the user's roles from `before` (`role_names`) to what they hold now, if any.
+    Call inside the transaction that changed them."""
+    after = role_names(user)
+    if after != before:
+        audit.record(
+            actor=actor, action=audit.ROLE_GRANT, obj=user, before={"roles": before}, after={"roles": after}
+        )
 
 
 def apply_role_implications(user: User) -> None:
@@ -176,7 +205,11 @@ class HasRole(BasePermission):
 
 
 class RoleAdminAccess:
-    """Django admin mixin: holders of `admin_roles` may view, add, change and delete the model.
+    """Django admin mixin: holders of `admin_roles` may view, add, change and delete the model,
+    except a work product (`webapp.models.Archivable`), which no one, a superuser included, adds,
+    changes or deletes here: its fields belong to its workflow. It is archived (with a reason)
+    and restored instead (`webapp.archive_admin`); an archivable row that is not work itself (an
+    item's script) keeps its edit page, and PROTECT keeps it from deletion while work hangs under it.
 
     Studio admins are staff through their role, not through per-model Django permissions, so the
     admin asks the same role rule as the pages. A ModelAdmin narrows further by overriding a
@@ -184,6 +217,7 @@ class RoleAdminAccess:
     """
 
     admin_roles: ClassVar[tuple[Role, ...]] = (Role.ADMIN,)
+    model: Any
 
     def may_manage(self, request: HttpRequest) -> bool:
         """Return True when the requesting user holds one of `admin_roles`."""
@@ -196,13 +230,27 @@ class RoleAdminAccess:
         return self.may_manage(request)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return self.may_manage(request)
+        return self.may_manage(request) and not is_work_product(self.model)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.may_manage(request)
+        return self.may_manage(request) and not is_work_product(self.model)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self.may_manage(request)
+        return self.may_manage(request) and not is_work_product(self.model)
+
+    def has_archive_permission(self, request: HttpRequest) -> bool:
+        return self.may_manage(request) and is_archivable(self.model)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions: dict[str, Any] = super().get_actions(request)  # type: ignore[misc]
+        if is_archivable(self.model) and self.has_archive_permission(request):
+            for action in (archive_selected, restore_selected):
+                actions[action.__name__] = (action, action.__name__, action.short_description)  # type: ignore[attr-defined]
+        return actions
+
+    def get_list_filter(self, request: HttpRequest) -> Any:
+        filters = list(super().get_list_filter(request))  # type: ignore[misc]
+        return [*filters, ArchivedFilter] if is_archivable(self.model) else filters
 
 
 def role_context(request: HttpRequest) -> dict[str, Any]:

@@ -77,7 +77,7 @@ def job_detail(request: StudioRequest, job_id: int) -> HttpResponse:
 @require_POST
 def job_cancel(request: StudioRequest, job_id: int) -> HttpResponse:
     """Cancel a job (queued: at once; running: at its next progress report)."""
-    job = cancel_job(get_object_or_404(Job, pk=job_id))
+    job = cancel_job(get_object_or_404(Job, pk=job_id), actor=request.user)
     if request.htmx:
         return render(request, "webapp/job_detail.html#progress", {"job": job})
     return redirect("job_detail", job_id=job.pk)

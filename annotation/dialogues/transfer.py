@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, ProtectedError, QuerySet
 
 from annotation.dialogues.records import LINE, TURN_KEYS, DialogueRecord, dialogue_line, parse_dialogues
 from annotation.recording.item_import import RowError
@@ -82,6 +82,14 @@ def import_dialogues(source: BinaryIO | bytes, *, max_turns: int | None = None) 
                 Item.objects.bulk_create(
                     Item(dialogue=dialogue, turn=turn.turn, **turn.values) for turn in record.turns
                 )
+    except ProtectedError as kept:
+        # A turn someone recorded, labelled or answered is work: the dialogue is not replaced.
+        turns = sorted({str(getattr(work, "item", "")) for work in kept.protected_objects} - {""})
+        message = (
+            f"Turns {', '.join(turns[:10])} already have recorded or labelled work, so their dialogue was not "
+            "replaced and nothing was imported (archive those items, then import the dialogue under a new id)."
+        )
+        return DialogueImportReport(parsed.lines_read, errors=[RowError(0, "", message)])
     except IntegrityError:
         message = "Another import created some of these dialogues at the same moment; import the file again."
         return DialogueImportReport(parsed.lines_read, errors=[RowError(0, "", message)])

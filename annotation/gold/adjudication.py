@@ -181,11 +181,12 @@ def _save_gold(
     if current_version != expected_gold_version:
         raise StaleGold(current_version, expected_gold_version)
     # Locked after the item, as every workflow does: a reopen waiting on the item now sees the gold.
-    annotations = list(item.annotations.select_for_update(of=("self",)))
+    annotations = list(item.annotations.in_use().select_for_update(of=("self",)))
     if not is_ready_for_gold(annotations):
         raise NotReady("Some annotations of this item are not submitted yet.")
     gold = GoldReference.objects.add_current_version(
         item,
+        actor=lead,
         perception=perception,
         tom=tom,
         cross_turn=cross_turn or {},

@@ -355,6 +355,7 @@ def _import_row(
 
     gold = GoldReference.objects.add_current_version(
         item,
+        actor=imported_by,
         at_least=int(row.get("gold_version") or 0),
         perception=normalise_perception(row["perception"]),
         tom=normalise_tom(row["tom"]),

@@ -11,12 +11,26 @@ from django.db.models import Exists, OuterRef
 from annotation.labelling.models import Annotation
 from annotation.recording.current_gold import CurrentGold, register_current_gold_reader
 from annotation.recording.models import Item
+from webapp import audit
+from webapp.models import Archivable, ArchivableQuerySet, User
+
+# What a gold version's audit entry shows of it, and of the version it replaced.
+GOLD_AUDIT_FIELDS = (
+    "version",
+    "perception",
+    "tom",
+    "cross_turn",
+    "reference_response",
+    "note",
+    "adjudicated_by",
+)
 
 
-class GoldReferenceQuerySet(models.QuerySet["GoldReference"]):
+class GoldReferenceQuerySet(ArchivableQuerySet["GoldReference"]):
     def current(self) -> GoldReferenceQuerySet:
-        """Return only current references (one per item at most: the newest version)."""
-        return self.filter(is_current=True)
+        """Return only current references in use (one per item at most: the newest version; none
+        while that version, or its item, is archived)."""
+        return self.in_use("item").filter(is_current=True)
 
     def current_of(self, item: Item | int) -> GoldReference | None:
         """Return the item's current gold reference (with who adjudicated it), or None."""
@@ -35,21 +49,33 @@ class GoldReferenceQuerySet(models.QuerySet["GoldReference"]):
         """Return every version of the item's gold, newest first."""
         return self.filter(item=item).select_related("adjudicated_by").order_by("-version")
 
-    def add_current_version(self, item: Item, *, at_least: int = 0, **fields: Any) -> GoldReference:
-        """Add a gold version of the item after its newest one (or `at_least`) and make it current.
+    def add_current_version(
+        self, item: Item, *, actor: User | None = None, at_least: int = 0, **fields: Any
+    ) -> GoldReference:
+        """Add a gold version of the item after its newest one (or `at_least`) and make it current,
+        with its audit entry (`actor`: the lead adjudicating, or the admin importing).
 
         Call inside a transaction holding the item's row lock: two saves of one item at once
         would otherwise both read the same newest version and collide on it.
         """
+        previous = self.filter(item=item, is_current=True).first()
         latest = self.filter(item=item).order_by("-version").values_list("version", flat=True).first() or 0
-        self.current().filter(item=item).update(is_current=False)
-        return self.create(item=item, version=max(latest + 1, at_least), is_current=True, **fields)
+        self.filter(item=item, is_current=True).update(is_current=False)
+        gold = self.create(item=item, version=max(latest + 1, at_least), is_current=True, **fields)
+        audit.record(
+            actor=actor,
+            action=audit.GOLD_VERSION,
+            obj=gold,
+            before=audit.fields_of(previous, *GOLD_AUDIT_FIELDS) if previous else None,
+            after=audit.fields_of(gold, *GOLD_AUDIT_FIELDS),
+        )
+        return gold
 
 
-class GoldReference(models.Model):
+class GoldReference(Archivable):
     """The adjudicated reference for an item; versioned, the newest is current."""
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="gold_references")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="gold_references")
     version = models.PositiveIntegerField()
     perception = models.JSONField(default=dict)
     tom = models.JSONField(default=dict)

@@ -16,6 +16,7 @@ from django.db.models import Count, Exists, F, Func, IntegerField, OuterRef, Q, 
 from django.db.models.expressions import RawSQL
 
 from annotation.recording.models import Item
+from webapp.models import Archivable, ArchivableQuerySet, in_use_filter
 
 if TYPE_CHECKING:
     from webapp.models import User
@@ -113,11 +114,12 @@ def _strategy_order() -> list[str]:
     return list(Strategy._meta.ordering or [])  # plain ascending columns: ["position", "name"]
 
 
-class AnnotationQuerySet(models.QuerySet["Annotation"]):
+class AnnotationQuerySet(ArchivableQuerySet["Annotation"]):
     def submitted(self) -> AnnotationQuerySet:
         """Return submitted annotations with their annotators, in submission order."""
         return (
-            self.filter(status=Annotation.Status.SUBMITTED)
+            self.in_use()
+            .filter(status=Annotation.Status.SUBMITTED)
             .select_related("annotator")
             .order_by("submitted_at", "pk")
         )
@@ -138,6 +140,7 @@ class AnnotationQuerySet(models.QuerySet["Annotation"]):
         return (
             self.filter(Q(annotator=annotator))  # Q: the stubs' lookup types know no OuterRef
             .open()
+            .in_use("item")
             .filter(~on_gold)
             .select_related("item")
             .order_by("assigned_at", "pk")
@@ -175,7 +178,7 @@ def _count(rows: QuerySet[Annotation]) -> Subquery:
     return Subquery(counted, output_field=IntegerField())
 
 
-class Annotation(models.Model):
+class Annotation(Archivable):
     """One annotator's labels for one item: a draft while they work, then submitted."""
 
     class Status(models.TextChoices):
@@ -185,7 +188,7 @@ class Annotation(models.Model):
 
     OPEN_STATUSES = (Status.ASSIGNED, Status.DRAFT)
 
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="annotations")
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="annotations"
     )
@@ -244,15 +247,17 @@ class Annotation(models.Model):
         return self.status == self.Status.SUBMITTED
 
 
-class AnnotationRevision(models.Model):
+class AnnotationRevision(Archivable):
     """A snapshot of an annotation at each submit, so submitted work keeps its history."""
 
-    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="revisions")
+    annotation = models.ForeignKey(Annotation, on_delete=models.PROTECT, related_name="revisions")
     version = models.PositiveIntegerField()
     perception = models.JSONField(default=dict)
     tom = models.JSONField(default=dict)
     cross_turn = models.JSONField(default=dict, blank=True, db_default={})
     saved_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ArchivableQuerySet["AnnotationRevision"].as_manager()
 
     class Meta:
         ordering = ["annotation", "version"]
@@ -287,7 +292,8 @@ class MachineDraft(models.Model):
 # --- When an item is ready for gold ---------------------------------------------------------------
 
 
-_SUBMITTED = Q(annotations__status=Annotation.Status.SUBMITTED)
+_IN_USE = in_use_filter(prefix="annotations__")
+_SUBMITTED = Q(annotations__status=Annotation.Status.SUBMITTED) & _IN_USE
 
 
 def is_ready_for_gold(annotations: Sequence[Annotation]) -> bool:
@@ -302,8 +308,12 @@ def is_ready_for_gold(annotations: Sequence[Annotation]) -> bool:
 def items_ready_for_gold() -> QuerySet[Item]:
     """Return items being annotated that are ready for gold (see `is_ready_for_gold`), by id."""
     return (
-        Item.objects.filter(state=Item.State.ANNOTATING)
-        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        Item.objects.in_use()
+        .filter(state=Item.State.ANNOTATING)
+        .annotate(
+            n_assigned=Count("annotations", filter=_IN_USE),
+            n_submitted=Count("annotations", filter=_SUBMITTED),
+        )
         .filter(n_submitted__gte=1, n_submitted=F("n_assigned"))
         .order_by("pk")
     )
@@ -312,8 +322,12 @@ def items_ready_for_gold() -> QuerySet[Item]:
 def items_still_annotating() -> QuerySet[Item]:
     """Return items being annotated that are not ready for gold yet, by id."""
     return (
-        Item.objects.filter(state=Item.State.ANNOTATING)
-        .annotate(n_assigned=Count("annotations"), n_submitted=Count("annotations", filter=_SUBMITTED))
+        Item.objects.in_use()
+        .filter(state=Item.State.ANNOTATING)
+        .annotate(
+            n_assigned=Count("annotations", filter=_IN_USE),
+            n_submitted=Count("annotations", filter=_SUBMITTED),
+        )
         .exclude(n_submitted=F("n_assigned"), n_submitted__gte=1)
         .order_by("pk")
     )

@@ -33,6 +33,7 @@ from annotation.labelling.dialogue.cross_turn import named_strategies, needs_cro
 from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
 from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
 from annotation.recording.models import Item
+from webapp import audit
 from webapp.db import compare_and_set
 from webapp.models import User
 
@@ -152,7 +153,8 @@ def submit_annotation(
 
     One path: one read (which also checks the strategies named and finds the annotator's next open
     annotation, `next_open_id`), one validation, and one write: on PostgreSQL a single statement
-    updates the annotation over `expected_version` and inserts its revision (see `_write_submit`).
+    updates the annotation over `expected_version` and inserts its revision (see `_write_submit`),
+    its audit entry beside it in the same transaction.
     With `keep_incomplete_draft` (the workbench form), labels that are only incomplete are saved as
     a draft before InvalidLabels is raised, so the annotator's work is never lost. `cross_turn`:
     the cross-turn labels a later dialogue turn requires (`annotation.labelling.dialogue.cross_turn`).
@@ -176,7 +178,7 @@ def submit_annotation(
             _write_draft(annotation, expected_version, page_session)
         raise
     annotation.changed_from_draft = changed_fields(annotation, annotation.perception, annotation.tom)
-    _write_submit(annotation, expected_version)
+    _write_submit(annotation, expected_version, user)
     return annotation
 
 
@@ -194,9 +196,17 @@ def reopen_annotation(annotation_id: int, *, user: User, expected_version: int) 
         annotation = _lock_for_change(annotation_id, user, expected_version)
         if not annotation.is_submitted:
             return annotation
+        before = audit.fields_of(annotation, "status", "version")
         annotation.status = Annotation.Status.DRAFT
         annotation.version += 1
         annotation.save(update_fields=["status", "version", "updated_at"])
+        audit.record(
+            actor=user,
+            action=audit.ANNOTATION_REOPEN,
+            obj=annotation,
+            before=before,
+            after=audit.fields_of(annotation, "status", "version"),
+        )
         return annotation
 
 
@@ -302,8 +312,9 @@ def _write_draft(annotation: Annotation, expected_version: int, page_session: st
     annotation.saved_from = page_session
 
 
-def _write_submit(annotation: Annotation, expected_version: int) -> None:
-    """Mark the annotation submitted over `expected_version` and keep its revision, atomically."""
+def _write_submit(annotation: Annotation, expected_version: int, user: User) -> None:
+    """Mark the annotation submitted over `expected_version` and keep its revision and its audit
+    entry, atomically."""
     now = timezone.now()
     values = {
         "perception": annotation.perception,
@@ -315,10 +326,11 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
         "submitted_at": now,
         "updated_at": now,
     }
-    if connection.vendor == "postgresql":
-        written = _submit_in_one_statement(annotation, expected_version, values)
-    else:
-        with transaction.atomic():
+    before = audit.fields_of(annotation, "status", "version")
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            written = _submit_in_one_statement(annotation, expected_version, values)
+        else:
             written = bool(compare_and_set(_still_open(annotation, expected_version), **values))
             if written:
                 AnnotationRevision.objects.create(
@@ -328,6 +340,14 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
                     tom=annotation.tom,
                     cross_turn=annotation.cross_turn,
                 )
+        if written:
+            audit.record(
+                actor=user,
+                action=audit.ANNOTATION_SUBMIT,
+                obj=annotation,
+                before={**before, "version": expected_version},
+                after={key: values[key] for key in ("status", "version", "perception", "tom", "cross_turn")},
+            )
     if not written:
         _explain_lost_race(annotation, expected_version)
     for name, value in values.items():
@@ -336,7 +356,8 @@ def _write_submit(annotation: Annotation, expected_version: int) -> None:
 
 def _submit_in_one_statement(annotation: Annotation, expected_version: int, values: dict[str, Any]) -> bool:
     """PostgreSQL: the conditional UPDATE and the revision INSERT as one statement (a data-modifying
-    CTE), so a submit needs no transaction of its own. Return False when the annotation changed."""
+    CTE), so they cannot part; the caller's transaction adds the audit entry. Return False when the
+    annotation changed."""
     table, revisions, items = (
         Annotation._meta.db_table,
         AnnotationRevision._meta.db_table,

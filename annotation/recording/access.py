@@ -36,8 +36,8 @@ def may_manage_recording(user: User | AnonymousUser) -> bool:
 
 
 def items_of_actor(user: User) -> QuerySet[Item]:
-    """Return the items assigned to the user: the only scripts an actor sees or records."""
-    return Item.objects.filter(actor=user)
+    """Return the items in use assigned to the user: the only scripts an actor sees or records."""
+    return Item.objects.in_use().filter(actor=user)
 
 
 def may_record(item: Item, user: User) -> bool:

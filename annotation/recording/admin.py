@@ -20,6 +20,8 @@ class ItemAdmin(RecordingAdminAccess, admin.ModelAdmin):
     list_display = ("external_id", "scenario", "target_emotion", "target_intensity", "state", "split")
     list_filter = ("scenario", "state", "split", "target_emotion")
     search_fields = ("external_id", "text")
+    # Where the item stands and which take was accepted belong to the review workflow.
+    readonly_fields = ("state", "recording")
 
 
 @admin.register(Take)

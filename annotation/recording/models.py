@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, Q, Subquery
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.recording.consent.models import PUBLIC_RELEASE, SCOPES, ConsentRecord
 from webapp.lib import vocabulary
+from webapp.models import Archivable, ArchivableQuerySet, in_use_filter
 from webapp.roles import Role
 
 # Members are the vocabulary's constants (webapp.lib.vocabulary); no value is spelled out twice.
@@ -56,14 +57,14 @@ class Split(models.TextChoices):
         return [(value, label) for value, label in cls.choices if value in vocabulary.SPLITS]
 
 
-class TakeQuerySet(models.QuerySet["Take"]):
+class TakeQuerySet(ArchivableQuerySet["Take"]):
     def open(self) -> TakeQuerySet:
-        """Return takes whose fate is still open (being analysed or in review)."""
-        return self.filter(status__in=Take.OPEN_STATUSES)
+        """Return takes in use whose fate is still open (being analysed or in review)."""
+        return self.in_use("item").filter(status__in=Take.OPEN_STATUSES)
 
     def waiting_for_review(self) -> TakeQuerySet:
-        """Return takes analysed and waiting for their reviewers' verdicts."""
-        return self.filter(status=Take.Status.IN_REVIEW)
+        """Return takes in use analysed and waiting for their reviewers' verdicts."""
+        return self.in_use("item").filter(status=Take.Status.IN_REVIEW)
 
     def decided(self) -> TakeQuerySet:
         """Return takes whose reviewers have decided them (accepted or rejected)."""
@@ -119,7 +120,7 @@ def consent_allows(scope: str, take: str = "") -> Q:
     return allowed
 
 
-class ReviewQuerySet(models.QuerySet["Review"]):
+class ReviewQuerySet(ArchivableQuerySet["Review"]):
     def open(self) -> ReviewQuerySet:
         """Return reviews still waiting for a verdict on a take that is still in review."""
         return self.filter(Review.open_q())
@@ -135,7 +136,9 @@ class ReviewQuerySet(models.QuerySet["Review"]):
     def changeable_by(self, reviewer: User) -> ReviewQuerySet:
         """Return the reviewer's given verdicts on takes still in review (they may change them)."""
         return (
-            self.filter(reviewer=reviewer, take__status=Take.Status.IN_REVIEW)
+            self.filter(
+                in_use_filter("take", "take__item"), reviewer=reviewer, take__status=Take.Status.IN_REVIEW
+            )
             .exclude(verdict=Review.Verdict.PENDING)
             .order_by("assigned_at", "pk")
         )
@@ -145,7 +148,7 @@ class ReviewQuerySet(models.QuerySet["Review"]):
         return self.filter(reviewer=reviewer).exclude(verdict=Review.Verdict.PENDING)
 
 
-class ItemQuerySet(models.QuerySet["Item"]):
+class ItemQuerySet(ArchivableQuerySet["Item"]):
     """Items, and the one lock order for an item and everything hanging off it.
 
     Every transaction that changes an item's takes, reviews, annotations or gold locks rows in this
@@ -178,8 +181,8 @@ class ItemQuerySet(models.QuerySet["Item"]):
         )
 
     def waiting_for_labels(self) -> ItemQuerySet:
-        """Return items whose recording is accepted and that have no gold yet: annotation's work."""
-        return self.filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
+        """Return items in use whose recording is accepted and that have no gold yet: annotation's work."""
+        return self.in_use().filter(state__in=[Item.State.RECORDED, Item.State.ANNOTATING])
 
     def single_turn(self) -> ItemQuerySet:
         """Return the single-utterance items (EchoEval proper): those in no dialogue."""
@@ -238,7 +241,7 @@ class Dialogue(models.Model):
         return f"{dialogue_external_id}.t{turn}"
 
 
-class Item(models.Model):
+class Item(Archivable):
     """One EchoEval utterance: the script an actor performs and everything later attached to it.
 
     An item may be a user turn of a `Dialogue` (`dialogue`, `turn` from 1); single-turn EchoEval
@@ -252,6 +255,9 @@ class Item(models.Model):
         RECORDED = "recorded", "Recorded"
         ANNOTATING = "annotating", "Annotating"
         GOLD = "gold", "Gold"
+
+    # The script is not work itself: deletable while nothing hangs under it (PROTECT keeps it after).
+    work_product = False
 
     external_id = models.CharField(max_length=64, unique=True, help_text="Stable id, e.g. EE-0001")
     text = models.TextField()
@@ -322,7 +328,7 @@ class Item(models.Model):
         return self.dialogue_id is not None
 
 
-class Take(models.Model):
+class Take(Archivable):
     """One recording of an item by its actor. Stored under random keys; reviewers never see who made it."""
 
     class Status(models.TextChoices):
@@ -337,7 +343,7 @@ class Take(models.Model):
     DECIDED_STATUSES = (Status.ACCEPTED, Status.REJECTED)
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="takes")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="takes")
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="takes")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ANALYSING, db_index=True)
     audio_key = models.CharField(max_length=200, help_text="16 kHz mono 16-bit WAV")
@@ -399,7 +405,7 @@ class RejectReason(models.TextChoices):
     OTHER = "other", "Other"
 
 
-class Review(models.Model):
+class Review(Archivable):
     """One reviewer's blind verdict on one take."""
 
     class Verdict(models.TextChoices):
@@ -409,7 +415,7 @@ class Review(models.Model):
 
     # What reviewers see in links and the API: random, so ids reveal no upload order or batch.
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    take = models.ForeignKey(Take, on_delete=models.CASCADE, related_name="reviews")
+    take = models.ForeignKey(Take, on_delete=models.PROTECT, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reviews")
     verdict = models.CharField(max_length=8, choices=Verdict.choices, default=Verdict.PENDING, db_index=True)
     reasons = models.JSONField(default=list, blank=True)
@@ -444,6 +450,6 @@ class Review(models.Model):
 
         `Review.open_q("reviews__")` counts a reviewer's open reviews in an annotation over users.
         """
-        return models.Q(
+        return in_use_filter("take", "take__item", prefix=prefix) & models.Q(
             **{f"{prefix}verdict": Review.Verdict.PENDING, f"{prefix}take__status": Take.Status.IN_REVIEW}
         )

@@ -24,12 +24,15 @@ from django.utils import timezone
 from annotation.recording.access import may_review, playback_refusal, verdict_refusal
 from annotation.recording.assignment import Workload, pick_least_loaded
 from annotation.recording.models import Item, RejectReason, Review, Take
+from webapp import audit
 from webapp.db import compare_and_set
 from webapp.models import User
 from webapp.roles import Role, has_role, users_with_role
 
 REVIEWS_PER_TAKE = 3
 MAX_COMMENT_CHARS = 2000
+# What a verdict writes, and the audit log records before and after.
+VERDICT_FIELDS = ("verdict", "reasons", "comment", "submitted_at")
 
 Outcome = Literal["waiting", "accepted", "rejected"]
 
@@ -136,12 +139,20 @@ def submit_verdict(
         refusal = verdict_refusal(review)
         if refusal is not None:
             raise PlaybackRequired(refusal)
+        before = audit.fields_of(review, *VERDICT_FIELDS)
         review.verdict = verdict
         review.reasons = stored_reasons
         review.comment = comment
         review.submitted_at = timezone.now()
-        review.save(update_fields=["verdict", "reasons", "comment", "submitted_at"])
-        outcome = _decide(item, take)
+        review.save(update_fields=list(VERDICT_FIELDS))
+        audit.record(
+            actor=reviewer,
+            action=audit.REVIEW_VERDICT,
+            obj=review,
+            before=before,
+            after=audit.fields_of(review, *VERDICT_FIELDS),
+        )
+        outcome = _decide(item, take, reviewer)
     return VerdictResult(review, outcome)
 
 
@@ -193,27 +204,40 @@ def record_playback(review: Review, now: datetime | None = None) -> Review:
     return review
 
 
-def _decide(item: Item, take: Take) -> Outcome:
+def _decide(item: Item, take: Take, reviewer: User) -> Outcome:
     outcome = take_outcome(list(take.reviews.values_list("verdict", flat=True)))
     if outcome == "waiting":
         return outcome
     now = timezone.now()
     others = Take.objects.open().filter(item=item).exclude(pk=take.pk)
     if outcome == "accepted":
-        take.status, take.decided_at = Take.Status.ACCEPTED, now
-        take.save(update_fields=["status", "decided_at"])
-        others.update(status=Take.Status.SUPERSEDED, decided_at=now)
+        _set_status(take, Take.Status.ACCEPTED, now, reviewer)
+        for other in others.select_for_update():
+            _set_status(other, Take.Status.SUPERSEDED, now, reviewer)
         item.recording, item.state = take, Item.State.RECORDED
         item.save(update_fields=["recording", "state", "updated_at"])
         # Annotation starts as soon as the recording is in: labelling listens for this signal.
         recording_accepted.send(sender=Item, item_id=item.pk)
         return outcome
-    take.status, take.decided_at = Take.Status.REJECTED, now
-    take.save(update_fields=["status", "decided_at"])
+    _set_status(take, Take.Status.REJECTED, now, reviewer)
     if item.state == Item.State.IN_REVIEW and not others.exists():
         item.state = Item.State.RECORDING
         item.save(update_fields=["state", "updated_at"])
     return outcome
+
+
+def _set_status(take: Take, status: str, now: datetime, reviewer: User) -> None:
+    """Decide a take, logged with the reviewer whose verdict decided it."""
+    before = audit.fields_of(take, "status")
+    take.status, take.decided_at = status, now
+    take.save(update_fields=["status", "decided_at"])
+    audit.record(
+        actor=reviewer,
+        action=audit.TAKE_STATUS,
+        obj=take,
+        before=before,
+        after=audit.fields_of(take, "status"),
+    )
 
 
 def _check_new_reviewer(take: Take, reviewer: User) -> None:

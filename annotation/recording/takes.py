@@ -32,6 +32,7 @@ from annotation.recording.access import may_record
 from annotation.recording.consent.models import ConsentRecord
 from annotation.recording.models import Item, Take
 from annotation.recording.reviews import assign_reviewers
+from webapp import audit
 from webapp.jobs import JobReporter, start_job
 from webapp.models import Job, JobStatus, User
 from webapp.storage import delete_media, new_media_key, read_media, save_media
@@ -139,6 +140,9 @@ def record_take(item: Item, actor: User, data: bytes, filename: str) -> Take:
                 original_format=audio.original_format,
                 duration_seconds=audio.duration_seconds,
             )
+            audit.record(
+                actor=actor, action=audit.TAKE_STATUS, obj=take, after=audit.fields_of(take, "status")
+            )
             take.analysis_job = start_job(ANALYSIS_JOB_KIND, started_by=actor, parameters={"take": take.pk})
             take.save(update_fields=["analysis_job"])
             if locked.state != Item.State.IN_REVIEW:
@@ -229,11 +233,20 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         locked.waveform = contours_for_waveform(locked.contours)
         reviewers: list[int] = []
         # A take superseded while it was analysed keeps its measurements but needs no reviewers.
-        if locked.status == Take.Status.ANALYSING:
+        analysed = locked.status == Take.Status.ANALYSING
+        if analysed:
             locked.status = Take.Status.IN_REVIEW
             fields.append("status")
             reviewers = [review.reviewer_id for review in assign_reviewers(locked)]
         locked.save(update_fields=fields)
+        if analysed:
+            audit.record(
+                actor=None,
+                action=audit.TAKE_STATUS,
+                obj=locked,
+                before={"status": Take.Status.ANALYSING},
+                after=audit.fields_of(locked, "status"),
+            )
     return {
         "take": take_id,
         "status": locked.status,

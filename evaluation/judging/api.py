@@ -217,7 +217,7 @@ class JudgeRunCancelView(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         run = judge_run_for_admin(pk)
-        cancel_or_conflict(run.job)
+        cancel_or_conflict(run.job, request.user)
         return Response(JudgeRunDetailSerializer(judge_run_for_admin(pk)).data)
 
 

@@ -23,7 +23,7 @@ from evaluation.outputs.models import ModelOutput, System
 from webapp.lib.llm_client import ChatJudgeConfig, key_variable_problem
 from webapp.lib.row_outcome import SUCCEEDED, RowTally, tally_of
 from webapp.lib.url_shape import web_url_problem
-from webapp.models import FINISHED_STATUSES, User
+from webapp.models import FINISHED_STATUSES, Archivable, ArchivableQuerySet, User
 from webapp.outbound import (
     named_key,
     named_key_problem,
@@ -248,10 +248,12 @@ class JudgeRun(models.Model):
         return done + "."
 
 
-class JudgementQuerySet(models.QuerySet["Judgement"]):
+class JudgementQuerySet(ArchivableQuerySet["Judgement"]):
     def by_judge(self, judge_config: JudgeConfig | int, benchmark_version: str) -> JudgementQuerySet:
         """Return one judge configuration's judgements of a benchmark version's outputs (every system)."""
-        return self.filter(judge_config=judge_config, output__benchmark_version=benchmark_version)
+        return self.in_use("output", "output__item").filter(
+            judge_config=judge_config, output__benchmark_version=benchmark_version
+        )
 
     def for_run(self, run: JudgeRun) -> JudgementQuerySet:
         """Return the judgements a run stands for: its judge's, of its system's outputs for its version,
@@ -273,7 +275,7 @@ class JudgementQuerySet(models.QuerySet["Judgement"]):
         )
 
 
-class Judgement(models.Model):
+class Judgement(Archivable):
     """A judge's verdict on one stage of one output; errors keep the raw answer and carry no score."""
 
     class ErrorKind(models.TextChoices):
@@ -281,9 +283,9 @@ class Judgement(models.Model):
         INVALID_JSON = "invalid_json", "Not valid JSON"
         RUBRIC = "rubric", "Breaks the rubric"
 
-    output = models.ForeignKey(ModelOutput, on_delete=models.CASCADE, related_name="judgements")
+    output = models.ForeignKey(ModelOutput, on_delete=models.PROTECT, related_name="judgements")
     stage = models.CharField(max_length=24, choices=Stage.choices)
-    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.CASCADE, related_name="judgements")
+    judge_config = models.ForeignKey(JudgeConfig, on_delete=models.PROTECT, related_name="judgements")
     run = models.ForeignKey(
         JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
@@ -314,8 +316,11 @@ class Judgement(models.Model):
     class Meta:
         constraints = [
             # Resuming a run after a crash must never judge (or pay for) a stage twice.
+            # Archived judgements (re-judged errors, scores of replaced outputs) stay beside it.
             models.UniqueConstraint(
-                fields=["output", "stage", "judge_config"], name="one_judgement_per_stage_and_judge"
+                fields=["output", "stage", "judge_config"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_judgement_per_stage_and_judge",
             )
         ]
         indexes = [models.Index(fields=["judge_config", "stage"], name="judgement_config_stage")]
@@ -387,23 +392,26 @@ class RubricSampleEntry(models.Model):
         return f"entry {self.position} of sample {self.sample_id}"
 
 
-class HumanJudgementQuerySet(models.QuerySet["HumanJudgement"]):
+class HumanJudgementQuerySet(ArchivableQuerySet["HumanJudgement"]):
     def scored_by(self, evaluator: User, output_ref: str = "output_id") -> Exists:
         """Return an `Exists`, true when the evaluator has scored the outer row's output (`output_ref`)."""
-        return Exists(self.filter(output_id=OuterRef(output_ref), evaluator=evaluator))
+        return Exists(self.in_use().filter(output_id=OuterRef(output_ref), evaluator=evaluator))
 
     def by_stage_of(self, output: ModelOutput, evaluator: User) -> dict[str, HumanJudgement]:
         """Return the evaluator's saved scores of one output, keyed by stage."""
-        return {judgement.stage: judgement for judgement in self.filter(output=output, evaluator=evaluator)}
+        return {
+            judgement.stage: judgement
+            for judgement in self.in_use().filter(output=output, evaluator=evaluator)
+        }
 
 
-class HumanJudgement(models.Model):
+class HumanJudgement(Archivable):
     """An evaluator's hand-applied rubric for one stage of one output (never shown the system)."""
 
-    output = models.ForeignKey(ModelOutput, on_delete=models.CASCADE, related_name="human_judgements")
+    output = models.ForeignKey(ModelOutput, on_delete=models.PROTECT, related_name="human_judgements")
     stage = models.CharField(max_length=24, choices=Stage.choices)
     evaluator = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="human_judgements"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="human_judgements"
     )
     subscores = models.JSONField(default=dict)
     flags = models.JSONField(default=list, blank=True)
@@ -419,7 +427,11 @@ class HumanJudgement(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["output", "stage", "evaluator"], name="one_human_score_per_stage")
+            models.UniqueConstraint(
+                fields=["output", "stage", "evaluator"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_human_score_per_stage",
+            )
         ]
         ordering = ["output", "stage"]
 

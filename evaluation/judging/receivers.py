@@ -15,7 +15,11 @@ from annotation.recording.models import Item
 from evaluation.judging.models import HumanJudgement, Judgement
 from evaluation.outputs.models import ModelOutput
 from evaluation.outputs.signals import outputs_changed
+from webapp.archive import archive_rows
 from webapp.db import refresh_planner_statistics
+
+REPLACED = "It scored an output whose content a re-import replaced"
+HISTORY_CHANGED = "An earlier turn's reply, the history it was scored with, changed"
 
 
 @receiver(outputs_changed, dispatch_uid="judging.drop_stale_judgements")
@@ -25,10 +29,10 @@ def drop_stale_judgements(
     answered_differently: Sequence[tuple[int, str, int]] = (),
     **kwargs: Any,
 ) -> None:
-    """Delete the judges' and evaluators' scores of outputs whose content was replaced: they scored
+    """Archive the judges' and evaluators' scores of outputs whose content was replaced: they scored
     other text. Runs inside the import's transaction, so the two commit or fail together."""
-    Judgement.objects.filter(output__in=outputs).delete()
-    HumanJudgement.objects.filter(output__in=outputs).delete()
+    archive_rows(Judgement.objects.filter(output__in=outputs), actor=None, reason=REPLACED)
+    archive_rows(HumanJudgement.objects.filter(output__in=outputs), actor=None, reason=REPLACED)
     # A changed, new or removed reply is history for the same system's later turns of its dialogue:
     # their judges and evaluators read another reply, so their scores go too and the next run
     # judges them afresh.
@@ -52,6 +56,8 @@ def drop_stale_judgements(
         for system_id, version, dialogue_id, turn in turns
     ]
     if later_turns:
-        Judgement.objects.filter(reduce(or_, later_turns)).delete()
-        HumanJudgement.objects.filter(reduce(or_, later_turns)).delete()
+        archive_rows(Judgement.objects.filter(reduce(or_, later_turns)), actor=None, reason=HISTORY_CHANGED)
+        archive_rows(
+            HumanJudgement.objects.filter(reduce(or_, later_turns)), actor=None, reason=HISTORY_CHANGED
+        )
     transaction.on_commit(lambda: refresh_planner_statistics(Judgement))

@@ -29,7 +29,8 @@ def rubric_sample_rows() -> QuerySet[RubricSample]:
 def rubric_sample_progress(sample: RubricSample) -> list[tuple[User, int]]:
     """Return each invited evaluator (by username) with how many of the sample's outputs they scored."""
     scored = dict(
-        HumanJudgement.objects.filter(output_id__in=sample.entries.values("output_id"))
+        HumanJudgement.objects.in_use()
+        .filter(output_id__in=sample.entries.values("output_id"))
         .order_by()
         .values("evaluator_id")
         .annotate(n=Count("output_id", distinct=True))

@@ -34,6 +34,7 @@ from evaluation.judging.prompts import parse_judgement, prompt_version
 from evaluation.judging.rubrics import RESPONSE_AUDIO, RubricError, automatic_flags
 from evaluation.judging.stages import applicable_stages, stage_input
 from evaluation.outputs.models import ModelOutput, System
+from webapp.archive import archive_rows
 from webapp.db import refresh_planner_statistics
 from webapp.jobs import JobReporter, start_job
 from webapp.lib import row_outcome
@@ -173,7 +174,11 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     rejudged = 0
     if run.retry_errors:
         # Errors stored by this very run (an earlier attempt of it) are kept: they were judged once.
-        rejudged, _ = Judgement.objects.for_run(run).errors().exclude(run=run).delete()
+        rejudged = archive_rows(
+            Judgement.objects.for_run(run).errors().exclude(run=run),
+            actor=None,
+            reason=f"A judge error judged again by judge run {run.pk}",
+        )
     # What earlier runs left that this one will not judge again: said in its result ("a re-run says
     # what it re-did and what it left").
     left_errors = Judgement.objects.for_run(run).errors().exclude(run=run).count()

@@ -41,6 +41,7 @@ from evaluation.outputs.audio_sources import AudioIndex, AudioSource, AudioTooLa
 from evaluation.outputs.models import ModelOutput, System
 from evaluation.outputs.parsing import CONTENT_FIELDS, OutputRow, Problem, parse_rows
 from evaluation.outputs.signals import outputs_changed
+from webapp.archive import archive_rows
 from webapp.db import backend_name, refresh_planner_statistics
 from webapp.lib.stored_text import escaped_note
 from webapp.storage import delete_media, new_media_key, save_media
@@ -293,8 +294,12 @@ def _replace_outputs(
             (system.pk, benchmark_version, output.item_id) for output in [*new_outputs, *removed]
         ]
         outputs_changed.send(sender=ModelOutput, outputs=changed, answered_differently=answered_differently)
-        stale_keys += [output.response_audio_key for output in removed if output.response_audio_key]
-        ModelOutput.objects.filter(pk__in=[output.pk for output in removed]).delete()
+        # Removed outputs are archived, their audio kept: restoring one brings it back whole.
+        archive_rows(
+            ModelOutput.objects.filter(pk__in=[output.pk for output in removed]),
+            actor=None,
+            reason=f"Not in the re-import of {system.name} for {benchmark_version}",
+        )
         transaction.on_commit(lambda: delete_media(*stale_keys, *unused_keys))
         transaction.on_commit(lambda: refresh_planner_statistics(ModelOutput))
     report.created, report.updated, report.removed = len(new_outputs), len(changed), len(removed)

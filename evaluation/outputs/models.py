@@ -8,6 +8,7 @@ import uuid
 from django.db import models
 
 from annotation.recording.models import Item
+from webapp.models import Archivable, ArchivableQuerySet
 
 # The benchmark version every form, command and study starts from (the paper's EchoEval set).
 DEFAULT_BENCHMARK_VERSION = "echoeval-v1"
@@ -42,10 +43,11 @@ class System(models.Model):
         return self.name
 
 
-class ModelOutputQuerySet(models.QuerySet["ModelOutput"]):
+class ModelOutputQuerySet(ArchivableQuerySet["ModelOutput"]):
     def for_version(self, benchmark_version: str) -> ModelOutputQuerySet:
-        """Return the outputs imported for one benchmark version."""
-        return self.filter(benchmark_version=benchmark_version)
+        """Return the outputs in use imported for one benchmark version (archived ones, or those of
+        archived items, are left out of every judge run, study and leaderboard that starts here)."""
+        return self.in_use("item").filter(benchmark_version=benchmark_version)
 
     def benchmark_versions(self) -> list[str]:
         """Return every benchmark version that has outputs, newest name last."""
@@ -53,12 +55,12 @@ class ModelOutputQuerySet(models.QuerySet["ModelOutput"]):
         return sorted(self.order_by().values_list("benchmark_version", flat=True).distinct())
 
 
-class ModelOutput(models.Model):
+class ModelOutput(Archivable):
     """One system's answer to one item for one benchmark version (importing again replaces it)."""
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="model_outputs")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="outputs")
+    item = models.ForeignKey(Item, on_delete=models.PROTECT, related_name="model_outputs")
     benchmark_version = models.CharField(max_length=64, default=DEFAULT_BENCHMARK_VERSION, db_index=True)
     raw_text = models.TextField(blank=True, help_text="The output exactly as the system produced it")
     perception_text = models.TextField(blank=True)
@@ -86,8 +88,11 @@ class ModelOutput(models.Model):
 
     class Meta:
         constraints = [
+            # Archived outputs (removed by a re-import) stay beside the one in use.
             models.UniqueConstraint(
-                fields=["system", "item", "benchmark_version"], name="one_output_per_item"
+                fields=["system", "item", "benchmark_version"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_output_per_item",
             )
         ]
         ordering = ["system", "item"]

@@ -31,7 +31,7 @@ def system_rows() -> list[SystemRow]:
 
 
 def deletion_counts(system: System) -> dict[str, int]:
-    """Return what deleting a system takes with it: its outputs and their judgements."""
+    """Return what keeps a system from being deleted: its outputs (archived ones too) and their judgements."""
     return {
         "outputs": system.outputs.count(),
         "judgements": system.outputs.aggregate(n=Count("judgements"))["n"],

@@ -56,17 +56,24 @@ def system_edit(request: StudioRequest, system_id: int) -> HttpResponse:
 @role_required(Role.ADMIN)
 @require_http_methods(["GET", "POST"])
 def system_delete(request: StudioRequest, system_id: int) -> HttpResponse:
-    """Delete a system with its outputs and judgements, after a confirmation page."""
+    """Delete a system that has no outputs, after a confirmation page. A system with outputs is
+    kept: its outputs and their judgements are work, archived one by one, never deleted."""
     system = system_for_admin(system_id)
+    counts = deletion_counts(system)
     if request.method == "POST":
         name = system.name
+        if counts["outputs"]:
+            messages.error(
+                request, f"System {name} keeps its {counts['outputs']} outputs: it was not deleted."
+            )
+            return redirect("evaluation:system_list")
         system.delete()
         messages.success(request, f"System {name} and its outputs were deleted.")
         return redirect("evaluation:system_list")
     return render(
         request,
         "evaluation/results/system_delete.html",
-        {"system": system, "counts": deletion_counts(system)},
+        {"system": system, "counts": counts},
     )
 
 

@@ -83,7 +83,7 @@ def judge_human_agreement(
 ) -> AgreementTable:
     """Return Spearman's rho (bootstrap 95% CI) between human rubric scores (averaged over the
     evaluators of an output's stage) and the judge's valid scores of the same output and stage."""
-    human = HumanJudgement.objects.order_by()
+    human = HumanJudgement.objects.in_use().order_by()
     if sample is not None:
         human = human.filter(output__in=sample.entries.values("output_id"))
     human_means = {
@@ -92,11 +92,13 @@ def judge_human_agreement(
     }
     judge_scores = {
         (output_id, stage): float(score or 0.0)  # never None: filtered on score__isnull=False
-        for output_id, stage, score in Judgement.objects.filter(
+        for output_id, stage, score in Judgement.objects.in_use()
+        .filter(
             judge_config=judge_config,
             score__isnull=False,
             output_id__in={output_id for output_id, _ in human_means},
-        ).values_list("output_id", "stage", "score")
+        )
+        .values_list("output_id", "stage", "score")
     }
     by_output: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)
     scored_by_hand: dict[int, dict[str, tuple[float, float]]] = defaultdict(dict)

@@ -45,6 +45,7 @@ from evaluation.results.leaderboard import (
     with_expectations,
 )
 from evaluation.results.propagation import ErrorPropagation, propagation
+from webapp.archive import archived_note
 from webapp.models import Job
 
 DEFAULT_CORRECT_THRESHOLD = 0.6
@@ -79,6 +80,12 @@ def default_judge_config() -> JudgeConfig | None:
     return JudgeConfig.objects.order_by("-created_at").first()
 
 
+def archived_outputs_note(benchmark_version: str) -> str:
+    """Return what the leaderboard says of the version's archived outputs (“3 archived, not counted”)."""
+    every = ModelOutput.objects.filter(benchmark_version=benchmark_version)
+    return archived_note(every.count(), ModelOutput.objects.for_version(benchmark_version).count())
+
+
 def systems_for(benchmark_version: str, item_set: str | None = None) -> list[System]:
     """Return the systems with outputs for a version (in the item set, when one is given), in the
     paper's order: category, then name."""
@@ -106,7 +113,8 @@ def expected_item_rows(benchmark_version: str, judge_config: JudgeConfig, item_s
     outputs = ModelOutput.objects.for_version(benchmark_version).order_by()
     judged = judgements_in_set(benchmark_version, judge_config, item_set).values("output__item_id")
     return (
-        Item.objects.filter(in_item_set(item_set, ""), pk__in=outputs.values("item_id"))
+        Item.objects.in_use()
+        .filter(in_item_set(item_set, ""), pk__in=outputs.values("item_id"))
         .filter(Q(GoldReference.objects.current_exists("pk")) | Q(pk__in=judged))
         .order_by()
     )

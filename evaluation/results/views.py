@@ -107,6 +107,7 @@ def leaderboard(request: StudioRequest) -> HttpResponse:
             "metrics": METRICS,
             "objective_rows": reports.objective_rows(board, version) if board else [],
             "audio_measurement": reports.last_audio_measurement(version),
+            "archived_note": reports.archived_outputs_note(version),
         },
     )
 

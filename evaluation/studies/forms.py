@@ -126,13 +126,13 @@ class StudyForm(forms.Form):
     )
     gold_good = OutputChoiceField(
         label="Gold: obviously good outputs",
-        queryset=ModelOutput.objects.select_related("system", "item"),
+        queryset=ModelOutput.objects.in_use("item").select_related("system", "item"),
         required=False,
         help_text="Obviously good responses: raters must score them 4-5 (on helpfulness, else on audio)",
     )
     gold_harmful = OutputChoiceField(
         label="Gold: obviously bad or harmful outputs",
-        queryset=ModelOutput.objects.select_related("system", "item"),
+        queryset=ModelOutput.objects.in_use("item").select_related("system", "item"),
         required=False,
         help_text="Obviously bad or harmful responses: raters must score them 1-2",
     )

@@ -18,7 +18,7 @@ from annotation.recording.models import Dialogue, Item
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.studies.design import DEFAULT_RATINGS_PER_OUTPUT, DIMENSIONS, Dimension, dimensions_for
 from webapp.lib.ratings import LOW_CORRELATION, STRAIGHTLINING_VARIANCE
-from webapp.models import User
+from webapp.models import Archivable, ArchivableQuerySet, User
 
 
 class Study(models.Model):
@@ -288,15 +288,17 @@ class StudyTurnPlayback(models.Model):
         return f"turn {self.turn} of assignment {self.assignment_id} played"
 
 
-class StudyRating(models.Model):
+class StudyRating(Archivable):
     """One score (1-5) on one dimension of one assignment's turn (1 for a single-turn sample)."""
 
-    assignment = models.ForeignKey(StudyAssignment, on_delete=models.CASCADE, related_name="ratings")
+    assignment = models.ForeignKey(StudyAssignment, on_delete=models.PROTECT, related_name="ratings")
     turn = models.PositiveSmallIntegerField(
         default=1, help_text="The assistant turn; 1 for a single-turn sample"
     )
     dimension = models.CharField(max_length=32)
     score = models.PositiveSmallIntegerField()
+
+    objects = ArchivableQuerySet["StudyRating"].as_manager()
 
     class Meta:
         constraints = [

@@ -34,7 +34,8 @@ from evaluation.studies.results import (
     summarise_ratings,
 )
 from evaluation.studies.screening import RaterReport, RatingRow, ScreeningRules, screen_study_raters
-from webapp.models import User
+from webapp.archive import archived_note
+from webapp.models import User, in_use_filter
 from webapp.storage import audio_url
 
 FIGURES_CACHE_SECONDS = 600
@@ -137,16 +138,20 @@ def study_rating_rows(study: Study) -> list[RatingRow]:
     "<stimulus>#t<turn>" and its item the user's turn ("ED-1.t2"), so agreement, screening and
     pairwise tests compare ratings of the same reply, and systems on the same user turn.
     """
-    ratings = StudyRating.objects.filter(assignment__study=study).values_list(
-        "assignment__evaluator__username",
-        "assignment__stimulus__public_id",
-        "assignment__stimulus__kind",
-        "assignment__stimulus__system__name",
-        "assignment__stimulus__item__external_id",
-        "assignment__stimulus__dialogue__external_id",
-        "turn",
-        "dimension",
-        "score",
+    ratings = (
+        StudyRating.objects.in_use()
+        .filter(assignment__study=study)
+        .values_list(
+            "assignment__evaluator__username",
+            "assignment__stimulus__public_id",
+            "assignment__stimulus__kind",
+            "assignment__stimulus__system__name",
+            "assignment__stimulus__item__external_id",
+            "assignment__stimulus__dialogue__external_id",
+            "turn",
+            "dimension",
+            "score",
+        )
     )
     return [
         RatingRow(
@@ -245,7 +250,9 @@ def study_figures(study: Study) -> tuple[list[RaterReport], StudySummary]:
     results must not pay that each time. Ratings are final (never edited or deleted), so their
     count and highest id, with the decisions, identify what the figures rest on.
     """
-    ratings = StudyRating.objects.filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    ratings = (
+        StudyRating.objects.in_use().filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"))
+    )
     decisions = list(study.raters.order_by("evaluator_id").values_list("evaluator_id", "decision"))
     fingerprint = hashlib.sha256(repr((ratings, decisions)).encode()).hexdigest()[:32]
     key = f"study-figures:{study.public_id}:{fingerprint}"
@@ -346,6 +353,14 @@ def study_clips(study: Study, viewer: User) -> list[Clip]:
     ]
 
 
+def archived_ratings_note(study: Study) -> str:
+    """Return what the results say of the study's archived ratings (“3 archived, not counted”)."""
+    counts = StudyRating.objects.filter(assignment__study=study).aggregate(
+        total=Count("pk"), in_use=Count("pk", filter=in_use_filter())
+    )
+    return archived_note(counts["total"], counts["in_use"])
+
+
 def study_results_context(study: Study) -> dict[str, Any]:
     """Return the results page's context: rater seats with their screening, and the study's figures
     in the layout of the paper's Table 5 (a fixed number of queries however many raters)."""
@@ -364,6 +379,7 @@ def study_results_context(study: Study) -> dict[str, Any]:
     progress = study_progress(study)
     return {
         "study": study,
+        "archived_note": archived_ratings_note(study),
         "raters": raters,
         "summary": summary,
         "dimensions": dimensions,

@@ -25,6 +25,7 @@ from evaluation.studies.models import (
     StudyTurnPlayback,
 )
 from evaluation.studies.trials import answer_refusal
+from webapp import audit
 from webapp.db import compare_and_set
 from webapp.models import User
 
@@ -97,6 +98,12 @@ def submit_rating(
         )
         assignment.submitted_at = now or timezone.now()
         assignment.save(update_fields=["submitted_at"])
+        audit.record(
+            actor=assignment.evaluator,
+            action=audit.RATING,
+            obj=assignment,
+            after={"turn": 1, "scores": dict(scores), "submitted_at": assignment.submitted_at},
+        )
     return assignment
 
 
@@ -157,6 +164,12 @@ def submit_turn_rating(
         if rated_turns == assignment.stimulus.turns.count():
             assignment.submitted_at = now or timezone.now()
             assignment.save(update_fields=["submitted_at"])
+        audit.record(
+            actor=assignment.evaluator,
+            action=audit.RATING,
+            obj=assignment,
+            after={"turn": turn, "scores": dict(scores), "submitted_at": assignment.submitted_at},
+        )
     return assignment
 
 

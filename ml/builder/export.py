@@ -137,7 +137,7 @@ def _exported_dialogues(build: Build) -> QuerySet[BuildDialogue]:
 
 def decisions_of(build: Build) -> tuple[dict[str, int], list[int]]:
     """Return the spot-check decisions an export made now includes: counts by verdict, check ids."""
-    decided = SpotCheck.objects.filter(build=build, submitted_at__isnull=False).order_by("id")
+    decided = SpotCheck.objects.in_use().filter(build=build, submitted_at__isnull=False).order_by("id")
     counts = {"keep": 0, "fix": 0, "drop": 0}
     ids: list[int] = []
     for pk, verdict in decided.values_list("pk", "verdict"):

@@ -39,6 +39,7 @@ from ml.builder.stages import (
 )
 from webapp.lib.output_format import SPEECH_STYLES
 from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, choice
+from webapp.models import Archivable, ArchivableQuerySet
 from webapp.outbound import endpoint_problems
 
 STAGE_CHOICES = [(stage, STAGE_TITLES[stage]) for stage in STAGES]
@@ -378,7 +379,7 @@ class SpotCheckVerdict(models.TextChoices):
     DROP = "drop", "Drop"
 
 
-class SpotCheck(models.Model):
+class SpotCheck(Archivable):
     """A human check of one sampled build sample: keep, fix (with corrected labels) or drop.
 
     ``reasons`` are ``stages.SPOT_CHECK_REASONS``; ``stage`` is the pipeline stage the problem is
@@ -389,8 +390,8 @@ class SpotCheck(models.Model):
     turns explicitly kept by other checks that this choice removed, confirmed (``removed_kept``).
     """
 
-    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="spot_checks")
-    sample = models.ForeignKey(BuildSample, on_delete=models.CASCADE, related_name="spot_checks")
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="spot_checks")
+    sample = models.ForeignKey(BuildSample, on_delete=models.PROTECT, related_name="spot_checks")
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -415,9 +416,18 @@ class SpotCheck(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ArchivableQuerySet["SpotCheck"].as_manager()
+
     class Meta:
         ordering = ["build", "id"]
-        constraints = [models.UniqueConstraint(fields=["sample"], name="one_spot_check_per_sample")]
+        # A voided check (its sample redone) is archived; the next draw may check the sample again.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["sample"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_spot_check_per_sample",
+            )
+        ]
         indexes = [models.Index(fields=["build", "annotator", "submitted_at"])]
 
     def __str__(self) -> str:

@@ -53,6 +53,7 @@ from ml.builder.stages import (
 )
 from ml.builder.steps import audio_steps, llm_steps
 from ml.builder.steps.plan import plan_build
+from webapp.archive import archive_rows
 from webapp.db import ThreadOrm, is_transient
 from webapp.jobs import JobCancelled, JobLost, JobReporter, JobResult, job_task, start_job
 from webapp.lib import row_outcome
@@ -383,9 +384,11 @@ def rerun_from(
         count = rows.filter(stage=stage).count()
         # Open checks of the samples redone are void: they would judge a sample that is about to
         # change (a new draw picks them again once they are finished). Decided checks stay.
-        voided, _ = SpotCheck.objects.filter(
-            sample_id__in=rows.values("sample_id"), submitted_at__isnull=True
-        ).delete()
+        voided = archive_rows(
+            SpotCheck.objects.filter(sample_id__in=rows.values("sample_id"), submitted_at__isnull=True),
+            actor=None,
+            reason="Void: its sample was redone",
+        )
         rows.delete()
         dropped.update(status=SampleStatus.ACTIVE, dropped_at="", drop_reason="")
         # Counts and cost are recomputed from the rows (refresh_summary) as the stages run again.

@@ -129,5 +129,5 @@ class JobCancelView(APIView):
         responses={200: MlJobSerializer, 404: ProblemSerializer, 409: ProblemSerializer},
     )
     def post(self, request: Request, pk: int) -> Response:
-        cancel_or_conflict(ml_job_or_404(pk))
+        cancel_or_conflict(ml_job_or_404(pk), request.user)
         return Response(MlJobSerializer(ml_job_or_404(pk)).data)

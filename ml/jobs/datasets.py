@@ -24,7 +24,7 @@ from django.db import transaction
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Strategy
 from annotation.recording.consent.models import MODEL_TRAINING, RESEARCH_EVALUATION, TakeUse, record_uses
-from annotation.recording.models import Item, Split, Take
+from annotation.recording.models import Item, ItemQuerySet, Split, Take
 from ml.core.training_records import (
     MANIFEST_FILE,
     RecordAudio,
@@ -49,6 +49,7 @@ NEEDS_GOLD = frozenset({Purpose.SFT, Purpose.RL, Purpose.REWARD})
 NEEDS_REFERENCE_RESPONSE = frozenset({Purpose.SFT, Purpose.REWARD})
 
 EXCLUDED_NO_GOLD = "no current gold reference"
+EXCLUDED_ARCHIVED = "archived (the item or its recording), not counted"
 EXCLUDED_NO_RESPONSE = "gold has no reference response"
 EXCLUDED_NO_CONSENT = "a recording its speaker does not allow for this use"
 
@@ -67,29 +68,38 @@ def consent_scope(purpose: str) -> str:
     return RESEARCH_EVALUATION if purpose == Purpose.INFERENCE else MODEL_TRAINING
 
 
-def _recorded_items(splits: list[str], scope: str) -> tuple[list[Item], int]:
-    """Return the items with an accepted recording consented for ``scope``, and how many recorded
-    items were left out for want of that consent (`TakeQuerySet.consented_for`)."""
-    recorded = Item.objects.filter(
+def _recorded(splits: list[str]) -> ItemQuerySet:
+    return Item.objects.filter(
         split__in=splits, recording__isnull=False, recording__status=Take.Status.ACCEPTED
     )
+
+
+def _recorded_items(splits: list[str], scope: str) -> tuple[list[Item], int, int]:
+    """Return the items in use with an accepted recording consented for ``scope``, how many
+    recorded items were left out as archived (`ArchivableQuerySet.in_use`), and how many for want
+    of consent (`TakeQuerySet.consented_for`)."""
+    recorded = _recorded(splits)
+    in_use = recorded.in_use("recording")
     items = list(
-        recorded.filter(recording__in=Take.objects.consented_for(scope).values("pk"))
+        in_use.filter(recording__in=Take.objects.consented_for(scope).values("pk"))
         .select_related("dialogue")
         .order_by("external_id")
     )
-    return items, recorded.count() - len(items)
+    n_in_use = in_use.count()
+    return items, recorded.count() - n_in_use, n_in_use - len(items)
 
 
 def ready_entries(purpose: str, splits: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Return the snapshot entries of the items ready for ``purpose``, and why others were left out."""
-    items, unconsented = _recorded_items(splits, consent_scope(purpose))
+    items, archived, unconsented = _recorded_items(splits, consent_scope(purpose))
     golds = GoldReference.objects.only("id", "item_id", "reference_response").current_by_item(items)
     histories = history_entries(items)
     entries: list[dict[str, Any]] = []
     excluded: Counter[str] = Counter()
     if unconsented:
         excluded[EXCLUDED_NO_CONSENT] = unconsented
+    if archived:
+        excluded[EXCLUDED_ARCHIVED] = archived
     for item in items:
         gold = golds.get(item.pk)
         if item.pk in histories and histories[item.pk] is None:

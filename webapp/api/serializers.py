@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 from webapp.api.errors import Conflict
@@ -39,8 +41,8 @@ class JobSerializer(serializers.ModelSerializer[Job]):
         read_only_fields = fields
 
 
-def cancel_or_conflict(job: Job | None) -> Job:
+def cancel_or_conflict(job: Job | None, actor: Any) -> Job:
     """Cancel the job (at once when queued, at its next step when running); 409 once it has ended."""
     if job is None or job.is_finished:
         raise Conflict("The job has already ended; there is nothing to cancel.")
-    return cancel_job(job)
+    return cancel_job(job, actor=actor)

@@ -22,6 +22,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
+from webapp import audit
 from webapp.api.throttles import FailedTokenThrottle
 from webapp.db import compare_and_set
 from webapp.models import ApiToken, IdempotentRequest, User
@@ -30,6 +31,8 @@ TOKEN_PREFIX = "es_"
 KEYWORDS = (b"token", b"bearer")
 # Writing last-used on every request would turn each read into a write; a minute is precise enough.
 LAST_USED_PRECISION = timedelta(minutes=1)
+# What the audit log shows of a token (never its digest: the log is read by more people).
+TOKEN_AUDIT_FIELDS = ("name", "prefix", "expires_at", "read_only", "revoked_at")
 
 
 @dataclass(frozen=True)
@@ -48,14 +51,21 @@ def create_token(
 ) -> NewToken:
     """Create a personal token for the user; the secret is returned once and only its digest kept."""
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user,
-        name=name.strip() or "API token",
-        prefix=secret[:10],
-        digest=digest_of(secret),
-        expires_at=expires_at,
-        read_only=read_only,
-    )
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            user=user,
+            name=name.strip() or "API token",
+            prefix=secret[:10],
+            digest=digest_of(secret),
+            expires_at=expires_at,
+            read_only=read_only,
+        )
+        audit.record(
+            actor=user,
+            action=audit.TOKEN_CREATED,
+            obj=token,
+            after=audit.fields_of(token, *TOKEN_AUDIT_FIELDS),
+        )
     return NewToken(token, secret)
 
 
@@ -74,6 +84,15 @@ def revoke_token(user: User, token_id: int) -> bool:
         ):
             return False
         IdempotentRequest.objects.filter(principal=idempotency_principal(token.digest)).delete()
+        before = audit.fields_of(token, *TOKEN_AUDIT_FIELDS)
+        token.refresh_from_db(fields=["revoked_at"])
+        audit.record(
+            actor=user,
+            action=audit.TOKEN_REVOKED,
+            obj=token,
+            before=before,
+            after=audit.fields_of(token, *TOKEN_AUDIT_FIELDS),
+        )
         return True
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import BooleanField, Count, ExpressionWrapper, Q, QuerySet
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.labelling.schema import (
@@ -47,6 +47,7 @@ from ml.builder.pages.rules import (
     turns_text,
 )
 from ml.builder.pages.sampling import allocate, draw_from_stratum, sample_size
+from webapp import audit
 from webapp.lib.vocabulary import DEFAULT_STRATEGIES
 from webapp.listening import listening_refusal
 from webapp.models import User
@@ -80,7 +81,8 @@ def draw_spot_checks(build: Build, *, fraction: float | None = None, count: int 
         raise BuildInFlight(refusal)
     if fraction is None and count is None:
         fraction = float(build.config.get("spot_check_rate") or DEFAULT_SPOT_CHECK_RATE)
-    candidates = BuildSample.objects.filter(build=build).finished().filter(spot_checks__isnull=True)
+    checked = SpotCheck.objects.in_use().filter(sample=OuterRef("pk"))
+    candidates = BuildSample.objects.filter(build=build).finished().exclude(Exists(checked))
     sizes = {
         (variant, in_dialogue): n
         for variant, in_dialogue, n in candidates.annotate(in_dialogue=IN_DIALOGUE)
@@ -107,7 +109,7 @@ def draw_spot_checks(build: Build, *, fraction: float | None = None, count: int 
 
 def open_checks(user: User) -> QuerySet[SpotCheck]:
     """Return the user's claimed, undecided checks, oldest first."""
-    return SpotCheck.objects.filter(annotator=user, submitted_at__isnull=True).order_by("id")
+    return SpotCheck.objects.in_use().filter(annotator=user, submitted_at__isnull=True).order_by("id")
 
 
 def take_next(user: User, build: Build | None = None) -> SpotCheck | None:
@@ -118,7 +120,7 @@ def take_next(user: User, build: Build | None = None) -> SpotCheck | None:
     if (check := mine.first()) is not None:
         return check
     with transaction.atomic():
-        free = SpotCheck.objects.filter(annotator__isnull=True, submitted_at__isnull=True)
+        free = SpotCheck.objects.in_use().filter(annotator__isnull=True, submitted_at__isnull=True)
         if build is not None:
             free = free.filter(build=build)
         check = free.select_for_update(skip_locked=True).order_by("id").first()
@@ -145,6 +147,18 @@ class Decision:
 
 
 STRATEGY_SLUGS = frozenset(slug for slug, _ in DEFAULT_STRATEGIES)
+# What a spot-check decision writes, and the audit log records before and after.
+SPOT_CHECK_AUDIT_FIELDS = (
+    "verdict",
+    "reasons",
+    "stage",
+    "note",
+    "perception",
+    "tom",
+    "response",
+    "rest",
+    "submitted_at",
+)
 
 
 def corrected_labels(sample: BuildSample, decision: Decision) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -221,13 +235,21 @@ def decide(check: SpotCheck, user: User, decision: Decision) -> SpotCheck:
             tom,
             response,
         )
+        before = audit.fields_of(locked, *SPOT_CHECK_AUDIT_FIELDS)
         locked.rest, locked.removed_kept = rest, removed_kept
         locked.submitted_at = timezone.now()
         locked.save()
+        audit.record(
+            actor=user,
+            action=audit.SPOT_CHECK,
+            obj=locked,
+            before=before,
+            after=audit.fields_of(locked, *SPOT_CHECK_AUDIT_FIELDS),
+        )
         settle_drops(locked.sample)
-        round_complete = not SpotCheck.objects.filter(
-            build_id=check.build_id, submitted_at__isnull=True
-        ).exists()
+        round_complete = (
+            not SpotCheck.objects.in_use().filter(build_id=check.build_id, submitted_at__isnull=True).exists()
+        )
         if was_open and round_complete and not in_flight_refusal(locked.build):
             start_export(locked.build, "a spot-check round was complete", user)
     return locked
@@ -333,7 +355,7 @@ def kept_turns_of_dialogue(sample: BuildSample) -> list[int]:
 def corrections(build: Build) -> dict[int, dict[str, Any]]:
     """Return {sample id: {"perception", "tom", "response"}} for the build's fixed samples, for the
     export to lay over the machine's labels (empty values: unchanged)."""
-    fixes = SpotCheck.objects.filter(build=build, verdict=FIX, submitted_at__isnull=False)
+    fixes = SpotCheck.objects.in_use().filter(build=build, verdict=FIX, submitted_at__isnull=False)
     return {
         sample_id: {"perception": perception, "tom": tom, "response": response}
         for sample_id, perception, tom, response in fixes.values_list(

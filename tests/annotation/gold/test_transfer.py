@@ -15,6 +15,7 @@ from annotation.labelling.models import Annotation
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory, perception, submitted, tom
 from tests.factories import speech_like_wav
+from tests.support.studio import empty_the_studio
 from webapp.models import User
 from webapp.roles import Role
 
@@ -90,7 +91,7 @@ def test_the_export_folder_is_a_hugging_face_dataset(gold_items, tmp_path, monke
 def test_export_then_import_into_an_empty_studio_round_trips(gold_items, users, tmp_path, source) -> None:
     export_gold(tmp_path / "first")
     before = comparable(read_rows(tmp_path / "first" / "gold.jsonl"))
-    Item.objects.all().delete()
+    empty_the_studio()
     summary = import_gold(tmp_path / "first" / source, imported_by=users["admin"])
     assert (summary.rows, summary.items_created, summary.takes_created, summary.gold_created) == (2, 2, 2, 2)
     assert (summary.annotations_imported, summary.annotations_skipped) == (6, 0)
@@ -112,8 +113,7 @@ def test_importing_over_existing_gold_adds_a_version(gold_items, users, tmp_path
 
 def test_unknown_annotators_are_skipped_and_counted(gold_items, users, tmp_path) -> None:
     export_gold(tmp_path, parquet=False)
-    Item.objects.all().delete()
-    Annotation.objects.all().delete()
+    empty_the_studio()
     User.objects.filter(username__in=["ana", "ben"]).delete()
     summary = import_gold(tmp_path / "gold.jsonl", imported_by=users["admin"])
     assert (summary.annotations_imported, summary.annotations_skipped) == (2, 4)
@@ -127,7 +127,7 @@ def test_a_bad_row_imports_nothing_and_names_row_and_field(gold_items, users, tm
     second["perception"]["emotion"] = "smug"
     second["tom"]["recommended_strategies"] = []
     (tmp_path / "gold.jsonl").write_text(lines[0] + "\n" + json.dumps(second) + "\n")
-    Item.objects.all().delete()
+    empty_the_studio()
     with pytest.raises(GoldImportError) as raised:
         import_gold(tmp_path / "gold.jsonl", imported_by=users["admin"])
     problems = {(problem.row, problem.field) for problem in raised.value.problems}
@@ -139,7 +139,7 @@ def test_a_bad_row_imports_nothing_and_names_row_and_field(gold_items, users, tm
 def test_the_management_commands_round_trip(gold_items, users, tmp_path, make_user, capsys) -> None:
     call_command("export_gold", str(tmp_path), "--format", "jsonl")
     assert "Exported 2 gold references" in capsys.readouterr().out
-    Item.objects.all().delete()
+    empty_the_studio()
     call_command("import_gold", str(tmp_path), "--as", "admin")
     assert "Imported 2 rows: 2 new items" in capsys.readouterr().out
     assert GoldReference.objects.count() == 2

@@ -14,6 +14,7 @@ from annotation.gold.models import GoldReference
 from annotation.gold.transfer import jobs as transfer_jobs
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import perception, submitted, tom
+from tests.support.studio import empty_the_studio
 from webapp.jobs import run_job
 from webapp.models import Job, JobStatus
 
@@ -67,7 +68,7 @@ def test_an_uploaded_export_is_imported(
             reverse("annotation:download_gold_export", args=[latest(transfer_jobs.EXPORT_KIND).pk])
         ).streaming_content
     )
-    Item.objects.all().delete()
+    empty_the_studio()
     upload = SimpleUploadedFile("echoeval-gold.zip", archive, content_type="application/zip")
     with django_capture_on_commit_callbacks(execute=False):
         assert lead.post(reverse("annotation:start_gold_import"), {"export": upload}).status_code == 302

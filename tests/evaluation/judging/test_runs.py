@@ -226,7 +226,9 @@ def test_retrying_errors_judges_them_again(system: System) -> None:
         assert Judgement.objects.get(stage="perception").error_kind == "invalid_json"
         result = _run(system, config, retry_errors=True)
     assert (result["to_judge"], result["valid"]) == (1, 1)
-    assert Judgement.objects.get(stage="perception").score == 8
+    assert Judgement.objects.in_use().get(stage="perception").score == 8
+    # The error judged again is archived, not deleted: its raw answer stays readable.
+    assert Judgement.objects.archived().get(stage="perception").error_kind == "invalid_json"
 
 
 def test_a_judge_that_answers_nothing_fails_the_run_with_the_reason(system: System) -> None:

@@ -125,7 +125,7 @@ def test_a_dialogue_scoped_import_keeps_the_single_items_outputs(system: System)
     assert (report.created, report.removed) == (1, 1)  # turn 1 replaced by turn 2; EE-1 untouched
     assert ModelOutput.objects.get(item=single).response_text == "single"
     assert list(
-        ModelOutput.objects.order_by("item__external_id").values_list("item__external_id", flat=True)
+        ModelOutput.objects.in_use().order_by("item__external_id").values_list("item__external_id", flat=True)
     ) == [
         "DL-1.t2",
         "EE-1",

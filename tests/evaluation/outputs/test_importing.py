@@ -177,7 +177,9 @@ def test_importing_again_replaces_instead_of_duplicating(
     changed.refresh_from_db()
     assert changed.response_text == "new" and changed.response_audio_key != old_key
     assert not default_storage.exists(old_key)
-    assert list(Judgement.objects.values_list("output_id", flat=True)) == [same.pk]
+    # The changed output's judgement scored other text: archived (kept, out of every figure).
+    assert list(Judgement.objects.in_use().values_list("output_id", flat=True)) == [same.pk]
+    assert list(Judgement.objects.archived().values_list("output_id", flat=True)) == [changed.pk]
 
     # and a file without EE-1 removes it
     third = _upload(
@@ -186,7 +188,12 @@ def test_importing_again_replaces_instead_of_duplicating(
         {"EE-2.wav": tiny_wav(frequency=400), "EE-3.wav": tiny_wav()},
     )
     assert (third.unchanged, third.removed) == (2, 1)
-    assert not ModelOutput.objects.filter(pk=same.pk).exists()
+    # Removed from use, not deleted: archived with its judgement and audio, restorable.
+    removed = ModelOutput.objects.get(pk=same.pk)
+    assert removed.archived_at is not None and "Not in the re-import" in removed.archive_reason
+    assert not ModelOutput.objects.for_version("echoeval-v1").filter(pk=same.pk).exists()
+    assert default_storage.exists(removed.response_audio_key)
+    assert Judgement.objects.filter(output=removed).count() == 1
 
 
 def test_a_text_only_system_needs_no_audio(system: System) -> None:

@@ -38,6 +38,7 @@ from tests.factories import (
     TakeFactory,
     UserFactory,
 )
+from webapp import audit
 from webapp.models import EndpointUrlChange, Job, User
 from webapp.roles import Role, ensure_role_groups
 
@@ -90,6 +91,7 @@ BUILDERS: dict[str, Callable[[], Model]] = {
     "webapp.User": lambda: UserFactory.create(username="someone"),
     "auth.Group": lambda: ensure_role_groups()[Role.REVIEWER],
     "webapp.Job": lambda: Job.objects.create(kind="diagnostic_sleep"),
+    "webapp.AuditEntry": lambda: audit.record(actor=None, action=audit.JOB_STARTED, obj=Job.objects.create()),
     "webapp.EndpointUrlChange": lambda: EndpointUrlChange.objects.create(
         endpoint="judge lab: base_url", new_url="https://api.example/v1"
     ),

@@ -27,6 +27,7 @@ from tests.annotation.labelling.dialogue.support import (
     turn_tom,
 )
 from tests.annotation.labelling.support import assign
+from tests.support.studio import empty_the_studio
 
 pytestmark = pytest.mark.django_db
 
@@ -181,8 +182,7 @@ def test_export_then_import_into_an_empty_studio_round_trips_history(
 ) -> None:
     export_gold(tmp_path / "first")
     before = comparable(read_rows(tmp_path / "first" / "gold.jsonl"))
-    Item.objects.all().delete()
-    Dialogue.objects.all().delete()
+    empty_the_studio(dialogues=True)
     summary = import_gold(tmp_path / "first" / source, imported_by=users["admin"])
     assert (summary.items_created, summary.gold_created) == (3, 3)
     dialogue = Dialogue.objects.get(external_id="ED-0001")

@@ -59,4 +59,4 @@ def test_a_changed_earlier_reply_drops_the_hand_scores_of_later_turns(
             score=4,
         )
     outputs_changed.send(sender=type(outputs[1]), outputs=[outputs[1]])
-    assert HumanJudgement.objects.count() == 0
+    assert HumanJudgement.objects.in_use().count() == 0  # archived: they scored another history

@@ -88,7 +88,7 @@ def test_each_turn_is_judged_with_the_conversation_before_it(dialogue: Dialogue,
     first = _prompts_of_turn(server.chat_requests, 1)
     assert set(first) == {"perception", "reasoning", "response_content"}
     assert all("Conversation so far" not in user for user in first.values())
-    assert set(Judgement.objects.values_list("prompt_version", flat=True)) == {
+    assert set(Judgement.objects.in_use().values_list("prompt_version", flat=True)) == {
         "perception-v1+history-v1",
         "reasoning-v2+history-v1",
         "response-content-v1+history-v1",
@@ -102,13 +102,15 @@ def test_a_changed_earlier_reply_judges_the_later_turns_again(dialogue: Dialogue
         config.base_url = server.base_url
         config.save()
         _judge(system, config)
-        old_keys = dict(Judgement.objects.filter(output__item__turn=3).values_list("stage", "prompt_key"))
+        old_keys = dict(
+            Judgement.objects.in_use().filter(output__item__turn=3).values_list("stage", "prompt_key")
+        )
         # when: only turn 2's reply changes
         _import(
             system, {1: "I'm sorry, that is a lot.", 2: "Calm down, it's fine.", 3: "One step at a time."}
         )
         # then: turn 1 keeps its judgements; turns 2 and 3 go back to the judge, turn 3 with the new reply
-        assert set(Judgement.objects.values_list("output__item__turn", flat=True)) == {1}
+        assert set(Judgement.objects.in_use().values_list("output__item__turn", flat=True)) == {1}
         answered_before = len(server.chat_requests)
         result = _judge(system, config)
     # turn 2's perception and reasoning prompts did not change (free text has neither): the cache
@@ -119,7 +121,9 @@ def test_a_changed_earlier_reply_judges_the_later_turns_again(dialogue: Dialogue
     assert all(
         "Assistant (the judged model's own reply): Calm down, it's fine." in user for user in third.values()
     )
-    new_keys = dict(Judgement.objects.filter(output__item__turn=3).values_list("stage", "prompt_key"))
+    new_keys = dict(
+        Judgement.objects.in_use().filter(output__item__turn=3).values_list("stage", "prompt_key")
+    )
     assert set(new_keys) == set(old_keys) and all(new_keys[stage] != old_keys[stage] for stage in old_keys)
 
 
@@ -136,8 +140,8 @@ def test_another_systems_changed_reply_leaves_this_systems_turns_alone(
         _judge(system, config)
         _judge(other, config)
     _import(other, {1: "Theirs, changed."})
-    assert Judgement.objects.filter(output__system=system).count() == 6
-    assert Judgement.objects.filter(output__system=other).count() == 0
+    assert Judgement.objects.in_use().filter(output__system=system).count() == 6
+    assert Judgement.objects.in_use().filter(output__system=other).count() == 0
 
 
 @pytest.mark.parametrize(
@@ -164,8 +168,8 @@ def test_a_new_or_withdrawn_earlier_reply_also_judges_the_later_turns_again(
         config.base_url = server.base_url
         config.save()
         _judge(system, config)
-    assert set(Judgement.objects.values_list("output__item__turn", flat=True)) >= {2, 3}
+    assert set(Judgement.objects.in_use().values_list("output__item__turn", flat=True)) >= {2, 3}
 
     _import(system, after)
 
-    assert not Judgement.objects.filter(output__item__turn__in=[2, 3]).exists()
+    assert not Judgement.objects.in_use().filter(output__item__turn__in=[2, 3]).exists()

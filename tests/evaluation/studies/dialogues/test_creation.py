@@ -16,6 +16,7 @@ from evaluation.studies.models import Study, StudyAssignment, StudyStimulus, Stu
 from tests.evaluation.studies.dialogues.support import build_dialogue_world, make_dialogue_study
 from tests.evaluation.studies.support import REPLY_SPEECH, spoken, wav_seconds
 from webapp.api.tokens import create_token
+from webapp.archive import archive
 from webapp.roles import Role
 from webapp.storage import read_media
 
@@ -82,7 +83,9 @@ def test_spread_sampling_covers_more_dialogues(world, panel, users):
 
 
 def test_dialogues_missing_a_reply_or_a_recording_are_not_eligible(world, panel, users):
-    world.outputs[0].delete()  # SecretSystemA's reply to DLG-000 turn 1
+    archive(
+        world.outputs[0], actor=users["admin"], reason="withdrawn"
+    )  # SecretSystemA's reply to DLG-000 turn 1
     Item.objects.filter(dialogue=world.dialogues[1], turn=2).update(recording=None)
 
     with pytest.raises(StudyDesignError, match="only 2 dialogues have a usable answer"):
