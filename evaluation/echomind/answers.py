@@ -71,7 +71,14 @@ def import_answers(
     for known in Question.objects.all():
         questions.setdefault(known.question_id, []).append(known)
     deliveries = {d.audio_name(): d for d in Delivery.objects.select_related("delivery_set__attribute")}
-    answers, transcripts, replies, problems = [], [], [], []
+    answers, transcripts, replies = [], [], []
+    problems: list[str] = []
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        # EchoMind's own result file (one JSON list), read into the rows below, numbered by entry.
+        converted, problems = layout.answers_from_results(data)
+        if problems:
+            return AnswerReport(problems=problems)
+        data = "\n".join(json.dumps(row) for row in converted).encode()
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
