@@ -78,7 +78,7 @@ class Placement:
         if row.item_id:
             return row.item_id if row.item_id in self.item_ids else None
         if row.audio_sha256:
-            return self.by_audio_sha256.get(row.audio_sha256.lower())
+            return self.by_audio_sha256.get(row.audio_sha256.lower())  # a shared file places nothing
         return self.by_text.get(normal_text(row.question)) if row.question else None
 
 
@@ -215,7 +215,7 @@ def _unplaced(row: HarnessRow) -> str:
     if row.item_id:
         return f"no item has the id {row.item_id}"
     if row.audio_sha256:
-        return "no item's delivered audio has this sha256"
+        return "no item's delivered audio (or more than one) has this sha256"
     if row.question:
         return "no item (or more than one) has this question as its script"
     return "the row names no item_id, audio_sha256 or question"

@@ -27,6 +27,7 @@ job's dialogue run replaces dialogue turns' outputs only, its single-item run th
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -133,24 +134,28 @@ def _placement(rows: list[HarnessRow]) -> Placement:
     """Return what a harness file's rows may be placed by: the items they name by id, the audio
     checksums of accepted takes (only read when a row gives one), the scripts one item has."""
     ids = {row.item_id for row in rows if row.item_id}
-    by_sha: dict[str, str] = {}
+    by_sha: list[tuple[str, str]] = []
     if any(row.audio_sha256 and not row.item_id for row in rows):
-        for external_id, key in Item.objects.filter(recording__isnull=False).values_list(
-            "external_id", "recording__audio_key"
-        ):
-            by_sha[hashlib.sha256(read_media(key)).hexdigest()] = external_id
-    by_text: dict[str, str] = {}
-    ambiguous: set[str] = set()
+        by_sha = [
+            (hashlib.sha256(read_media(key)).hexdigest(), external_id)
+            for external_id, key in Item.objects.filter(recording__isnull=False).values_list(
+                "external_id", "recording__audio_key"
+            )
+        ]
+    by_text: list[tuple[str, str]] = []
     if any(row.question and not row.item_id and not row.audio_sha256 for row in rows):
-        for external_id, text in Item.objects.values_list("external_id", "text"):
-            script = normal_text(text)
-            if script in by_text:
-                ambiguous.add(script)
-            by_text[script] = external_id
-    for script in ambiguous:
-        del by_text[script]
+        by_text = [
+            (normal_text(text), external_id)
+            for external_id, text in Item.objects.values_list("external_id", "text")
+        ]
     known = frozenset(Item.objects.filter(external_id__in=ids).values_list("external_id", flat=True))
-    return Placement(known, by_sha, by_text)
+    return Placement(known, _unique(by_sha), _unique(by_text))
+
+
+def _unique(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Return key -> item id for the keys one item has: a script or audio two items share places nothing."""
+    counts = Counter(key for key, _ in pairs)
+    return {key: external_id for key, external_id in pairs if counts[key] == 1}
 
 
 def _validate(
