@@ -42,9 +42,7 @@ class Command(BaseCommand):
         if chosen == "all":
             folder: Path = options["folder"]
             save_hf_disk(folder, folder / HF_FOLDER)
-            write_voicebench(
-                folder / VOICEBENCH_FOLDER, scenario=options["scenario"], split=options["split"]
-            )
+            write_voicebench(folder / VOICEBENCH_FOLDER, scenario=options["scenario"], split=options["split"])
             written += [str(folder / HF_FOLDER), str(folder / VOICEBENCH_FOLDER)]
         self.stdout.write(
             self.style.SUCCESS(f"Exported {summary.rows} gold references: {', '.join(written)}")
