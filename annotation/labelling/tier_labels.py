@@ -3,7 +3,8 @@
 Four tiers, each an interval tier over the take (seconds from its start):
 
 - ``words``: the forced alignment's words (`annotation.audio.speech.alignment`), one interval each;
-- ``stressed``: the stressed words, each on its aligned word's interval, labelled with the word;
+- ``stressed``: the stressed words, each on its aligned word's interval, labelled as the labels
+  name it (a stressed word the alignment lacks has no place and is left out);
 - ``intonation``: one interval over the speech (first word to last), labelled with the contour;
 - ``emotion``: the emotion-shift segments, labelled with their emotion.
 
@@ -38,7 +39,7 @@ def take_tiers(duration: float, words: Sequence[Interval], perception: Mapping[s
     for wanted in perception.get("stressed_words") or []:
         for index in range(cursor, len(words)):
             if _key(words[index].label) == _key(str(wanted)):
-                stressed.append(Interval(words[index].start, words[index].end, words[index].label))
+                stressed.append(Interval(words[index].start, words[index].end, str(wanted)))
                 cursor = index + 1
                 break
     intonation: list[Interval] = []

@@ -30,7 +30,13 @@ from annotation.labelling.checking import (
     draft_problems,
 )
 from annotation.labelling.dialogue.cross_turn import named_strategies, needs_cross_turn, normalise_cross_turn
-from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
+from annotation.labelling.models import (
+    TIER_FILE_DRAFT,
+    Annotation,
+    AnnotationRevision,
+    MachineDraft,
+    Strategy,
+)
 from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
 from annotation.recording.models import Item
 from webapp.db import compare_and_set
@@ -65,7 +71,17 @@ def next_open_id(submitted: Annotation) -> int | None:
 
 def latest_usable_draft(item: Item) -> MachineDraft | None:
     """Return the item's newest machine draft that has usable ToM fields."""
-    return item.machine_drafts.filter(error="").order_by("-created_at", "-pk").first()
+    return (
+        item.machine_drafts.filter(error="")
+        .exclude(prompt_version=TIER_FILE_DRAFT)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def latest_tier_draft(item: Item) -> MachineDraft | None:
+    """Return the item's newest perception draft read from a TextGrid or EAF file."""
+    return item.machine_drafts.filter(prompt_version=TIER_FILE_DRAFT).order_by("-created_at", "-pk").first()
 
 
 def open_annotation(annotation: Annotation) -> Annotation:
@@ -84,11 +100,15 @@ def open_annotation(annotation: Annotation) -> Annotation:
         recording = locked.item.recording
         suggestions = suggestions_from_features(recording.features) if recording else {}
         draft = latest_usable_draft(locked.item)
-        locked.perception = {**normalise_perception(locked.perception), **suggestions}
+        tier_draft = latest_tier_draft(locked.item)
+        drafted = tier_draft.perception if tier_draft else {}
+        locked.perception = {**normalise_perception(locked.perception), **suggestions, **drafted}
         locked.tom = normalise_tom(draft.tom if draft else locked.tom)
         locked.cross_turn = normalise_cross_turn(locked.cross_turn, needed=needs_cross_turn(locked.item.turn))
-        locked.suggestions = suggestions
+        # The tier file's fields count as suggestions: what the annotator changes from them is recorded.
+        locked.suggestions = {**suggestions, **drafted}
         locked.machine_draft = draft
+        locked.tier_draft = tier_draft
         locked.status = Annotation.Status.DRAFT
         locked.version += 1
         locked.save(
@@ -98,6 +118,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
                 "cross_turn",
                 "suggestions",
                 "machine_draft",
+                "tier_draft",
                 "status",
                 "version",
                 "updated_at",
