@@ -173,3 +173,13 @@ def test_the_import_page_takes_a_harness_file_and_only_admins_may(system: System
     assert post("annotator") == 403 and not ModelOutput.objects.exists()
     assert post("admin") == 200
     assert _outputs(system) == {"EE-0001": ("Hi.", {})}
+
+
+def test_the_drilldown_shows_the_harness_score_beside_echostudio_s(system: System, client_for) -> None:
+    from django.urls import reverse
+
+    item = BenchmarkItemFactory.create(external_id="EE-0001")
+    data = jsonl({"item_id": "EE-0001", "prompt": "", "response": "Hi.", "score": ["3", "4"]})
+    assert import_outputs(system, "echoeval-v1", data, None, format_name=VOICEBENCH).imported
+    page = client_for("admin").get(reverse("evaluation:item_detail", args=[item.pk])).content.decode()
+    assert "The harness's own scores (not EchoStudio's): voicebench.score 3.50" in page
