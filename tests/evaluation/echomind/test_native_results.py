@@ -60,6 +60,6 @@ def test_an_entry_that_places_nowhere_refuses_the_file_with_its_position(media_r
     _, problems = answers_from_results(json.dumps(entries[:1]).encode())
     assert problems == []
     assert import_answers(system, json.dumps(entries[:1]).encode()).problems == [
-        "line 1: no delivery 'id_99_x_y_target.wav'"
+        "entry 1: no delivery 'id_99_x_y_target.wav'"
     ]
     assert not Reply.objects.exists()
