@@ -194,6 +194,8 @@ FILE_UPLOAD_HANDLERS = [
 # Unpacking an uploaded zip (webapp.lib.archives): no member, and no archive, may expand more than
 # this many times (a zip bomb's ratio is ~1,000), checked on the listing before anything is written.
 ARCHIVE_MAX_RATIO = env_float("ECHOSTUDIO_ARCHIVE_MAX_RATIO", 100.0, minimum=1.0)
+# The licence exported datasets carry in their cards (a Hugging Face licence id).
+ECHOEVAL_LICENSE = env_str("ECHOSTUDIO_DATASET_LICENSE", "cc-by-nc-4.0")
 # What one gold import may unpack to; an export of 100,000 items with 5 s of audio each is ~16 GB.
 GOLD_IMPORT_MAX_BYTES = env_int("ECHOSTUDIO_GOLD_IMPORT_MAX_BYTES", 20 * 1024**3, minimum=1024)
 # Every URL an admin or a build configures (judges, draft and builder LLMs, TTS, classifiers,

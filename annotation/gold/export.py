@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.audio.joining import SegmentOutOfRange, cut_segments
@@ -401,7 +402,7 @@ def _dataset_card(splits: Sequence[str]) -> str:
         f"  - split: {name}\n    path: {PARQUET_FOLDER}/{name}-*.parquet\n" for name in splits
     )
     return (
-        "---\nconfigs:\n- config_name: default\n  data_files:\n"
+        f"---\nlicense: {settings.ECHOEVAL_LICENSE}\nconfigs:\n- config_name: default\n  data_files:\n"
         + data_files
         + "---\n\n# EchoEval gold references\n\n"
         "Adjudicated perception and Theory-of-Mind references with the items and their audio "

@@ -17,6 +17,9 @@ urlpatterns: list[URLPattern] = [
     path("gold/export/", transfer_views.start_export, name="start_gold_export"),
     path("gold/import/", transfer_views.start_import, name="start_gold_import"),
     path("gold/export/<int:job_id>/download/", transfer_views.download_export, name="download_gold_export"),
+    path("gold/tiers/", transfer_views.tiers_download, name="tiers_download"),
+    path("gold/tiers/import/", transfer_views.tier_import, name="tier_import"),
+    path("gold/items/<int:item_id>/tiers/", transfer_views.item_tiers_download, name="item_tiers_download"),
 ]
 
 # The REST API (annotation.gold.api): items with their current gold, current gold, the export.

@@ -89,7 +89,9 @@ def own_annotation(
     read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m";
     `with_strategies`: with the strategy taxonomy (`models.strategies_read_with`), for its form.
     """
-    rows = own_annotations(user).select_related("item__recording", "item__dialogue", "machine_draft")
+    rows = own_annotations(user).select_related(
+        "item__recording", "item__dialogue", "machine_draft", "tier_draft"
+    )
     # The take's full contours and features stay in the database: the pages draw its stored
     # waveform tracks (`Take.waveform_tracks`), and decoding the contours was a tenth of a
     # workbench request (issue 27). A take analysed before the tracks were kept reads them once.

@@ -104,7 +104,7 @@ class AnnotationAdmin(RoleAdminAccess, admin.ModelAdmin):
     list_display = ("item", "annotator", "status", "version", "updated_at", "submitted_at")
     list_filter = ("status", "item__scenario")
     search_fields = ("item__external_id", "annotator__username")
-    raw_id_fields = ("item", "annotator", "machine_draft")
+    raw_id_fields = ("item", "annotator", "machine_draft", "tier_draft")
     readonly_fields = ("version", "changed_from_draft", "suggestions", "assigned_at", "updated_at")
     list_select_related = ("item", "annotator")
     inlines = (RevisionInline,)

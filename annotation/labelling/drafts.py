@@ -20,7 +20,7 @@ from typing import Any
 from django.conf import settings
 
 from annotation.audio.suggestions import suggestions_from_features
-from annotation.labelling.models import MachineDraft, Strategy
+from annotation.labelling.models import TIER_FILE_DRAFT, MachineDraft, Strategy
 from annotation.labelling.schema import SUGGESTED_CONSTRAINTS, TOM_TEXT_FIELDS, check_tom
 from annotation.recording.models import Item
 from webapp.jobs import JobReporter, start_job
@@ -163,7 +163,9 @@ def items_to_draft(parameters: Mapping[str, Any]) -> list[Item]:
     else:
         items = items.waiting_for_labels()
     if parameters.get("missing_only", True):
-        items = items.exclude(machine_drafts__error="")
+        # A tier file's perception draft is no ToM draft: the item still needs one.
+        drafted = MachineDraft.objects.filter(error="").exclude(prompt_version=TIER_FILE_DRAFT)
+        items = items.exclude(pk__in=drafted.values("item_id"))
     return list(items.order_by("pk"))
 
 

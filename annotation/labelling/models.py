@@ -207,6 +207,10 @@ class Annotation(Archivable):
     machine_draft = models.ForeignKey(
         "MachineDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # The perception draft read from a TextGrid or EAF file the annotation started from (None: none).
+    tier_draft = models.ForeignKey(
+        "MachineDraft", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     suggestions = models.JSONField(
         default=dict, blank=True, help_text="Acoustic suggestions the perception fields started from"
     )
@@ -266,13 +270,20 @@ class AnnotationRevision(Archivable):
         return f"revision {self.version} of annotation {self.annotation_id}"
 
 
+# The prompt_version of a draft read from a Praat TextGrid or ELAN file (`tier_import`), not an LLM.
+TIER_FILE_DRAFT = "tier-file-v1"
+
+
 class MachineDraft(models.Model):
-    """ToM fields drafted by an LLM for an item, kept apart from human work."""
+    """ToM fields drafted by an LLM for an item, or perception fields read from a tier file
+    (prompt_version TIER_FILE_DRAFT), kept apart from human work: never a submitted annotation."""
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="machine_drafts")
     model_name = models.CharField(max_length=200)
     prompt_version = models.CharField(max_length=64)
     tom = models.JSONField(default=dict)
+    # The perception fields a tier file labels (stressed_words, intonation, emotion_segments).
+    perception = models.JSONField(default=dict, blank=True)
     raw_text = models.TextField(blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

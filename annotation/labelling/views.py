@@ -233,6 +233,7 @@ def workbench_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "constraint_chips": CONSTRAINT_CHIPS_HTML,
         "draft": draft if draft is not None and draft.ok else None,
+        "tier_draft": annotation.tier_draft,
         # Said plainly on the workbench: no draft, because no draft endpoint is configured.
         "drafts_off": not drafts_enabled(),
         # Only the annotation's own annotator opens the workbench (`own_annotation`).

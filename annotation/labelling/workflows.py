@@ -30,7 +30,13 @@ from annotation.labelling.checking import (
     draft_problems,
 )
 from annotation.labelling.dialogue.cross_turn import named_strategies, needs_cross_turn, normalise_cross_turn
-from annotation.labelling.models import Annotation, AnnotationRevision, MachineDraft, Strategy
+from annotation.labelling.models import (
+    TIER_FILE_DRAFT,
+    Annotation,
+    AnnotationRevision,
+    MachineDraft,
+    Strategy,
+)
 from annotation.labelling.schema import LabelProblem, normalise_perception, normalise_tom
 from annotation.recording.models import Item
 from webapp import audit
@@ -66,7 +72,17 @@ def next_open_id(submitted: Annotation) -> int | None:
 
 def latest_usable_draft(item: Item) -> MachineDraft | None:
     """Return the item's newest machine draft that has usable ToM fields."""
-    return item.machine_drafts.filter(error="").order_by("-created_at", "-pk").first()
+    return (
+        item.machine_drafts.filter(error="")
+        .exclude(prompt_version=TIER_FILE_DRAFT)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def latest_tier_draft(item: Item) -> MachineDraft | None:
+    """Return the item's newest perception draft read from a TextGrid or EAF file."""
+    return item.machine_drafts.filter(prompt_version=TIER_FILE_DRAFT).order_by("-created_at", "-pk").first()
 
 
 def open_annotation(annotation: Annotation) -> Annotation:
@@ -85,16 +101,24 @@ def open_annotation(annotation: Annotation) -> Annotation:
         recording = locked.item.recording
         suggestions = suggestions_from_features(recording.features) if recording else {}
         draft = latest_usable_draft(locked.item)
+        tier_draft = latest_tier_draft(locked.item)
+        drafted = tier_draft.perception if tier_draft else {}
         # Drafts fill only what is empty: a label a person gave is never replaced by a machine's.
         person = normalise_perception(locked.perception)
         locked.perception = {
             **person,
-            **{field: value for field, value in suggestions.items() if person.get(field) in ("", None)},
+            **{
+                field: value
+                for field, value in {**suggestions, **drafted}.items()
+                if person.get(field) in ("", None, [])
+            },
         }
         locked.tom = normalise_tom(draft.tom if draft else locked.tom)
         locked.cross_turn = normalise_cross_turn(locked.cross_turn, needed=needs_cross_turn(locked.item.turn))
-        locked.suggestions = suggestions
+        # The tier file's fields count as suggestions: what the annotator changes from them is recorded.
+        locked.suggestions = {**suggestions, **drafted}
         locked.machine_draft = draft
+        locked.tier_draft = tier_draft
         locked.status = Annotation.Status.DRAFT
         locked.version += 1
         locked.save(
@@ -104,6 +128,7 @@ def open_annotation(annotation: Annotation) -> Annotation:
                 "cross_turn",
                 "suggestions",
                 "machine_draft",
+                "tier_draft",
                 "status",
                 "version",
                 "updated_at",

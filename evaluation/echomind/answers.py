@@ -71,7 +71,16 @@ def import_answers(
     for known in Question.objects.all():
         questions.setdefault(known.question_id, []).append(known)
     deliveries = {d.audio_name(): d for d in Delivery.objects.select_related("delivery_set__attribute")}
-    answers, transcripts, replies, problems = [], [], [], []
+    answers, transcripts, replies = [], [], []
+    problems: list[str] = []
+    places: list[str] = []  # where each line came from, when not a line of the upload
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"["):
+        # EchoMind's own result file (one JSON list), read into the rows below, named by entry.
+        converted, problems = layout.answers_from_results(data)
+        if problems:
+            return AnswerReport(problems=problems)
+        places = [f"entry {entry}" for entry, _ in converted]
+        data = "\n".join(json.dumps(row) for _, row in converted).encode()
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
@@ -79,17 +88,18 @@ def import_answers(
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        where = places[number - 1] if places else f"line {number}"
         try:
             row: Any = json.loads(line)
         except json.JSONDecodeError:
-            problems.append(f"line {number}: not JSON")
+            problems.append(f"{where}: not JSON")
             continue
         if not isinstance(row, dict):
-            problems.append(f"line {number}: not a JSON object")
+            problems.append(f"{where}: not a JSON object")
         elif "question_id" in row:
             question = _question_of(questions, row, scope)
             if isinstance(question, str):
-                problems.append(f"line {number}: {question}")
+                problems.append(f"{where}: {question}")
             else:
                 text = str(row.get("answer", ""))
                 reading = read_choice(text, question.options)
@@ -103,7 +113,7 @@ def import_answers(
                     )
                 )
         elif str(row.get("delivery", "")) not in deliveries:
-            problems.append(f"line {number}: no delivery {row.get('delivery', '')!r}")
+            problems.append(f"{where}: no delivery {row.get('delivery', '')!r}")
         elif "transcript" in row:
             transcripts.append(
                 Transcript(system=system, delivery=deliveries[row["delivery"]], text=str(row["transcript"]))
@@ -112,13 +122,13 @@ def import_answers(
             reply = _reply(system, deliveries[row["delivery"]], row)
             spoken = _reply_audio(row, audio or {})
             if isinstance(reply, str):
-                problems.append(f"line {number}: {reply}")
+                problems.append(f"{where}: {reply}")
             elif isinstance(spoken, str):
-                problems.append(f"line {number}: {spoken}")
+                problems.append(f"{where}: {spoken}")
             else:
                 replies.append((reply, spoken))
         else:
-            problems.append(f"line {number}: needs question_id, transcript or response")
+            problems.append(f"{where}: needs question_id, transcript or response")
     if problems:
         return AnswerReport(problems=problems)
     stored = []

@@ -150,6 +150,52 @@ def dumps(document: list[dict[str, Any]]) -> bytes:
     return json_line(document, indent=2, sort_keys=True).encode()
 
 
+PREDICTED_ANSWER = re.compile(r"predicted(?:_[a-z0-9]+)*_answer")
+
+
+def answers_from_results(data: bytes) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """Return EchoMind's own result file as rows of the answers import (`answers.import_answers`).
+
+    EchoMind's scripts write JSON lists: a case as in script_info with its system's replies as
+    ``"output_content": {"target": ..., "neutral": ..., "alternative": ...}`` (one a delivery, its
+    file named by the case's ``audio`` of the same role), and an MCQ entry with its prediction as
+    ``"predicted_answer"`` (or ``predicted_<level>_answer``). Every entry that is neither is a
+    problem, named by its position; each row comes with the entry (from 1) it was read from."""
+    document = _json_list("the result file", data)
+    if isinstance(document, str):
+        return [], [document]
+    rows: list[tuple[int, dict[str, Any]]] = []
+    problems: list[str] = []
+    for index, entry in enumerate(document, start=1):
+        where = f"entry {index}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: not a JSON object")
+            continue
+        predicted = sorted(key for key in entry if PREDICTED_ANSWER.fullmatch(key))
+        if "question_id" in entry and predicted:
+            rows.append(
+                (index, {"question_id": str(entry["question_id"]), "answer": str(entry[predicted[0]])})
+            )
+            continue
+        replies, audio = entry.get("output_content"), entry.get("audio")
+        if not isinstance(replies, dict) or not isinstance(audio, dict):
+            problems.append(
+                f"{where}: neither a case with output_content and audio nor a question with predicted_answer"
+            )
+            continue
+        for role, reply in replies.items():
+            if role not in DELIVERY_ROLES or not isinstance(reply, str):
+                problems.append(
+                    f"{where}: output_content.{role} is no reply of a target/neutral/alternative delivery"
+                )
+            elif not isinstance(audio.get(role), str) or not audio[role]:
+                problems.append(f"{where}: output_content.{role} has no audio.{role} to place it on")
+            else:
+                delivery = audio[role].rsplit("/", 1)[-1]
+                rows.append((index, {"delivery": delivery, "prompt": "none", "response": reply}))
+    return rows, problems
+
+
 def response_name(audio_name: str) -> str:
     return audio_name.removesuffix(".wav") + "_response.wav"
 

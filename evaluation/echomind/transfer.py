@@ -458,7 +458,7 @@ def export_layout() -> dict[str, bytes]:
         grouped.setdefault(delivery.delivery_set_id, []).append(delivery)
         take = delivery.item.recording
         if take is not None:
-            files[layout.AUDIO_DIR + delivery.audio_name()] = _original_or_audio(take)
+            files[layout.AUDIO_DIR + delivery.audio_name()] = original_or_audio(take)
     for case in DeliverySet.objects.select_related("attribute"):
         parts = grouped.get(case.pk, [])
         alternative = next(
@@ -490,7 +490,7 @@ def export_layout() -> dict[str, bytes]:
     return files
 
 
-def _original_or_audio(take: Take) -> bytes:
+def original_or_audio(take: Take) -> bytes:
     # A WAV (imported, or uploaded as WAV) goes back out byte for byte; other uploads as the 16 kHz WAV.
     return read_media(take.original_key if take.original_format == "wav" else take.audio_key)
 

@@ -18,6 +18,7 @@ from annotation.recording.models import Dialogue
 from evaluation.outputs.access import SYSTEM_ADMINS, system_for_admin
 from evaluation.outputs.audio_sources import AudioSource, S3AudioSource, ZipAudioSource
 from evaluation.outputs.forms import OutputImportForm
+from evaluation.outputs.harnesses import ECHOSTUDIO, FORMAT_CHOICES
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.outputs.reports import (
@@ -58,6 +59,7 @@ class OutputStatusSerializer(serializers.ModelSerializer[ModelOutput]):
             "parse_problems",
             "has_audio",
             "judgements",
+            "harness_metrics",
             "imported_at",
         ]
         read_only_fields = fields
@@ -91,6 +93,9 @@ class OutputUploadSerializer(serializers.Serializer[Any]):
     s3_prefix = serializers.CharField(required=False, help_text="…or an S3 prefix, s3://bucket/run/")
     benchmark_version = serializers.CharField(required=False, default=DEFAULT_BENCHMARK_VERSION)
     skip_invalid_rows = serializers.BooleanField(required=False, default=False)
+    format_name = serializers.ChoiceField(
+        choices=[name for name, _ in FORMAT_CHOICES], required=False, default=ECHOSTUDIO
+    )
 
 
 class ImportReportSerializer(serializers.Serializer[Any]):
@@ -208,6 +213,7 @@ class SystemOutputsView(ListAPIView[ModelOutput]):
             rows,
             audio,
             skip_invalid_rows=form.cleaned_data["skip_invalid_rows"],
+            format_name=form.cleaned_data["format_name"],
         )
         if not report.imported:
             return problem(

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from evaluation.outputs.harnesses import ECHOSTUDIO, FORMAT_CHOICES
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 
 
@@ -24,6 +25,14 @@ class OutputImportForm(forms.Form):
     rows = forms.FileField(
         label="Outputs (JSONL)", help_text="One JSON object per line (see the format below)"
     )
+    format_name = forms.ChoiceField(
+        label="Format",
+        choices=FORMAT_CHOICES,
+        initial=ECHOSTUDIO,
+        required=False,
+        help_text="A harness's result file as the harness wrote it; its rows are placed on items "
+        "by item_id, audio_sha256 or their question",
+    )
     audio_zip = forms.FileField(label="Response audio (zip)", required=False)
     s3_prefix = forms.CharField(
         label="…or an S3 prefix", required=False, max_length=500, help_text="e.g. s3://bucket/runs/system-a/"
@@ -31,6 +40,9 @@ class OutputImportForm(forms.Form):
     skip_invalid_rows = forms.BooleanField(
         required=False, help_text="Import the valid rows even when others have problems"
     )
+
+    def clean_format_name(self) -> str:
+        return self.cleaned_data.get("format_name") or ECHOSTUDIO  # scripts that predate it send none
 
     def clean_rows(self) -> Any:
         rows = self.cleaned_data["rows"]

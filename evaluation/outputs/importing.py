@@ -27,6 +27,7 @@ job's dialogue run replaces dialogue turns' outputs only, its single-item run th
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -38,13 +39,22 @@ from annotation.audio.clean import clean_audio
 from annotation.audio.upload import AudioRejected, detect_container
 from annotation.recording.models import Item
 from evaluation.outputs.audio_sources import AudioIndex, AudioSource, AudioTooLarge, AudioUnreadable
+from evaluation.outputs.harnesses import (
+    ECHOSTUDIO,
+    HARNESS_FORMATS,
+    HarnessRow,
+    Placement,
+    normal_text,
+    placed_jsonl,
+    read_harness,
+)
 from evaluation.outputs.models import ModelOutput, System
 from evaluation.outputs.parsing import CONTENT_FIELDS, OutputRow, Problem, parse_rows
 from evaluation.outputs.signals import outputs_changed
 from webapp.archive import archive_rows
 from webapp.db import backend_name, refresh_planner_statistics
 from webapp.lib.stored_text import escaped_note
-from webapp.storage import delete_media, new_media_key, save_media
+from webapp.storage import delete_media, new_media_key, read_media, save_media
 
 # Which of the system's outputs an import replaces: all, single items' only, or dialogue turns' only.
 ImportScope = Literal["all", "single", "dialogue"]
@@ -80,10 +90,22 @@ def import_outputs(
     *,
     skip_invalid_rows: bool = False,
     scope: ImportScope = "all",
+    format_name: str = ECHOSTUDIO,
 ) -> ImportReport:
     """Validate an upload and, when it is clean (or bad rows may be skipped), replace the system's
-    outputs for the benchmark version with it; return what was found and done."""
-    rows, problems = parse_rows(jsonl)
+    outputs for the benchmark version with it; return what was found and done.
+
+    `format_name`: EchoStudio's JSONL, or a harness's result file (`harnesses.HARNESS_FORMATS`),
+    whose rows are placed on items first; a row none places is reported like any bad row."""
+    unplaced: list[Problem] = []
+    if format_name in HARNESS_FORMATS:
+        harness_rows, unplaced = read_harness(format_name, jsonl)
+        jsonl, not_placed = placed_jsonl(harness_rows, _placement(harness_rows))
+        unplaced += not_placed
+    elif format_name != ECHOSTUDIO:
+        raise ValueError(f"unknown output format {format_name!r}")
+    rows, problems = parse_rows(jsonl) if jsonl.strip() or not unplaced else ([], [])
+    problems = sorted([*unplaced, *problems], key=lambda problem: problem.line)
     report = ImportReport(rows=len(rows) + sum(1 for problem in problems if problem.line), errors=problems)
     report.warnings += [
         Problem(row.line, row.label, escaped_note(row.escaped_characters, backend_name()))
@@ -107,6 +129,34 @@ def import_outputs(
         raise
     report.imported = True
     return report
+
+
+def _placement(rows: list[HarnessRow]) -> Placement:
+    """Return what a harness file's rows may be placed by: the items they name by id, the audio
+    checksums of accepted takes (only read when a row gives one), the scripts one item has."""
+    ids = {row.item_id for row in rows if row.item_id}
+    by_sha: list[tuple[str, str]] = []
+    if any(row.audio_sha256 and not row.item_id for row in rows):
+        by_sha = [
+            (hashlib.sha256(read_media(key)).hexdigest(), external_id)
+            for external_id, key in Item.objects.filter(recording__isnull=False).values_list(
+                "external_id", "recording__audio_key"
+            )
+        ]
+    by_text: list[tuple[str, str]] = []
+    if any(row.question and not row.item_id and not row.audio_sha256 for row in rows):
+        by_text = [
+            (normal_text(text), external_id)
+            for external_id, text in Item.objects.values_list("external_id", "text")
+        ]
+    known = frozenset(Item.objects.filter(external_id__in=ids).values_list("external_id", flat=True))
+    return Placement(known, _unique(by_sha), _unique(by_text))
+
+
+def _unique(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Return key -> item id for the keys one item has: a script or audio two items share places nothing."""
+    counts = Counter(key for key, _ in pairs)
+    return {key: external_id for key, external_id in pairs if counts[key] == 1}
 
 
 def _validate(

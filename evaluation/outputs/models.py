@@ -80,6 +80,9 @@ class ModelOutput(Archivable):
     escaped_characters = models.CharField(
         max_length=200, blank=True, help_text="Characters of the text stored escaped; empty when none"
     )
+    # A public harness's own scores of this output ({"voicebench.score": 4.0}), as its result file
+    # gave them (`evaluation.outputs.harnesses`); shown beside EchoStudio's judgements, never mixed in.
+    harness_metrics = models.JSONField(default=dict, blank=True)
     # Lets a re-import tell unchanged audio from new audio without re-reading stored files.
     response_audio_sha256 = models.CharField(max_length=64, blank=True)
     imported_at = models.DateTimeField(auto_now=True)

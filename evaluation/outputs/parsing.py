@@ -12,10 +12,11 @@ until it does).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from webapp.lib.output_format import parse_output, parse_reasoning_fields, parse_strategy_names
@@ -23,7 +24,9 @@ from webapp.lib.stored_text import describe, escape_value
 
 AUDIO_EXTENSIONS = ("wav", "mp3", "flac", "ogg", "m4a", "webm")
 STAGE_FIELDS = ("perception", "reasoning", "strategy", "response")
-KNOWN_FIELDS = frozenset({"item_id", "dialogue_id", "turn", "output", "audio", "history", *STAGE_FIELDS})
+KNOWN_FIELDS = frozenset(
+    {"item_id", "dialogue_id", "turn", "output", "audio", "history", "harness_metrics", *STAGE_FIELDS}
+)
 HISTORY_SOURCES = ("gold", "own")
 # No dialogue is this long; a larger number is a mistake, not a turn to look up.
 MAX_TURN = 99
@@ -44,6 +47,7 @@ CONTENT_FIELDS = (
     "parse_problems",
     "history",
     "escaped_characters",
+    "harness_metrics",
 )
 # The fields of a row that hold a model's text, escaped where a database would refuse it.
 TEXT_FIELDS = (
@@ -90,6 +94,8 @@ class OutputRow:
     # The characters of its text no database stores, in words ("1 NUL character"), escaped
     # reversibly (`webapp.lib.stored_text`); "" when its text is stored as it came.
     escaped_characters: str = ""
+    # A harness's own scores of the output ({"voicebench.score": 4.0}), kept beside EchoStudio's.
+    harness_metrics: dict[str, float] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -211,7 +217,10 @@ def _row_from_json(line: int, value: object) -> OutputRow | Problem:
     history = _history(line, row.label, value.get("history"))
     if isinstance(history, Problem):
         return history
-    row = replace(row, history=history)
+    metrics = _harness_metrics(line, row.label, value.get("harness_metrics"))
+    if isinstance(metrics, Problem):
+        return metrics
+    row = replace(row, history=history, harness_metrics=metrics)
     if not dialogue_id:
         return row
     return replace(row, item_id="", dialogue_id=dialogue_id, turn=turn)
@@ -241,6 +250,26 @@ def _history(line: int, label: str, value: object) -> dict[str, Any] | Problem |
             return problem
         checked.append({"turn": position, "reply": entry["reply"]})
     return {"source": source, "replies": checked}
+
+
+def _harness_metrics(line: int, label: str, value: object) -> dict[str, float] | Problem:
+    """Return a row's "harness_metrics" ({"voicebench.score": 4.0}) checked; {} when not given."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        0 < len(name) <= 64
+        and name.isprintable()
+        and isinstance(number, int | float)
+        and not isinstance(number, bool)
+        and math.isfinite(number)
+        for name, number in value.items()
+    ):
+        return Problem(
+            line,
+            label,
+            '"harness_metrics" must be {"name": number, ...} (names printable, at most 64 characters)',
+        )
+    return {str(name): float(number) for name, number in value.items()}
 
 
 def _address(line: int, value: Mapping[str, Any]) -> tuple[str, str, int] | Problem:

@@ -102,6 +102,7 @@ def output_import(request: StudioRequest, system_id: int) -> HttpResponse:
                 form.cleaned_data["rows"].read(),
                 audio,
                 skip_invalid_rows=form.cleaned_data["skip_invalid_rows"],
+                format_name=form.cleaned_data["format_name"],
             )
             if report.imported:
                 messages.success(

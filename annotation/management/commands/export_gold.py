@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.gold.export import export_gold
+from annotation.gold.harness_export import HF_FOLDER, VOICEBENCH_FOLDER, save_hf_disk, write_voicebench
 from annotation.recording.models import Scenario, Split
 
 
@@ -19,7 +20,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("folder", type=Path, help="where to write (created if missing)")
-        parser.add_argument("--format", choices=["jsonl", "parquet", "both"], default="both")
+        parser.add_argument(
+            "--format",
+            choices=["jsonl", "parquet", "both", "all"],
+            default="both",
+            help="all: also hf/ (datasets.load_from_disk) and voicebench/echoeval.jsonl (a harness runs it)",
+        )
         parser.add_argument("--scenario", choices=Scenario.values, help="only this scenario")
         parser.add_argument("--split", choices=Split.values, help="only this split")
 
@@ -27,12 +33,17 @@ class Command(BaseCommand):
         chosen = options["format"]
         summary = export_gold(
             options["folder"],
-            jsonl=chosen in ("jsonl", "both"),
-            parquet=chosen in ("parquet", "both"),
+            jsonl=chosen in ("jsonl", "both", "all"),
+            parquet=chosen in ("parquet", "both", "all"),
             scenario=options["scenario"],
             split=options["split"],
         )
         written = [str(path) for path in [summary.jsonl_path, *summary.parquet_paths] if path is not None]
+        if chosen == "all":
+            folder: Path = options["folder"]
+            save_hf_disk(folder, folder / HF_FOLDER)
+            write_voicebench(folder / VOICEBENCH_FOLDER, scenario=options["scenario"], split=options["split"])
+            written += [str(folder / HF_FOLDER), str(folder / VOICEBENCH_FOLDER)]
         self.stdout.write(
             self.style.SUCCESS(f"Exported {summary.rows} gold references: {', '.join(written)}")
         )

@@ -14,6 +14,7 @@ from evaluation.outputs.audio_sources import (
     S3AudioSource,
     ZipAudioSource,
 )
+from evaluation.outputs.harnesses import ECHOSTUDIO, FORMAT_CHOICES
 from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 
@@ -37,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--skip-invalid-rows", action="store_true", help="Import valid rows despite problems"
         )
+        parser.add_argument(
+            "--format",
+            choices=[name for name, _ in FORMAT_CHOICES],
+            default=ECHOSTUDIO,
+            help="A harness's result file as written (voicebench, urobench, audiobench)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         system = System.objects.filter(name=options["system"]).first()
@@ -50,6 +57,7 @@ class Command(BaseCommand):
             options["rows"].read_bytes(),
             _audio_source(options["audio"]),
             skip_invalid_rows=options["skip_invalid_rows"],
+            format_name=options["format"],
         )
         for problem in report.errors:
             self.stderr.write(f"error: {problem}")
