@@ -9,6 +9,7 @@ import pytest
 
 from annotation.audio.speech.tiers import (
     Interval,
+    Tier,
     TierFileError,
     TierSet,
     read_eaf,
@@ -142,3 +143,19 @@ def test_a_tier_that_cannot_be_placed_is_refused_by_name(tiers_text: str, messag
 def test_eaf_times_are_whole_milliseconds() -> None:
     tiers = read_eaf(write_eaf(take_tiers(2.5, WORDS, PERCEPTION)))
     assert _intervals(tiers, "words")[-1] == Interval(1.731, 2.204, "Monday")  # 2203.5 ms rounds to even
+
+
+HOSTILE_LABELS = ['say "hi"', "<b>&amp;</b>", 'x" \n item [2]:', "=SUM(1;2)", "]]><!--"]
+
+
+@pytest.mark.parametrize(("write", "read"), [(write_textgrid, read_textgrid), (write_eaf, read_eaf)])
+def test_hostile_labels_stay_inert_text_both_ways(write, read) -> None:
+    """The per-item and bulk tier downloads (`annotation:item_tiers_download`, `annotation:tiers_download`)
+    carry script words and labels people typed: quotes, markup or a line that looks like TextGrid
+    syntax come back as the same text and never become structure (an extra tier or interval)."""
+    tier = Tier(
+        "words", tuple(Interval(i * 0.5, i * 0.5 + 0.4, label) for i, label in enumerate(HOSTILE_LABELS))
+    )
+    back = read(write(TierSet(2.5, (tier,))))
+    assert [t.name for t in back.tiers] == ["words"]
+    assert [i.label for i in back.tier("words").intervals if i.label] == HOSTILE_LABELS

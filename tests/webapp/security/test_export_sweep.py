@@ -439,6 +439,9 @@ NOT_EXPORTS = {
     "evaluation:agreement": "an HTML page",
     "evaluation:judge_audits": "an HTML page",
     "evaluation:judge_audit": "an HTML page",
+    "annotation:item_tiers_download": "TextGrid/EAF, not a spreadsheet: hostile labels are swept in "
+    "tests/annotation/labelling/test_tier_files.py (test_hostile_labels_stay_inert_text_both_ways)",
+    "annotation:tiers_download": "a zip of the same TextGrid/EAF files (swept as above)",
     "ml:builder:export": "POST: writes a training-data version to disk (through webapp.lib.jsonlines)",
 }
 LOOKS_LIKE_AN_EXPORT = re.compile(r"csv|tsv|tex|latex|export|download|results|jsonl|\.zip|\.json\b")
