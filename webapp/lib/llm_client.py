@@ -232,14 +232,14 @@ class JudgeClient:
             by_prompt.setdefault(self.cache_key(request.messages), []).append(index)
         replies: list[JudgeReply | None] = [None] * len(requests)
 
-        def fan_out(first: JudgeRequest, reply: JudgeReply) -> None:
-            for index in by_prompt[self.cache_key(first.messages)]:
-                replies[index] = reply
-                if on_result is not None:
-                    on_result(requests[index], reply)
+        def fan_out(answers: Sequence[tuple[JudgeRequest, JudgeReply]]) -> None:
+            for first, reply in answers:
+                for index in by_prompt[self.cache_key(first.messages)]:
+                    replies[index] = reply
+                    if on_result is not None:
+                        on_result(requests[index], reply)
 
-        unique = [requests[indexes[0]] for indexes in by_prompt.values()]
-        self.judge_stream(unique, lambda answers: [fan_out(request, reply) for request, reply in answers])
+        self.judge_stream([requests[indexes[0]] for indexes in by_prompt.values()], fan_out)
         return [reply for reply in replies if reply is not None]
 
     def judge_stream(
