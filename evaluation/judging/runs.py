@@ -19,6 +19,7 @@ judged by the next run.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -207,6 +208,11 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     }
 
 
+# Each report writes the job row (and checks for a cancel) on the thread that stores the answers:
+# at 80 answers a second, reporting each would cost the window more than the page gains.
+PROGRESS_EVERY_S = 1.0
+
+
 class _StreamJudge:
     """Feeds the run's prompts to the judge's sliding window and stores each answer on arrival."""
 
@@ -226,6 +232,7 @@ class _StreamJudge:
         self.batch_size = max(4, client.config.max_concurrency * 4)
         self.tasks: dict[int, StageTask] = {}
         self.pace = Pace(counts.to_judge)
+        self.reported_at = 0.0
 
     def judge(self, pending: Sequence[tuple[int, str]]) -> None:
         requests = self._requests(pending)
@@ -272,6 +279,10 @@ class _StreamJudge:
         if streak_broken_at is not None:
             # A judge that went down (or a wrong key) would otherwise be asked every prompt.
             self._refuse(streak_broken_at)
+        now = time.monotonic()
+        if now - self.reported_at < PROGRESS_EVERY_S and self.done < self.pace.total:
+            return
+        self.reported_at = now
         self.reporter.progress(
             self.done / max(1, self.pace.total),
             f"Judged {self.done} of {self.pace.total} stages ({self.counts.judge_errors} judge errors)"
