@@ -12,10 +12,10 @@ from webapp.db import ThreadOrm
 class DatabaseJudgeCache:
     """A JudgeCache over JudgeCacheEntry that touches the database only on the thread that made it.
 
-    `JudgeClient.judge_many` consults the cache from its pool threads; Django would open a
+    `JudgeClient.judge_stream` consults the cache from its pool threads; Django would open a
     connection per thread and nothing would close them. So pool threads only read and write
     memory: `prefetch` loads a chunk's answers beforehand and `flush` stores new answers, both on
-    the owner thread (judge_many calls its result callback there): `webapp.db.ThreadOrm`'s rule.
+    the owner thread (judge_stream calls its result callback there): `webapp.db.ThreadOrm`'s rule.
     """
 
     def __init__(self) -> None:

@@ -1,8 +1,10 @@
 """Judge runs: every applicable stage of a system's outputs scored by one judge configuration.
 
 A run is a job ("judge_run" on the default queue). It works out which (output, stage) pairs the
-judge configuration has not judged yet, sends them in chunks with bounded concurrency, and stores
-each answer as a Judgement on arrival. The unique constraint on (output, stage, judge
+judge configuration has not judged yet and keeps the judge's `max_concurrency` prompts in flight
+from the first to the last (`JudgeClient.judge_stream`: no chunk waits for its slowest prompt;
+prompts told to wait by 429/503 and Retry-After wait off the window), building the prompts in
+batches as the window asks for them, and stores each answer as a Judgement on arrival. The unique constraint on (output, stage, judge
 configuration) and that skip make a run resumable: a worker killed mid-run loses only the prompts
 in flight, and the next attempt judges only what is missing. Answers are also cached in the
 database by prompt, so an answer that arrived but was not stored yet is not paid for again.
@@ -17,10 +19,11 @@ judged by the next run.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, cast
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 
@@ -39,6 +42,7 @@ from webapp.db import refresh_planner_statistics
 from webapp.jobs import JobReporter, start_job
 from webapp.lib import row_outcome
 from webapp.lib.llm_client import JudgeClient, JudgeReply, JudgeRequest
+from webapp.lib.progress import Pace
 from webapp.models import User
 from webapp.storage import read_media
 
@@ -189,13 +193,15 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     where = "computed here, no endpoint" if config.offline_heuristic else f"at {client_config.base_url}"
     reporter.log(f"judge {client_config.model} ({where}): {len(pending)} stages to judge")
     cache = DatabaseJudgeCache()
-    chunk_size = max(4, client_config.max_concurrency * 4)
     with JudgeClient(client_config, cache) as client:
-        judging = _ChunkJudge(run, client, cache, counts, reporter)
-        for chunk in _chunks(pending, chunk_size):
-            judging.judge(chunk)
+        judging = _StreamJudge(run, client, cache, counts, reporter)
+        judging.judge(pending)
     refresh_planner_statistics(ModelOutput, Judgement)
     message = f"Judged {counts.valid + counts.judge_errors} stages, {counts.judge_errors} judge errors"
+    rate = judging.pace.per_minute(judging.done)
+    if rate is not None:
+        message += f" ({rate:,.0f} per minute)"
+        reporter.log(f"judged {judging.done} stages at {rate:,.0f} per minute")
     if counts.unreachable:
         message += f"; {counts.unreachable} got no answer (start the run again to judge them)"
     reporter.progress(1.0, message, force=True)
@@ -210,8 +216,13 @@ def run_judge_run(run_id: int, reporter: JobReporter) -> dict[str, Any]:
     }
 
 
-class _ChunkJudge:
-    """Sends one chunk of prompts at a time and stores each answer on arrival."""
+# Each report writes the job row (and checks for a cancel) on the thread that stores the answers:
+# at 80 answers a second, reporting each would cost the window more than the page gains.
+PROGRESS_EVERY_S = 1.0
+
+
+class _StreamJudge:
+    """Feeds the run's prompts to the judge's sliding window and stores each answer on arrival."""
 
     def __init__(
         self,
@@ -223,54 +234,98 @@ class _ChunkJudge:
     ) -> None:
         self.run, self.client, self.cache, self.counts, self.reporter = run, client, cache, counts, reporter
         self.done = 0
+        self.answered = 0
+        self.unanswered_streak = 0
+        # Prompts are built (database reads, response audio) this many at a time, ahead of the window.
+        self.batch_size = max(4, client.config.max_concurrency * 4)
+        self.tasks: dict[int, StageTask] = {}
+        self.pace = Pace(counts.to_judge)
+        self.reported_at = 0.0
 
-    def judge(self, chunk: Sequence[tuple[int, str]]) -> None:
-        tasks = _build_tasks(chunk, self.run.judge_config, self.client)
-        self.counts.no_gold += len(chunk) - len(tasks)
-        self.cache.prefetch(task.prompt_key for task in tasks)
-        answered = 0
-
-        def on_result(request: JudgeRequest, reply: JudgeReply) -> None:
-            nonlocal answered
-            # The pool thread cached the answer in memory; store it before the judgement so a crash
-            # in between costs nothing on the next attempt.
-            self.cache.flush()
-            if _record(tasks[cast(int, request.key)], reply, self.run, self.cache, self.counts):
-                answered += 1
-            self.done += 1
-            total = self.counts.to_judge
-            self.reporter.progress(
-                self.done / max(1, total),
-                f"Judged {self.done} of {total} stages ({self.counts.judge_errors} judge errors)",
-            )
-
-        requests = [JudgeRequest(key=index, messages=task.messages) for index, task in enumerate(tasks)]
+    def judge(self, pending: Sequence[tuple[int, str]]) -> None:
+        requests = self._requests(pending)
         if self.run.judge_config.offline_heuristic:
-            for request, task in zip(requests, tasks, strict=True):
-                answer = task.offline_answer or {}
-                on_result(request, JudgeReply(True, answer, json.dumps(answer), None, attempts=0))
+            for request in requests:
+                answer = self.tasks[request.key].offline_answer or {}  # type: ignore[index]
+                self._on_results([(request, JudgeReply(True, answer, json.dumps(answer), None, attempts=0))])
         elif self.run.judge_config.is_ensemble:
-            # Each member is asked through its own client and the cache; the median is the answer.
-            prompts = [task.prompt for task in tasks if task.prompt is not None]
-            answers = ask(self.run.judge_config, prompts, cache=self.cache)
-            for request, median in zip(requests, answers, strict=True):
-                reply = (
-                    JudgeReply(True, median, json.dumps(median), None, attempts=0)
-                    if median is not None
-                    else JudgeReply(False, None, "", "no member of the ensemble gave a usable answer", 0)
+            # Each member is asked through its own client and the cache, a batch at a time; the
+            # median is the answer.
+            for batch in _batches(list(requests), self.batch_size):
+                prompts = [self.tasks[request.key].prompt for request in batch]  # type: ignore[index]
+                answers = ask(self.run.judge_config, [p for p in prompts if p is not None], cache=self.cache)
+                self._on_results(
+                    [
+                        (request, _ensemble_reply(median))
+                        for request, median in zip(batch, answers, strict=True)
+                    ]
                 )
-                on_result(request, reply)
         else:
-            self.client.judge_many(requests, on_result)
-        if tasks and not answered:
-            # A judge that answers nothing (down, wrong key) would otherwise be asked every prompt.
-            raise JudgeRunRefused(
-                f"The judge at {self.client.config.base_url} answered none of {len(tasks)} prompts "
-                f"(last error: {self.counts.last_unreachable_error}); stored judgements are kept."
-            )
+            self.client.judge_stream(requests, self._on_results)
+        if self.done and not self.answered:
+            self._refuse(self.done)
+
+    def _requests(self, pending: Sequence[tuple[int, str]]) -> Iterator[JudgeRequest]:
+        """Yield the prompts lazily, on the job's thread (the ORM's), a batch built at a time."""
+        number = 0
+        for batch in _batches(pending, self.batch_size):
+            tasks = _build_tasks(batch, self.run.judge_config, self.client)
+            self.counts.no_gold += len(batch) - len(tasks)
+            # Not judged: gold or output went away since the run began; counted as done for progress.
+            self.pace.total -= len(batch) - len(tasks)
+            self.cache.prefetch(task.prompt_key for task in tasks)
+            for task in tasks:
+                number += 1
+                self.tasks[number] = task
+                yield JudgeRequest(key=number, messages=task.messages)
+
+    def _on_results(self, answers: Sequence[tuple[JudgeRequest, JudgeReply]]) -> None:
+        """Store the answers that arrived together, in one commit (each still on its own savepoint)."""
+        streak_broken_at = None
+        with transaction.atomic():
+            # The pool threads cached the answers in memory; store them with the judgements so a
+            # crash in between costs nothing on the next attempt.
+            self.cache.flush()
+            for request, reply in answers:
+                task = self.tasks.pop(request.key)  # type: ignore[call-overload]
+                if _record(task, reply, self.run, self.cache, self.counts):
+                    self.answered += 1
+                    self.unanswered_streak = 0
+                else:
+                    self.unanswered_streak += 1
+                    if self.unanswered_streak >= self.batch_size:
+                        streak_broken_at = self.unanswered_streak
+        self.done += len(answers)
+        if streak_broken_at is not None:
+            # A judge that went down (or a wrong key) would otherwise be asked every prompt.
+            self._refuse(streak_broken_at)
+        now = time.monotonic()
+        if now - self.reported_at < PROGRESS_EVERY_S and self.done < self.pace.total:
+            return
+        self.reported_at = now
+        self.reporter.progress(
+            self.done / max(1, self.pace.total),
+            f"Judged {self.done} of {self.pace.total} stages ({self.counts.judge_errors} judge errors)"
+            f" · {self.pace.summary(self.done)}",
+        )
+
+    def _refuse(self, unanswered: int) -> None:
+        raise JudgeRunRefused(
+            f"The judge at {self.client.config.base_url} answered none of {unanswered} prompts "
+            f"(last error: {self.counts.last_unreachable_error}); stored judgements are kept."
+        )
 
 
-def _chunks(pairs: Sequence[tuple[int, str]], size: int) -> Iterator[Sequence[tuple[int, str]]]:
+_Row = TypeVar("_Row")
+
+
+def _ensemble_reply(median: dict[str, Any] | None) -> JudgeReply:
+    if median is None:
+        return JudgeReply(False, None, "", "no member of the ensemble gave a usable answer", 0)
+    return JudgeReply(True, median, json.dumps(median), None, attempts=0)
+
+
+def _batches(pairs: Sequence[_Row], size: int) -> Iterable[Sequence[_Row]]:
     for start in range(0, len(pairs), size):
         yield pairs[start : start + size]
 

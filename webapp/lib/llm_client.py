@@ -6,9 +6,14 @@ for a bad answer: HTTP errors, timeouts, garbage and non-JSON content all come b
 exclude it from aggregates. 429, 5xx, timeouts and connection errors are retried with
 exponential backoff and jitter, honouring Retry-After.
 
-`JudgeClient.judge_many(requests, on_result)` runs many prompts with at most
-`max_concurrency` in flight, on threads: the caller is a Celery task, so the API is synchronous,
-and `on_result` is called on the caller's own thread so it may use the Django ORM.
+`JudgeClient.judge_stream(requests, on_results)` keeps `max_concurrency` prompts in flight from
+the first to the last (a sliding window: a finished request frees its slot for the next at once,
+no batch waits for its slowest member), reading the requests lazily so the caller can build them
+as it goes. A prompt told to wait (429 or 503 with Retry-After, other retryable failures with
+backoff) waits off the window, so the slot serves another prompt meanwhile; each prompt is
+answered to `on_results` exactly once. The caller is a Celery task, so the API is synchronous, and
+`on_results` (and the reading of `requests`) runs on the caller's own thread so it may use the
+Django ORM. `judge_many(requests)` is the same over a list, returning the replies in order.
 
 Answers are cached by sha256 of (model, messages, temperature) through any object with
 get(key) / set(key, value) (`JudgeCache`): the same prompt to the same judge model is paid
@@ -20,15 +25,17 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import heapq
+import itertools
 import json
 import os
 import random
 import re
 import threading
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import httpx
@@ -76,6 +83,9 @@ class ChatJudgeConfig:
     api_key: str = ""
     timeout_s: float = 60.0
     max_retries: int = 3  # retries after the first attempt
+    # Retries of a busy endpoint (429, or 503 with Retry-After) counted apart: it said it works
+    # and when to come back, so under a rate limit a prompt waits its turn rather than being lost.
+    max_busy_retries: int = 20
     max_concurrency: int = 4
     temperature: float = 0.0
     max_tokens: int | None = None
@@ -221,20 +231,80 @@ class JudgeClient:
         for index, request in enumerate(requests):
             by_prompt.setdefault(self.cache_key(request.messages), []).append(index)
         replies: list[JudgeReply | None] = [None] * len(requests)
-        with ThreadPoolExecutor(max_workers=max(1, self.config.max_concurrency)) as pool:
-            futures = {
-                pool.submit(self.complete_json, requests[indexes[0]].messages): indexes
-                for indexes in by_prompt.values()
-            }
-            for future in as_completed(futures):
-                reply = future.result()
-                for index in futures[future]:
+
+        def fan_out(answers: Sequence[tuple[JudgeRequest, JudgeReply]]) -> None:
+            for first, reply in answers:
+                for index in by_prompt[self.cache_key(first.messages)]:
                     replies[index] = reply
                     if on_result is not None:
                         on_result(requests[index], reply)
+
+        self.judge_stream([requests[indexes[0]] for indexes in by_prompt.values()], fan_out)
         return [reply for reply in replies if reply is not None]
 
-    def _request(self, messages: Sequence[Message]) -> JudgeReply:
+    def judge_stream(
+        self,
+        requests: Iterable[JudgeRequest],
+        on_results: Callable[[Sequence[tuple[JudgeRequest, JudgeReply]]], None],
+    ) -> None:
+        """Answer every request once, keeping max_concurrency HTTP requests in flight throughout.
+
+        `requests` is read lazily on the calling thread, one request each time a slot is free;
+        `on_results` runs on the calling thread with the final answers that arrived together
+        (those that came while it last ran), so a caller storing them can commit them at once.
+        An exception from either (a cancelled job) stops the stream: prompts not yet sent are
+        never sent.
+        """
+        window = max(1, self.config.max_concurrency)
+        source = iter(requests)
+        exhausted = False
+        in_flight: dict[Future[JudgeReply | _RetryLater], _Prompt] = {}
+        waiting: list[tuple[float, int, _Prompt]] = []  # told to retry later: a heap by ready time
+        order = itertools.count()
+        pool = ThreadPoolExecutor(max_workers=window, thread_name_prefix="judge")
+        answers: list[tuple[JudgeRequest, JudgeReply]] = []
+        try:
+            while True:
+                while len(in_flight) < window:
+                    prompt: _Prompt | None = None
+                    if waiting and waiting[0][0] <= time.monotonic():
+                        prompt = heapq.heappop(waiting)[2]
+                    elif not exhausted:
+                        request = next(source, None)
+                        if request is None:
+                            exhausted = True
+                            continue
+                        prompt = _Prompt(request, self._payload(request.messages))
+                    if prompt is None:
+                        break
+                    in_flight[pool.submit(self._try_once, prompt)] = prompt
+                if answers:
+                    # Stored after the window is full again: no slot idles while the caller commits.
+                    on_results(answers)
+                    answers = []
+                if not in_flight:
+                    if not waiting:
+                        return
+                    # Only prompts told to wait are left: sleep until the first may go again.
+                    self._sleep(max(0.0, waiting[0][0] - time.monotonic()))
+                    prompt = heapq.heappop(waiting)[2]
+                    in_flight[pool.submit(self._try_once, prompt)] = prompt
+                    continue
+                timeout = max(0.0, waiting[0][0] - time.monotonic()) if waiting else None
+                done, _ = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
+                for future in done:
+                    prompt = in_flight.pop(future)
+                    outcome = future.result()
+                    if isinstance(outcome, _RetryLater):
+                        ready_at = time.monotonic() + outcome.delay_s
+                        heapq.heappush(waiting, (ready_at, next(order), prompt))
+                    else:
+                        answers.append((prompt.request, outcome))
+        finally:
+            # Prompts not started yet are dropped; those on the wire finish (within the timeout).
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _payload(self, messages: Sequence[Message]) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.config.model,
             "messages": list(messages),
@@ -244,32 +314,61 @@ class JudgeClient:
             payload["max_tokens"] = self.config.max_tokens
         if self.config.json_mode:
             payload["response_format"] = {"type": "json_object"}
+        return payload
 
-        attempts = 0
+    def _try_once(self, prompt: _Prompt) -> JudgeReply | _RetryLater:
+        """Answer from the cache, or send one HTTP attempt: the final reply, or when to try again."""
+        if prompt.tries.attempts == 0 and self.cache is not None:
+            cached = self.cache.get(self.cache_key(prompt.request.messages))
+            if cached is not None:
+                return _reply_from_text(cached, attempts=0, cached=True)
+        outcome = self._attempt(prompt.payload, prompt.tries)
+        if isinstance(outcome, JudgeReply) and outcome.ok and self.cache is not None:
+            self.cache.set(self.cache_key(prompt.request.messages), outcome.raw_text)
+        return outcome
+
+    def _request(self, messages: Sequence[Message]) -> JudgeReply:
+        payload = self._payload(messages)
+        tries = _Tries()
         while True:
-            attempts += 1
-            retry_after: float | None = None
-            try:
-                response = self._http.post("chat/completions", json=payload)
-            except RefusedByPolicy as exc:
-                # No retry mends a refused host: answer at once, before any byte is sent.
-                return JudgeReply(False, None, "", f"refused: {exc}", attempts)
-            except httpx.TimeoutException as exc:
-                error, raw_text = f"timeout after {self.config.timeout_s:g}s ({type(exc).__name__})", ""
-            except httpx.TransportError as exc:
-                error, raw_text = f"connection error: {type(exc).__name__}: {exc}", ""
-            else:
-                if response.status_code == 200:
-                    return _reply_from_body(response.text, attempts)
-                error, raw_text = f"HTTP {response.status_code}", response.text
-                if not _is_retryable(response.status_code):
-                    return JudgeReply(False, None, raw_text, error, attempts)
-                retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
-            if attempts > self.config.max_retries:
-                return JudgeReply(
-                    False, None, raw_text, f"{error} (gave up after {attempts} attempts)", attempts
-                )
-            self._sleep(self._backoff(attempts, retry_after))
+            outcome = self._attempt(payload, tries)
+            if isinstance(outcome, JudgeReply):
+                return outcome
+            self._sleep(outcome.delay_s)
+
+    def _attempt(self, payload: dict[str, Any], tries: _Tries) -> JudgeReply | _RetryLater:
+        """Send one more attempt of a prompt (counted in `tries`): its final reply, or how long to wait."""
+        tries.attempts += 1
+        attempts = tries.attempts
+        busy = False
+        retry_after: float | None = None
+        try:
+            response = self._http.post("chat/completions", json=payload)
+        except RefusedByPolicy as exc:
+            # No retry mends a refused host: answer at once, before any byte is sent.
+            return JudgeReply(False, None, "", f"refused: {exc}", attempts)
+        except httpx.TimeoutException as exc:
+            error, raw_text = f"timeout after {self.config.timeout_s:g}s ({type(exc).__name__})", ""
+        except httpx.TransportError as exc:
+            error, raw_text = f"connection error: {type(exc).__name__}: {exc}", ""
+        else:
+            if response.status_code == 200:
+                return _reply_from_body(response.text, attempts)
+            error, raw_text = f"HTTP {response.status_code}", response.text
+            if not _is_retryable(response.status_code):
+                return JudgeReply(False, None, raw_text, error, attempts)
+            retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
+            busy = response.status_code == 429 or (response.status_code == 503 and retry_after is not None)
+        used, allowed = (
+            (tries.busy, self.config.max_busy_retries) if busy else (tries.failed, self.config.max_retries)
+        )
+        if used >= allowed:
+            return JudgeReply(False, None, raw_text, f"{error} (gave up after {attempts} attempts)", attempts)
+        if busy:
+            tries.busy += 1
+        else:
+            tries.failed += 1
+        return _RetryLater(self._backoff(used + 1, retry_after))
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -277,6 +376,29 @@ class JudgeClient:
         exponential = min(self.config.backoff_base_s * 2 ** (attempt - 1), self.config.backoff_max_s)
         # Full jitter over the upper half keeps concurrent workers from retrying in lockstep.
         return exponential * (0.5 + 0.5 * self._rng.random())
+
+
+@dataclass
+class _Prompt:
+    """One request on its way through judge_stream, with the HTTP attempts it has used."""
+
+    request: JudgeRequest
+    payload: dict[str, Any]
+    tries: _Tries = field(default_factory=lambda: _Tries())
+
+
+@dataclass
+class _Tries:
+    """The HTTP attempts of one prompt, and its retries of each kind (busy endpoint, failure)."""
+
+    attempts: int = 0
+    busy: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True)
+class _RetryLater:
+    delay_s: float
 
 
 def _is_retryable(status: int) -> bool:
