@@ -130,17 +130,21 @@ def one_run(browser: Any, base_url: str, state: Any, case: Case) -> Run:
     page.on(
         "console", lambda message: print("    console:", message.text) if message.type == "error" else None
     )
-    seen: list[tuple[int, bool]] = []
-    page.on(
-        "response",
-        lambda response: seen.append((content_bytes(response.headers), "/media/a/" in response.url)),
-    )
+    seen: dict[tuple[str, str], tuple[int, bool]] = {}
+
+    def received(response: Any) -> None:
+        # blob: and data: URLs are the page's own copies, not bytes over the network.
+        if response.url.startswith("http"):
+            key = (response.url, response.headers.get("content-range", ""))
+            seen[key] = (content_bytes(response.headers), "/media/a/" in response.url)
+
+    page.on("response", received)
     page.goto(base_url + case.path, wait_until="commit")
     page.wait_for_selector("#waveform[data-drawn-at]", state="attached")
     draw_ms = float(page.locator("#waveform").get_attribute("data-drawn-at") or 0)
     # Every response whose headers arrived by the time the draw was seen, counted in full: an upper
     # bound of the bytes before the draw.
-    responses_before = list(seen)
+    responses_before = list(seen.values())
     context.close()
     return Run(
         draw_ms,
