@@ -29,12 +29,14 @@ def test_the_workbench_carries_the_takes_peaks(users: Any, client_for: Any, medi
     response = client_for("annotator").get(reverse("annotation:workbench", args=[mine.pk]))
 
     assert response.status_code == 200
+    take = item.recording
+    assert take is not None
     peaks = page_peaks(response.content.decode())
-    samples, sample_rate = wav_samples(read_media(item.recording.audio_key))
+    samples, sample_rate = wav_samples(read_media(take.audio_key))
     assert peaks["data"] == block_peaks(samples, peaks["samples_per_pixel"])
     assert abs(peaks["duration"] - len(samples) / sample_rate) < 1e-9
     # Made once (the take predates peaks): kept with the take for every later page.
-    assert Take.objects.get(pk=item.recording.pk).peaks is not None
+    assert Take.objects.get(pk=take.pk).peaks is not None
 
 
 def test_a_take_without_readable_audio_opens_without_peaks(
