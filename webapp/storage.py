@@ -32,6 +32,10 @@ from webapp.listening import record_served
 _SIGNING_SALT = "echostudio.media"
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 _CHUNK = 64 * 1024
+# An open-ended range ("bytes=N-", what a media element asks for) is answered with at most this
+# many bytes: the element asks again as it plays, so a long take streams in pieces and playback
+# starts after the first piece, not after the whole file (issue 46).
+OPEN_RANGE_LIMIT = 512 * 1024
 
 
 def new_media_key(kind: str, extension: str) -> str:
@@ -51,6 +55,19 @@ def read_media(key: str) -> bytes:
     """Return the stored bytes of a key."""
     with default_storage.open(key, "rb") as handle:
         return bytes(handle.read())
+
+
+def read_media_range(key: str, start: int, end: int) -> bytes:
+    """Return bytes `start`..`end` (inclusive) of a stored file, reading only those: on S3 by a
+    ranged GET (the storage's own file object would download the whole object first), on disk by
+    a seek."""
+    bucket = getattr(default_storage, "bucket", None)
+    if bucket is not None:
+        name = default_storage._normalize_name(key)  # type: ignore[attr-defined]  # S3Storage's own key rule
+        return bytes(bucket.Object(name).get(Range=f"bytes={start}-{end}")["Body"].read())
+    with default_storage.open(key, "rb") as handle:
+        handle.seek(start)
+        return bytes(handle.read(end - start + 1))
 
 
 def delete_media(*keys: str) -> None:
@@ -117,29 +134,25 @@ def serve_signed_media(request: HttpRequest, token: str) -> HttpResponse:
         raise Http404("No such file.")
     size = default_storage.size(key)
     content_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
-    handle = default_storage.open(key, "rb")
     match = _RANGE.match(request.headers.get("Range", ""))
     if match and (match.group(1) or match.group(2)):
         if match.group(1):
             start = int(match.group(1))
-            end = int(match.group(2)) if match.group(2) else size - 1
+            end = int(match.group(2)) if match.group(2) else start + OPEN_RANGE_LIMIT - 1
         else:
             start, end = max(0, size - int(match.group(2))), size - 1
         end = min(end, size - 1)
         if start > end:
-            handle.close()
             response = HttpResponse(status=416)
             response["Content-Range"] = f"bytes */{size}"
             return response
-        handle.seek(start)
-        body = handle.read(end - start + 1)
-        handle.close()
+        body = read_media_range(key, start, end)
         response = HttpResponse(body, status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
         # A range is answered from memory in one piece, so it counts as sent when it is made.
         record_served(viewer_id, key, start, start + len(body) - 1, size)
     else:
-        streamed = _sent_and_recorded(handle, viewer_id, key, size)
+        streamed = _sent_and_recorded(default_storage.open(key, "rb"), viewer_id, key, size)
         response = StreamingHttpResponse(streamed, content_type=content_type)  # type: ignore[assignment]
         response["Content-Length"] = str(size)
     response["Accept-Ranges"] = "bytes"

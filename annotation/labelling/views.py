@@ -46,6 +46,7 @@ from annotation.labelling.schema import (
     script_words,
 )
 from annotation.recording.models import Scenario
+from annotation.recording.takes import page_peaks
 from webapp.http import StudioRequest
 from webapp.keyset import keyset_page
 from webapp.lib.progress import QueueProgress
@@ -239,6 +240,7 @@ def workbench_context(
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
         "contours": recording.waveform_tracks() if recording else {},
+        "peaks": page_peaks(recording) if recording else None,
         "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
         "gender_draft": gender_suggestion(
             {"gender_draft": getattr(annotation, "recording_gender_draft", None)}

@@ -360,6 +360,11 @@ class Take(Archivable):
     waveform = models.JSONField(
         null=True, blank=True, editable=False, help_text="`contours` as [[t, value], ...] per track"
     )
+    # Min/max waveform peaks at a few zoom levels (`annotation.audio.peaks`), made by the analysis,
+    # so a page draws a long take at once; NULL until made (older takes: on their first page).
+    peaks = models.JSONField(
+        null=True, blank=True, editable=False, help_text="Waveform peaks per samples-per-pixel level"
+    )
     analysis_job = models.ForeignKey(
         "webapp.Job", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.audio.acoustics import analyze, as_float_samples, scalar_features
+from annotation.audio.peaks import peaks_for_page, waveform_peaks
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
 from annotation.audio.speech.rate import RATE_KEY, measure_articulation_rate
 from annotation.audio.speech.speaker import REFERENCE_TAKES
@@ -193,6 +194,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
 
     reporter.progress(0.1, "Reading the audio", force=True)
     samples, sample_rate = wav_samples(read_media(take.audio_key))
+    peaks = waveform_peaks(samples, sample_rate)
     reporter.progress(0.3, "Measuring pitch, intensity, loudness and rate")
     analysis = analyze(samples, sample_rate)
     measured = {
@@ -222,7 +224,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         Item.objects.lock(take.item_id)
         locked = Take.objects.select_for_update().get(pk=take.pk)
         locked.qc = {name: measured[name] for name in QC_FIELDS}
-        fields = ["qc", "features", "contours", "waveform"]
+        fields = ["qc", "features", "contours", "waveform", "peaks"]
         if speech is not None:
             locked.qc["speech"] = speech
             # Flagged, never rejected: the take goes to its reviewers like any other.
@@ -231,6 +233,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
         locked.features = features
         locked.contours = dict(contours_for_display(analysis))
         locked.waveform = contours_for_waveform(locked.contours)
+        locked.peaks = peaks
         reviewers: list[int] = []
         # A take superseded while it was analysed keeps its measurements but needs no reviewers.
         analysed = locked.status == Take.Status.ANALYSING
@@ -319,6 +322,21 @@ def _speaker_embeddings(takes: QuerySet[Take]) -> list[Any]:
         and isinstance(qc.get("speech"), dict)
         and qc["speech"].get("speaker_embedding")
     ]
+
+
+def page_peaks(take: Take) -> dict[str, Any] | None:
+    """Return the waveform peaks a page of this take carries (`peaks.peaks_for_page`). A take
+    analysed before peaks were made gets them now, once, from its audio; None when its audio cannot
+    be read, and the page then loads the audio as it always did (never an error page)."""
+    if take.peaks is None:
+        try:
+            samples, sample_rate = wav_samples(read_media(take.audio_key))
+        except (OSError, ValueError, EOFError, wave.Error):
+            return None
+        take.peaks = waveform_peaks(samples, sample_rate)
+        # Conditional: a re-analysis that stored peaks meanwhile keeps them.
+        Take.objects.filter(pk=take.pk, peaks__isnull=True).update(peaks=take.peaks)
+    return peaks_for_page(take.peaks)
 
 
 def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:

@@ -51,6 +51,7 @@ from annotation.recording.takes import (
     RECORDABLE_STATES,
     AnalysisNotRestartable,
     analysis_restartable,
+    page_peaks,
     recordable_refusal,
     restart_analysis,
     upload_limits,
@@ -192,6 +193,7 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         "is_admin": is_admin,
         "audio_url": audio_url(take.audio_key, request.user),
         "contours": take.contours or None,
+        "peaks": page_peaks(take),
         "qc_rows": reports.qc_rows(take.qc),
         "feature_rows": reports.feature_rows(take.features),
         "speech_rows": reports.speech_rows(take.qc),
@@ -326,6 +328,7 @@ def review_take(request: StudioRequest, review_id: uuid.UUID) -> HttpResponse:
             "review": review,
             "item": review.take.item,
             "audio_url": audio_url(review.take.audio_key, request.user),
+            "peaks": page_peaks(review.take),
             # Context only: the playback gate is about the take under review, not these.
             "history": conversation_so_far(review.take.item, request.user, own_takes_only=False),
             "history_note": "The earlier turns of this dialogue and the replies to them, for context.",

@@ -318,9 +318,27 @@
     });
   }
 
+  /* --- Peaks made by the take's analysis ------------------------------------------------------ */
+
+  /* The page's precomputed peaks (annotation/audio/peaks.py: 8-bit min/max pairs per pixel and the
+   * take's duration, in a json_script "waveform-peaks"), or null when the page has none: the
+   * waveform then downloads and decodes the audio as before. */
+  function pagePeaks(node) {
+    if (!node) return null;
+    try {
+      const peaks = JSON.parse(node.textContent || "null");
+      if (!peaks || !Array.isArray(peaks.data) || !peaks.data.length || !(peaks.duration > 0)) return null;
+      const scale = Math.pow(2, (peaks.bits || 8) - 1);
+      return { duration: peaks.duration, channel: Float32Array.from(peaks.data, function (v) { return v / scale; }) };
+    } catch (error) {
+      return null; // unreadable peaks: the audio is decoded instead
+    }
+  }
+
   /* --- Creating a waveform --------------------------------------------------------------------- */
 
   /* options: container (element), subject (what it plays: "the take under review"), url or media,
+   * peaksNode (json_script of the take's peaks; default: #waveform-peaks when a url is given),
    * plugins, height, contours + canvas (+ energySpanDb), speedSelect, onContours(extents).
    * Returns the WaveSurfer instance, zoom bound to the wheel, named and answering its keys. */
   function create(options) {
@@ -336,7 +354,20 @@
     };
     if (options.url) settings.url = options.url;
     if (options.media) settings.media = options.media;
+    const peaks = options.url && !options.media
+      ? pagePeaks(options.peaksNode || document.getElementById("waveform-peaks")) : null;
+    if (peaks) {
+      // Drawn from the peaks at once; the audio streams by range requests only as it is played:
+      // metadata first, the rest as the media element asks for it (webapp/storage.py answers ranges).
+      settings.peaks = [peaks.channel];
+      settings.duration = peaks.duration;
+      container.dataset.peaks = "true";
+    }
     const ws = window.WaveSurfer.create(settings);
+    // Set before wavesurfer gives the element its src (a microtask later).
+    if (peaks) ws.getMediaElement().preload = "metadata";
+    // When the waveform was first drawn (ms since navigation): what bench/long_audio.py times.
+    ws.once("redrawcomplete", function () { container.dataset.drawnAt = String(Math.round(performance.now())); });
     bindZoom(ws, container);
     bindSpeed(ws, options.speedSelect);
     makeAccessible(ws, container, options.subject || "the recording");

@@ -11,7 +11,17 @@ from django.core import signing
 from django.test import Client
 
 from tests.support.s3_server import S3Server, use_s3_media
-from webapp.storage import audio_url, delete_media, key_for_viewer, new_media_key, read_media, save_media
+from webapp.listening import Fetched, fetched
+from webapp.storage import (
+    OPEN_RANGE_LIMIT,
+    audio_url,
+    delete_media,
+    key_for_viewer,
+    new_media_key,
+    read_media,
+    read_media_range,
+    save_media,
+)
 
 
 @pytest.fixture
@@ -109,3 +119,55 @@ def test_s3_audio_is_streamed_by_the_app_never_presigned(
     ranged = client_for("reviewer").get(url, HTTP_RANGE="bytes=4-9")
     assert ranged.status_code == 206 and ranged.content == bytes(range(6))
     assert client_for("evaluator").get(url).status_code == 404
+
+
+def _long_take(media_root: Path) -> tuple[str, bytes]:
+    data = bytes(i % 251 for i in range(3 * OPEN_RANGE_LIMIT + 1000))  # a pattern that shows misplaced bytes
+    return save_media(new_media_key("take", "wav"), data), data
+
+
+def test_an_open_range_is_answered_in_one_piece_of_at_most_the_limit(
+    users, client_for, media_root: Path
+) -> None:
+    key, data = _long_take(media_root)
+    url = audio_url(key, users["reviewer"])
+
+    first = client_for("reviewer").get(url, HTTP_RANGE="bytes=0-")
+    later = client_for("reviewer").get(url, HTTP_RANGE=f"bytes={len(data) - 10}-")
+
+    assert first.status_code == 206 and first.content == data[:OPEN_RANGE_LIMIT]
+    assert first["Content-Range"] == f"bytes 0-{OPEN_RANGE_LIMIT - 1}/{len(data)}"
+    assert later.status_code == 206 and later.content == data[-10:]
+    assert later["Content-Range"] == f"bytes {len(data) - 10}-{len(data) - 1}/{len(data)}"
+    assert client_for("reviewer").get(url, HTTP_RANGE=f"bytes={len(data)}-").status_code == 416
+
+
+def test_the_listening_gate_counts_a_file_fetched_in_ranges(users, client_for, media_root: Path) -> None:
+    key, data = _long_take(media_root)
+    url = audio_url(key, users["reviewer"])
+    start = 0
+    while start < len(data):  # as a media element streams a take while it plays
+        response = client_for("reviewer").get(url, HTTP_RANGE=f"bytes={start}-")
+        assert response.status_code == 206
+        start += len(response.content)
+        assert not fetched(users["reviewer"].pk, key).whole or start == len(data)
+
+    assert fetched(users["reviewer"].pk, key) == Fetched(
+        fetched(users["reviewer"].pk, key).first_at, len(data), len(data), whole=True
+    )
+
+
+def test_s3_ranges_read_only_the_asked_bytes(users, client_for, settings, s3_server: S3Server) -> None:
+    s3_server.client().create_bucket(Bucket="echostudio-media")
+    use_s3_media(settings, "echostudio-media", endpoint_url=s3_server.endpoint_url, region_name="us-east-1")
+    data = bytes(i % 251 for i in range(OPEN_RANGE_LIMIT + 5000))
+    key = save_media(new_media_key("take", "wav"), data)
+    url = audio_url(key, users["reviewer"])
+
+    first = client_for("reviewer").get(url, HTTP_RANGE="bytes=0-")
+    rest = client_for("reviewer").get(url, HTTP_RANGE=f"bytes={OPEN_RANGE_LIMIT}-")
+
+    assert first.status_code == 206 and first.content == data[:OPEN_RANGE_LIMIT]
+    assert rest.status_code == 206 and rest.content == data[OPEN_RANGE_LIMIT:]
+    assert read_media_range(key, 10, 19) == data[10:20]
+    assert fetched(users["reviewer"].pk, key).whole

@@ -7,15 +7,17 @@ from collections import Counter
 
 import pytest
 
+from annotation.audio.peaks import block_peaks
 from annotation.audio.suggestions import contours_for_waveform
 from annotation.audio.synthesis import synthesize, to_wav_bytes
 from annotation.recording.models import Item, Review, Take
-from annotation.recording.takes import QC_FIELDS, analyze_take, levels_against
+from annotation.recording.takes import QC_FIELDS, analyze_take, levels_against, page_peaks, wav_samples
 from tests.annotation.recording.support import analysed, record, upload
 from tests.factories import ItemFactory
 from webapp.jobs import JobReporter
 from webapp.models import Job, JobStatus, User
 from webapp.roles import Role, grant_role
+from webapp.storage import read_media
 
 
 def earlier_take(actor: User, item: Item, median_f0_hz: float, lufs: float, rate: float) -> Take:
@@ -151,3 +153,34 @@ def test_a_take_analysed_before_the_tracks_were_stored_gets_them_on_first_read(
 
     assert tracks == {"pitch": [[0.0, 200.12], [0.01, 201.0]], "energy": [[0.0, 60.0]]}
     assert Take.objects.get(pk=take.pk).waveform == tracks
+
+
+def test_the_job_stores_waveform_peaks_made_from_the_takes_audio(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+
+    samples, sample_rate = wav_samples(read_media(take.audio_key))
+    assert take.peaks is not None and take.peaks["length"] == len(samples) and sample_rate == 16_000
+    assert take.peaks["levels"]["256"] == block_peaks(samples, 256)
+    assert set(take.peaks["levels"]) == {"256", "2048", "16384"}
+
+
+def test_a_take_analysed_before_peaks_were_made_gets_them_on_its_first_page(
+    users: dict[str, User], review_panel: list[User], take_wav: bytes
+) -> None:
+    take = record(users["actor"], ItemFactory.create(actor=users["actor"]), take_wav)
+    Take.objects.filter(pk=take.pk).update(peaks=None)
+    take.refresh_from_db()
+
+    page = page_peaks(take)
+
+    assert page is not None and page["samples_per_pixel"] == 256 and page["duration"] == pytest.approx(1.2)
+    assert Take.objects.get(pk=take.pk).peaks is not None
+
+
+def test_a_take_whose_audio_is_gone_has_no_peaks_and_no_error(users: dict[str, User]) -> None:
+    take = earlier_take(users["actor"], ItemFactory.create(actor=users["actor"]), 100.0, -30.0, 2.0)
+
+    assert page_peaks(take) is None
+    assert Take.objects.get(pk=take.pk).peaks is None
