@@ -14,6 +14,13 @@ SQLite by default (a throwaway file per size); with a PostgreSQL DATABASE_URL, a
 - records export: ``ml.core.training_records.export_records`` fed an iterator of N records,
   as ``ml.jobs.datasets.export_snapshot`` feeds it a studio snapshot one record at a time.
 
+With ``--workers-build N`` (PostgreSQL only: claims need ``SKIP LOCKED``) it instead runs one
+build of N single-turn samples against the scripted test LLM (``tests.support.builder_llm``) and
+eSpeak NG with 1 worker process (1 shard) and again with 2 (2 shards). Each process does what a
+Celery worker does (takes queued jobs, ``webapp.jobs.run_job``) and logs every sample each stage
+finished through ``ml.builder.claims.finish_unit``; printed: wall seconds, the speed-up, and the
+exactly-once check (no sample finished twice by any stage, every kept sample finished once per stage).
+
 Each export process prints its wall seconds, records per second and peak resident memory
 (``ru_maxrss``, taken after Django is set up and again at the end, so the growth is the export's).
 Progress goes to stderr every 10%.
@@ -162,6 +169,118 @@ def records_export(size: int, folder: str) -> dict[str, Any]:
     }
 
 
+def _worker(log_path: str, build_id: int) -> None:
+    """Work like one Celery worker until the build ends, logging each (stage, sample) it finished."""
+    _setup()
+    import webapp.jobs
+    from ml.builder import claims
+    from ml.builder.models import Build, BuildStatus
+    from webapp.jobs import run_job
+    from webapp.models import Job, JobStatus
+
+    webapp.jobs.enqueue = lambda job: True  # the jobs wait as rows; the worker processes take them
+    finish = claims.finish_unit
+
+    def logged_finish(job: Any, rows: Any, results: Any) -> None:
+        finish(job, rows, results)
+        with Path(log_path).open("a", encoding="utf-8") as log:
+            log.writelines(f"{row.stage}\t{row.sample_id}\n" for row in rows)
+
+    claims.finish_unit = logged_finish  # type: ignore[assignment]
+    while Build.objects.filter(pk=build_id, status=BuildStatus.RUNNING).exists():
+        job = Job.objects.filter(status=JobStatus.QUEUED).order_by("id").first()
+        if job is None:
+            time.sleep(0.2)  # the other worker holds the last job of a stage
+            continue
+        run_job(job.pk)
+
+
+def _serve_llm(ready: Any, stop: Any) -> None:
+    from bench.builder import _serve_test_llm
+
+    _serve_test_llm(ready, stop)
+
+
+def workers_build(size: int) -> None:
+    """Run the same build on 1 and 2 worker processes; print wall time, speed-up, exactly-once."""
+    import multiprocessing
+    from collections import Counter
+
+    from bench.servers import postgres_urls, throwaway_database
+
+    server_url, database_url = postgres_urls(BENCH_DATABASE)
+    os.environ["DATABASE_URL"] = database_url
+    scratch = tempfile.mkdtemp(prefix="bench-paper-workers-")
+    os.environ.update(ECHOSTUDIO_VAR_DIR=f"{scratch}/var", ECHOSTUDIO_MEDIA_ROOT=f"{scratch}/media")
+    os.environ["ECHOSTUDIO_OUTBOUND_ALLOW_INTERNAL_HOSTS"] = "1"  # the scripted LLM listens on 127.0.0.1
+    context = multiprocessing.get_context("spawn")
+    with throwaway_database(server_url, BENCH_DATABASE):
+        _setup()
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        import webapp.jobs
+        from ml.builder.models import Build, BuildSample, SampleStatus
+        from ml.builder.runner import start_build
+        from ml.builder.stages import SAMPLE_STAGES
+        from tests.ml.builder.support import build_config, make_taxonomy
+
+        webapp.jobs.enqueue = lambda job: True
+        make_taxonomy()
+        ready, stop = context.Queue(), context.Event()
+        llm = context.Process(target=_serve_llm, args=(ready, stop), daemon=True)
+        llm.start()
+        base_url = ready.get(timeout=60)
+        print(f"builder, {size} single-turn samples; cores {os.cpu_count()}, load average {os.getloadavg()}")
+        print(
+            f"{'workers':>8} {'wall s':>8} {'samples/s':>10} {'speed-up':>9} {'finished twice':>15} {'kept':>6}"
+        )
+        first = 0.0
+        try:
+            for workers in (1, 2):
+                build = Build.objects.create(
+                    name=f"workers {workers}",
+                    single_turn_count=size,
+                    dialogue_count=0,
+                    seed=1,
+                    config=build_config(base_url, batch_size=10, audio_threads=1, shards=workers),
+                )
+                logs = [f"{scratch}/finished-{workers}-{n}.tsv" for n in range(workers)]
+                started = time.perf_counter()
+                start_build(build)
+                processes = [context.Process(target=_worker, args=(log, build.pk)) for log in logs]
+                for process in processes:
+                    process.start()
+                for process in processes:
+                    process.join()
+                wall = time.perf_counter() - started
+                first = first or wall
+                build.refresh_from_db()
+                if build.status != "succeeded":
+                    from ml.builder.models import BuildStage
+
+                    for row in BuildStage.objects.filter(build=build).order_by("id"):
+                        print(f"  {row.stage}: {row.status} {row.counts} {row.job.error if row.job else ''}")
+                finished: Counter[str] = Counter()
+                for log in logs:
+                    if Path(log).exists():
+                        finished.update(Path(log).read_text(encoding="utf-8").splitlines())
+                twice = sum(1 for count in finished.values() if count > 1)
+                kept = BuildSample.objects.filter(build=build, status=SampleStatus.ACTIVE).values_list(
+                    "pk", flat=True
+                )
+                unfinished = sum(f"{SAMPLE_STAGES[-1]}\t{pk}" not in finished for pk in kept)
+                print(
+                    f"{workers:>8} {wall:>8.1f} {size / wall:>10.2f} {first / wall:>8.2f}x {twice:>15} {len(kept):>6}"
+                    f"  build {build.status}; kept samples the last stage never finished: {unfinished}",
+                    flush=True,
+                )
+        finally:
+            stop.set()
+            llm.join(timeout=10)
+    print(f"load average after: {os.getloadavg()}")
+
+
 def _child(env: dict[str, str], *args: str) -> dict[str, Any]:
     """Run one step of this script in a fresh process; return the JSON it prints last."""
     done = subprocess.run(
@@ -227,8 +346,12 @@ def run(sizes: list[int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[40_000, 400_000])
+    parser.add_argument("--workers-build", type=int, metavar="N", help="1 vs 2 builder workers on N samples")
     parser.add_argument("--step", nargs="+", help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.workers_build:
+        workers_build(options.workers_build)
+        return
     if options.step:
         name, *args = options.step
         if name == "populate":
