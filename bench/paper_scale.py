@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +187,7 @@ def _worker(log_path: str, build_id: int) -> None:
         with Path(log_path).open("a", encoding="utf-8") as log:
             log.writelines(f"{row.stage}\t{row.sample_id}\n" for row in rows)
 
-    claims.finish_unit = logged_finish  # type: ignore[assignment]
+    claims.finish_unit = logged_finish
     while Build.objects.filter(pk=build_id, status=BuildStatus.RUNNING).exists():
         job = Job.objects.filter(status=JobStatus.QUEUED).order_by("id").first()
         if job is None:
@@ -319,10 +320,8 @@ def run(sizes: list[int]) -> None:
 
                 server_url, database_url = postgres_urls(BENCH_DATABASE)
                 env["DATABASE_URL"] = database_url
-                database = throwaway_database(server_url, BENCH_DATABASE)
+                database: AbstractContextManager[None] = throwaway_database(server_url, BENCH_DATABASE)
             else:
-                from contextlib import nullcontext
-
                 database = nullcontext()
             with database:
                 made = _child(env, "populate", str(size))
