@@ -14,7 +14,7 @@ Samples are streamed from the database in id order, never all held at once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -147,9 +147,14 @@ def decisions_of(build: Build) -> tuple[dict[str, int], list[int]]:
 
 
 def export_build(
-    build: Build, folder: Path | None = None, version: BuildExport | None = None
+    build: Build,
+    folder: Path | None = None,
+    version: BuildExport | None = None,
+    on_written: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Write the build's records into `folder` or the export `version`'s folder; return its counts.
+
+    ``on_written`` hears the number of records written so far after each one (the job's progress).
 
     The manifest names the version, the spot-check decisions laid over the records and the
     re-runs (``tightenings``) the samples went through, so a job's data says what was decided.
@@ -216,6 +221,8 @@ def export_build(
                 **({"response_audio_error": revoice_error} if revoice_error else {}),
             }
             provenance.write(json_line(facts, sort_keys=True))
+            if on_written is not None:
+                on_written(counts["single_turn"] + counts["dialogue_turns"] + 1)
             return HistoryTurn(sample.turn, sample.text, audio_path, record.response)
 
         for sample in _chunks(
@@ -280,7 +287,16 @@ def builder_export_job(job: Job, reporter: JobReporter) -> JobResult:
         # writes a version of its own when it finishes. This one stays unwritten.
         return {"skipped": f"{version.label} not written: {refusal}"}
     reporter.progress(0.0, f"Writing records and audio of {version.label}", force=True)
-    counts = export_build(version.build, version=version)
+    # Finished samples bound the records (a dialogue a spot-check cut is written in part or not at all).
+    expected = max(1, BuildSample.objects.filter(build=version.build).finished().count())
+
+    def written(records: int) -> None:
+        # The reporter writes at most every few seconds, so a 400K export shows its progress cheaply.
+        reporter.progress(
+            records / expected, f"Wrote {records:,} of about {expected:,} records of {version.label}"
+        )
+
+    counts = export_build(version.build, version=version, on_written=written)
     # All or nothing: a version is written whole or the job fails (a record that cannot be written
     # raises), so its tally reads succeeded with every record, or the job failed (docs/jobs.md).
     records = RowTally(int(counts["single_turn"]) + int(counts["dialogue_turns"]), 0, "records")

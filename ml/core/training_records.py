@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import json
 import wave
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -246,24 +246,39 @@ def read_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int]:
 # --- export and import -----------------------------------------------------------------
 
 
-def export_records(rows: Sequence[RecordAudio], folder: Path) -> Path:
-    """Write records.jsonl and one WAV per record into ``folder``; return the records file."""
+def export_records(rows: Iterable[RecordAudio], folder: Path) -> Path:
+    """Write records.jsonl and one WAV per record into ``folder``; return the records file.
+
+    Rows are written as they come, one line each, so an iterator of 400K rows never sits in memory.
+    The lines go to a part file renamed at the end: a row that fails leaves no half records file.
+    """
     (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
-    lines: list[str] = []
-    for row in rows:
-        if len(row.history_audio) != len(row.record.history):
-            raise ValueError(f"{row.record.item_id}: history audio does not match its history turns")
-        relative = f"{AUDIO_FOLDER}/{row.record.item_id}.wav"
-        (folder / relative).write_bytes(wav_bytes(row.audio, row.sample_rate))
-        history: list[HistoryTurn] = []
-        for turn, (samples, rate) in zip(row.record.history, row.history_audio, strict=True):
-            # Each record keeps its own copy: a record file stays readable whatever else is dropped.
-            turn_path = f"{AUDIO_FOLDER}/{row.record.item_id}.history-t{turn.turn}.wav"
-            (folder / turn_path).write_bytes(wav_bytes(samples, rate))
-            history.append(replace(turn, audio_path=turn_path))
-        lines.append(replace(row.record, audio_path=relative, history=tuple(history)).to_json())
     records_file = folder / RECORDS_FILE
-    records_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    part = folder / f"{RECORDS_FILE}.part"
+    try:
+        written = 0
+        with part.open("w", encoding="utf-8") as records:
+            for row in rows:
+                if len(row.history_audio) != len(row.record.history):
+                    raise ValueError(f"{row.record.item_id}: history audio does not match its history turns")
+                relative = f"{AUDIO_FOLDER}/{row.record.item_id}.wav"
+                (folder / relative).write_bytes(wav_bytes(row.audio, row.sample_rate))
+                history: list[HistoryTurn] = []
+                for turn, (samples, rate) in zip(row.record.history, row.history_audio, strict=True):
+                    # Each record keeps its own copy: a record file stays readable whatever else is dropped.
+                    turn_path = f"{AUDIO_FOLDER}/{row.record.item_id}.history-t{turn.turn}.wav"
+                    (folder / turn_path).write_bytes(wav_bytes(samples, rate))
+                    history.append(replace(turn, audio_path=turn_path))
+                records.write(
+                    replace(row.record, audio_path=relative, history=tuple(history)).to_json() + "\n"
+                )
+                written += 1
+            if not written:
+                records.write("\n")  # as the file has always read with no record
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    part.replace(records_file)
     return records_file
 
 

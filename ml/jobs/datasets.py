@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,13 @@ def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
     """Return the snapshot's records with their audio, in entry order."""
     if snapshot.build_id is not None:
         return build_records(snapshot)  # a build's export: the records as the builder wrote them
+    return list(iter_snapshot_records(snapshot))
+
+
+def iter_snapshot_records(snapshot: DatasetSnapshot) -> Iterator[RecordAudio]:
+    """Return the studio snapshot's records one at a time, in entry order: each record's audio is
+    read when it is reached, so an export of 400K items holds one record's audio at a time.
+    A row deleted since the snapshot raises ``SnapshotUnreadable`` here, before any is read."""
     entries: list[dict[str, Any]] = snapshot.entries
     items = Item.objects.in_bulk([entry["item"] for entry in entries])
     takes = Take.objects.in_bulk([entry["take"] for entry in entries])
@@ -195,43 +203,54 @@ def snapshot_records(snapshot: DatasetSnapshot) -> list[RecordAudio]:
             f"snapshot #{snapshot.pk} names rows deleted since it was taken (items {', '.join(missing[:10])})"
         )
     names_by_slug = dict(Strategy.objects.values_list("slug", "name"))
-    rows: list[RecordAudio] = []
-    for entry in entries:
-        item, take = items[entry["item"]], takes[entry["take"]]
-        audio, sample_rate = read_wav(read_media(take.audio_key))
-        gold = golds.get(entry["gold"]) if entry["gold"] is not None else None
-        if gold is None:
-            record = TrainingRecord(
-                item_id=item.external_id,
-                audio_path="",
-                scenario=item.scenario,
-                emotion=item.target_emotion,
-                perception="",
-                reasoning="",
-                strategies=(),
-                speech_style="",
-                response="",
-                text=item.text,
-            )
-        else:
-            record = record_from_gold(
-                item.external_id,
-                item.text,
-                item.scenario,
-                item.target_emotion,
-                gold.perception,
-                gold.tom,
-                gold.reference_response,
-                names_by_slug,
-            )
-        row = RecordAudio(record=record, audio=audio, sample_rate=sample_rate)
-        rows.append(with_history(row, entry, history_items, history_takes, history_golds))
-    return rows
+    history = (history_items, history_takes, history_golds)
+    return (_entry_record(entry, items, takes, golds, names_by_slug, history) for entry in entries)
+
+
+def _entry_record(
+    entry: dict[str, Any],
+    items: dict[Any, Item],
+    takes: dict[Any, Take],
+    golds: dict[Any, GoldReference],
+    names_by_slug: dict[str, str],
+    history: tuple[Any, Any, Any],
+) -> RecordAudio:
+    """Return one snapshot entry's record with its audio (and its earlier turns')."""
+    item, take = items[entry["item"]], takes[entry["take"]]
+    audio, sample_rate = read_wav(read_media(take.audio_key))
+    gold = golds.get(entry["gold"]) if entry["gold"] is not None else None
+    if gold is None:
+        record = TrainingRecord(
+            item_id=item.external_id,
+            audio_path="",
+            scenario=item.scenario,
+            emotion=item.target_emotion,
+            perception="",
+            reasoning="",
+            strategies=(),
+            speech_style="",
+            response="",
+            text=item.text,
+        )
+    else:
+        record = record_from_gold(
+            item.external_id,
+            item.text,
+            item.scenario,
+            item.target_emotion,
+            gold.perception,
+            gold.tom,
+            gold.reference_response,
+            names_by_slug,
+        )
+    row = RecordAudio(record=record, audio=audio, sample_rate=sample_rate)
+    return with_history(row, entry, *history)
 
 
 def export_snapshot(snapshot: DatasetSnapshot, folder: Path) -> Path:
     """Write the snapshot as a dataset export for ``python -m ml.cli``; return records.jsonl's path."""
-    records_file = export_records(snapshot_records(snapshot), folder)
+    rows = build_records(snapshot) if snapshot.build_id is not None else iter_snapshot_records(snapshot)
+    records_file = export_records(rows, folder)
     manifest = {
         "snapshot": str(snapshot.pk),
         "purpose": snapshot.purpose,

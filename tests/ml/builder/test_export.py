@@ -223,3 +223,17 @@ def test_the_manifest_and_the_build_page_carry_the_speech_checks(
     assert "Asked-for stress heard</dt><dd>1 of 1</dd>" in html
     assert "Speaking rate (slow / normal / fast)</dt><dd>0 / 3 / 1</dd>" in html
     assert "Lowest turn speaker similarity</dt><dd>0.55</dd>" in html
+
+
+def test_the_export_reports_each_record_as_it_is_written(tmp_path: Path) -> None:
+    build = finished_build(single=2, dialogues=1, turns=2, audio=True)
+    heard: list[tuple[int, int]] = []
+
+    def on_written(records: int) -> None:
+        # What is on disk when the count is heard: the records file fills as the count rises.
+        heard.append((records, len(list((tmp_path / "audio").iterdir()))))
+
+    counts = export_build(build, tmp_path, on_written=on_written)
+
+    assert counts["single_turn"] + counts["dialogue_turns"] == 4
+    assert heard == [(n, n) for n in range(1, 5)]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from ml.core.training_records import RecordAudio, export_records, read_records, read_wav, record_from_gold
 from tests.ml.jobs.samples import GOLD_PERCEPTION, GOLD_TOM, voiced_wav
@@ -79,3 +82,52 @@ def test_an_export_reads_back_with_its_audio(tmp_path: Path) -> None:
     assert row.sample_rate == rate
     # 16-bit PCM: equal to within one quantisation step
     assert np.max(np.abs(row.audio - audio)) <= 1 / 32768
+
+
+def _rows(count: int) -> list[RecordAudio]:
+    audio, rate = read_wav(voiced_wav())
+    return [
+        RecordAudio(
+            record_from_gold(
+                f"EE-{n}", f"Take {n}.", "implicit", "sad", GOLD_PERCEPTION, GOLD_TOM, f"Reply {n}.", NAMES
+            ),
+            audio[: 800 + n],
+            rate,
+        )
+        for n in range(1, 6)
+    ][:count]
+
+
+def test_a_streamed_export_writes_what_the_whole_list_export_wrote(tmp_path: Path) -> None:
+    rows = _rows(5)
+    folder = tmp_path / "streamed"
+    written_before_each_row: list[int] = []
+
+    def streamed() -> Iterator[RecordAudio]:
+        for row in rows:
+            audio = folder / "audio"
+            written_before_each_row.append(len(list(audio.iterdir())) if audio.exists() else 0)
+            yield row
+
+    records_file = export_records(streamed(), folder)
+
+    # Each row is written before the next is drawn: no row waits in memory.
+    assert written_before_each_row == [0, 1, 2, 3, 4]
+
+    # The file as export_records wrote it when it joined every line in memory first.
+    whole = "\n".join(
+        replace(row.record, audio_path=f"audio/{row.record.item_id}.wav").to_json() for row in rows
+    )
+    assert records_file.read_text(encoding="utf-8") == whole + "\n"
+    assert [row.record.item_id for row in read_records(records_file)] == [f"EE-{n}" for n in range(1, 6)]
+    assert sorted(path.name for path in (tmp_path / "streamed").iterdir()) == ["audio", "records.jsonl"]
+
+
+def test_a_row_that_cannot_be_written_leaves_no_half_records_file(tmp_path: Path) -> None:
+    good, bad = _rows(2)
+    bad = replace(bad, history_audio=((bad.audio, bad.sample_rate),))  # audio for a turn it lacks
+
+    with pytest.raises(ValueError, match="EE-2: history audio does not match"):
+        export_records(iter([good, bad]), tmp_path)
+
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["audio"]
