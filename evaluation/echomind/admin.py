@@ -23,6 +23,7 @@ class DeliverySetAdmin(RoleAdminAccess, admin.ModelAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(RoleAdminAccess, admin.ModelAdmin):
-    list_display = ("question_id", "level", "question_type", "answer")
+    # Removed on the questions page means archived: restore it here ("archived" filter, restore action).
+    list_display = ("question_id", "level", "question_type", "answer", "archived_at", "archive_reason")
     list_filter = ("level", "question_type")
     search_fields = ("question_id", "text")

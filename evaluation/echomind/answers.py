@@ -9,7 +9,8 @@ Answers are read with `choices.read_choice` (unparseable ones are kept, counted,
 replies get BLEU-4 and ROUGE-L against the delivery's reference replies when it has some. A reply's
 audio, when given, is the file its row names ("audio") or else the released layout's
 `<delivery>_response.wav`; it is stored as a clean re-encoding (no tag of its maker kept). A file
-with any bad line writes nothing; importing again replaces the system's earlier rows.
+with any bad line writes nothing; importing again replaces the system's earlier rows, which are
+archived (`webapp.archive.archive_rows`), never deleted: a replaced reply keeps its audio.
 
 Question ids are scoped to the import that brought them (`DeliveryImport`): an id several imports
 use must be named with its import ("import": its number; null for a question written on the
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from annotation.audio.clean import CleanAudio, clean_audio
 from annotation.audio.upload import AudioRejected
@@ -33,6 +35,8 @@ from evaluation.echomind.models import Answer, Delivery, Question, Reply, Transc
 from evaluation.echomind.scoring import bleu4, rouge_l
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
+from webapp.archive import archive_rows
+from webapp.models import User
 from webapp.storage import delete_media, new_media_key, save_media
 
 # The job that runs `judge_replies` (evaluation.tasks); the page that starts it names it here too.
@@ -62,13 +66,18 @@ class AnswerReport:
 
 
 def import_answers(
-    system: System, data: bytes, audio: Mapping[str, bytes] | None = None, scope: int | None = None
+    system: System,
+    data: bytes,
+    audio: Mapping[str, bytes] | None = None,
+    scope: int | None = None,
+    actor: User | None = None,
 ) -> AnswerReport:
     """Store a system's answers, transcripts and replies from JSONL, the replies' audio from `audio`
     (file name -> bytes); refuse the file on any problem. `scope`: the import whose questions the
-    rows without an "import" of their own answer (None: the id alone must name one question)."""
+    rows without an "import" of their own answer (None: the id alone must name one question).
+    `actor`: who imported, named on the rows the import archives."""
     questions: dict[str, list[Question]] = {}
-    for known in Question.objects.all():
+    for known in Question.objects.in_use():
         questions.setdefault(known.question_id, []).append(known)
     deliveries = {d.audio_name(): d for d in Delivery.objects.select_related("delivery_set__attribute")}
     answers, transcripts, replies = [], [], []
@@ -138,12 +147,10 @@ def import_answers(
             reply.audio_seconds = spoken.duration_seconds
             stored.append(reply.audio_key)
     try:
-        replaced = _store(system, answers, transcripts, [reply for reply, _ in replies])
+        _store(system, answers, transcripts, [reply for reply, _ in replies], actor=actor)
     except BaseException:
         delete_media(*stored)
         raise
-    # Studies keep their own copies of what they play, so a replaced reply's audio may go.
-    delete_media(*replaced)
     return AnswerReport(len(answers), sum(not a.letter for a in answers), len(transcripts), len(replies))
 
 
@@ -168,22 +175,33 @@ def _question_of(
     return found[0]
 
 
+REPLACED = "replaced by a re-import"
+
+
 def _store(
-    system: System, answers: list[Answer], transcripts: list[Transcript], replies: list[Reply]
-) -> list[str]:
-    """Replace the system's rows the file answers again; return the audio keys of replaced replies."""
-    replaced: list[str] = []
+    system: System,
+    answers: list[Answer],
+    transcripts: list[Transcript],
+    replies: list[Reply],
+    *,
+    actor: User | None,
+) -> None:
+    """Store the rows, archiving the system's earlier ones the file answers again (kept, restorable)."""
     with transaction.atomic():
-        Answer.objects.filter(system=system, question__in=[a.question for a in answers]).delete()
+        earlier_answers = Answer.objects.filter(system=system, question__in=[a.question for a in answers])
+        archive_rows(earlier_answers, actor=actor, reason=REPLACED)
         Answer.objects.bulk_create(answers)
-        Transcript.objects.filter(system=system, delivery__in=[t.delivery for t in transcripts]).delete()
+        earlier_transcripts = Transcript.objects.filter(
+            system=system, delivery__in=[t.delivery for t in transcripts]
+        )
+        archive_rows(earlier_transcripts, actor=actor, reason=REPLACED)
         Transcript.objects.bulk_create(transcripts)
+        replaced = Q()
         for reply in replies:
-            earlier = Reply.objects.filter(system=system, delivery=reply.delivery, prompt=reply.prompt)
-            replaced += [key for key in earlier.values_list("audio_key", flat=True) if key]
-            earlier.delete()
+            replaced |= Q(delivery=reply.delivery, prompt=reply.prompt)
+        if replies:
+            archive_rows(Reply.objects.filter(replaced, system=system), actor=actor, reason=REPLACED)
         Reply.objects.bulk_create(replies)
-    return replaced
 
 
 def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> CleanAudio | str | None:
@@ -266,7 +284,7 @@ def judge_replies(judge: JudgeConfig) -> tuple[int, int]:
 
     replies = [
         reply
-        for reply in Reply.objects.select_related("delivery__delivery_set", "delivery__attribute")
+        for reply in Reply.objects.in_use().select_related("delivery__delivery_set", "delivery__attribute")
         if not all(key in reply.scores for key in JUDGED) and reply.text.strip()
     ]
     requests = [

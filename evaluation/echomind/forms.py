@@ -182,7 +182,7 @@ class QuestionForm(forms.Form):
 
 def systems_with_spoken_replies() -> list[System]:
     """Return the systems with at least one EchoMind reply that has audio, by name."""
-    spoken = Reply.objects.exclude(audio_key="").values("system_id")
+    spoken = Reply.objects.in_use().exclude(audio_key="").values("system_id")
     return list(System.objects.filter(pk__in=spoken).order_by("name"))
 
 
@@ -222,7 +222,7 @@ class ReplyStudyForm(StudyForm):
         self.order_fields(
             ["name", "title_for_raters", "instructions", "systems", "prompt", "items_per_system"]
         )
-        spoken = Reply.objects.exclude(audio_key="").values("delivery_id").distinct().count()
+        spoken = Reply.objects.in_use().exclude(audio_key="").values("delivery_id").distinct().count()
         self.fields["items_per_system"].initial = min(20, spoken) or 20
         # MOS: the audio dimensions; helpfulness (the reply's words) may be added.
         self.fields["dimensions"].initial = [key for key, d in DIMENSIONS.items() if d.modality == "audio"]

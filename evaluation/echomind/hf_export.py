@@ -52,7 +52,7 @@ def echomind_features() -> datasets.Features:
 def echomind_rows() -> dict[str, list[dict[str, Any]]]:
     """Return each script type's rows, a delivery each, in case and role order."""
     questions: dict[int, list[dict[str, Any]]] = {}
-    for question in Question.objects.order_by("level", "question_id"):
+    for question in Question.objects.in_use().order_by("level", "question_id"):
         questions.setdefault(question.delivery_id, []).append(
             {
                 "question_id": question.question_id,

@@ -11,6 +11,7 @@ from annotation.recording.models import Item, Take
 from evaluation.echomind import scoring, taxonomy
 from evaluation.echomind.choices import read_choice
 from evaluation.outputs.models import System
+from webapp.models import Archivable, ArchivableQuerySet
 
 
 class VocalAttribute(models.Model):
@@ -109,8 +110,12 @@ class DeliveryImport(models.Model):
         return f"import {self.pk}" + (f" ({self.name})" if self.name else "")
 
 
-class Question(models.Model):
+class Question(Archivable):
     """A multiple-choice question about one delivery (levels 1 and 2).
+
+    Removing one archives it (`webapp.archive`): the systems' answers to it stay, out of every
+    score and export until it is restored. It is what answers hang from, not work itself, so it
+    may be deleted in the admin only while no answer protects it (like an item).
 
     Its id is unique within the import that brought it (`source`; none for a question written
     on the questions page, unique among those): two releases may both say "u1" and each keeps
@@ -137,6 +142,9 @@ class Question(models.Model):
     options = models.JSONField(help_text="Option texts, lettered A, B, C ... in order")
     answer = models.CharField(max_length=1, help_text="The key: the correct option's letter")
 
+    work_product = False
+    objects = ArchivableQuerySet["Question"].as_manager()
+
     class Meta:
         ordering = ["question_id", "pk"]
         constraints = [
@@ -154,7 +162,7 @@ class Question(models.Model):
     def reread_answers(self) -> int:
         """Read every system's answer again against the current options (after an edit); return how many changed."""
         changed = 0
-        for answer in self.answers.all():
+        for answer in self.answers.in_use():
             reading = read_choice(answer.raw_text, self.options)
             if (answer.letter, answer.pattern) != (reading.letter or "", reading.pattern):
                 answer.letter, answer.pattern = reading.letter or "", reading.pattern
@@ -163,11 +171,12 @@ class Question(models.Model):
         return changed
 
 
-class Answer(models.Model):
-    """A system's answer to a question: its text as given and the letter read from it (or none)."""
+class Answer(Archivable):
+    """A system's answer to a question: its text as given and the letter read from it (or none).
+    A re-import archives the answer it replaces; scores read `in_use("question")`."""
 
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_answers")
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="echomind_answers")
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="answers")
     raw_text = models.TextField()
     letter = models.CharField(
         max_length=1, blank=True, help_text="Blank: unparseable (counted, never guessed)"
@@ -177,36 +186,51 @@ class Answer(models.Model):
     )
     imported_at = models.DateTimeField(auto_now=True)
 
+    objects = ArchivableQuerySet["Answer"].as_manager()
+
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["system", "question"], name="one_answer_per_question")]
+        constraints = [
+            # Archived answers (replaced by a re-import) stay beside the one in use.
+            models.UniqueConstraint(
+                fields=["system", "question"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_answer_per_question",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.system_id}:{self.question_id} {self.letter or '?'}"
 
 
-class Transcript(models.Model):
+class Transcript(Archivable):
     """A system's transcription of a delivery (level 1 content, scored by WER)."""
 
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_transcripts")
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="transcripts")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="echomind_transcripts")
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="transcripts")
     text = models.TextField(blank=True)
+
+    objects = ArchivableQuerySet["Transcript"].as_manager()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["system", "delivery"], name="one_transcript_per_delivery")
+            models.UniqueConstraint(
+                fields=["system", "delivery"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_transcript_per_delivery",
+            )
         ]
 
     def __str__(self) -> str:
         return f"{self.system_id}:{self.delivery_id}"
 
 
-class ReplyQuerySet(models.QuerySet["Reply"]):
+class ReplyQuerySet(ArchivableQuerySet["Reply"]):
     def add_scores(self, reply_id: int, scores: dict[str, float]) -> bool:
-        """Merge scores into a reply's; return False when the reply is gone (re-imported meanwhile)."""
+        """Merge scores into a reply's; return False when the reply is archived (re-imported meanwhile)."""
         # Race: the judge job and the audio-quality job write the same JSON field; each locks the
         # row and merges into what it holds now, so neither overwrites the other's scores.
         with transaction.atomic():
-            reply = self.select_for_update().filter(pk=reply_id).first()
+            reply = self.in_use().select_for_update().filter(pk=reply_id).first()
             if reply is None:
                 return False
             reply.scores = {**reply.scores, **scores}
@@ -214,16 +238,17 @@ class ReplyQuerySet(models.QuerySet["Reply"]):
             return True
 
 
-class Reply(models.Model):
-    """A system's one-turn spoken reply to a delivery under a prompt strength (level 3)."""
+class Reply(Archivable):
+    """A system's one-turn spoken reply to a delivery under a prompt strength (level 3). A re-import
+    archives the reply it replaces, audio kept (a study may still play it)."""
 
     class Prompt(models.TextChoices):
         NONE = "none", "None"
         BASIC = "basic", "Basic"
         ENHANCED = "enhanced", "Enhanced"
 
-    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="echomind_replies")
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="replies")
+    system = models.ForeignKey(System, on_delete=models.PROTECT, related_name="echomind_replies")
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="replies")
     prompt = models.CharField(max_length=10, choices=Prompt.choices, default=Prompt.NONE)
     text = models.TextField(blank=True)
     audio_key = models.CharField(max_length=200, blank=True)
@@ -237,7 +262,11 @@ class Reply(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["system", "delivery", "prompt"], name="one_reply_per_prompt")
+            models.UniqueConstraint(
+                fields=["system", "delivery", "prompt"],
+                condition=models.Q(archived_at__isnull=True),
+                name="one_reply_per_prompt",
+            )
         ]
 
     def __str__(self) -> str:

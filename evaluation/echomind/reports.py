@@ -24,7 +24,7 @@ from evaluation.outputs.models import System
 
 
 def answer_records() -> list[AnswerRecord]:
-    rows = Answer.objects.select_related(
+    rows = Answer.objects.in_use("question").select_related(
         "system", "question__delivery__delivery_set__attribute", "question__delivery__attribute"
     ).order_by("system__name", "question__question_id")
     records = []
@@ -48,7 +48,7 @@ def answer_records() -> list[AnswerRecord]:
 
 
 def delivery_scores() -> list[DeliveryScore]:
-    replies = Reply.objects.select_related("system", "delivery__delivery_set__attribute")
+    replies = Reply.objects.in_use().select_related("system", "delivery__delivery_set__attribute")
     return [
         DeliveryScore(
             reply.system.name,
@@ -69,9 +69,9 @@ def systems() -> list[str]:
     return list(
         System.objects.filter(
             pk__in=[
-                *Answer.objects.values_list("system_id", flat=True),
-                *Transcript.objects.values_list("system_id", flat=True),
-                *Reply.objects.values_list("system_id", flat=True),
+                *Answer.objects.in_use("question").values_list("system_id", flat=True),
+                *Transcript.objects.in_use().values_list("system_id", flat=True),
+                *Reply.objects.in_use().values_list("system_id", flat=True),
             ]
         )
         .order_by("name")
@@ -89,7 +89,7 @@ class EchoMindResults:
 def board() -> list[BoardRow]:
     transcripts = [
         (t.system.name, t.delivery.delivery_set.text, t.text)
-        for t in Transcript.objects.select_related("system", "delivery__delivery_set")
+        for t in Transcript.objects.in_use().select_related("system", "delivery__delivery_set")
     ]
     scores = [(s.system, s.metric, s.value) for s in delivery_scores()]
     return build_board(systems(), answer_records(), transcripts, scores, board_expectations())
@@ -97,10 +97,11 @@ def board() -> list[BoardRow]:
 
 def board_expectations() -> BoardExpectations:
     """Return N of the board's figures: every question of each level, the deliveries any system
-    transcribed, and the (delivery, prompt) replies any system gave (three queries)."""
-    questions = dict(Question.objects.order_by().values_list("level").annotate(n=Count("pk")))
-    transcribed = Transcript.objects.order_by().values("delivery_id").distinct().count()
-    replied = Reply.objects.order_by().values("delivery_id", "prompt").distinct().count()
+    transcribed, and the (delivery, prompt) replies any system gave (three queries); archived
+    questions, answers, transcripts and replies count nowhere."""
+    questions = dict(Question.objects.in_use().order_by().values_list("level").annotate(n=Count("pk")))
+    transcribed = Transcript.objects.in_use().order_by().values("delivery_id").distinct().count()
+    replied = Reply.objects.in_use().order_by().values("delivery_id", "prompt").distinct().count()
     return BoardExpectations(questions=questions, transcripts=transcribed, replies=replied)
 
 
@@ -125,7 +126,8 @@ class CaseSummary:
 def delivery_sets_summary() -> list[CaseSummary]:
     """Return each case with its deliveries' states and its number of questions, for the sets page."""
     asked = dict(
-        Question.objects.order_by()
+        Question.objects.in_use()
+        .order_by()
         .values("delivery__delivery_set_id")
         .annotate(n=Count("pk"))
         .values_list("delivery__delivery_set_id", "n")

@@ -395,7 +395,7 @@ def _write_questions(
     written = same = 0
     first_in: dict[str, str] = {}
     earlier_of: dict[tuple[str, int], list[Question]] = {}
-    for earlier in Question.objects.filter(question_id__in={q.question_id for _, q in questions}):
+    for earlier in Question.objects.in_use().filter(question_id__in={q.question_id for _, q in questions}):
         earlier_of.setdefault((earlier.question_id, earlier.delivery_id), []).append(earlier)
     for file_name, question in questions:
         qid = question.question_id
@@ -482,7 +482,9 @@ def export_layout() -> dict[str, bytes]:
             layout.QuestionRow(
                 q.question_id, q.level, q.delivery.audio_name(), q.text, q.options, q.answer, q.question_type
             )
-            for q in Question.objects.filter(level=level).select_related("delivery__delivery_set__attribute")
+            for q in Question.objects.in_use()
+            .filter(level=level)
+            .select_related("delivery__delivery_set__attribute")
         ]
         if rows_q:
             files[name] = layout.dumps(layout.mcq_document(rows_q))
@@ -499,7 +501,7 @@ def _system_files() -> dict[str, bytes]:
     lines: dict[str, list[str]] = {}
     files: dict[str, bytes] = {}
     shared = _shared_question_ids()
-    for answer in Answer.objects.select_related("system", "question").order_by(
+    for answer in Answer.objects.in_use("question").select_related("system", "question").order_by(
         "system__name", "question__question_id", "question__source_id"
     ):
         question = answer.question
@@ -511,10 +513,10 @@ def _system_files() -> dict[str, bytes]:
                 "answer": answer.raw_text,
             }
         lines.setdefault(answer.system.name, []).append(json_text(row))
-    for transcript in Transcript.objects.select_related("system", "delivery__delivery_set__attribute"):
+    for transcript in Transcript.objects.in_use().select_related("system", "delivery__delivery_set__attribute"):
         row = {"delivery": transcript.delivery.audio_name(), "transcript": transcript.text}
         lines.setdefault(transcript.system.name, []).append(json_text(row))
-    for reply in Reply.objects.select_related("system", "delivery__delivery_set__attribute"):
+    for reply in Reply.objects.in_use().select_related("system", "delivery__delivery_set__attribute"):
         name = reply.delivery.audio_name()
         row = {"delivery": name, "prompt": reply.prompt, "response": reply.text, "scores": reply.scores}
         lines.setdefault(reply.system.name, []).append(json_text(row, sort_keys=True))
@@ -529,7 +531,7 @@ def _system_files() -> dict[str, bytes]:
 
 def _shared_question_ids() -> set[str]:
     """Return the question ids more than one question bears (each of another import)."""
-    ids = Question.objects.values_list("question_id", flat=True)
+    ids = Question.objects.in_use().values_list("question_id", flat=True)
     seen: set[str] = set()
     shared: set[str] = set()
     for qid in ids:

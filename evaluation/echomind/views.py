@@ -39,10 +39,12 @@ from evaluation.echomind.transfer import (
 from evaluation.judging.models import JudgeConfig
 from evaluation.outputs.models import System
 from evaluation.studies.design import StudyDesignError
+from webapp.archive import archive
 from webapp.http import StudioRequest
 from webapp.jobs import start_job
 from webapp.roles import Role, role_required, users_with_role
 
+QUESTION_REMOVED = "removed on the questions page"
 
 def _uploaded_files(request: StudioRequest) -> dict[str, bytes]:
     return uploaded_files(request.FILES.getlist("files"))
@@ -141,7 +143,9 @@ def answers_import(request: StudioRequest) -> HttpResponse:
         messages.error(request, "Choose an answers file (JSONL).")
         return redirect("evaluation:echomind_sets")
     scope = request.POST.get("scope", "")
-    report = import_answers(system, upload.read(), scope=int(scope) if scope.isdigit() else None)
+    report = import_answers(
+        system, upload.read(), scope=int(scope) if scope.isdigit() else None, actor=request.user
+    )
     if report.problems:
         for problem in report.problems[:20]:
             messages.error(request, problem)
@@ -244,7 +248,9 @@ def questions(request: StudioRequest, set_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def question_edit(request: StudioRequest, question_id: int) -> HttpResponse:
     """Edit one question; systems' answers to it are read again when its options change."""
-    question = get_object_or_404(Question.objects.select_related("delivery__delivery_set"), pk=question_id)
+    question = get_object_or_404(
+        Question.objects.in_use().select_related("delivery__delivery_set"), pk=question_id
+    )
     case = question.delivery.delivery_set
     form = QuestionForm(request.POST or None, delivery_set=case, question=question)
     if request.method == "POST" and form.is_valid():
@@ -257,7 +263,7 @@ def question_edit(request: StudioRequest, question_id: int) -> HttpResponse:
 def _questions_page(
     request: StudioRequest, case: DeliverySet, form: QuestionForm, editing: Question | None
 ) -> HttpResponse:
-    asked = Question.objects.filter(delivery__delivery_set=case).select_related("delivery")
+    asked = Question.objects.in_use().filter(delivery__delivery_set=case).select_related("delivery")
     return render(
         request,
         "evaluation/echomind/questions.html",
@@ -268,11 +274,15 @@ def _questions_page(
 @role_required(Role.ADMIN)
 @require_POST
 def question_delete(request: StudioRequest, question_id: int) -> HttpResponse:
-    """Delete a question and the systems' answers to it."""
-    question = get_object_or_404(Question.objects.select_related("delivery"), pk=question_id)
-    case_id, answers = question.delivery.delivery_set_id, question.answers.count()
-    question.delete()
-    messages.success(request, f"Deleted {question.question_id} and {answers} answers to it.")
+    """Remove a question: archive it, its answers kept out of every score (restorable in the admin)."""
+    question = get_object_or_404(Question.objects.in_use().select_related("delivery"), pk=question_id)
+    case_id, answers = question.delivery.delivery_set_id, question.answers.in_use().count()
+    archive(question, actor=request.user, reason=QUESTION_REMOVED)
+    messages.success(
+        request,
+        f"Archived {question.question_id}; its {answers} answers are kept but no longer scored. "
+        "Restore it from the Django admin's questions.",
+    )
     return redirect("evaluation:echomind_questions", set_id=case_id)
 
 

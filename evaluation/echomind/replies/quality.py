@@ -41,7 +41,8 @@ class QualityReport:
 def replies_to_measure() -> list[int]:
     """Return the ids of the replies with audio long enough and no DNSMOS yet, oldest first."""
     unmeasured = (
-        Reply.objects.exclude(audio_key="")
+        Reply.objects.in_use()
+        .exclude(audio_key="")
         .exclude(scores__has_key=QUALITY_KEY)
         .exclude(audio_seconds__lt=MIN_SECONDS)  # an unknown length is tried
     )
@@ -53,7 +54,7 @@ def measure_reply_audio(reporter: JobReporter) -> QualityReport:
     died goes on where it stopped)."""
     pending = replies_to_measure()
     measured = unreadable = 0
-    too_short = Reply.objects.exclude(audio_key="").filter(audio_seconds__lt=MIN_SECONDS).count()
+    too_short = Reply.objects.in_use().exclude(audio_key="").filter(audio_seconds__lt=MIN_SECONDS).count()
     reporter.progress(0.0, f"{len(pending)} replies to measure", force=True)
     for done, reply_id in enumerate(pending, start=1):
         reply = Reply.objects.filter(pk=reply_id).only("audio_key").first()

@@ -47,7 +47,7 @@ class EchoMindInferenceJobForm(forms.Form):
         start.choices = start_model_choices()
         start.initial = latest_start(Checkpoint.Kind.RL, Checkpoint.Kind.SFT)
         deliveries = ready_deliveries()
-        questions = Question.objects.filter(delivery__item__recording__isnull=False).count()
+        questions = Question.objects.in_use().filter(delivery__item__recording__isnull=False).count()
         self.fields[
             "prompts"
         ].help_text += f". Now: {deliveries} deliveries with an accepted take, {questions} questions on them."

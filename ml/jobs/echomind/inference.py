@@ -58,7 +58,7 @@ def echomind_tasks(prompts: list[str]) -> tuple[list[Task], list[int]]:
         takes.append(take.pk)
         audio, rate = read_wav(read_media(take.audio_key))
         name = delivery.audio_name()
-        for question in delivery.questions.all():
+        for question in delivery.questions.in_use():
             prompt = choice_prompt(question.text, question.options)
             tasks.append(
                 Task(
