@@ -205,6 +205,9 @@ class ReplyStudyForm(StudyForm):
         systems_field: Any = self.fields["systems"]
         systems_field.queryset = System.objects.filter(pk__in=[system.pk for system in systems])
         systems_field.initial = [system.pk for system in systems]
+        # The reference too: a system with no spoken reply is neither offered nor named here.
+        reference_field: Any = self.fields["reference_system"]
+        reference_field.queryset = systems_field.queryset
         self.fields["instructions"].initial = DEFAULT_INSTRUCTIONS
         self.fields["items_per_system"].label = "Deliveries per system"
         self.fields["items_per_system"].help_text = (

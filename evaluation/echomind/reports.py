@@ -24,9 +24,13 @@ from evaluation.outputs.models import System
 
 
 def answer_records() -> list[AnswerRecord]:
-    rows = Answer.objects.in_use("question").select_related(
-        "system", "question__delivery__delivery_set__attribute", "question__delivery__attribute"
-    ).order_by("system__name", "question__question_id")
+    rows = (
+        Answer.objects.in_use("question")
+        .select_related(
+            "system", "question__delivery__delivery_set__attribute", "question__delivery__attribute"
+        )
+        .order_by("system__name", "question__question_id")
+    )
     records = []
     for answer in rows:
         question = answer.question

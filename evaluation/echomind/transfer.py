@@ -501,8 +501,10 @@ def _system_files() -> dict[str, bytes]:
     lines: dict[str, list[str]] = {}
     files: dict[str, bytes] = {}
     shared = _shared_question_ids()
-    for answer in Answer.objects.in_use("question").select_related("system", "question").order_by(
-        "system__name", "question__question_id", "question__source_id"
+    for answer in (
+        Answer.objects.in_use("question")
+        .select_related("system", "question")
+        .order_by("system__name", "question__question_id", "question__source_id")
     ):
         question = answer.question
         row: dict[str, Any] = {"question_id": question.question_id, "answer": answer.raw_text}
@@ -513,7 +515,9 @@ def _system_files() -> dict[str, bytes]:
                 "answer": answer.raw_text,
             }
         lines.setdefault(answer.system.name, []).append(json_text(row))
-    for transcript in Transcript.objects.in_use().select_related("system", "delivery__delivery_set__attribute"):
+    for transcript in Transcript.objects.in_use().select_related(
+        "system", "delivery__delivery_set__attribute"
+    ):
         row = {"delivery": transcript.delivery.audio_name(), "transcript": transcript.text}
         lines.setdefault(transcript.system.name, []).append(json_text(row))
     for reply in Reply.objects.in_use().select_related("system", "delivery__delivery_set__attribute"):

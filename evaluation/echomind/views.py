@@ -46,6 +46,7 @@ from webapp.roles import Role, role_required, users_with_role
 
 QUESTION_REMOVED = "removed on the questions page"
 
+
 def _uploaded_files(request: StudioRequest) -> dict[str, bytes]:
     return uploaded_files(request.FILES.getlist("files"))
 

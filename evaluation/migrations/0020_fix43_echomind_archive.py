@@ -6,125 +6,184 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evaluation', '0019_textgrid45_harness_metrics'),
+        ("evaluation", "0019_textgrid45_harness_metrics"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='answer',
-            name='one_answer_per_question',
+            model_name="answer",
+            name="one_answer_per_question",
         ),
         migrations.RemoveConstraint(
-            model_name='reply',
-            name='one_reply_per_prompt',
+            model_name="reply",
+            name="one_reply_per_prompt",
         ),
         migrations.RemoveConstraint(
-            model_name='transcript',
-            name='one_transcript_per_delivery',
+            model_name="transcript",
+            name="one_transcript_per_delivery",
         ),
         migrations.AddField(
-            model_name='answer',
-            name='archive_reason',
-            field=models.CharField(blank=True, db_default='', default='', editable=False, max_length=500),
+            model_name="answer",
+            name="archive_reason",
+            field=models.CharField(blank=True, db_default="", default="", editable=False, max_length=500),
         ),
         migrations.AddField(
-            model_name='answer',
-            name='archived_at',
+            model_name="answer",
+            name="archived_at",
             field=models.DateTimeField(blank=True, db_index=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='answer',
-            name='archived_by',
-            field=models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="answer",
+            name="archived_by",
+            field=models.ForeignKey(
+                blank=True,
+                editable=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='question',
-            name='archive_reason',
-            field=models.CharField(blank=True, db_default='', default='', editable=False, max_length=500),
+            model_name="question",
+            name="archive_reason",
+            field=models.CharField(blank=True, db_default="", default="", editable=False, max_length=500),
         ),
         migrations.AddField(
-            model_name='question',
-            name='archived_at',
+            model_name="question",
+            name="archived_at",
             field=models.DateTimeField(blank=True, db_index=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='question',
-            name='archived_by',
-            field=models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="question",
+            name="archived_by",
+            field=models.ForeignKey(
+                blank=True,
+                editable=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='reply',
-            name='archive_reason',
-            field=models.CharField(blank=True, db_default='', default='', editable=False, max_length=500),
+            model_name="reply",
+            name="archive_reason",
+            field=models.CharField(blank=True, db_default="", default="", editable=False, max_length=500),
         ),
         migrations.AddField(
-            model_name='reply',
-            name='archived_at',
+            model_name="reply",
+            name="archived_at",
             field=models.DateTimeField(blank=True, db_index=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='reply',
-            name='archived_by',
-            field=models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="reply",
+            name="archived_by",
+            field=models.ForeignKey(
+                blank=True,
+                editable=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='transcript',
-            name='archive_reason',
-            field=models.CharField(blank=True, db_default='', default='', editable=False, max_length=500),
+            model_name="transcript",
+            name="archive_reason",
+            field=models.CharField(blank=True, db_default="", default="", editable=False, max_length=500),
         ),
         migrations.AddField(
-            model_name='transcript',
-            name='archived_at',
+            model_name="transcript",
+            name="archived_at",
             field=models.DateTimeField(blank=True, db_index=True, editable=False, null=True),
         ),
         migrations.AddField(
-            model_name='transcript',
-            name='archived_by',
-            field=models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="transcript",
+            name="archived_by",
+            field=models.ForeignKey(
+                blank=True,
+                editable=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='answer',
-            name='question',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='answers', to='evaluation.question'),
+            model_name="answer",
+            name="question",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="answers", to="evaluation.question"
+            ),
         ),
         migrations.AlterField(
-            model_name='answer',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='echomind_answers', to='evaluation.system'),
+            model_name="answer",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="echomind_answers",
+                to="evaluation.system",
+            ),
         ),
         migrations.AlterField(
-            model_name='reply',
-            name='delivery',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='replies', to='evaluation.delivery'),
+            model_name="reply",
+            name="delivery",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="replies", to="evaluation.delivery"
+            ),
         ),
         migrations.AlterField(
-            model_name='reply',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='echomind_replies', to='evaluation.system'),
+            model_name="reply",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="echomind_replies",
+                to="evaluation.system",
+            ),
         ),
         migrations.AlterField(
-            model_name='transcript',
-            name='delivery',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='transcripts', to='evaluation.delivery'),
+            model_name="transcript",
+            name="delivery",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="transcripts",
+                to="evaluation.delivery",
+            ),
         ),
         migrations.AlterField(
-            model_name='transcript',
-            name='system',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='echomind_transcripts', to='evaluation.system'),
+            model_name="transcript",
+            name="system",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="echomind_transcripts",
+                to="evaluation.system",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='answer',
-            constraint=models.UniqueConstraint(condition=models.Q(('archived_at__isnull', True)), fields=('system', 'question'), name='one_answer_per_question'),
+            model_name="answer",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("archived_at__isnull", True)),
+                fields=("system", "question"),
+                name="one_answer_per_question",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reply',
-            constraint=models.UniqueConstraint(condition=models.Q(('archived_at__isnull', True)), fields=('system', 'delivery', 'prompt'), name='one_reply_per_prompt'),
+            model_name="reply",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("archived_at__isnull", True)),
+                fields=("system", "delivery", "prompt"),
+                name="one_reply_per_prompt",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='transcript',
-            constraint=models.UniqueConstraint(condition=models.Q(('archived_at__isnull', True)), fields=('system', 'delivery'), name='one_transcript_per_delivery'),
+            model_name="transcript",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("archived_at__isnull", True)),
+                fields=("system", "delivery"),
+                name="one_transcript_per_delivery",
+            ),
         ),
     ]

@@ -37,9 +37,11 @@ def reply_samples(
 ) -> dict[int, dict[int, Sample]]:
     """Return delivery item -> system -> its reply as a study sample, for the replies a rater can
     judge (audio for audio dimensions, words for content), stratified by dimension and delivery."""
-    replies = Reply.objects.in_use().filter(
-        system__in=systems, prompt=prompt, delivery__item__recording__isnull=False
-    ).select_related("delivery__item__recording", "delivery__delivery_set__attribute")
+    replies = (
+        Reply.objects.in_use()
+        .filter(system__in=systems, prompt=prompt, delivery__item__recording__isnull=False)
+        .select_related("delivery__item__recording", "delivery__delivery_set__attribute")
+    )
     if rates_audio:
         replies = replies.exclude(audio_key="")
     if rates_content:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from evaluation.echomind.models import Answer, DeliverySet, Question
 from evaluation.echomind.transfer import import_layout
@@ -134,17 +135,44 @@ def test_a_saved_question_stays_about_one_delivery(
     assert "A saved question is about one delivery" in response.content.decode()
 
 
-def test_deleting_a_question_deletes_the_answers_to_it(
-    case: DeliverySet, client_for: Callable[[str], Client]
+def test_removing_a_question_archives_it_and_restoring_brings_its_answers_back(
+    case: DeliverySet, client_for: Callable[[str], Client], users: dict[str, User]
 ) -> None:
+    from evaluation.echomind import reports
     from evaluation.echomind.answers import import_answers
 
-    import_answers(SystemFactory.create(), b'{"question_id": "u1", "answer": "B"}\n')
+    system = SystemFactory.create()
+    import_answers(system, b'{"question_id": "u1", "answer": "B"}\n')
     question = Question.objects.get(question_id="u1")
-    response = client_for("admin").post(f"/echomind/questions/{question.pk}/delete/")
+    answered = [r for r in reports.answer_records() if r.question_id == "u1"]
+    assert len(answered) == 1
+    response = client_for("admin").post(f"/echomind/questions/{question.pk}/delete/", follow=True)
 
-    assert response.status_code == 302
-    assert not Question.objects.filter(question_id="u1").exists() and not Answer.objects.exists()
+    assert "Archived u1" in response.content.decode()
+    question.refresh_from_db()
+    assert question.is_archived and question.archived_by == users["admin"]
+    assert question.archive_reason == "removed on the questions page"
+    # Kept, out of every score, count and export; the questions page no longer lists it.
+    assert Answer.objects.filter(question=question).count() == 1
+    assert [r for r in reports.answer_records() if r.question_id == "u1"] == []
+    assert system.name not in reports.systems()
+    page = client_for("admin").get(f"/echomind/sets/{case.pk}/questions/").content.decode()
+    assert ">u1<" not in page
+    # Removing it again answers 404: it is no longer in use.
+    assert client_for("admin").post(f"/echomind/questions/{question.pk}/delete/").status_code == 404
+
+    # The Django admin's restore action brings it back, answers and all.
+    admin_user = users["admin"]
+    admin_user.is_staff = True
+    admin_user.save(update_fields=["is_staff"])
+    restored = client_for("admin").post(
+        reverse("admin:evaluation_question_changelist"),
+        {"action": "restore_selected", "_selected_action": [question.pk]},
+    )
+    assert restored.status_code == 302
+    question.refresh_from_db()
+    assert not question.is_archived
+    assert [r.question_id for r in reports.answer_records() if r.question_id == "u1"] == ["u1"]
 
 
 @pytest.mark.parametrize("name", OTHER_ROLES)

@@ -7,10 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from annotation.recording.models import Item
+from annotation.recording.models import Item, Take
 from evaluation.echomind import reports
 from evaluation.echomind.answers import import_answers
-from evaluation.echomind.models import Delivery, DeliverySet, Question, VocalAttribute
+from evaluation.echomind.models import (
+    Answer,
+    Delivery,
+    DeliverySet,
+    Question,
+    Reply,
+    Transcript,
+    VocalAttribute,
+)
 from evaluation.echomind.transfer import export_layout, import_layout, read_archive, write_archive
 from tests.evaluation.echomind.fixture import audio_name, echomind_files
 from tests.factories import SystemFactory, UserFactory
@@ -19,9 +27,21 @@ pytestmark = pytest.mark.django_db
 
 
 def _forget_everything() -> None:
+    """Empty the studio as a fresh database would be: work products are never deleted by the app
+    (they are archived), so this stand-in for another database removes the rows underneath it."""
     item_ids = list(Delivery.objects.values_list("item_id", flat=True))
-    DeliverySet.objects.all().delete()
-    Item.objects.filter(pk__in=item_ids).delete()
+    Item.objects.filter(pk__in=item_ids).update(recording=None)
+    for rows in (
+        Answer.objects.all(),
+        Transcript.objects.all(),
+        Reply.objects.all(),
+        Question.objects.all(),
+        Delivery.objects.all(),
+        DeliverySet.objects.all(),
+        Take.objects.filter(item_id__in=item_ids),
+        Item.objects.filter(pk__in=item_ids),
+    ):
+        rows._raw_delete(rows.db)
 
 
 def test_a_set_in_echomind_s_layout_imports_exports_and_reimports_unchanged(media_root: Path) -> None:
