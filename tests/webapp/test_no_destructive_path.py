@@ -25,6 +25,8 @@ from django.urls import get_resolver, reverse
 from annotation.gold.models import GoldReference
 from annotation.labelling.models import Annotation, AnnotationRevision
 from annotation.recording.models import Item, Review, Take
+from evaluation.echomind.models import Answer as EchoMindAnswer
+from evaluation.echomind.models import Question, Reply, Transcript
 from evaluation.judging.models import HumanJudgement, Judgement
 from evaluation.outputs.models import ModelOutput
 from evaluation.studies.models import StudyRating
@@ -54,6 +56,9 @@ NAMED_WORK_PRODUCTS = {
     HumanJudgement,
     ModelOutput,
     SpotCheck,
+    EchoMindAnswer,
+    Transcript,
+    Reply,
 }
 PROJECT_APPS = ("annotation", "evaluation", "ml", "webapp")
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +70,9 @@ def work_products() -> list[type[models.Model]]:
 
 def test_every_named_work_product_is_archivable() -> None:
     assert set(work_products()) >= NAMED_WORK_PRODUCTS
-    assert issubclass(Item, Archivable) and not is_work_product(Item)  # archived, deleted only when empty
+    # Archived, deleted only when empty (PROTECT from the work under them).
+    assert issubclass(Item, Archivable) and not is_work_product(Item)
+    assert issubclass(Question, Archivable) and not is_work_product(Question)
 
 
 def test_no_relation_of_a_work_product_cascades() -> None:

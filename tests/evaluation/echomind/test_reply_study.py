@@ -173,3 +173,36 @@ def test_the_rater_role_is_checked_as_for_any_study(
 ) -> None:
     with pytest.raises(StudyDesignError, match="not evaluators"):
         create_reply_study(_spec(replies, [make_user(Role.REVIEWER)]), "none", users["admin"])
+
+
+def test_a_re_import_archives_the_replies_it_replaces_and_keeps_their_audio(
+    replies: list[System], users: dict[str, User]
+) -> None:
+    from evaluation.echomind import reports
+    from webapp.storage import read_media
+
+    system = replies[0]
+    delivery = Delivery.objects.order_by("pk").first()
+    assert delivery is not None
+    earlier = Reply.objects.in_use().get(system=system, delivery=delivery, prompt="none")
+    row = {"delivery": delivery.audio_name(), "prompt": "none", "response": "Again.", "scores": {"c1": 5}}
+    report = import_answers(system, json.dumps(row).encode(), actor=users["admin"])
+    assert not report.problems
+
+    earlier.refresh_from_db()
+    assert earlier.is_archived and earlier.archive_reason == "replaced by a re-import"
+    assert earlier.archived_by == users["admin"]
+    assert read_media(earlier.audio_key)  # the replaced reply's audio is kept
+    mine = Reply.objects.filter(system=system, delivery=delivery, prompt="none")
+    assert (mine.count(), mine.in_use().count()) == (2, 1)
+    assert mine.in_use().get().text == "Again."
+    # Scores read the reply in use only: c1 of this delivery is the new 5, once.
+    c1 = [
+        s.value
+        for s in reports.delivery_scores()
+        if (s.system, s.metric, s.prompt, s.delivery) == (system.name, "c1", "none", delivery.role)
+        and s.case_id == delivery.delivery_set.case_id
+    ]
+    assert c1 == [5.0]
+    # The judge writes no score onto the archived reply.
+    assert Reply.objects.add_scores(earlier.pk, {"ves": 4.0}) is False

@@ -118,3 +118,24 @@ def test_answers_are_parsed_counted_and_scored_as_by_hand(media_root: Path) -> N
     refused = import_answers(system, b'{"question_id": "nope", "answer": "A"}\n')
     assert refused.problems == ["line 1: no question nope"]
     assert reports.board()[0].understanding.asked == 3
+
+
+def test_a_re_import_archives_the_answers_and_transcripts_it_replaces(media_root: Path) -> None:
+    import_layout(echomind_files(with_audio=False), UserFactory.create())
+    system = SystemFactory.create(name="Parrot")
+    target = audio_name(1, "sad_tone", "weather", "target")
+    first = [{"question_id": "u1", "answer": "A"}, {"delivery": target, "transcript": "It will snow"}]
+    again = [{"question_id": "u1", "answer": "[B]"}, {"delivery": target, "transcript": "It will rain"}]
+    for lines in (first, again):
+        report = import_answers(system, "\n".join(json.dumps(line) for line in lines).encode())
+        assert not report.problems, report.problems
+
+    for rows in (Answer.objects.filter(system=system), Transcript.objects.filter(system=system)):
+        assert (rows.count(), rows.in_use().count(), rows.archived().count()) == (2, 1, 1)
+        assert rows.archived().get().archive_reason == "replaced by a re-import"
+    assert Answer.objects.in_use().get(system=system).letter == "B"
+    # The board counts the answer in use once: u1 right, 1 of the 3 understanding questions asked.
+    (row,) = reports.board()
+    assert (row.understanding.correct, row.understanding.unparsed) == (1, 0)
+    exported = export_layout()["answers/Parrot.jsonl"].decode()
+    assert '"[B]"' in exported and '"A"' not in exported and "snow" not in exported
