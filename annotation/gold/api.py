@@ -180,6 +180,7 @@ class GoldExportView(APIView):
         if "split" not in chosen:
             raise ValidationError({"split": "a parquet export holds one split: choose it"})
         from annotation.gold.export import export_gold
+        from annotation.gold.transfer.jobs import record_direct_export
 
         folder = Path(tempfile.mkdtemp(prefix="gold-export-"))
         summary = export_gold(
@@ -193,6 +194,13 @@ class GoldExportView(APIView):
         if not summary.parquet_paths:
             shutil.rmtree(folder)
             raise NotFound("No item of this split has gold yet.")
+        record_direct_export(
+            by=cast(User, request.user),
+            via="api parquet",
+            take_ids=summary.take_ids,
+            rows=summary.rows,
+            parameters=dict(chosen),
+        )
         handle = summary.parquet_paths[0].open("rb")
         # The open handle keeps the file readable once its folder is gone; nothing is left behind.
         shutil.rmtree(folder)
@@ -202,9 +210,21 @@ class GoldExportView(APIView):
 def _jsonl_lines(chosen: dict[str, str], viewer: User) -> Iterator[str]:
     # Audio links are signed for the viewer who exported (webapp.storage.audio_url), short-lived.
     from annotation.gold.export import export_rows, gold_items
+    from annotation.gold.transfer.jobs import record_direct_export
 
     items = gold_items(chosen.get("scenario"), chosen.get("split"), viewer=viewer)
-    for item in items.iterator(chunk_size=200):
-        row = next(export_rows([item], audio_bytes=False, audio_link=lambda key: audio_url(key, viewer)))
-        key = item.recording.audio_key if item.recording is not None else ""
-        yield json_line({**row, "audio": audio_url(key, viewer) if key else None})
+    sent: list[int] = []
+    sent_takes: list[int] = []
+    try:
+        for item in items.iterator(chunk_size=200):
+            row = next(export_rows([item], audio_bytes=False, audio_link=lambda key: audio_url(key, viewer)))
+            key = item.recording.audio_key if item.recording is not None else ""
+            yield json_line({**row, "audio": audio_url(key, viewer) if key else None})
+            sent.append(item.pk)
+            if item.recording_id is not None:
+                sent_takes.append(item.recording_id)
+    finally:
+        # The lineage manifest of what was sent, also when the client stopped reading part way.
+        record_direct_export(
+            by=viewer, via="api jsonl", take_ids=sent_takes, rows=len(sent), parameters=dict(chosen)
+        )

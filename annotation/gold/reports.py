@@ -202,6 +202,8 @@ def gold_transfers(viewer: User) -> dict[str, Any]:
     """
     jobs = list(
         Job.objects.filter(kind__in=[transfer_jobs.EXPORT_KIND, transfer_jobs.IMPORT_KIND])
+        # Exports made by the API or a command are recorded for lineage only: no archive to offer.
+        .exclude(parameters__has_key="via")
         .select_related("started_by")
         .order_by("-created_at")[:RECENT_TRANSFERS]
     )

@@ -7,6 +7,7 @@ from typing import Any
 from django.apps import apps
 from django.db import DEFAULT_DB_ALIAS
 
+from annotation.recording.consent.models import TakeUse
 from annotation.recording.models import Dialogue, Item
 from webapp.archive_admin import is_work_product
 
@@ -18,6 +19,8 @@ def empty_the_studio(*, dialogues: bool = False) -> None:
     for a second installation goes around that, here and nowhere else. Foreign keys are checked at
     commit, so the order of the tables does not matter.
     """
+    # The lineage manifest names takes (CASCADE there, but the raw deletes below skip cascades).
+    TakeUse.objects.all().delete()
     for model in apps.get_models():
         if is_work_product(model):
             for field in model._meta.many_to_many:

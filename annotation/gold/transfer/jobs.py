@@ -12,6 +12,7 @@ import tempfile
 import uuid
 import zipfile
 import zlib
+from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -19,6 +20,8 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
+from django.utils import timezone
 
 from annotation.gold.datasheet import Release
 from annotation.gold.export import export_gold
@@ -84,6 +87,29 @@ def run_export(job: Job, reporter: JobReporter) -> dict[str, Any]:
         "release": release is not None,
         "takes": len(summary.take_ids),
     }
+
+
+def record_direct_export(
+    *, by: User | None, via: str, take_ids: Iterable[int], rows: int, parameters: dict[str, Any]
+) -> Job:
+    """Record an export made outside a job (the API's, `manage.py export_gold`) as a finished
+    export, with its lineage manifest, so a withdrawal's report names it like the gold page's."""
+    now = timezone.now()
+    takes = list(take_ids)
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=EXPORT_KIND,
+            status=JobStatus.SUCCEEDED,
+            progress=1.0,
+            started_by=by,
+            parameters={**parameters, "via": via},
+            result={RESULT_KEY: RowTally(rows, 0).as_result(), "takes": len(set(takes)), "via": via},
+            message=f"Exported {rows} rows ({via}); no archive is kept here",
+            started_at=now,
+            finished_at=now,
+        )
+        record_uses(TakeUse.GOLD_EXPORT, job.pk, takes)
+    return job
 
 
 def start_import(*, started_by: User, name: str, data: bytes | File) -> Job:

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from annotation.gold.export import export_gold
 from annotation.gold.harness_export import HF_FOLDER, VOICEBENCH_FOLDER, save_hf_disk, write_voicebench
+from annotation.gold.transfer.jobs import record_direct_export
 from annotation.recording.models import Scenario, Split
 
 
@@ -37,6 +38,13 @@ class Command(BaseCommand):
             parquet=chosen in ("parquet", "both", "all"),
             scenario=options["scenario"],
             split=options["split"],
+        )
+        record_direct_export(
+            by=None,
+            via=f"manage.py export_gold --format {chosen}",
+            take_ids=summary.take_ids,
+            rows=summary.rows,
+            parameters={"scenario": options["scenario"] or "", "split": options["split"] or ""},
         )
         written = [str(path) for path in [summary.jsonl_path, *summary.parquet_paths] if path is not None]
         if chosen == "all":

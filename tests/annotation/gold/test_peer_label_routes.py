@@ -66,6 +66,8 @@ UNFILLED = {
     # A person's consent and lineage report (admins): which exports, snapshots, checkpoints and
     # studies used their work, never anyone's labels.
     "user_id",
+    # A judge audit (admins): probe scores and agreement figures per stage, never a label's text.
+    "audit_id",
 }
 
 

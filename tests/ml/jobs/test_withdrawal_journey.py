@@ -189,3 +189,39 @@ def client_for_user(user: User) -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def test_exports_by_the_api_and_the_command_are_in_the_lineage_report_too(
+    studio: dict[str, object], users: dict[str, User], client_for: Callable[[str], Client], tmp_path: Any
+) -> None:
+    """An export made outside the gold page's job (the API's JSONL stream and parquet file,
+    `manage.py export_gold`) is recorded as a finished export with its takes, so a withdrawal's
+    report names it; one made after the withdrawal is not in it."""
+    from django.core.management import call_command
+
+    leaving = studio["leaving"]
+    assert isinstance(leaving, User)
+    admin = client_for("admin")
+    streamed = b"".join(admin.get(reverse("annotation:api_gold_export")).streaming_content)  # type: ignore[attr-defined]
+    assert len(streamed.splitlines()) == 6
+    assert (
+        admin.get(reverse("annotation:api_gold_export"), {"as": "parquet", "split": "train"}).status_code
+        == 200
+    )
+    call_command("export_gold", str(tmp_path / "out"), "--format", "jsonl", stdout=io.StringIO())
+    direct = list(Job.objects.filter(kind=transfer_jobs.EXPORT_KIND).order_by("pk"))
+    assert [job.parameters["via"] for job in direct] == [
+        "api jsonl",
+        "api parquet",
+        "manage.py export_gold --format jsonl",
+    ]
+    assert all(
+        TakeUse.objects.filter(kind=TakeUse.GOLD_EXPORT, used_by=job.pk).count() == 6 for job in direct
+    )
+
+    client_for_user(leaving).post(reverse("annotation:my_consent"), {"action": "withdraw"})
+    b"".join(admin.get(reverse("annotation:api_gold_export")).streaming_content)  # type: ignore[attr-defined]
+    report = json.loads(
+        admin.get(reverse("ml:person_lineage", args=[leaving.pk]), {"format": "json"}).content
+    )
+    assert [row["job"] for row in report["gold_exports"]] == [job.pk for job in direct]
