@@ -58,7 +58,7 @@ def _rate_one(page: Any, link: CrowdLink, pid: str, number: int, total: int) -> 
     assert assignment is not None
     assert page.locator("#submit-rating").is_disabled()
     page.keyboard.press(" ")
-    page.wait_for_selector("#rating[data-unlocked=true]", timeout=20_000)
+    page.wait_for_selector("#rating[data-unlocked=true]", timeout=60_000)  # a loaded CI machine
     page.keyboard.press("2" if assignment.stimulus.kind == "trap" else "4")
     page.keyboard.press("Enter")
     return str(assignment.stimulus.kind)

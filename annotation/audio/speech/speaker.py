@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from annotation.audio.rooms import mixed
 from annotation.audio.speech.paths import SPEAKER_MODEL_ENV, model_path, package_dir
 from annotation.audio.speech.threads import one_thread
 
@@ -128,6 +127,8 @@ def in_room_of(
 ) -> npt.NDArray[np.float64]:
     """Return `reference` with `noise` (looped from a seeded point) mixed in `snr_db` below its speech."""
     start = int(np.random.default_rng(seed).integers(0, len(noise)))
+    from annotation.audio.rooms import mixed  # rooms loads scipy: the check's worker, never the web app
+
     return mixed(np.asarray(reference, dtype=np.float64), np.roll(noise, -start), snr_db)
 
 

@@ -13,7 +13,8 @@ def test_a_failing_endpoint_drops_samples_as_llm_errors_after_its_retries(
     transactional_db, media_root, queued_here
 ) -> None:
     make_taxonomy()
-    with running_chat_server(lambda request: status_reply(503, retry_after=0)) as server:
+    # Failing, not busy: no Retry-After (a busy endpoint gets its own budget, `max_busy_retries`).
+    with running_chat_server(lambda request: status_reply(503)) as server:
         build = make_build(server.base_url, single=4, dialogues=1)
         start_build(build)
         jobs = run_queued_jobs()
