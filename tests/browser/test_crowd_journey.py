@@ -57,6 +57,8 @@ def _rate_one(page: Any, link: CrowdLink, pid: str, number: int, total: int) -> 
     assignment = StudyAssignment.objects.next_for(link.study, seat.user)
     assert assignment is not None
     assert page.locator("#submit-rating").is_disabled()
+    # Space plays the reply from the page; on a focused player it is that player's own key.
+    page.locator("h1").first.click()
     page.keyboard.press(" ")
     page.wait_for_selector("#rating[data-unlocked=true]", timeout=60_000)  # a loaded CI machine
     page.keyboard.press("2" if assignment.stimulus.kind == "trap" else "4")
