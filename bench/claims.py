@@ -119,8 +119,122 @@ def family_table(family: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+RL_ARMS = {
+    "start": "start (plain SFT)",
+    "grpo": "GRPO",
+    "sdca": "SDCA (τ 0.6)",
+    "no-gating": "SDCA, no gating (τ 0)",
+}
+
+
+def rl_means_table(means: Mapping[str, Mapping[str, float]]) -> str:
+    """Return the Markdown table of the RL bench's means over seeds: one row per arm."""
+    figures = list(means["start"])
+    rows = [
+        "| | "
+        + " | ".join(
+            name.replace("|", chr(92) + "|")
+            .replace("P right S wrong", "P right, S wrong")
+            .replace("P wrong S right", "P wrong, S right")
+            for name in figures
+        )
+        + " |",
+        "| --- |" + " --- |" * len(figures),
+    ]
+    for arm, label in RL_ARMS.items():
+        rows.append(f"| {label} | " + " | ".join(f"{means[arm][name]:.3f}" for name in figures) + " |")
+    return "\n".join(rows)
+
+
+def setting_text(setting: Mapping[str, Any]) -> str:
+    """Return what a saved run ran on, as the docs word it."""
+    load = " / ".join(f"{value:.1f}" for value in setting["load_average_at_end"])
+    device = "the CPU" if setting["device"] == "cpu" else setting["device"]
+    priority = (
+        "a lowered priority (nice)"
+        if "nice" not in setting
+        else "normal priority (nice 0)"
+        if setting["nice"] == 0
+        else f"nice {setting['nice']}"
+    )
+    return (
+        f"{setting['wall_s']} s wall, {setting['cpu_s']} s CPU, {setting['processes']} one-thread processes "
+        f"on {device} ({setting['cores']} cores, torch {setting['torch']}), at {priority} "
+        f"beside other work (load average {load} at the end, {setting['finished_utc']} UTC)"
+    )
+
+
+def sft_arm_label(arm: str) -> str:
+    """Return "plain SFT" or "AAA λ 0.03" for a saved SFT arm ("plain", "aaa_lambda0.03_ratio2")."""
+    return "plain SFT" if arm == "plain" else "AAA λ " + sft_lambda(arm)
+
+
+def sft_lambda(arm: str) -> str:
+    """Return the λ of a saved AAA arm as the docs print it: "0.03" for "aaa_lambda0.03_ratio2"."""
+    return arm.removeprefix("aaa_lambda").split("_ratio", 1)[0]
+
+
+def sft_means_table(figures: Mapping[str, Any]) -> str:
+    """Return the Markdown table of the SFT bench's means over seeds: one row per arm."""
+    means = figures["means"]
+    rows = [
+        f"| | listening (curve mean) | listening at step {figures['steps']} | greedy accuracy "
+        f"| names the words' emotion | rho after (before {means['plain']['rho_before']:.3f}) |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for arm, values in means.items():
+        rows.append(
+            f"| {sft_arm_label(arm)} | "
+            + " | ".join(
+                f"{values[name]:.3f}"
+                for name in ("listening", "listening_end", "accuracy", "follows_words", "rho_after")
+            )
+            + " |"
+        )
+    return "\n".join(rows)
+
+
+def sft_minus_plain_text(figures: Mapping[str, Any], arm: str) -> str:
+    """Return "λ 0.03 − plain: listening ...; at step 150 ...; greedy accuracy ...; naming the words'
+    emotion ..." from a saved SFT run's paired differences."""
+    gains = figures["minus_plain"][arm]
+    return (
+        f"λ {sft_lambda(arm)} − plain: listening {interval_text(gains['listening'])}; at step "
+        f"{figures['steps']} {interval_text(gains['listening_end'])}; greedy accuracy "
+        f"{interval_text(gains['accuracy'])}; naming the words' emotion {interval_text(gains['follows_words'])}"
+    )
+
+
+def percent_interval(saved: Mapping[str, Any]) -> str:
+    """Return "+93% [+80%, +106%]" from a saved interval of a ratio minus 1."""
+    return f"{percent(saved['mean'])} [{percent(saved['low'])}, {percent(saved['high'])}]"
+
+
 def interval_json(interval: Interval) -> dict[str, float | int]:
     return asdict(interval)
+
+
+def run_setting(started_wall: float, cpu: float, jobs: int) -> dict[str, Any]:
+    """Return what a saved run ran on: device, processes, wall and CPU seconds, load average, date."""
+    import datetime
+    import os
+    import platform
+
+    import torch
+
+    return {
+        "device": "cpu",
+        "cpu_model": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "processes": jobs,
+        "torch_threads_per_process": 1,
+        "nice": os.nice(0),
+        "torch": torch.__version__,
+        "wall_s": round(started_wall),
+        "cpu_s": round(cpu),
+        "load_average_at_end": [round(load, 1) for load in os.getloadavg()],
+        "finished_utc": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
+    }
 
 
 def save(name: str, figures: Mapping[str, Any]) -> Path:

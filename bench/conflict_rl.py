@@ -2,6 +2,7 @@
 
     python bench/conflict_rl.py [--seeds 12] [--first-seed 2] [--steps 6] [--sft-steps 100] [--samples 2] [--jobs 2]
         [--save NAME]
+    python bench/conflict_rl.py --summarise NAME [--save NAME]
 
 Per seed, the plain-SFT model of ``bench/conflict_sft.py`` (same recipe and budget; saved there
 under var/synthetic_conflict/, trained and saved here when missing) is the one start of three RL
@@ -25,7 +26,7 @@ The arm-versus-arm family is the three contrasts (SDCA - GRPO, no gating - GRPO,
 on the four figures that are tests (the three above and the mean stage score; the two shares are
 descriptive): twelve intervals, each with its Holm-adjusted p-value and its Bonferroni interval at
 the family's 95% (`bench.claims.family_adjusted`). `--save` writes every run and figure to
-bench/results/.
+bench/results/; `--summarise NAME` recomputes the figures of a saved run from its per-seed values.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.claims import Interval, family_adjusted, interval_json, save
+from bench.claims import Interval, family_adjusted, interval_json, load, run_setting, save
 from bench.conflict_sft import (
     ARCH,
     SPEC,
@@ -168,7 +170,19 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--save", default="", help="save the figures as bench/results/<SAVE>.json")
+    parser.add_argument(
+        "--summarise",
+        default="",
+        metavar="NAME",
+        help="run nothing: recompute the figures of bench/results/<NAME>.json from its saved "
+        "per-seed figures (and save them as --save)",
+    )
     args = parser.parse_args()
+    if args.summarise:
+        saved = summarise(load(args.summarise))
+        if args.save:
+            print(f"saved {save(args.save, saved)}")
+        return
     started = time.monotonic()
     deterministic()
     seeds = range(args.first_seed, args.first_seed + args.seeds)
@@ -203,19 +217,44 @@ def main() -> None:
         f"{time.monotonic() - started:.0f} s wall, {cpu_seconds():.0f} s CPU, load average (1, 5, 15 min) "
         + ", ".join(f"{load:.1f}" for load in os.getloadavg())
     )
-    print(
-        "start     "
-        + "  ".join(f"{name} {statistics.fmean(starts[s][name] for s in seeds):.3f}" for name in METRICS)
-    )
+    saved = {
+        "command": "bench/conflict_rl.py " + " ".join(sys.argv[1:]),
+        "seeds": list(seeds),
+        "steps": args.steps,
+        "sft_steps": args.sft_steps,
+        "samples": args.samples,
+        "setting": run_setting(time.monotonic() - started, cpu_seconds(), args.jobs),
+        "starts": {str(seed): starts[seed] for seed in seeds},
+        "runs": {f"{seed} {mode}": results[(seed, mode)] for seed in seeds for mode in MODES},
+    }
+    summarise(saved)
+    if args.save:
+        print(f"saved {save(args.save, saved)}")
+
+
+def summarise(saved: dict[str, Any]) -> dict[str, Any]:
+    """Add to a run's `saved` figures (its "seeds", "starts" and "runs" per seed) the means of the
+    start and of each arm, each arm minus the start and the arm-versus-arm family, all paired by
+    seed; print them and return `saved`."""
+    seeds = saved["seeds"]
+    starts = {seed: saved["starts"][str(seed)] for seed in seeds}
+    results = {(seed, mode): saved["runs"][f"{seed} {mode}"] for seed in seeds for mode in MODES}
+    saved["means"] = {
+        "start": {name: round(statistics.fmean(starts[s][name] for s in seeds), 4) for name in METRICS}
+    }
     for mode in MODES:
-        means = "  ".join(
-            f"{name} {statistics.fmean(results[(s, mode)][name] for s in seeds):.3f}" for name in METRICS
-        )
-        print(f"{mode:<9} {means}")
+        saved["means"][mode] = {
+            name: round(statistics.fmean(results[(s, mode)][name] for s in seeds), 4) for name in METRICS
+        }
+    for arm, means in saved["means"].items():
+        print(f"{arm:<9} " + "  ".join(f"{name} {value:.3f}" for name, value in means.items()))
+    saved["minus_start"] = {}
     for mode in MODES:
         for name in METRICS:
             values = [results[(s, mode)][name] - starts[s][name] for s in seeds]
             print(f"{mode} minus start, {name}: {paired(values)}")
+            if len(values) > 1:
+                saved["minus_start"][f"{mode}: {name}"] = interval_json(Interval.of(values))
     family: dict[str, Interval] = {}
     for mode, other in CONTRASTS:
         for name in METRICS:
@@ -229,15 +268,8 @@ def main() -> None:
             f"{contrast}: Holm-adjusted p {corrected['p_holm']:.3f}, family 95% interval "
             f"[{corrected['family_low']:+.3f}, {corrected['family_high']:+.3f}]"
         )
-    if args.save:
-        saved = {
-            "command": "bench/conflict_rl.py " + " ".join(sys.argv[1:]),
-            "seeds": list(seeds),
-            "starts": {str(seed): starts[seed] for seed in seeds},
-            "runs": {f"{seed} {mode}": results[(seed, mode)] for seed in seeds for mode in MODES},
-            "family": {name: {**interval_json(family[name]), **adjusted[name]} for name in family},
-        }
-        print(f"saved {save(args.save, saved)}")
+    saved["family"] = {name: {**interval_json(family[name]), **adjusted[name]} for name in family}
+    return saved
 
 
 if __name__ == "__main__":

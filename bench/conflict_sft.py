@@ -1,7 +1,8 @@
 """Does AAA help a tiny SpeechLM hear the voice when the words mislead? (issue #25's mini-replication)
 
     python bench/conflict_sft.py [--seeds 6] [--first-seed 2] [--steps 150] [--jobs 2] [--lambdas 0.03,0.1,0.3]
-        [--target-ratios 2] [--save NAME]
+        [--target-ratios 2] [--save NAME] [--role TEXT]
+    python bench/conflict_sft.py --summarise NAME [--save NAME] [--role TEXT]
 
 The task (``ml.core.synthetic.conflict``): the transcript is in the prompt and names an emotion
 that agrees with the voice on 75% of training items and on no test item. Per seed, a fresh tiny
@@ -20,7 +21,9 @@ about 0.04. Greedy accuracy at the end, the share naming the *words'* emotion an
 after are printed too, then each lambda minus plain paired by seed with 95% t intervals, and rho
 after AAA over rho after plain SFT from the same start (Figure 5's contrast). `--target-ratios`
 runs each lambda at each hinge target (`SftConfig.aaa_target_ratio`, which sets how far AAA
-raises rho); `--save` writes every run and figure to bench/results/ (`bench.claims`).
+raises rho); `--save` writes every run, figure and the setting it ran in (device, processes,
+wall and CPU time, load average) to bench/results/ (`bench.claims`), and `--summarise NAME`
+recomputes a saved run's figures from its per-seed values, training nothing.
 Runs are spread over ``--jobs`` one-thread processes; deterministic kernels are requested.
 
 The budget: on seeds 0 and 1 (hence ``--first-seed 2``), plain SFT names the words' emotion or a
@@ -50,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 from scipy import stats
 
-from bench.claims import Interval, interval_json, save
+from bench.claims import Interval, interval_json, load, run_setting, save
 from ml.core.aaa import measure_rho
 from ml.core.config import DEFAULT_AAA_TARGET_RATIO
 from ml.core.sft import SftExample, train_sft
@@ -252,6 +255,54 @@ def arm_name(lambda_aaa: float, target_ratio: float) -> str:
     return "plain" if lambda_aaa == 0 else f"aaa_lambda{lambda_aaa:g}_ratio{target_ratio:g}"
 
 
+def summarise(
+    figures: dict[str, Any], results: dict[tuple[int, tuple[float, float]], dict[str, float]]
+) -> dict[str, Any]:
+    """Add to `figures` (which names its "seeds") the means, each AAA arm minus plain SFT paired
+    by seed, rho's rise over each arm's start and rho after AAA over rho after plain SFT, all
+    computed from the per-seed `results`; print them and return `figures`."""
+    seeds = figures["seeds"]
+    plain = (0.0, DEFAULT_AAA_TARGET_RATIO)
+    arms = [plain, *sorted({arm for _, arm in results if arm != plain})]
+    figures["runs"] = [results[(seed, arm)] for arm in arms for seed in seeds]
+    figures.update(means={}, minus_plain={}, rho_rise={}, rho_after_over_plain={})
+    for arm in arms:
+        means = {
+            metric: statistics.fmean(results[(seed, arm)][metric] for seed in seeds)
+            for metric in (*METRICS, "rho_before")
+        }
+        figures["means"][arm_name(*arm)] = {metric: round(value, 4) for metric, value in means.items()}
+        print(f"{arm_name(*arm)}: " + ", ".join(f"{metric} {value:.3f}" for metric, value in means.items()))
+    for arm in arms[1:]:
+        for metric in METRICS:
+            gains = [results[(s, arm)][metric] - results[(s, plain)][metric] for s in seeds]
+            print(f"{arm_name(*arm)} minus plain, {metric}: {paired(gains)}")
+            if len(gains) > 1:
+                figures["minus_plain"].setdefault(arm_name(*arm), {})[metric] = interval_json(
+                    Interval.of(gains)
+                )
+        # Figure 5's contrast: rho after AAA over rho after plain SFT from the same start.
+        over_plain = [results[(s, arm)]["rho_after"] / results[(s, plain)]["rho_after"] - 1 for s in seeds]
+        print(f"{arm_name(*arm)} rho after over plain's - 1: {paired(over_plain)}")
+        figures["rho_after_over_plain"][arm_name(*arm)] = (
+            interval_json(Interval.of(over_plain))
+            if len(over_plain) > 1
+            else {"mean": round(over_plain[0], 4)}
+        )
+    for arm in arms:
+        rises = [results[(s, arm)]["rho_after"] / results[(s, arm)]["rho_before"] - 1 for s in seeds]
+        print(f"rho rise (after / before - 1), {arm_name(*arm)}: {paired(rises)}")
+        figures["rho_rise"][arm_name(*arm)] = (
+            interval_json(Interval.of(rises)) if len(rises) > 1 else {"mean": round(rises[0], 4)}
+        )
+    return figures
+
+
+def saved_results(figures: dict[str, Any]) -> dict[tuple[int, tuple[float, float]], dict[str, float]]:
+    """Return the per-seed results of a saved run, keyed as `summarise` takes them."""
+    return {(run["seed"], (run["lambda"], run["target_ratio"])): run for run in figures["runs"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=6)
@@ -265,7 +316,24 @@ def main() -> None:
         help="AAA hinge targets (rho* / starting rho), each run at every lambda",
     )
     parser.add_argument("--save", default="", help="save the figures as bench/results/<SAVE>.json")
+    parser.add_argument("--role", default="", help="what the run is for, saved with its figures")
+    parser.add_argument(
+        "--summarise",
+        default="",
+        metavar="NAME",
+        help="train nothing: recompute the figures of bench/results/<NAME>.json from its saved runs "
+        "(and save them as --save, with --role)",
+    )
     args = parser.parse_args()
+    figures: dict[str, Any]
+    if args.summarise:
+        figures = load(args.summarise)
+        if args.role:
+            figures["role"] = args.role
+        summarise(figures, saved_results(figures))
+        if args.save:
+            print(f"saved {save(args.save, figures)}")
+        return
     started = time.monotonic()
     arms = [(0.0, DEFAULT_AAA_TARGET_RATIO)] + [
         (float(value), float(ratio))
@@ -294,45 +362,14 @@ def main() -> None:
         f"{time.monotonic() - started:.0f} s wall, {cpu_seconds():.0f} s CPU, load average (1, 5, 15 min) "
         + ", ".join(f"{load:.1f}" for load in os.getloadavg())
     )
-    plain = arms[0]
-    figures: dict[str, Any] = {
+    figures = {
         "command": "bench/conflict_sft.py " + " ".join(sys.argv[1:]),
+        **({"role": args.role} if args.role else {}),
         "seeds": list(seeds),
         "steps": args.steps,
-        "runs": [results[(seed, arm)] for seed, arm in runs],
-        "means": {},
-        "minus_plain": {},
-        "rho_rise": {},
-        "rho_after_over_plain": {},
+        "setting": run_setting(time.monotonic() - started, cpu_seconds(), args.jobs),
     }
-    for arm in arms:
-        means = {
-            metric: statistics.fmean(results[(seed, arm)][metric] for seed in seeds) for metric in METRICS
-        }
-        figures["means"][arm_name(*arm)] = {metric: round(value, 4) for metric, value in means.items()}
-        print(f"{arm_name(*arm)}: " + ", ".join(f"{metric} {value:.3f}" for metric, value in means.items()))
-    for arm in arms[1:]:
-        for metric in METRICS:
-            gains = [results[(s, arm)][metric] - results[(s, plain)][metric] for s in seeds]
-            print(f"{arm_name(*arm)} minus plain, {metric}: {paired(gains)}")
-            if len(gains) > 1:
-                figures["minus_plain"].setdefault(arm_name(*arm), {})[metric] = interval_json(
-                    Interval.of(gains)
-                )
-        # Figure 5's contrast: rho after AAA over rho after plain SFT from the same start.
-        over_plain = [results[(s, arm)]["rho_after"] / results[(s, plain)]["rho_after"] - 1 for s in seeds]
-        print(f"{arm_name(*arm)} rho after over plain's - 1: {paired(over_plain)}")
-        figures["rho_after_over_plain"][arm_name(*arm)] = (
-            interval_json(Interval.of(over_plain))
-            if len(over_plain) > 1
-            else {"mean": round(over_plain[0], 4)}
-        )
-    for arm in arms:
-        rises = [results[(s, arm)]["rho_after"] / results[(s, arm)]["rho_before"] - 1 for s in seeds]
-        print(f"rho rise (after / before - 1), {arm_name(*arm)}: {paired(rises)}")
-        figures["rho_rise"][arm_name(*arm)] = (
-            interval_json(Interval.of(rises)) if len(rises) > 1 else {"mean": round(rises[0], 4)}
-        )
+    summarise(figures, results)
     if args.save:
         print(f"saved {save(args.save, figures)}")
 

@@ -1,6 +1,9 @@
 """Crowd raters at scale: simulated external raters working at once on gunicorn and PostgreSQL.
 
-    DATABASE_URL=postgres://... python bench/crowd_study.py [--raters 500] [--threads 64]
+    DATABASE_URL=postgres://... python bench/crowd_study.py [--raters 500] [--threads 64] [--database NAME]
+
+(the study lives in a throwaway database, `bench_crowd` unless --database names another: created,
+then dropped, on the server of DATABASE_URL)
 
 Each simulated rater opens the study's Prolific link with their own PROLIFIC_PID, consents, answers
 the headphone and digits checks (right, as a listener with headphones would), then rates every
@@ -239,6 +242,9 @@ def main() -> None:
     parser.add_argument("--raters", type=int, default=500)
     parser.add_argument("--threads", type=int, default=64, help="raters working at the same moment")
     parser.add_argument("--analysis-only", action="store_true", help="time only the analyses")
+    parser.add_argument(
+        "--database", default=BENCH_DATABASE, help="the throwaway database (created, then dropped)"
+    )
     args = parser.parse_args()
     if args.analysis_only:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -247,7 +253,7 @@ def main() -> None:
         django.setup()
         print_analysis()
         return
-    server_url, bench_url = postgres_urls(BENCH_DATABASE)
+    server_url, bench_url = postgres_urls(args.database)
     var_dir = Path(tempfile.mkdtemp(prefix="echostudio-crowd-"))
     env = {
         **os.environ,
@@ -260,7 +266,7 @@ def main() -> None:
     }
     env.pop("ECHOSTUDIO_PRODUCTION", None)
     os.environ.update(env)
-    with throwaway_database(server_url, BENCH_DATABASE):
+    with throwaway_database(server_url, args.database):
         subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
         )

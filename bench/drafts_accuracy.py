@@ -48,8 +48,9 @@ from webapp.lib.vocabulary import ANGRY, DISGUST, FEAR, HAPPY, INTENSITIES, SAD,
 
 RESULTS = Path(__file__).resolve().parent / "results" / "drafts_accuracy.json"
 CACHE = Path(__file__).resolve().parent.parent / "var" / "bench" / "drafts_readings.json"
-# eSpeak NG applies a +variant to en-us only: "en-gb+f2" speaks as plain en-gb (a male voice, about
-# 100 Hz), so the female voices here are en-us variants (each measured 175-210 Hz).
+# The female voices are en-us variants (each measured 175-210 Hz). When the saved figures were
+# measured, a +variant on a language code was dropped ("en-gb+f2" spoke as the male en-gb); the
+# synthesis now applies it (tests/ml/builder/logic/test_default_voices.py).
 VOICES = {
     "en-us": MALE,
     "en-gb": MALE,

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -61,10 +61,23 @@ from webapp.jobs import run_job
 from webapp.models import Job
 
 
-class LimitedStub:
-    """A judge that serves `limit` requests at once, each in `latency_s`; refuses a share of requests."""
+def judge_answer(request: RecordedRequest) -> tuple[str, Reply]:
+    """Return a judge's good answer to the request's stage, keyed by its prompt."""
+    return prompt_key(request), json_reply(good_answer(stage_of(request)))
 
-    def __init__(self, limit: int, latency_s: float, refuse_share: float) -> None:
+
+# What the stub answers a request it serves: (the request's key, counted per key; the reply).
+Answer = Callable[[RecordedRequest], tuple[str, Reply]]
+
+
+class LimitedStub:
+    """An endpoint that serves `limit` requests at once, each in `latency_s`; refuses a share of
+    requests. `answer` says what it answers (a judge's by default; bench/endpoint_inference.py a system's)."""
+
+    def __init__(
+        self, limit: int, latency_s: float, refuse_share: float, answer: Answer = judge_answer
+    ) -> None:
+        self.answer = answer
         self.slots = threading.BoundedSemaphore(limit)
         self.latency_s = latency_s
         self.refuse_share = refuse_share
@@ -88,9 +101,10 @@ class LimitedStub:
             time.sleep(self.latency_s)  # the model's time on the stub's own slot
         finally:
             self.slots.release()
+        key, reply = self.answer(request)
         with self.lock:
-            self.answered[prompt_key(request)] += 1
-        return json_reply(good_answer(stage_of(request)))
+            self.answered[key] += 1
+        return reply
 
 
 @dataclass
@@ -102,9 +116,9 @@ class StubFigures:
     requests: int
 
 
-def _serve(limit: int, latency_s: float, refuse_share: float, pipe: Connection) -> None:
+def _serve(limit: int, latency_s: float, refuse_share: float, answer: Answer, pipe: Connection) -> None:
     """Run the stub in its own process (its threads must not share the judge run's interpreter lock)."""
-    stub = LimitedStub(limit, latency_s, refuse_share)
+    stub = LimitedStub(limit, latency_s, refuse_share, answer)
     with running_chat_server(stub) as server:
         pipe.send(server.base_url)
         pipe.recv()  # until the run is over
@@ -116,12 +130,12 @@ def _serve(limit: int, latency_s: float, refuse_share: float, pipe: Connection) 
 
 @contextmanager
 def stub_process(
-    limit: int, latency_s: float, refuse_share: float
+    limit: int, latency_s: float, refuse_share: float, answer: Answer = judge_answer
 ) -> Iterator[tuple[str, list[StubFigures]]]:
     """Yield the stub's base URL and a list that holds its figures once the block ends."""
     here, there = multiprocessing.Pipe()
     process = multiprocessing.get_context("fork").Process(
-        target=_serve, args=(limit, latency_s, refuse_share, there), daemon=True
+        target=_serve, args=(limit, latency_s, refuse_share, answer, there), daemon=True
     )
     process.start()
     figures: list[StubFigures] = []

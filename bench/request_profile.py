@@ -50,6 +50,7 @@ from annotation.gold.models import GoldReference
 from annotation.labelling import workflows
 from annotation.labelling.models import Annotation
 from annotation.recording.models import Item, Take
+from bench.request_breakdown import Breakdown, installed, print_breakdown
 from webapp.lib.vocabulary import SCENARIOS, SPLITS
 from webapp.models import User
 from webapp.roles import Role, grant_role
@@ -209,7 +210,7 @@ def cases(annotator: User, repeats: int) -> list[tuple[str, Callable[[Client], A
     open_ids = list(Annotation.objects.open_queue_of(annotator).values_list("pk", flat=True))
     draft = workflows.open_annotation(Annotation.objects.get(pk=open_ids.pop()))
     rest_draft = workflows.open_annotation(Annotation.objects.get(pk=open_ids.pop()))
-    per_run = repeats + 5
+    per_run = 2 * repeats + 10  # the timed run and the breakdown's each submit a fresh annotation
     form_submits = [
         workflows.open_annotation(a) for a in Annotation.objects.filter(pk__in=open_ids[:per_run])
     ]
@@ -272,7 +273,7 @@ def cases(annotator: User, repeats: int) -> list[tuple[str, Callable[[Client], A
     ]
 
 
-def measure(users: dict[str, User], repeats: int, profile: str) -> list[Figure]:
+def measure(users: dict[str, User], repeats: int, profile: str, breakdown: str = "") -> list[Figure]:
     clients = {}
     for who, user in users.items():
         clients[who] = Client()
@@ -280,9 +281,26 @@ def measure(users: dict[str, User], repeats: int, profile: str) -> list[Figure]:
     figures = []
     for name, run, ok, who in cases(users["annotator"], repeats):
         figures.append(timed(name, run, clients[who], repeats, ok))
+        if breakdown == "all" or name in breakdown.split(";"):
+            print_breakdown_of(name, run, clients[who], repeats, figures[-1].cpu_ms)
         if name == profile:
             print_profile(name, run, clients[who], repeats)
     return figures
+
+
+def print_breakdown_of(
+    name: str, run: Callable[[Client], Any], client: Client, repeats: int, cpu_ms: float
+) -> None:
+    parts = Breakdown()
+    with installed(parts):
+        # The handler's chain is rebuilt over the wrapped methods (and again after, without them).
+        client.handler._middleware_chain = None  # type: ignore[attr-defined]
+        for _ in range(repeats):
+            with parts.request():
+                close_old_connections()
+                run(client)
+    client.handler._middleware_chain = None  # type: ignore[attr-defined]
+    print_breakdown(name, parts, cpu_ms)
 
 
 def print_profile(name: str, run: Callable[[Client], Any], client: Client, repeats: int) -> None:
@@ -305,6 +323,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--repeats", type=int, default=60)
     parser.add_argument("--profile", default="")
+    parser.add_argument(
+        "--breakdown",
+        default="",
+        help='"all", or request names joined by ";": CPU per part (request_breakdown)',
+    )
     parser.add_argument("--keep", action="store_true", help="keep the database for --reuse")
     parser.add_argument("--reuse", action="store_true", help="measure a kept database at its size, migrated")
     options = parser.parse_args()
@@ -325,7 +348,7 @@ def main() -> None:
                 "annotator": User.objects.get(username="bench-annotator-0"),
                 "admin": User.objects.get(username="bench-admin"),
             }
-            report(sizes, {sizes[0]: measure(users, options.repeats, options.profile)})
+            report(sizes, {sizes[0]: measure(users, options.repeats, options.profile, options.breakdown)})
             return
         annotators = [User.objects.create_user(username=f"bench-annotator-{n}") for n in range(ANNOTATORS)]
         for user in annotators:
@@ -344,7 +367,10 @@ def main() -> None:
             if connection.vendor == "postgresql":
                 connection.cursor().execute("VACUUM ANALYZE")
             profile = options.profile if size == sizes[-1] else ""
-            results[size] = measure({"annotator": annotators[0], "admin": admin}, options.repeats, profile)
+            breakdown = options.breakdown if size == sizes[-1] else ""
+            results[size] = measure(
+                {"annotator": annotators[0], "admin": admin}, options.repeats, profile, breakdown
+            )
         report(sizes, results)
     finally:
         if options.keep or options.reuse:

@@ -13,24 +13,32 @@ speech: pocketsphinx, silero-vad, speechmos and Resemblyzer carry models only):
 - rooms: clean, and babble (five other eSpeak voices at once), fan (low-passed noise with hum)
   and white noise, mixed at 20, 10 and 0 dB SNR (`annotation.audio.rooms`), with 0.5 s of the
   room before and after the speech, as a take has;
-- speakers: each of six voices enrolled from three clean takes, tested on its other takes and
-  on every other voice, in each room;
+- speakers: each of eight voices enrolled from three clean takes, tested on its other takes and
+  on every other voice, in each room; with a cohort, four of the other voices (never the take's
+  own, unless the "with take's" column says so) heard in the same room, the lead over them measured
+  once what the room's voices share is taken out (`cohort_verdict`, `speaker.apart_cohort_score`); and
+  short takes (SHORT_PHRASES, 0.6-1.2 s: "five five") in clean, babble, fan and white 10 dB, which
+  set the minimum of speech heard under which the check is "too short" (`tune_short`);
 - vocal events: a laugh, breath, sigh, cough and sob (`rooms.vocal_event`, three seeds each) after
   the last word or before the first, then 2.5 s of the room: does trim advice cut one?
 
 Figures: precision, recall and "too noisy to check" rates per flag, delivery and room; the trim
 advice's cuts into events; and the real-time factor of the whole take check on a 10 s take.
-Features are cached in var/bench/speech_checks.json (`--reuse` reads them back).
+Features are cached in var/bench/speech_checks.json, .speakers.json and .short.json (`--reuse`
+reads them back).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +53,17 @@ from annotation.audio.speech.activity import speech_activity
 from annotation.audio.speech.alignment import (
     DOUBTFUL_RATIO,
     MISMATCH_SHARE,
+    WARPS,
     AlignedWord,
     Alignment,
     ScriptLimits,
     align,
     check_script,
+    checked_script,
 )
 from annotation.audio.speech.conditions import (
+    AUDIBLE_DB,
+    MIN_SNR_SCRIPT_DB,
     MIN_SNR_SPEAKER_DB,
     noise_sample,
     recording_conditions,
@@ -61,14 +73,25 @@ from annotation.audio.speech.events import trim_advice, vocal_events
 from annotation.audio.speech.speaker import (
     CALIBRATION_MARGIN,
     CLEAN_SNR_DB,
+    COHORT_MARGIN,
+    COHORT_MARGIN_PER_DB,
+    COHORT_SPEAKERS,
+    COHORT_TAKES,
+    COHORT_TOP,
     DOUBTFUL_SIMILARITY,
     MARGIN_PER_DB,
     MAX_THRESHOLD,
+    MIN_SPEECH_SECONDS,
     MIN_THRESHOLD,
+    SpeakerCheck,
+    apart_cohort_score,
+    cohort_margin,
+    cohort_score,
     doubtful_below,
     references_in_room,
     similarity_to,
     speaker_embedding,
+    too_short,
 )
 from annotation.audio.speech.take_check import check_take
 from annotation.audio.synthesis import synthesize
@@ -84,7 +107,14 @@ SENTENCES = (
     "Could you tell me where the nearest train station is",
     "We will meet again tomorrow morning at the station by the old clock tower",
     "She kept the letter in a drawer for nearly twenty years",
+    # Short takes (two to four words, 1-2 s): around them the room's 0.5 s either side is half the
+    # take, which in babble the free loop hears as speech (issue 39's real card names).
+    "Close the window now",
+    "Bring me the red cup",
+    "Go back home",
+    "Turn the lights off",
 )
+SHORT_FROM = 8  # the short sentences read each other's script as their wrong sentence
 # One content word per sentence and what the "one word" take says instead.
 SWAPS = (
     ("dog", "cat"),
@@ -95,6 +125,10 @@ SWAPS = (
     ("train", "bus"),
     ("morning", "evening"),
     ("letter", "ring"),
+    ("window", "door"),
+    ("cup", "box"),
+    ("home", "inside"),
+    ("lights", "radio"),
 )
 DELIVERIES: dict[str, dict[str, Any]] = {
     "neutral en-us": {"voice": "en-us"},
@@ -107,6 +141,12 @@ DELIVERIES: dict[str, dict[str, Any]] = {
     "high pitch": {"pitch": 95},
     "low pitch": {"pitch": 5},
     "croaky": {"voice": "en-us+croak"},
+    # Made from a neutral reading (`rooms.delivered`): deliveries eSpeak NG does not offer.
+    "shouted": {"effect": "shouted"},
+    "child-like": {"pitch": 80, "effect": "child-like"},
+    "elderly-like": {"voice": "en-us+m3", "effect": "elderly-like"},
+    "crying": {"voice": "en-us+f3", "effect": "crying"},
+    "angry": {"effect": "angry"},
 }
 ROOMS = ("clean", "babble 20", "fan 20", "babble 10", "fan 10", "white 10", "babble 0", "fan 0", "white 0")
 QUICK_ROOMS = ("clean", "babble 10", "fan 10", "white 10", "babble 0", "fan 0")
@@ -126,6 +166,19 @@ SPEAKER_VOICES = (
 )
 SPEAKER_REFERENCE_SENTENCES = (0, 2, 4)  # each voice's three clean accepted takes
 SPEAKER_TEST_SENTENCES = (1, 3, 5)  # the first tunes the margin, the others are held out
+# Short takes (issue 39, fifth pass): 1-3 words, 0.6-1.2 s of eSpeak speech, as a card reader's
+# "five five". The even ones tune the minimum speech (`tune_short`), the odd ones are held out.
+# Their rows' "sentence" is SHORT_BASE + their index.
+SHORT_PHRASES = (
+    "five five",
+    "nine nine",
+    "all right then",
+    "see you on sunday",
+    "good morning everyone",
+    "thank you",
+)
+SHORT_BASE = 100
+SHORT_ROOMS = ("clean", "babble 10", "fan 10", "white 10")
 TRIM_ROOMS = ("clean", "fan 20", "babble 20", "fan 10", "babble 10", "white 10")
 TRIM_SEEDS = (0, 1, 2, 3, 4, 5)  # 0-2 set the event detector's limits; 3-5 are held out
 SPEAKER_ROOMS = ("clean", "fan 20", "babble 10", "fan 10", "white 10", "babble 0")
@@ -133,11 +186,13 @@ EDGE_ROOM_SECONDS = 0.5
 
 
 def at_16k(text: str, **options: Any) -> npt.NDArray[np.float64]:
-    """Return `text` read by eSpeak NG at 16 kHz floats."""
+    """Return `text` read by eSpeak NG at 16 kHz floats (an "effect" option: `rooms.delivered`)."""
+    effect = options.pop("effect", None)
     speech = synthesize(text, **options)
-    return np.asarray(
+    samples = np.asarray(
         resample_poly(speech.samples.astype(np.float64) / 32768, RATE, speech.sample_rate), dtype=np.float64
     )
+    return rooms.delivered(samples, effect) if effect else samples
 
 
 def in_room(speech: npt.NDArray[np.float64], room: str, seed: int) -> npt.NDArray[np.float64]:
@@ -196,18 +251,21 @@ def split_of(index: int) -> str:
     return "tuning" if index % 2 == 0 else "held-out"
 
 
-def script_features(quick: bool, sentences: Iterable[int]) -> list[dict[str, Any]]:
+def script_features(
+    quick: bool, sentences: Iterable[int], deliveries: Iterable[str] = tuple(DELIVERIES)
+) -> list[dict[str, Any]]:
     """Return the script check's measurements of every take of the set (the slow part)."""
     rows: list[dict[str, Any]] = []
     room_list = QUICK_ROOMS if quick else ROOMS
     started = time.process_time()
     for index in sentences:
         text = SENTENCES[index]
-        same_split = [i for i in range(len(SENTENCES)) if i % 2 == index % 2 and i != index]
+        group = range(SHORT_FROM, len(SENTENCES)) if index >= SHORT_FROM else range(SHORT_FROM)
+        same_split = [i for i in group if i % 2 == index % 2 and i != index]
         wrong = SENTENCES[same_split[(index // 2) % len(same_split)]]
         right_word, other_word = SWAPS[index]
-        for delivery, options in DELIVERIES.items():
-            speech = at_16k(text, **options)
+        for delivery in deliveries:
+            speech = at_16k(text, **DELIVERIES[delivery])
             for room in room_list:
                 take = in_room(speech, room, seed=index * 31 + len(delivery))
                 activity = speech_activity(take)
@@ -216,35 +274,82 @@ def script_features(quick: bool, sentences: Iterable[int]) -> list[dict[str, Any
                 if room in ("clean", "fan 10", "babble 10"):
                     scripts["one word"] = text.replace(right_word, other_word)
                 for case, script in scripts.items():
-                    alignment = align(take, script)
-                    rows.append(
-                        {
-                            "sentence": index,
-                            "split": split_of(index),
-                            "delivery": delivery,
-                            "room": room,
-                            "case": case,
-                            "snr_db": conditions.snr_db,
-                            "snr_db_before": snr_before(take, activity.regions),
-                            "snr_rule": SNR_RULE,
-                            "failed": alignment.failed,
-                            "goodness": alignment.goodness,
-                            "coverage": alignment.coverage,
-                            "loop_score": alignment.loop_score,
-                            "speech_frames": alignment.speech_frames,
-                            "vad_speech_seconds": round(
-                                sum(end - start for start, end in activity.regions), 3
-                            ),
-                            "words": [[w.text, w.goodness, w.relative_score] for w in alignment.words],
-                            "swapped": other_word if case == "one word" else None,
-                        }
-                    )
+                    row = {
+                        "sentence": index,
+                        "split": split_of(index),
+                        "delivery": delivery,
+                        "room": room,
+                        "case": case,
+                        "snr_db": conditions.snr_db,
+                        "snr_db_before": snr_before(take, activity.regions),
+                        "snr_rule": SNR_RULE,
+                        "vad_speech_seconds": round(sum(end - start for start, end in activity.regions), 3),
+                        "swapped": other_word if case == "one word" else None,
+                        **script_features_of(take, script, conditions.snr_db),
+                    }
+                    rows.append(row)
         print(
             f"  sentence {index + 1} of {len(SENTENCES)} measured ({time.process_time() - started:.0f} CPU s)",
             file=sys.stderr,
             flush=True,
         )
     return rows
+
+
+# Stricter limits than any the tuning sweep tries (with and without the speech-like line, which
+# changes which line a take is held to): a take these or the shipped limits flag is aligned again
+# under each warp (as `checked_script` does with the limits it is given), so every limit in the
+# sweep can be read from the cache.
+STRICTEST = (
+    ScriptLimits(
+        -30.0,
+        0.75,
+        -60.0,
+        speech_like_loop_score=-4.0,
+        speech_like_take_goodness=-24.0,
+        min_heard_coverage=0.9,
+        worst_word_goodness=-90.0,
+    ),
+    ScriptLimits(
+        -30.0, 0.75, -60.0, speech_like_loop_score=-1e9, min_heard_coverage=0.9, worst_word_goodness=-90.0
+    ),
+)
+
+
+def script_features_of(take: npt.NDArray[np.float64], script: str, snr_db: float | None) -> dict[str, Any]:
+    """Return what the script check reads of `take` against `script` (a cache row's features),
+    with the warped alignments `checked_script` would try when a take is flagged. Below the SNR
+    the check needs, the take reads "too noisy" under every limit the sweep tries: it is not aligned."""
+    if snr_db is not None and snr_db < MIN_SNR_SCRIPT_DB:
+        return {
+            "snr_db": snr_db,
+            "speech_frames": 0,
+            "words": [],
+            "failed": False,
+            "goodness": None,
+            "coverage": None,
+            "heard_coverage": None,
+            "loop_score": None,
+            "retried": False,
+            "unaligned": True,
+        }
+    alignment = align(take, script)
+    row: dict[str, Any] = {"snr_db": snr_db, "speech_frames": alignment.speech_frames, **_features(alignment)}
+    if any(flagged(verdict(row, limits)) for limits in (ScriptLimits(), *STRICTEST)):
+        row["warped"] = [_features(align(take, script, warp=warp)) for warp in WARPS]
+    return row
+
+
+def _features(alignment: Alignment) -> dict[str, Any]:
+    return {
+        "words": [[w.text, w.goodness, w.relative_score] for w in alignment.words],
+        "failed": alignment.failed,
+        "goodness": alignment.goodness,
+        "coverage": alignment.coverage,
+        "heard_coverage": alignment.heard_coverage,
+        "loop_score": alignment.loop_score,
+        "retried": alignment.retried,
+    }
 
 
 def _aligned(row: dict[str, Any]) -> Alignment:
@@ -259,6 +364,7 @@ def _aligned(row: dict[str, Any]) -> Alignment:
         goodness=row["goodness"],
         coverage=row["coverage"],
         loop_score=row.get("loop_score"),
+        heard_coverage=row.get("heard_coverage"),
     )
 
 
@@ -266,9 +372,23 @@ def _aligned(row: dict[str, Any]) -> Alignment:
 BEFORE_LIMITS = ScriptLimits(-42.0, 0.6, -80.0, speech_like_loop_score=-1e9)
 
 
+RANK = {"matches": 2, "doubtful": 1, "does_not_match": 0}
+
+
 def verdict(row: dict[str, Any], limits: ScriptLimits) -> str:
-    """Return the script check's verdict on a cached row under `limits`."""
-    return check_script(_aligned(row), DOUBTFUL_RATIO, row["snr_db"], limits).verdict
+    """Return the script check's verdict on a cached row under `limits`, as `checked_script` reads
+    it: a flagged take's warped alignments (cached where the shipped limits flagged it) may lift it."""
+    best = check_script(_aligned(row), DOUBTFUL_RATIO, row["snr_db"], limits).verdict
+    for warped in row.get("warped", []) if flagged(best) else []:
+        again = check_script(_aligned({**row, **warped}), DOUBTFUL_RATIO, row["snr_db"], limits).verdict
+        best = again if RANK.get(again, 0) > RANK.get(best, 0) else best
+    return best
+
+
+def verdict_third_pass(row: dict[str, Any]) -> str:
+    """Return the verdict of issue 39's third-pass check on the same alignments: coverage of all
+    the loop hears in every room, no vocal-tract warp (the wide-beam retry is in the alignment)."""
+    return check_script(_aligned({**row, "heard_coverage": None}), DOUBTFUL_RATIO, row["snr_db"]).verdict
 
 
 def verdict_before(row: dict[str, Any]) -> str:
@@ -299,9 +419,11 @@ def rate_line(label: str, rows: list[dict[str, Any]], limits: ScriptLimits) -> s
     return line
 
 
-# The tuning split may flag at most half the 5% goal: limits that sat at 3.9% there flagged 7.8% of
-# held-out right takes at 10 dB (what the four tuning sentences did not show).
-TUNING_FALSE_FLAGS = 0.025
+# The tuning split may flag at most about half the 5% goal: limits that sat at 3.9% there flagged
+# 7.8% of held-out right takes at 10 dB (what the four tuning sentences did not show). Half (2.5%)
+# is out of reach since noise removal is off (issue 39, sixth pass: the fewest right takes any swept
+# limits flag is 2.8%, child-like and elderly-like readings), so the line is 11 of the 360 takes.
+TUNING_FALSE_FLAGS = 0.031
 
 
 def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
@@ -315,26 +437,30 @@ def tune(rows: list[dict[str, Any]]) -> ScriptLimits:
         return float(np.mean([flagged(verdict(row, limits)) for row in tuning if row["case"] == case]))
 
     passing: list[tuple[float, float, float, ScriptLimits]] = []
-    print("tuning sweep: take goodness, coverage, word goodness, speech-like loop score and take")
+    print(
+        "tuning sweep: take goodness, coverage, worst word, heard coverage, speech-like loop score and take"
+    )
     print("goodness -> false flags (right), recall (wrong sentence), one-word misreadings flagged")
-    for take_goodness in (-38.0, -40.0, -42.0, -45.0):
-        for coverage in (0.5, 0.6, 0.7):
-            for word_goodness in (-60.0, -80.0, -100.0):
+    for take_goodness in (-42.0, -45.0, -48.0, -50.0):
+        for coverage in (0.6, 0.7):
+            for worst_word, heard in itertools.product((-math.inf, -100.0, -110.0), (0.75, 0.8, 0.85)):
                 for loop_score, speech_like in (
                     (-1e9, -1e9),
-                    *[(-8.0, g) for g in (-30.0, -32.0, -34.0, -36.0)],
+                    *[(-8.0, g) for g in (-30.0, -32.0, -34.0)],
                 ):
                     limits = ScriptLimits(
                         take_goodness,
                         coverage,
-                        word_goodness,
+                        -80.0,
                         speech_like_loop_score=loop_score,
                         speech_like_take_goodness=speech_like,
+                        min_heard_coverage=heard,
+                        worst_word_goodness=worst_word,
                     )
                     false, recall = rate("right", limits), rate("wrong sentence", limits)
                     one_word = rate("one word", limits)
                     print(
-                        f"  {take_goodness:6.1f} {coverage:4.1f} {word_goodness:8.3g} {loop_score:6.3g} "
+                        f"  {take_goodness:6.1f} {coverage:4.1f} {worst_word:8.3g} {heard:4.2f} {loop_score:6.3g} "
                         f"{speech_like:6.3g} -> {false:.3f} {recall:.3f} {one_word:.3f}"
                     )
                     if false <= TUNING_FALSE_FLAGS:
@@ -418,11 +544,23 @@ def print_script(rows: list[dict[str, Any]], limits: ScriptLimits, split: str = 
     )
 
 
-def speaker_rows(quick: bool) -> list[dict[str, Any]]:
+def speaker_text(index: int) -> str:
+    """Return the words of speaker test take `index` (a sentence, or SHORT_BASE + a short phrase)."""
+    return SHORT_PHRASES[index - SHORT_BASE] if index >= SHORT_BASE else SENTENCES[index]
+
+
+def speaker_split(index: int) -> str:
+    """Return the split of speaker test take `index` (`SPEAKER_TEST_SENTENCES`, `SHORT_PHRASES`)."""
+    if index >= SHORT_BASE:
+        return split_of(index - SHORT_BASE)
+    return "tuning" if index == SPEAKER_TEST_SENTENCES[0] else "held-out"
+
+
+def speaker_rows(quick: bool, short: bool = False) -> list[dict[str, Any]]:
     """Return, for each speaker test take and each enrolled voice, what the speaker check measures:
     the similarity to the voice's references heard in the take's room and their leave-one-out
     similarities (`speaker.check_speaker`), and the similarity to the clean references' mean (the
-    check before issue 39), with the take's SNR."""
+    check before issue 39), with the take's SNR and speech heard. `short`: the SHORT_PHRASES takes."""
     rows: list[dict[str, Any]] = []
     references = {
         voice: [in_room(at_16k(SENTENCES[i], voice=voice), "clean", 0) for i in SPEAKER_REFERENCE_SENTENCES]
@@ -430,10 +568,14 @@ def speaker_rows(quick: bool) -> list[dict[str, Any]]:
     }
     clean = {voice: [speaker_embedding(r) for r in refs] for voice, refs in references.items()}
     started = time.process_time()
+    if short:
+        indices = [SHORT_BASE + i for i in range(len(SHORT_PHRASES))]
+    else:
+        indices = list(SPEAKER_TEST_SENTENCES[:2] if quick else SPEAKER_TEST_SENTENCES)
     for voice in SPEAKER_VOICES:
-        for index in SPEAKER_TEST_SENTENCES[:2] if quick else SPEAKER_TEST_SENTENCES:
-            speech = at_16k(SENTENCES[index], voice=voice)
-            for room in SPEAKER_ROOMS:
+        for index in indices:
+            speech = at_16k(speaker_text(index), voice=voice)
+            for room in SHORT_ROOMS if short else SPEAKER_ROOMS:
                 take = in_room(speech, room, seed=index + 7)
                 regions = speech_activity(take).regions
                 conditions = recording_conditions(take, regions)
@@ -446,7 +588,7 @@ def speaker_rows(quick: bool) -> list[dict[str, Any]]:
                             "voice": voice,
                             "reference": reference,
                             "sentence": index,
-                            "split": "tuning" if index == SPEAKER_TEST_SENTENCES[0] else "held-out",
+                            "split": speaker_split(index),
                             "room": room,
                             "same": reference == voice,
                             "similarity": similarity_to(embedding, heard),
@@ -457,6 +599,11 @@ def speaker_rows(quick: bool) -> list[dict[str, Any]]:
                             "in_take_room": in_take_room,
                             "clean_similarity": similarity_to(embedding, clean[reference]),
                             "snr_db": conditions.snr_db,
+                            "speech_seconds": conditions.speech_seconds,
+                            "speech_db": AUDIBLE_DB,
+                            # Kept for the cohort's rules (`cohort_verdict`): scored offline.
+                            "embedding": [round(value, 4) for value in embedding],
+                            "heard": [[round(value, 4) for value in e] for e in heard],
                         }
                     )
         print(
@@ -465,6 +612,22 @@ def speaker_rows(quick: bool) -> list[dict[str, Any]]:
             flush=True,
         )
     return rows
+
+
+def refresh_speech_seconds(rows: list[dict[str, Any]]) -> None:
+    """Give rows cached before the speech heard was measured (`Conditions.speech_seconds`), or under
+    another AUDIBLE_DB, theirs: the take is made again (eSpeak NG and the noises are deterministic)."""
+    measured: dict[tuple[str, int, str], float] = {}
+    for row in rows:
+        if row.get("speech_db") == AUDIBLE_DB:
+            continue
+        key = (row["voice"], row["sentence"], row["room"])
+        if key not in measured:
+            take = in_room(
+                at_16k(speaker_text(row["sentence"]), voice=row["voice"]), row["room"], row["sentence"] + 7
+            )
+            measured[key] = recording_conditions(take, speech_activity(take).regions).speech_seconds
+        row["speech_seconds"], row["speech_db"] = measured[key], AUDIBLE_DB
 
 
 def speaker_verdict(row: dict[str, Any], margin: float = CALIBRATION_MARGIN) -> str:
@@ -484,6 +647,162 @@ def speaker_verdict_before(row: dict[str, Any]) -> str:
     if snr is not None and snr < MIN_SNR_SPEAKER_DB:
         return "too_noisy"
     return "flag" if row["clean_similarity"] < doubtful_below(DOUBTFUL_SIMILARITY, snr) else "ok"
+
+
+def wilson(successes: int, total: int) -> str:
+    """Return "rate [low-high]": the Wilson score 95% interval."""
+    if total == 0:
+        return "n/a"
+    z = 1.96
+    rate = successes / total
+    centre = (rate + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(rate * (1 - rate) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return f"{rate:.3f} [{max(0.0, centre - half):.2f}-{min(1.0, centre + half):.2f}]"
+
+
+def add_voices(rows: list[dict[str, Any]]) -> None:
+    """Give each speaker row "voices": its take's similarity to every voice of the set heard in
+    its room through COHORT_TAKES of that voice's references (what a cohort voice scored before
+    the sixth pass), "voices_by_takes": the same through 2 and 3 references, and "apart": the
+    shipped cohort score (`speaker.apart_cohort_score`) for each `apart_key` of `tune_cohort`'s
+    sweep (2 or 3 references per cohort voice, the top 1-3 voices, with the take's own voice or not)."""
+    by_take: dict[tuple[str, int, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_take[(row["voice"], row["sentence"], row["room"])].append(row)
+    for group in by_take.values():
+        embedding = group[0]["embedding"]
+        heard = {row["reference"]: row["heard"] for row in group}
+        by_takes = {
+            takes: {
+                voice: similarity_to(embedding, references[:takes]) for voice, references in heard.items()
+            }
+            for takes in (2, 3)
+        }
+        for row in group:
+            row["voices"] = by_takes[COHORT_TAKES]
+            row["voices_by_takes"] = by_takes
+            row["apart"] = {
+                apart_key(takes, top, with_take): apart_cohort_score(
+                    embedding,
+                    row["heard"],
+                    [heard[voice][:takes] for voice in cohort_of(row, with_take)],
+                    top,
+                )
+                for takes in (2, 3)
+                for top in (1, 2, 3)
+                for with_take in (False, True)
+            }
+
+
+def apart_key(takes: int, top: int, with_take: bool) -> str:
+    """Return the key of a row's "apart" score for a cohort of `takes` references per voice."""
+    return f"{takes} {top} {'with take' if with_take else 'without'}"
+
+
+def cohort_of(row: dict[str, Any], with_take: bool = False) -> list[str]:
+    """Return a row's cohort: up to COHORT_SPEAKERS of the set's other voices, in turn after the
+    enrolled one; never the enrolled voice, nor the take's own (an unknown voice; `with_take`:
+    its own voice may be among them, as when another actor of the project records). A right
+    voice's cohort leaves one voice out in turn (by sentence), so both cases have as many."""
+    start = SPEAKER_VOICES.index(row["reference"])
+    rotation = [
+        SPEAKER_VOICES[(start + step) % len(SPEAKER_VOICES)] for step in range(1, len(SPEAKER_VOICES))
+    ]
+    left_out = (
+        rotation[row["sentence"] % len(rotation)] if row["same"] else None if with_take else row["voice"]
+    )
+    return [voice for voice in rotation if voice != left_out][:COHORT_SPEAKERS]
+
+
+def cohort_verdict(
+    row: dict[str, Any],
+    margin: float = COHORT_MARGIN,
+    per_db: float = COHORT_MARGIN_PER_DB,
+    top: int = COHORT_TOP,
+    with_take: bool = False,
+    minimum: float = 0.0,
+    takes: int = COHORT_TAKES,
+    per_short_second: float = 0.0,
+    apart: bool = True,
+) -> str:
+    """Return "flag", "ok", "too_noisy" or "too_short" (under `minimum` seconds of speech heard)
+    for a speaker row with a cohort (`add_voices`): the shipped rule
+    (`speaker.SpeakerCheck.doubtful`), the actor's own line or the cohort score (`apart`: with
+    what the room's voices share taken out, as shipped; else the fifth pass's plain lead)."""
+    snr = row["snr_db"]
+    if snr is not None and snr < MIN_SNR_SPEAKER_DB:
+        return "too_noisy"
+    if too_short(row.get("speech_seconds"), minimum):
+        return "too_short"
+    line = float(np.clip(min(row["leave_one_out"]) - CALIBRATION_MARGIN, MIN_THRESHOLD, MAX_THRESHOLD))
+    line = short_line(line, row.get("speech_seconds"), per_short_second)
+    voices = row["voices_by_takes"][takes] if takes != COHORT_TAKES else row["voices"]
+    cohort = [voices[voice] for voice in cohort_of(row, with_take)]
+    if apart:
+        score = row["apart"][apart_key(takes, top, with_take)]
+    else:
+        score = cohort_score(row["similarity"], cohort, top)
+    check = SpeakerCheck(
+        row["similarity"], line, True, True, score, cohort_margin(snr, margin, per_db), len(cohort)
+    )
+    return "flag" if check.doubtful else "ok"
+
+
+def tune_cohort(
+    rows: list[dict[str, Any]], minimum: float = 0.0, sweep_takes: tuple[int, ...] = (COHORT_TAKES,)
+) -> tuple[float, float, int, int]:
+    """Return the cohort's (margin, per dB, top, takes) that flags most other voices (worst room,
+    clean to 10 dB, then the rooms' mean) with at most 5% of the right voice flagged in every such
+    room, on the tuning split (takes under `minimum` seconds of speech heard are too short: never
+    flagged); ties go to the fewer references, the fewer voices averaged, the smaller slope, then
+    the middle of the tied margins. Print the sweep."""
+    tuning = [row for row in rows if row["split"] == "tuning" and noise_level(row["room"]) != "0 dB"]
+    rooms_seen = sorted({row["room"] for row in tuning})
+
+    def rate(same: bool, room: str, margin: float, per_db: float, top: int, takes: int) -> float:
+        chosen = [row for row in tuning if row["same"] == same and row["room"] == room]
+        return float(
+            np.mean(
+                [
+                    cohort_verdict(row, margin, per_db, top, minimum=minimum, takes=takes) == "flag"
+                    for row in chosen
+                ]
+            )
+        )
+
+    print(
+        "cohort tuning sweep: takes, top, per dB -> (worst-room recall, mean recall), margins that reach it"
+    )
+    best: tuple[tuple[float, float], float, float, int, int] | None = None
+    for takes in sweep_takes:
+        for top in (1, 2, 3):
+            for per_db in (0.0, 0.002, 0.004, 0.006):
+                reached = []
+                for margin in np.arange(-0.05, 0.301, 0.01):
+                    if max(rate(True, room, margin, per_db, top, takes) for room in rooms_seen) <= 0.05:
+                        recalls = [rate(False, room, margin, per_db, top, takes) for room in rooms_seen]
+                        reached.append(
+                            ((round(min(recalls), 3), round(float(np.mean(recalls)), 3)), float(margin))
+                        )
+                if not reached:
+                    continue
+                score = max(value for value, _ in reached)
+                tied = [margin for value, margin in reached if value == score]
+                middle = round((min(tied) + max(tied)) / 2, 3)
+                print(
+                    f"  takes {takes}, top {top}, {per_db:.3f}/dB -> {score}, "
+                    f"margins {min(tied):.2f}-{max(tied):.2f}"
+                )
+                if best is None or score > best[0]:
+                    best = (score, middle, per_db, top, takes)
+    if best is None:
+        print("cohort tuning: no margin keeps the right voice's flags at 5%")
+        return COHORT_MARGIN, COHORT_MARGIN_PER_DB, COHORT_TOP, COHORT_TAKES
+    print(
+        f"  chosen: margin {best[1]:.3f} less {best[2]:.3f}/dB, top {best[3]}, {best[4]} references "
+        f"(tuning: {best[0]})"
+    )
+    return best[1], best[2], best[3], best[4]
 
 
 def tune_speaker(rows: list[dict[str, Any]]) -> float:
@@ -511,6 +830,178 @@ def tune_speaker(rows: list[dict[str, Any]]) -> float:
     return best[1]
 
 
+# Tried in the fifth pass, not shipped: the own line lowered per second of speech heard under
+# SHORT_SECONDS (`tune_short`); held out it flagged 2 of 24 short right-voice takes in babble 10.
+SHORT_SECONDS = 1.5
+
+
+def short_line(line: float, speech_seconds: float | None, per_second: float) -> float:
+    """Return the own `line` lowered `per_second` for each second of speech under SHORT_SECONDS."""
+    if speech_seconds is None:
+        return line
+    return line - per_second * max(0.0, SHORT_SECONDS - speech_seconds)
+
+
+SHORT_STEPS = tuple(round(0.1 * step, 1) for step in range(0, 21))
+
+
+def tune_short(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    """Return the (minimum speech heard, own line lowered per second under SHORT_SECONDS) that
+    leaves the fewest tuning takes too short with at most 5% of the right voice flagged in every
+    room (clean to 10 dB), on the tuning split's short and sentence takes together under the shipped
+    cohort rule; ties go to the smaller lowering. Print the sweep."""
+    tuning = [row for row in rows if row["split"] == "tuning" and noise_level(row["room"]) != "0 dB"]
+    rooms_seen = sorted({row["room"] for row in tuning})
+    print(
+        "too-short tuning sweep: minimum s, line lowered per s -> worst-room right flagged, "
+        "mean other caught, too short"
+    )
+    reached: list[tuple[float, float, float]] = []
+    for per_second in (0.0, 0.05, 0.1, 0.2, 0.3):
+        for minimum in SHORT_STEPS:
+            verdicts = [
+                (row, cohort_verdict(row, minimum=minimum, per_short_second=per_second)) for row in tuning
+            ]
+            false = [
+                float(np.mean([v == "flag" for row, v in verdicts if row["same"] and row["room"] == room]))
+                for room in rooms_seen
+            ]
+            caught = [
+                float(
+                    np.mean([v == "flag" for row, v in verdicts if not row["same"] and row["room"] == room])
+                )
+                for room in rooms_seen
+            ]
+            short = float(np.mean([v == "too_short" for _, v in verdicts]))
+            if minimum in (0.0, 0.5, 0.7, 0.8, 0.9, 1.0, 1.2) or max(false) <= 0.05:
+                print(
+                    f"  {minimum:.1f} s, {per_second:.2f}/s -> {max(false):.3f} {np.mean(caught):.3f} {short:.3f}"
+                )
+            if max(false) <= 0.05:
+                reached.append((short, per_second, minimum))
+                break  # the least minimum for this lowering
+    if not reached:
+        print("too-short tuning: no minimum keeps the right voice's flags at 5%")
+        return MIN_SPEECH_SECONDS, 0.0
+    _, per_second, minimum = min(reached)
+    print(
+        f"  chosen: {minimum:.1f} s of speech heard, the line {per_second:.2f} lower per second under 1.5 s"
+    )
+    return minimum, per_second
+
+
+def print_short(rows: list[dict[str, Any]], minimum: float, per_second: float) -> None:
+    print(
+        f"\nSpeaker flag with a cohort and a minimum of {minimum:.1f} s of speech heard ({AUDIBLE_NOTE}), "
+        f"the own line {per_second:.2f} lower per second under 1.5 s; "
+        f"short takes: {', '.join(SHORT_PHRASES)} (even tune, odd held out)"
+    )
+    print(
+        f"{'takes / split / voice / room':48} {'n':>4} {'speech s':>8} {'too short [CI]':>20} "
+        f"{'flagged, all [CI]':>20} {'flagged, checked [CI]':>22} {'no minimum [CI]':>20}"
+    )
+    for short in (True, False):
+        for split in ("tuning", "held-out"):
+            for same in (True, False):
+                for room in SPEAKER_ROOMS:
+                    chosen = [
+                        r
+                        for r in rows
+                        if (r["sentence"] >= SHORT_BASE) == short
+                        and r["split"] == split
+                        and r["same"] == same
+                        and r["room"] == room
+                    ]
+                    if not chosen or noise_level(room) == "0 dB":
+                        continue
+                    verdicts = [
+                        cohort_verdict(row, minimum=minimum, per_short_second=per_second) for row in chosen
+                    ]
+                    checked = [v for v in verdicts if v in ("flag", "ok")]
+                    before = sum(cohort_verdict(row) == "flag" for row in chosen)
+                    label = (
+                        f"{'short' if short else 'sentences'} {split}: {'right' if same else 'other'}, {room}"
+                    )
+                    print(
+                        f"{label:48} {len(chosen):4d} "
+                        f"{np.median([r['speech_seconds'] for r in chosen]):8.2f} "
+                        f"{wilson(verdicts.count('too_short'), len(chosen)):>20} "
+                        f"{wilson(verdicts.count('flag'), len(chosen)):>20} "
+                        f"{wilson(checked.count('flag'), len(checked)):>22} {wilson(before, len(chosen)):>20}"
+                    )
+
+
+AUDIBLE_NOTE = f"VAD speech windows {AUDIBLE_DB:.0f} dB above the noise"
+
+
+def print_cohort_choices(
+    rows: list[dict[str, Any]], minimum: float, chosen: tuple[float, float, int, int]
+) -> None:
+    """Print the held-out other voices caught and right voices flagged per room (sentences and
+    short takes, `minimum` seconds of speech), under the shipped cohort rule and `chosen`."""
+    shipped = (COHORT_MARGIN, COHORT_MARGIN_PER_DB, COHORT_TOP, COHORT_TAKES)
+    print(f"\nHeld out, cohort rule (margin, per dB, top, references): shipped {shipped}, chosen {chosen}")
+    for room in SPEAKER_ROOMS:
+        if noise_level(room) == "0 dB":
+            continue
+        cells = []
+        for rule in (shipped, chosen):
+            for same in (True, False):
+                group = [
+                    r for r in rows if r["split"] == "held-out" and r["room"] == room and r["same"] == same
+                ]
+                flags = sum(
+                    cohort_verdict(r, rule[0], rule[1], rule[2], minimum=minimum, takes=rule[3]) == "flag"
+                    for r in group
+                )
+                cells.append(f"{'right' if same else 'other'} {wilson(flags, len(group))}")
+        print(f"  {room:10} shipped: {cells[0]}, {cells[1]}; chosen: {cells[2]}, {cells[3]}")
+
+
+# The fifth pass's cohort rule (the plain lead over the closest cohort voice), for the "before" column.
+FIFTH_PASS_COHORT_MARGIN = 0.085
+FIFTH_PASS_COHORT_MARGIN_PER_DB = 0.004
+
+
+def print_cohort(rows: list[dict[str, Any]], margin: float, per_db: float, top: int) -> None:
+    print(
+        f"\nSpeaker flag with a cohort: {COHORT_SPEAKERS} other voices ({COHORT_TAKES} references each) "
+        f"heard in the take's room; doubtful under the own line or when its lead over the top {top} "
+        f"cohort voice, with what the room's voices share taken out, is under {margin:.3f} less "
+        f"{per_db:.3f} per dB under {CLEAN_SNR_DB} dB. Cohort never the enrolled voice, nor the take's "
+        'own ("with take\'s": it may be). Before: the plain lead, under '
+        f"{FIFTH_PASS_COHORT_MARGIN} less {FIFTH_PASS_COHORT_MARGIN_PER_DB}/dB (fifth pass)."
+    )
+    print(
+        f"{'split / voice / room':40} {'n':>4} {'own line only [CI]':>20} {'with cohort [CI]':>20} "
+        f"{'with take in cohort':>20} {'before [CI]':>20}"
+    )
+    for label, chosen in speaker_groups(rows):
+        own = sum(speaker_verdict(row) == "flag" for row in chosen)
+        cohort = sum(cohort_verdict(row, margin, per_db, top) == "flag" for row in chosen)
+        with_take = sum(cohort_verdict(row, margin, per_db, top, with_take=True) == "flag" for row in chosen)
+        before = sum(
+            cohort_verdict(row, FIFTH_PASS_COHORT_MARGIN, FIFTH_PASS_COHORT_MARGIN_PER_DB, 1, apart=False)
+            == "flag"
+            for row in chosen
+        )
+        print(
+            f"{label:40} {len(chosen):4d} {wilson(own, len(chosen)):>20} "
+            f"{wilson(cohort, len(chosen)):>20} {wilson(with_take, len(chosen)):>20} "
+            f"{wilson(before, len(chosen)):>20}"
+        )
+
+
+def speaker_groups(rows: list[dict[str, Any]]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """Yield each (split, right or other voice, room) group of speaker rows that has any, labelled."""
+    for split in ("tuning", "held-out"):
+        for same in (True, False):
+            for room in SPEAKER_ROOMS:
+                chosen = [r for r in rows if r["split"] == split and r["same"] == same and r["room"] == room]
+                if chosen:
+                    yield f"{split}: {'right voice' if same else 'other voice'}, {room}", chosen
+
+
 def print_speaker(rows: list[dict[str, Any]], margin: float) -> None:
     print(
         f"\nSpeaker flag: references heard in the take's room, line = their lowest leave-one-out "
@@ -522,22 +1013,16 @@ def print_speaker(rows: list[dict[str, Any]], margin: float) -> None:
         f"{'split / voice / room':44} {'n':>4} {'flagged':>8} {'too noisy':>10} {'mean sim':>9} "
         f"{'before: flagged':>16} {'clean sim':>10}"
     )
-    for split in ("tuning", "held-out"):
-        for same in (True, False):
-            for room in SPEAKER_ROOMS:
-                chosen = [r for r in rows if r["split"] == split and r["same"] == same and r["room"] == room]
-                if not chosen:
-                    continue
-                verdicts = [speaker_verdict(row, margin) for row in chosen]
-                before = [speaker_verdict_before(row) for row in chosen]
-                label = f"{split}: {'right voice' if same else 'other voice'}, {room}"
-                print(
-                    f"{label:44} {len(chosen):4d} {verdicts.count('flag') / len(chosen):8.3f} "
-                    f"{verdicts.count('too_noisy') / len(chosen):10.3f} "
-                    f"{np.mean([row['similarity'] for row in chosen]):9.3f} "
-                    f"{before.count('flag') / len(chosen):16.3f} "
-                    f"{np.mean([row['clean_similarity'] for row in chosen]):10.3f}"
-                )
+    for label, chosen in speaker_groups(rows):
+        verdicts = [speaker_verdict(row, margin) for row in chosen]
+        before = [speaker_verdict_before(row) for row in chosen]
+        print(
+            f"{label:44} {len(chosen):4d} {verdicts.count('flag') / len(chosen):8.3f} "
+            f"{verdicts.count('too_noisy') / len(chosen):10.3f} "
+            f"{np.mean([row['similarity'] for row in chosen]):9.3f} "
+            f"{before.count('flag') / len(chosen):16.3f} "
+            f"{np.mean([row['clean_similarity'] for row in chosen]):10.3f}"
+        )
 
 
 def audible_span(event: npt.NDArray[np.float64], noise_power: float) -> tuple[int, int] | None:
@@ -548,6 +1033,39 @@ def audible_span(event: npt.NDArray[np.float64], noise_power: float) -> tuple[in
     floor = noise_power if noise_power > 0 else power.max() * 1e-3
     loud = np.flatnonzero(power >= floor)
     return (int(loud[0]), int(loud[-1])) if loud.size else None
+
+
+@dataclass(frozen=True)
+class RoomTrim:
+    span: tuple[int, int] | None  # the event's audible frames over the room's noise; None if masked
+    advice: dict[str, Any]  # trim_advice's answer on the take in the room
+    events: tuple[Any, ...]  # the vocal events found
+    cut_event: bool  # a cut overlaps the audible event by more than 20 ms
+
+
+def trim_in_room(
+    take: npt.NDArray[np.float64], event: npt.NDArray[np.float64], event_start: int, room: str, seed: int
+) -> RoomTrim:
+    """Mix the take into `room` ("clean" or "<noise> <snr dB>") and return the trim advice on it, and
+    whether a cut falls on the audible part of the event that starts at sample `event_start`."""
+    noise_power = 0.0
+    mixed = take
+    if room != "clean":
+        noisy_kind, snr = room.split()
+        noise = rooms.NOISES[noisy_kind](len(take) / RATE + 0.1, seed=seed)
+        mixed = rooms.mixed(take, noise, float(snr))
+        noise_power = float(np.mean(np.square(mixed - take)))
+    span = audible_span(event, noise_power)
+    activity = speech_activity(mixed)
+    conditions = recording_conditions(mixed, activity.regions)
+    events = vocal_events(mixed, activity.regions, conditions.noise_dbfs)
+    advice = trim_advice(activity.duration, activity.regions, events, 1.5)
+    cut_event = False
+    if span is not None:
+        first = (event_start + span[0] * 160) / RATE
+        last = (event_start + (span[1] + 1) * 160) / RATE
+        cut_event = any(min(c["end"], last) - max(c["start"], first) > 0.02 for c in advice["cuts"])
+    return RoomTrim(span, advice, events, cut_event)
 
 
 def trim_rows(quick: bool) -> list[dict[str, Any]]:
@@ -571,25 +1089,9 @@ def trim_rows(quick: bool) -> list[dict[str, Any]]:
                 take = np.concatenate(parts)
                 event_start = sum(len(part) for part in parts[: 3 if where == "end" else 1])
                 for room in room_list:
-                    noise_power = 0.0
-                    mixed = take
-                    if room != "clean":
-                        noisy_kind, snr = room.split()
-                        noise = rooms.NOISES[noisy_kind](len(take) / RATE + 0.1, seed=seed)
-                        mixed = rooms.mixed(take, noise, float(snr))
-                        noise_power = float(np.mean(np.square(mixed - take)))
-                    span = audible_span(event, noise_power)
-                    activity = speech_activity(mixed)
-                    conditions = recording_conditions(mixed, activity.regions)
-                    events = vocal_events(mixed, activity.regions, conditions.noise_dbfs)
-                    advice = trim_advice(activity.duration, activity.regions, events, 1.5)
-                    cut_event = False
-                    if span is not None:
-                        first = (event_start + span[0] * 160) / RATE
-                        last = (event_start + (span[1] + 1) * 160) / RATE
-                        cut_event = any(
-                            min(cut["end"], last) - max(cut["start"], first) > 0.02 for cut in advice["cuts"]
-                        )
+                    trimmed = trim_in_room(take, event, event_start, room, seed)
+                    span, advice, events = trimmed.span, trimmed.advice, trimmed.events
+                    cut_event = trimmed.cut_event
                     rows.append(
                         {
                             "kind": kind,
@@ -635,14 +1137,32 @@ def print_speed() -> None:
     check_take(take[: RATE * 2], SENTENCES[0])  # load the models
     seconds = len(take) / RATE
     references = [in_room(at_16k(SENTENCES[i]), "clean", 0) for i in (1, 3, 5)]
-    cpu, wall = time.process_time(), time.perf_counter()
-    check = check_take(take, script, same_actor_references=references)
-    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    print(
-        f"\nWhole take check on a {seconds:.1f} s take: {wall:.2f} s wall, {cpu:.2f} s CPU "
-        f"(real-time factor {wall / seconds:.3f} wall, {cpu / seconds:.3f} CPU); references heard in "
-        f"its room: {check['speaker_references_in_take_room']}"
-    )
+    cohort = [
+        [in_room(at_16k(SENTENCES[i], voice=voice), "clean", 0) for i in (1, 3)][:COHORT_TAKES]
+        for voice in SPEAKER_VOICES[1 : 1 + COHORT_SPEAKERS]
+    ]
+    for voices, label in ((cohort, "with a cohort"), ((), "without a cohort")):
+        cpu, wall = time.process_time(), time.perf_counter()
+        check = check_take(take, script, same_actor_references=references, cohort_references=voices)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        print(
+            f"\nWhole take check on a {seconds:.1f} s take, {label} ({check['speaker_cohort_size']} "
+            f"voices): {wall:.2f} s wall, {cpu:.2f} s CPU (real-time factor {wall / seconds:.3f} wall, "
+            f"{cpu / seconds:.3f} CPU); references heard in its room: "
+            f"{check['speaker_references_in_take_room']}"
+        )
+    # The script check's worst case: a flagged take pays the wide-beam retry and each warp.
+    for label, text in (
+        ("its script", script),
+        ("another script (flagged)", " ".join(SENTENCES[i] for i in (1, 3, 5))),
+    ):
+        cpu = time.process_time()
+        _, script_check = checked_script(take, text, snr_db=20.0)
+        cpu = time.process_time() - cpu
+        print(
+            f"script check alone against {label}: {script_check.verdict}, {cpu:.2f} s CPU "
+            f"(real-time factor {cpu / seconds:.3f} CPU)"
+        )
 
 
 def main(argv: Iterable[str] | None = None) -> None:
@@ -651,6 +1171,7 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument(
         "--sentences", default="", help="the script part's sentences, e.g. 4-7 (default all; --quick 0-3)"
     )
+    parser.add_argument("--deliveries", default="", help="comma-separated deliveries (default all)")
     parser.add_argument("--merge", type=Path, nargs="*", default=[], help="more feature caches to read")
     parser.add_argument("--reuse", action="store_true", help="read the script features from --cache")
     parser.add_argument("--tune", action="store_true", help="sweep the limits on the tuning split")
@@ -667,7 +1188,8 @@ def main(argv: Iterable[str] | None = None) -> None:
         first, _, last = (args.sentences or ("0-3" if args.quick else f"0-{len(SENTENCES) - 1}")).partition(
             "-"
         )
-        rows = script_features(args.quick, range(int(first), int(last or first) + 1))
+        deliveries = args.deliveries.split(",") if args.deliveries else tuple(DELIVERIES)
+        rows = script_features(args.quick, range(int(first), int(last or first) + 1), deliveries)
         cache.parent.mkdir(parents=True, exist_ok=True)
         cache.write_text(json.dumps(rows))
     for extra in args.merge:
@@ -687,6 +1209,30 @@ def main(argv: Iterable[str] | None = None) -> None:
             speaker_cache.write_text(json.dumps(speakers))
         margin = tune_speaker(speakers) if args.tune else CALIBRATION_MARGIN
         print_speaker(speakers, margin)
+        add_voices(speakers)
+        cohort = tune_cohort(speakers)[:3] if args.tune else (COHORT_MARGIN, COHORT_MARGIN_PER_DB, COHORT_TOP)
+        print_cohort(speakers, *cohort)
+        if args.tune:  # issue 39, fifth pass: 3 references per cohort voice too, sentences only
+            print_cohort_choices(speakers, 0.0, tune_cohort(speakers, sweep_takes=(2, 3)))
+        short_cache = cache.with_suffix(".short.json")
+        if args.reuse and short_cache.exists():
+            shorts = json.loads(short_cache.read_text())
+        else:
+            shorts = speaker_rows(args.quick, short=True)
+            short_cache.write_text(json.dumps(shorts))
+        for rows_of, path in ((speakers, speaker_cache), (shorts, short_cache)):
+            if any(row.get("speech_db") != AUDIBLE_DB for row in rows_of):
+                refresh_speech_seconds(rows_of)
+                path.write_text(json.dumps(rows_of))
+        add_voices(shorts)
+        both = speakers + shorts
+        print_short(both, MIN_SPEECH_SECONDS, 0.0)  # as shipped
+        if args.tune:
+            print_short(both, *tune_short(both))
+        if args.tune:  # issue 39, fifth pass: more references or voices, on short takes too
+            print_cohort_choices(
+                both, MIN_SPEECH_SECONDS, tune_cohort(both, MIN_SPEECH_SECONDS, sweep_takes=(2, 3))
+            )
     if "trim" not in skip:
         print_trim(trim_rows(args.quick))
     if "speed" not in skip:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,36 +20,32 @@ R = TypeVar("R")
 logger = logging.getLogger(__name__)
 
 
-def _transient_types() -> tuple[type[BaseException], ...]:
+def transient_types() -> tuple[type[BaseException], ...]:
+    """Return the connection errors of the database (Django wraps psycopg's and sqlite3's), of the
+    broker (kombu wraps its transports') and of Redis used directly (the cache): what a restart or
+    a network blip raises. Errors a retry cannot mend (IntegrityError, DataError, ProgrammingError)
+    are not here.
+
+    A library's errors are looked up only once something has imported it (it cannot raise before):
+    importing `redis.exceptions` here loads the whole Redis client, 61 modules, into every web
+    process that never talks to Redis."""
     found: list[type[BaseException]] = [OperationalError, InterfaceError]
-    try:
-        from kombu.exceptions import OperationalError as BrokerUnreachable
-
-        found.append(BrokerUnreachable)
-    except ImportError:  # pragma: no cover - kombu comes with celery, which the project requires
-        pass
-    try:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeout
-
-        found += [RedisConnectionError, RedisTimeout]
-    except ImportError:  # pragma: no cover - redis is only needed where a Redis broker or cache is
-        pass
+    broker = sys.modules.get("kombu.exceptions")
+    if broker is not None:
+        found.append(broker.OperationalError)
+    redis_errors = sys.modules.get("redis.exceptions")
+    if redis_errors is not None:
+        found += [redis_errors.ConnectionError, redis_errors.TimeoutError]
     return tuple(found)
-
-
-# Connection errors of the database (Django wraps psycopg's and sqlite3's), of the broker (kombu
-# wraps its transports'), and of Redis used directly (the cache): what a restart or a network
-# blip raises. Errors a retry cannot mend (IntegrityError, DataError, ProgrammingError) are not here.
-TRANSIENT_ERRORS = _transient_types()
 
 
 def is_transient(exc: BaseException) -> bool:
     """Return True when `exc` (or what it was raised from) is a database or broker connection error."""
+    transient = transient_types()
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, TRANSIENT_ERRORS):
+        if isinstance(current, transient):
             return True
         seen.add(id(current))
         current = current.__cause__

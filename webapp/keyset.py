@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -45,25 +45,43 @@ def keyset_page(
     One query for the rows (one more row than shown tells whether a next page exists), one for
     the count when asked.
     """
+    page = keyset_page_read(
+        lambda position: list(
+            keyset_slice(rows, key=key, descending=descending, position=position, size=size)
+        ),
+        key=key,
+        after=after,
+        size=size,
+    )
+    return replace(page, count=rows.order_by().count()) if count else page
+
+
+def keyset_slice(
+    rows: QuerySet[Row], *, key: str, descending: bool, position: tuple[datetime, int] | None, size: int
+) -> QuerySet[Row]:
+    """Return the read of one page: `rows` ordered by (`key`, id), after `position` (the last row
+    shown: its key and id), one more row than shown."""
     order = [f"-{key}", "-pk"] if descending else [key, "pk"]
-    ordered = rows.order_by(*order)
-    position = _read_cursor(after)
-    page = ordered
+    page = rows.order_by(*order)
     if position is not None:
         moment, pk = position
         if descending:
-            page = ordered.filter(Q(**{f"{key}__lte": moment}), Q(**{f"{key}__lt": moment}) | Q(pk__lt=pk))
+            page = page.filter(Q(**{f"{key}__lte": moment}), Q(**{f"{key}__lt": moment}) | Q(pk__lt=pk))
         else:
-            page = ordered.filter(Q(**{f"{key}__gte": moment}), Q(**{f"{key}__gt": moment}) | Q(pk__gt=pk))
-    fetched = list(page[: size + 1])
+            page = page.filter(Q(**{f"{key}__gte": moment}), Q(**{f"{key}__gt": moment}) | Q(pk__gt=pk))
+    return page[: size + 1]
+
+
+def keyset_page_read(
+    read: Callable[[tuple[datetime, int] | None], list[Row]], *, key: str, after: str, size: int
+) -> KeysetPage[Row]:
+    """Return the page `read(position)` fetched (the rows of `keyset_slice` at the cursor `after`),
+    its count the rows shown: for a caller that reads the slice its own way (`webapp.fixed_reads`)."""
+    position = _read_cursor(after)
+    fetched = read(position)
     shown = fetched[:size]
     following = _write_cursor(getattr(shown[-1], key), shown[-1].pk) if len(fetched) > size else ""
-    return KeysetPage(
-        rows=shown,
-        next_cursor=following,
-        count=rows.order_by().count() if count else len(shown),
-        first=position is None,
-    )
+    return KeysetPage(rows=shown, next_cursor=following, count=len(shown), first=position is None)
 
 
 def _write_cursor(moment: datetime, pk: int) -> str:

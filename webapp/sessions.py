@@ -31,8 +31,18 @@ from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
 from django.utils.module_loading import import_string
 
+from webapp.fixed_reads import MOMENT, TEXT, FixedRead
 from webapp.models import User, UserSession
 from webapp.roles import remember_roles_of, with_group_names
+
+# The session with its user and their roles: the same shape on every request, compiled once.
+SESSION_READ: FixedRead[UserSession] = FixedRead(
+    lambda key, now: with_group_names(UserSession.objects.select_related("user"), "user").filter(
+        session_key=key, expire_date__gt=now
+    ),
+    key=TEXT,
+    now=MOMENT,
+)
 
 
 class SessionStore(DatabaseSessionStore):
@@ -52,9 +62,8 @@ class SessionStore(DatabaseSessionStore):
         return session
 
     def _get_session_from_db(self) -> UserSession | None:
-        reads = with_group_names(UserSession.objects.select_related("user"), "user")
         try:
-            rows = list(reads.filter(session_key=self.session_key, expire_date__gt=timezone.now()))
+            rows = SESSION_READ.read(key=self.session_key, now=timezone.now())
         except SuspiciousOperation as error:  # as Django's store answers it
             logging.getLogger(f"django.security.{error.__class__.__name__}").warning(str(error))
             rows = []

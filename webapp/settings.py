@@ -300,6 +300,8 @@ SPEECH_CHECK_DOUBTFUL_SPEAKER = env_float("ECHOSTUDIO_SPEECH_CHECK_DOUBTFUL_SPEA
 SPEECH_CHECK_MIN_P808 = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_P808", 3.0, minimum=0.0)
 # Below this estimated SNR (dB) the script and speaker checks say "too noisy to check" (issue 39).
 SPEECH_CHECK_MIN_SNR_DB = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_SNR_DB", 5.0)
+# Under this much speech heard above the noise (seconds) the voice check says "too short to check".
+SPEECH_CHECK_MIN_SPEAKER_SECONDS = env_float("ECHOSTUDIO_SPEECH_CHECK_MIN_SPEAKER_SECONDS", 1.0, minimum=0.0)
 
 # OpenAI-compatible chat endpoints (hosted API or a local vLLM server). Empty base URL = off.
 DRAFT_LLM_BASE_URL = env_str("ECHOSTUDIO_DRAFT_LLM_BASE_URL")

@@ -9,8 +9,8 @@ files or Django.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -61,7 +61,18 @@ class DisplayContours(TypedDict):
     intensity: IntensityContour
 
 
-def contours_for_display(analysis: AcousticAnalysis, max_points: int = 400) -> DisplayContours:
+# Display contours keep at most 400 points, or 20 per second on a long take (issue 46): a long take
+# loads them per window (`suggestions.take_window`), so zooming into it shows 50 ms detail.
+DISPLAY_POINTS = 400
+DISPLAY_POINTS_PER_SECOND = 20
+
+
+def display_points(seconds: float) -> int:
+    """Return how many points a take this long keeps per display contour."""
+    return max(DISPLAY_POINTS, math.ceil(seconds * DISPLAY_POINTS_PER_SECOND))
+
+
+def contours_for_display(analysis: AcousticAnalysis, max_points: int = DISPLAY_POINTS) -> DisplayContours:
     """Return pitch and intensity contours with at most `max_points` points each, JSON-safe.
 
     Neighbouring frames are averaged (voiced frames only for pitch) rather than picked, so a
@@ -76,6 +87,22 @@ def contours_for_display(analysis: AcousticAnalysis, max_points: int = 400) -> D
             "db": _rounded(intensity_db, 1),
         },
     }
+
+
+def contours_overview(contours: Mapping[str, Any], max_points: int = DISPLAY_POINTS) -> dict[str, Any]:
+    """Return stored display contours (`contours_for_display`'s shape) with at most `max_points`
+    points each, averaged as there: what a page showing a whole long take carries (the take page),
+    not the 20 points a second it keeps for windows. Shorter contours come back as they are."""
+    series = {"pitch": "hz", "intensity": "db"}
+    overview: dict[str, Any] = dict(contours)
+    for name, key in series.items():
+        track = contours.get(name)
+        if not isinstance(track, Mapping) or len(track.get("times") or []) <= max_points:
+            continue
+        values = np.array([np.nan if v is None else float(v) for v in track[key]], dtype=np.float64)
+        times, averaged = _bin_average(np.asarray(track["times"], dtype=np.float64), values, max_points)
+        overview[name] = {"times": [round(float(t), 3) for t in times], key: _rounded(averaged, 1)}
+    return overview
 
 
 def _bin_average(times: FloatArray, values: FloatArray, max_points: int) -> tuple[FloatArray, FloatArray]:

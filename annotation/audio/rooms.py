@@ -7,6 +7,12 @@ sighs, coughs and sobs. The vocalisations are synthetic (no wheel here ships rec
 a laugh is voiced "ha" bursts with a falling pitch, a breath shaped noise, a sigh breath with a
 falling voiced tail, a cough a sharp broadband burst with a voiced onset, a sob short trembling
 voiced bursts between inhales. 16 kHz floats in [-1, 1] throughout; every function is seeded.
+
+`delivered` makes expressive deliveries a synthesiser or a recording lacks out of a neutral one:
+shouted (into clipping), child-like (formants and pitch up), elderly-like (slower, lower, with a
+tremolo), whisper-like (the harmonics replaced by noise under the same spectral envelope), crying
+(sobbing tremolo, pitch wobble, breathiness and broken-up phrasing) and angry (higher, louder,
+faster and brighter).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
-from scipy.signal import butter, lfilter, resample_poly, sosfilt
+from scipy.signal import butter, istft, lfilter, resample_poly, sosfilt, stft
 
 RATE = 16_000
 FloatArray = npt.NDArray[np.float64]
@@ -177,3 +183,92 @@ def at_level(event: FloatArray, speech: FloatArray, level_db: float) -> FloatArr
 def _frames(samples: FloatArray, size: int) -> FloatArray:
     count = len(samples) // size
     return np.asarray(samples[: count * size], dtype=np.float64).reshape(count, size)
+
+
+# Expressive deliveries made from a neutral reading (`delivered`).
+DELIVERIES = ("shouted", "child-like", "elderly-like", "whisper-like", "crying", "angry")
+SHOUT_GAIN_DB = 14.0  # over full scale at the loudest sample: the peaks clip hard
+ENVELOPE_COEFFICIENTS = 24  # cepstral coefficients kept for the whisper's spectral envelope
+
+
+def _whispered(samples: FloatArray, seed: int) -> FloatArray:
+    """Return `samples` with the voice's harmonics replaced by noise under the same spectral
+    envelope (cepstrally smoothed): no pitch left, the words' formants kept, same power."""
+    _, _, spectrum = stft(samples, fs=RATE, nperseg=512, noverlap=384)
+    magnitude = np.abs(spectrum) + 1e-9
+    cepstrum = np.fft.irfft(np.log(magnitude), axis=0)
+    cepstrum[ENVELOPE_COEFFICIENTS:-ENVELOPE_COEFFICIENTS] = 0.0
+    envelope = np.exp(np.fft.rfft(cepstrum, axis=0).real)[: magnitude.shape[0]]
+    phase = np.exp(2j * np.pi * np.random.default_rng(seed).random(magnitude.shape))
+    _, whisper = istft(envelope * phase, fs=RATE, nperseg=512, noverlap=384)
+    whisper = np.asarray(whisper[: len(samples)], dtype=np.float64)
+    return np.asarray(whisper * np.sqrt(np.mean(samples**2) / max(float(np.mean(whisper**2)), 1e-20)))
+
+
+def _crying(samples: FloatArray, seed: int) -> FloatArray:
+    """Return `samples` as a crying reading: the pitch wobbles (a 7 Hz vibrato of about 5%, by a
+    moving delay), the level sobs (a 4-6 Hz tremolo of 45% depth whose rate drifts), the voice is
+    breathy (its whispered copy at half the level mixed in) and the phrasing breaks: 0.15-0.35 s of
+    silence is put into two of the quietest 30 ms stretches inside the reading (between words)."""
+    rng = np.random.default_rng(seed)
+    count = len(samples)
+    t = np.arange(count) / RATE
+    delay = 0.0012 * RATE * np.sin(2 * np.pi * 7.0 * t)  # samples; the pitch moves by 2*pi*7*1.2 ms
+    wobbled = np.interp(
+        np.arange(count) - 0.0015 * RATE - delay, np.arange(count), samples, left=0.0, right=0.0
+    )
+    rate = 5.0 + np.cumsum(rng.normal(0.0, 0.002, count))  # around 5 Hz, drifting
+    sob = 1.0 - 0.45 * (0.5 + 0.5 * np.sin(2 * np.pi * np.cumsum(np.clip(rate, 4.0, 6.0)) / RATE))
+    breathy = wobbled * sob + 0.5 * _whispered(samples, seed) * sob
+    window = round(0.03 * RATE)
+    frames = _frames(breathy, window)
+    powers = np.mean(frames**2, axis=1)
+    inner = np.arange(len(powers))[len(powers) // 5 : len(powers) * 4 // 5]
+    if inner.size < 2:
+        return np.asarray(breathy, dtype=np.float64)
+    quiet = np.sort(
+        rng.choice(inner[np.argsort(powers[inner])[: max(2, inner.size * 3 // 10)]], 2, replace=False)
+    )
+    pieces, last = [], 0
+    for frame in quiet:
+        cut = int(frame) * window + window // 2
+        pieces += [breathy[last:cut], np.zeros(round(rng.uniform(0.15, 0.35) * RATE))]
+        last = cut
+    pieces.append(breathy[last:])
+    return np.asarray(np.concatenate(pieces), dtype=np.float64)
+
+
+ANGRY_GAIN_DB = 8.0
+
+
+def _angry(samples: FloatArray) -> FloatArray:
+    """Return `samples` as an angry reading: played 1.1x (pitch and formants up 10%, faster), the
+    spectrum tilted brighter (a first-difference pre-emphasis of 0.7 mixed in, as a pressed voice's
+    stronger highs) and ANGRY_GAIN_DB louder into soft (tanh) saturation."""
+    fast = np.asarray(resample_poly(samples, 10, 11), dtype=np.float64)
+    bright = fast + 0.7 * np.diff(fast, prepend=0.0) * 2.0
+    peak = max(float(np.max(np.abs(bright))), 1e-9)
+    return np.asarray(np.tanh(bright / peak * 10 ** (ANGRY_GAIN_DB / 20)), dtype=np.float64)
+
+
+def delivered(samples: FloatArray, delivery: str, seed: int = 0) -> FloatArray:
+    """Return a neutral 16 kHz reading as one of DELIVERIES: shouted (SHOUT_GAIN_DB over full
+    scale, hard clipped), child-like (played 1.25x: pitch and formants up, faster), elderly-like
+    (played 0.85x: slower and lower, with a 6 Hz tremolo of 30% depth), whisper-like, crying
+    (`_crying`) or angry (`_angry`)."""
+    array = np.asarray(samples, dtype=np.float64)
+    if delivery == "shouted":
+        gain = 10 ** (SHOUT_GAIN_DB / 20) / max(float(np.max(np.abs(array))), 1e-9)
+        return np.clip(array * gain, -1.0, 1.0)
+    if delivery == "child-like":
+        return np.asarray(resample_poly(array, 4, 5), dtype=np.float64)
+    if delivery == "elderly-like":
+        slow = np.asarray(resample_poly(array, 20, 17), dtype=np.float64)
+        return np.clip(slow * (1.0 + 0.3 * np.sin(2 * np.pi * 6.0 * np.arange(len(slow)) / RATE)), -1.0, 1.0)
+    if delivery == "whisper-like":
+        return _whispered(array, seed)
+    if delivery == "crying":
+        return _crying(array, seed)
+    if delivery == "angry":
+        return _angry(array)
+    raise ValueError(f"unknown delivery {delivery!r}; expected one of {', '.join(DELIVERIES)}")

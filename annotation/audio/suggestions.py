@@ -12,6 +12,7 @@ simply suggests less.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -114,3 +115,87 @@ def word_timing(qc: Mapping[str, Any], tracks: Mapping[str, list[list[float]]]) 
             [(time, value) for time, value in tracks.get("energy", [])],
         ),
     )
+
+
+def word_timing_summary(qc: Mapping[str, Any]) -> WordTiming | None:
+    """Return a take's speaking rate without its words (a long take's page loads them per window,
+    `take_window`); None before a speech check, as `word_timing`."""
+    speech = qc.get("speech") if qc else None
+    if not isinstance(speech, Mapping) or not speech.get("words"):
+        return None
+    rate = speech.get("phones_per_second")
+    return WordTiming(
+        words=[], phones_per_second=float(rate) if isinstance(rate, int | float) else None, stress=[]
+    )
+
+
+# Takes longer than this load their contours and words per visible window (issue 46): the page
+# carries neither, and asks `take_window` for the part in view (plus a margin) as it is scrolled
+# and zoomed. Shorter takes keep both on the page, as before.
+WINDOWED_SECONDS = 60.0
+# At most this many points per track in one window (a screen is about as many pixels wide): a
+# window wider than that many stored points is averaged down, bin by bin.
+WINDOW_POINTS = 1200
+# At most this many words in one window; more (the whole of a long take at once) are left out and
+# counted, and the ruler says to zoom in: a word over less than a pixel cannot be read or clicked.
+WINDOW_WORDS = 400
+
+
+def is_windowed(duration_seconds: float) -> bool:
+    """Whether a take this long loads its contours and words per window."""
+    return duration_seconds > WINDOWED_SECONDS
+
+
+def _track_window(points: list[list[float]], start: float, end: float) -> list[list[float]]:
+    """The points of one track inside [start, end], averaged down to at most `WINDOW_POINTS`."""
+    times = [point[0] for point in points]
+    inside = points[bisect_left(times, start) : bisect_right(times, end)]
+    if len(inside) <= WINDOW_POINTS:
+        return inside
+    size = len(inside) / WINDOW_POINTS
+    averaged = []
+    for index in range(WINDOW_POINTS):
+        chunk = inside[int(index * size) : int((index + 1) * size)]
+        if chunk:
+            averaged.append(
+                [
+                    round(sum(p[0] for p in chunk) / len(chunk), 3),
+                    round(sum(p[1] for p in chunk) / len(chunk), 2),
+                ]
+            )
+    return averaged
+
+
+def take_window(
+    tracks: Mapping[str, list[list[float]]], timing: WordTiming | None, start: float, end: float
+) -> dict[str, Any]:
+    """Return the part of a take's waveform tracks and aligned words inside [start, end] seconds.
+
+    {"start", "end", "pitch": [[t, hz], ...], "energy": [[t, db], ...], "words": [{"text",
+    "start", "end", "stress"}], "words_total": words overlapping the window}; "words" is empty
+    when more than `WINDOW_WORDS` overlap it. Stress is judged against the whole take, as on a
+    short take's page.
+    """
+    words: list[dict[str, Any]] = []
+    total = 0
+    if timing is not None:
+        stressed = timing.stressed_indexes
+        overlapping = [
+            (index, word)
+            for index, word in enumerate(timing.words)
+            if word.end >= start and word.start <= end
+        ]
+        total = len(overlapping)
+        if total <= WINDOW_WORDS:
+            words = [
+                {"text": word.text, "start": word.start, "end": word.end, "stress": index in stressed}
+                for index, word in overlapping
+            ]
+    return {
+        "start": start,
+        "end": end,
+        "pitch": _track_window(list(tracks.get("pitch", [])), start, end),
+        "energy": _track_window(list(tracks.get("energy", [])), start, end),
+        "words": words,
+        "words_total": total,
+    }

@@ -66,7 +66,7 @@ _SynthCallback = ctypes.CFUNCTYPE(
 
 
 class _VoiceSpec(ctypes.Structure):
-    """espeak_VOICE, used to pick a voice by language code ("en-gb") when no voice has that name."""
+    """espeak_VOICE, used to rank the voices of a language code ("en-gb") when no voice has that name."""
 
     _fields_ = [
         ("name", ctypes.c_char_p),
@@ -143,8 +143,8 @@ class _Engine:
         library.espeak_SetSynthCallback.restype = None
         library.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
         library.espeak_SetVoiceByName.restype = ctypes.c_int
-        library.espeak_SetVoiceByProperties.argtypes = [ctypes.POINTER(_VoiceSpec)]
-        library.espeak_SetVoiceByProperties.restype = ctypes.c_int
+        library.espeak_ListVoices.argtypes = [ctypes.POINTER(_VoiceSpec)]
+        library.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_VoiceSpec))
         library.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
         library.espeak_SetParameter.restype = ctypes.c_int
         library.espeak_Synth.argtypes = [
@@ -165,19 +165,43 @@ class _Engine:
         if sample_rate <= 0:
             raise RuntimeError(f"eSpeak NG failed to initialise with data at {data_path.decode()}")
         library.espeak_SetSynthCallback(self._callback)
+        # Breathy voices' noise comes from eSpeak NG's own random numbers, seeded from the clock
+        # unless set: seeded here, the same process reads the same speech run after run.
+        library.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
+        library.espeak_ng_SetRandSeed.restype = None
+        library.espeak_ng_SetRandSeed(0)
         self._sample_rate = sample_rate
         self._library = library
         return library
 
+    def _set_voice(self, library: ctypes.CDLL, voice: str) -> None:
+        """Select `voice`: a voice name or file ("en-us", "gmw/en") or a language code ("en-gb"),
+        each with an optional "+variant" ("en-gb+f2").
+
+        eSpeak NG takes a variant only by name: `espeak_SetVoiceByName("en-gb+f2")` fails (no voice
+        file is called en-gb; British English is gmw/en), and selecting by language drops the
+        variant, so "en-gb+f2" spoke as the male en-gb. A language code is resolved to its best
+        voice's file first (`espeak_ListVoices`, as eSpeak NG ranks them), then named with the
+        variant ("gmw/en+f2")."""
+        if library.espeak_SetVoiceByName(voice.encode()) == _EE_OK:
+            return
+        language, plus, variant = voice.partition("+")
+        ranked = library.espeak_ListVoices(ctypes.byref(_VoiceSpec(languages=language.encode())))
+        index = 0
+        while language and ranked and ranked[index]:
+            identifier = ranked[index].contents.identifier.decode()
+            index += 1
+            if identifier.startswith("!v/"):  # a variant file, not a language's voice
+                continue
+            if library.espeak_SetVoiceByName(f"{identifier}{plus}{variant}".encode()) == _EE_OK:
+                return
+            break
+        raise ValueError(f"eSpeak NG has no voice named {voice!r}")
+
     def synthesize(self, text: str, rate_wpm: int, pitch: int, voice: str, ssml: bool) -> SynthesizedSpeech:
         with self._lock:
             library = self._start()
-            if (
-                library.espeak_SetVoiceByName(voice.encode()) != _EE_OK
-                and library.espeak_SetVoiceByProperties(ctypes.byref(_VoiceSpec(languages=voice.encode())))
-                != _EE_OK
-            ):
-                raise ValueError(f"eSpeak NG has no voice named {voice!r}")
+            self._set_voice(library, voice)
             # Set after the voice, because loading a voice resets the prosody parameters.
             library.espeak_SetParameter(_PARAM_RATE, rate_wpm, 0)
             library.espeak_SetParameter(_PARAM_PITCH, pitch, 0)

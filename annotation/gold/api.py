@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from django.db.models import QuerySet
-from django.http import FileResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import FileResponse, Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -24,11 +23,12 @@ from rest_framework.views import APIView
 
 from annotation.gold.access import GOLD_KEEPERS, gold_hidden_from, gold_refusal
 from annotation.gold.models import GoldReference
-from annotation.labelling.access import with_still_labelling
+from annotation.labelling.access import as_read_by, with_reader_still_labelling
 from annotation.recording.models import Item, Scenario, Split
 from annotation.recording.serializers import ItemSerializer
 from webapp.api.errors import ProblemSerializer
 from webapp.api.rows import row_shape
+from webapp.fixed_reads import INTEGER, TEXT, FixedRead
 from webapp.lib.jsonlines import json_line
 from webapp.models import User
 from webapp.roles import HasRole
@@ -109,11 +109,22 @@ class ItemDetailView(APIView):
     )
     def get(self, request: Request, external_id: str) -> Response:
         # The refusal's question rides on the item's read: the item, then its gold (issue 27).
-        items = with_still_labelling(Item.objects.select_related("actor", "dialogue"), request.user)
-        item = get_object_or_404(items, external_id=external_id)
+        found = _ITEM_READ.read(user_id=request.user.pk, external_id=external_id)
+        if not found:
+            raise Http404("No Item matches the given query.")
+        item = as_read_by(found[0], request.user)
         if (refusal := gold_refusal(request.user, item)) is not None:
             raise PermissionDenied(refusal)
         return Response(item_with_gold(item))
+
+
+def _item_rows(user_id: int, external_id: str) -> QuerySet[Item]:
+    items = with_reader_still_labelling(Item.objects.select_related("actor", "dialogue"), user_id)
+    return items.filter(external_id=external_id).order_by()[:1]  # the id is unique
+
+
+# The same SQL on every request but for the reader and the id, compiled once (`webapp.fixed_reads`).
+_ITEM_READ: FixedRead[Item] = FixedRead(_item_rows, user_id=INTEGER, external_id=TEXT)
 
 
 def item_with_gold(item: Item) -> dict[str, Any]:

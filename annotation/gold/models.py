@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.db import DEFAULT_DB_ALIAS, models
 from django.db.models import Exists, OuterRef
 
 from annotation.labelling.models import Annotation
 from annotation.recording.current_gold import CurrentGold, register_current_gold_reader
 from annotation.recording.models import Item
 from webapp import audit
+from webapp.fixed_reads import INTEGER, FixedRead
 from webapp.models import Archivable, ArchivableQuerySet, User
 
 # What a gold version's audit entry shows of it, and of the version it replaced.
@@ -35,7 +36,11 @@ class GoldReferenceQuerySet(ArchivableQuerySet["GoldReference"]):
     def current_of(self, item: Item | int) -> GoldReference | None:
         """Return the item's current gold reference (with who adjudicated it), or None."""
         item_id = item.pk if isinstance(item, Item) else item
-        return self.current().filter(item_id=item_id).select_related("adjudicated_by").first()
+        if self.query.has_filters() or self.db != DEFAULT_DB_ALIAS:  # a narrowed queryset: the ORM reads it
+            return _current_of_rows(self, item_id).first()
+        # Asked of `GoldReference.objects` on every item page and API read: compiled once.
+        found = _CURRENT_OF_READ.read(item_id=item_id)
+        return found[0] if found else None
 
     def current_by_item(self, item_ids: Any) -> dict[int, GoldReference]:
         """Return {item id: current gold reference} for the given items (ids, items or a queryset)."""
@@ -126,3 +131,16 @@ def _current_gold_for_earlier_layers(item_ids: list[int]) -> dict[int, CurrentGo
 
 
 register_current_gold_reader(_current_gold_for_earlier_layers)
+
+
+def _current_of_rows(rows: GoldReferenceQuerySet, item_id: int) -> GoldReferenceQuerySet:
+    return rows.current().filter(item_id=item_id).select_related("adjudicated_by")
+
+
+def _first_current_of(item_id: int) -> GoldReferenceQuerySet:
+    rows = _current_of_rows(GoldReference.objects.all(), item_id)
+    return (rows if rows.ordered else rows.order_by("pk"))[:1]  # as `.first()` reads it
+
+
+# The same SQL on every call but for the item's id (`webapp.fixed_reads`, issue 46).
+_CURRENT_OF_READ: FixedRead[GoldReference] = FixedRead(_first_current_of, item_id=INTEGER)

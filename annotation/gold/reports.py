@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from django.core.paginator import Page, Paginator
+from django.urls import reverse
 
-from annotation.audio.suggestions import word_timing
 from annotation.gold import adjudication
 from annotation.gold.access import (
     EXPORT_STILL_LABELLING,
@@ -39,6 +39,7 @@ from annotation.labelling.models import (
 )
 from annotation.labelling.schema import CHOICES, LabelProblem, script_words
 from annotation.recording.models import Item
+from annotation.recording.takes import page_tracks
 from webapp.models import Job, User
 from webapp.roles import has_role
 from webapp.storage import audio_url
@@ -135,8 +136,12 @@ def adjudication_context(
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "audio_url": audio_url(recording.audio_key, viewer) if recording else "",
         "needs_override_reason": needs_override_reason(viewer, item),
-        "contours": recording.waveform_tracks() if recording else {},
-        "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
+        # The workbench's waveform: precomputed peaks, a long take's contours and words per window.
+        **(
+            page_tracks(recording, reverse("annotation:adjudicate_window", args=[item.pk]))
+            if recording
+            else {"contours": {}, "peaks": None, "timing": None, "window_url": ""}
+        ),
         "problems": problems or [],
         "ready": is_ready_for_gold(list(item.annotations.all())),
         **dialogue_context(item, viewer, cross_turn, strategies, problems or []),

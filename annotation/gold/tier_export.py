@@ -20,6 +20,7 @@ from annotation.gold.models import GoldReference
 from annotation.labelling.schema import normalise_perception
 from annotation.labelling.tier_labels import take_tiers
 from annotation.recording.models import Item
+from webapp.lib.archives import archive_member
 from webapp.models import User
 
 FORMATS = {"textgrid": ".TextGrid", "eaf": ".eaf"}
@@ -67,6 +68,6 @@ def tiers_zip(format_name: str, viewer: User) -> tuple[bytes, int]:
             if tiers is None:
                 continue
             name, data = tier_file(item, tiers, format_name)
-            archive.writestr(name, data)
+            archive.writestr(archive_member(name), data)
             count += 1
     return buffer.getvalue(), count

@@ -11,6 +11,7 @@ urlpatterns: list[URLPattern] = [
     path("adjudicate/assign/", views.assign_waiting, name="assign_annotators"),
     path("adjudicate/drafts/", views.start_drafts, name="start_drafts"),
     path("adjudicate/<int:item_id>/", views.adjudicate, name="adjudicate"),
+    path("adjudicate/<int:item_id>/window/", views.adjudicate_window, name="adjudicate_window"),
     path("adjudicate/<int:item_id>/fast-track/", views.fast_track, name="fast_track"),
     path("agreement/", agreement_views.agreement_dashboard, name="agreement"),
     path("gold/", transfer_views.gold_page, name="gold"),

@@ -5,11 +5,11 @@ buttons that assign annotators and start machine drafts. What they show comes fr
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation.gold import adjudication, reports
 from annotation.gold.access import (
@@ -24,6 +24,7 @@ from annotation.labelling import drafts, workflows
 from annotation.labelling.assignment import assign_waiting_items
 from annotation.labelling.forms import FormError, cross_turn_from_form, labels_from_form, version_from_form
 from annotation.labelling.models import items_ready_for_gold
+from annotation.recording.takes import window_of
 from webapp.http import StudioRequest
 from webapp.roles import role_required
 
@@ -89,6 +90,23 @@ def adjudicate(request: StudioRequest, item_id: int) -> HttpResponse:
         return render(request, "annotation/labelling/adjudicate.html", context, status=409)
     messages.success(request, f"Saved gold v{gold.version} of {item.external_id}.")
     return _to_next_ready_item()
+
+
+@role_required(*ADJUDICATORS, *OVERRIDERS)
+@require_GET
+def adjudicate_window(request: StudioRequest, item_id: int) -> HttpResponse:
+    """A long take's contours and words between ?start= and ?end= seconds (`takes.window_of`), for
+    whoever may open the item's adjudication page (a lead who labelled it: 403)."""
+    item = adjudicable_item(item_id)
+    refusal = adjudication_refusal(request.user, item, override_reason=None)
+    if refusal is not None:
+        return JsonResponse({"error": refusal}, status=403)
+    if item.recording is None:
+        raise Http404("This item has no take.")
+    try:
+        return JsonResponse(window_of(item.recording, request.GET))
+    except ValueError as error:
+        return JsonResponse({"error": str(error)}, status=400)
 
 
 @role_required(*ADJUDICATORS)

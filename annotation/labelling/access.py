@@ -7,6 +7,7 @@ existence is not revealed either.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
@@ -16,6 +17,7 @@ from django.http import Http404
 
 from annotation.labelling.models import Annotation, AnnotationQuerySet, every_strategy, tab_counts
 from annotation.recording.models import Item
+from webapp.fixed_reads import INTEGER, FixedRead
 from webapp.models import User
 from webapp.roles import Role, has_role
 
@@ -48,13 +50,31 @@ def may_see_others_labels(user: User | AnonymousUser, item: Item | None = None) 
 def with_still_labelling(items: QuerySet[Item], user: User | AnonymousUser) -> QuerySet[Item]:
     """Return `items`, each read with whether the user's own annotation of it is open: what
     `may_see_others_labels(user, item)` then asks of the item instead of a query of its own."""
-    still_open = Annotation.objects.filter(item=OuterRef("pk"), annotator_id=user.pk).open()
-    return items.annotate(**{_still_labelling_flag(user): Exists(still_open)})
+    return items.annotate(**{_still_labelling_flag(user): _still_open_by(user.pk)})
+
+
+def with_reader_still_labelling(items: QuerySet[Item], user_id: int) -> QuerySet[Item]:
+    """`with_still_labelling` for a read compiled once whatever the reader (`webapp.fixed_reads`):
+    the flag under one name for everyone, which `as_read_by` renames to the reader's own."""
+    return items.annotate(**{_READER_FLAG: _still_open_by(user_id)})
+
+
+def as_read_by(item: Item, user: User | AnonymousUser) -> Item:
+    """Return `item`, read `with_reader_still_labelling` for `user`, as `with_still_labelling` reads it."""
+    vars(item)[_still_labelling_flag(user)] = vars(item).pop(_READER_FLAG)
+    return item
+
+
+def _still_open_by(user_id: int | None) -> Exists:
+    return Exists(Annotation.objects.filter(item=OuterRef("pk"), annotator_id=user_id).open())
 
 
 def _still_labelling_flag(user: User | AnonymousUser) -> str:
     # Named for the user, so an item read for one person never answers for another.
     return f"still_labelled_by_{user.pk}"
+
+
+_READER_FLAG = "still_labelled_by_reader"
 
 
 def items_still_labelled_by(user: User | AnonymousUser) -> QuerySet[Annotation, Any]:
@@ -89,7 +109,35 @@ def own_annotation(
     read (`annotation.labelling.models.tab_counts`), for the workbench's "n of m";
     `with_strategies`: with the strategy taxonomy (`models.strategies_read_with`), for its form.
     """
-    rows = own_annotations(user).select_related(
+    read = _OWN_READS.get((with_tab_counts, with_strategies))
+    if read is None:
+        read = _OWN_READS.setdefault(
+            (with_tab_counts, with_strategies),
+            FixedRead(
+                partial(
+                    _own_annotation_rows, with_tab_counts=with_tab_counts, with_strategies=with_strategies
+                ),
+                user_id=INTEGER,
+                annotation_id=INTEGER,
+            ),
+        )
+    found = read.read(user_id=user.pk, annotation_id=annotation_id)
+    annotation = found[0] if found else None
+    if annotation is None:
+        raise Http404("No such annotation of yours.")
+    annotation.annotator = user  # the filter made it so: spares reading the user again
+    return annotation
+
+
+# The workbench's and the API's read of one's own annotation, in each of its four shapes: the same
+# SQL on every request but for the two ids, compiled once (`webapp.fixed_reads`, issue 46).
+_OWN_READS: dict[tuple[bool, bool], FixedRead[Annotation]] = {}
+
+
+def _own_annotation_rows(
+    user_id: int, annotation_id: int, *, with_tab_counts: bool, with_strategies: bool
+) -> QuerySet[Annotation]:
+    rows = Annotation.objects.filter(annotator_id=user_id).select_related(
         "item__recording", "item__dialogue", "machine_draft", "tier_draft"
     )
     # The take's full contours and features stay in the database: the pages draw its stored
@@ -102,8 +150,5 @@ def own_annotation(
         rows = rows.annotate(**tab_counts(OuterRef("annotator_id")))
     if with_strategies:
         rows = rows.annotate(strategies=every_strategy())
-    annotation = rows.filter(pk=annotation_id).first()
-    if annotation is None:
-        raise Http404("No such annotation of yours.")
-    annotation.annotator = user  # the filter made it so: spares reading the user again
-    return annotation
+    rows = rows.filter(pk=annotation_id)
+    return (rows if rows.ordered else rows.order_by("pk"))[:1]  # as `.first()` reads it

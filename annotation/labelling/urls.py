@@ -7,6 +7,7 @@ from annotation.labelling import api, views
 urlpatterns: list[URLPattern] = [
     path("annotate/", views.annotator_queue, name="annotator_queue"),
     path("annotate/<int:annotation_id>/", views.workbench, name="workbench"),
+    path("annotate/<int:annotation_id>/window/", views.workbench_window, name="workbench_window"),
     path("annotate/<int:annotation_id>/autosave/", views.autosave, name="autosave"),
     path("annotate/<int:annotation_id>/submit/", views.submit, name="submit_annotation"),
     path("annotate/<int:annotation_id>/reopen/", views.reopen, name="reopen_annotation"),

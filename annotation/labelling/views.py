@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.db.models import QuerySet
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html_join
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from annotation.audio.suggestions import gender_suggestion, word_timing
+from annotation.audio.suggestions import gender_suggestion
 from annotation.audio.voice_drafts import DRAFT_ACCURACY
 from annotation.labelling import workflows
 from annotation.labelling.access import own_annotation
@@ -36,21 +37,27 @@ from annotation.labelling.forms import (
     strategy_choices,
     version_from_form,
 )
+from annotation.labelling.markup import (
+    CONSTRAINT_CHIPS_HTML,
+    choice_groups,
+    problems_by_field,
+    script_word_buttons,
+    strategy_table_rows,
+)
 from annotation.labelling.models import Annotation, Strategy, counted_tabs, strategies_read_with, tab_counts
 from annotation.labelling.schema import (
     CHOICES,
-    CONFLICT_KINDS,
-    SUGGESTED_CONSTRAINTS,
     LabelProblem,
     field_label,
-    script_words,
 )
 from annotation.recording.models import Scenario
-from annotation.recording.takes import page_peaks
+from annotation.recording.takes import page_tracks, window_of
+from webapp.fixed_reads import INTEGER, MOMENT, FixedRead
 from webapp.http import StudioRequest
-from webapp.keyset import keyset_page
+from webapp.keyset import keyset_page_read, keyset_slice
 from webapp.lib.progress import QueueProgress
-from webapp.models import ShortcutKeys, User
+from webapp.lib.vocabulary import CONFLICT_KINDS
+from webapp.models import User
 from webapp.roles import Role, role_required
 from webapp.storage import audio_url
 
@@ -68,63 +75,25 @@ QUEUE_COLUMNS = (
     "item__scenario",
     "item__text",
 )
-# The workbench's fixed lists as HTML made once per process: the same markup its template loops
-# printed node by node on every request, a quarter of the page's template nodes (issue 27).
-CONSTRAINT_CHIPS_HTML = format_html_join(
-    "",
-    '<button type="button" data-append-line="{}" data-target="t_constraints">+ {}</button>',
-    ((constraint, constraint) for constraint in SUGGESTED_CONSTRAINTS),
-)
-
-
-def script_word_buttons(text: str, *, disabled: bool) -> SafeString:
-    """Return the script's words as the stress picker's buttons (one loop in Python, not ~80
-    template nodes); disabled once the annotation is submitted."""
-    state = mark_safe(" disabled") if disabled else ""
-    return format_html_join(
-        "",
-        '<button type="button" class="word" data-index="{}" data-word="{}" aria-pressed="false"{}>{}</button>',
-        ((index, word, state, word) for index, word in enumerate(script_words(text))),
-    )
-
-
-# The keys beside the polarity, emotion and intensity choices as the person's shortcut setting
-# makes them (static/js/shortcuts.js): with Alt required, Alt+1-3 is the 1-3 keys (an emotion).
-CHOICE_KEY_HINTS: dict[str, dict[str, str]] = {
-    ShortcutKeys.SINGLE: {"polarity": "Shift+1–4", "emotion": "1–7", "intensity": "Alt+1–3 or i"},
-    ShortcutKeys.MODIFIER: {
-        "polarity": "Alt+Shift+1–4",
-        "emotion": "Alt+1–7",
-        "intensity": "Alt+I, Alt+Shift+I",
-    },
-    ShortcutKeys.OFF: {},
-}
 
 
 @role_required(Role.ANNOTATOR)
 def annotator_queue(request: StudioRequest) -> HttpResponse:
     """The annotator's own assignments: open ones first, or the submitted ones.
 
-    Keyset pages over the queue's own index (`webapp.keyset.keyset_page`), each row's item joined and only the
-    columns shown loaded (no label documents), both tabs' counts riding on the same read: a page
-    costs the same few queries and milliseconds with ten items or a hundred thousand
+    Keyset pages over the queue's own index (`webapp.keyset.keyset_slice`, its read compiled once:
+    `_read_queue_page`), each row's item joined and only the columns shown loaded (no label
+    documents), both tabs' counts riding on the same read: a page costs the same few queries and milliseconds with ten items or a hundred thousand
     (bench/scale.py, bench/request_profile.py measure it). Rows are formatted here, once, not by
     template filters per cell (issue 27).
     """
     show_submitted = request.GET.get("show") == "submitted"
-    mine = (
-        Annotation.objects.submitted_by(request.user)
-        if show_submitted
-        else Annotation.objects.open_queue_of(request.user)
-    ).only(*QUEUE_COLUMNS)
     # The counts as uncorrelated subqueries: the database computes them once for the whole page.
-    page = keyset_page(
-        mine.annotate(**tab_counts(request.user)),
-        key="submitted_at" if show_submitted else "assigned_at",
-        descending=show_submitted,
+    page = keyset_page_read(
+        partial(_read_queue_page, request.user.pk, show_submitted=show_submitted),
+        key=_queue_key(show_submitted),
         after=request.GET.get("after", ""),
         size=QUEUE_PAGE_SIZE,
-        count=False,
     )
     if page.rows:
         open_count, submitted_count = counted_tabs(page.rows[0])
@@ -143,6 +112,48 @@ def annotator_queue(request: StudioRequest) -> HttpResponse:
             "counts": counts,
         },
     )
+
+
+# A queue page's read in each of its shapes (which tab; first page or after a cursor): the same SQL
+# on every request but for the annotator and the cursor, compiled once (`webapp.fixed_reads`, issue 46).
+_QUEUE_READS: dict[tuple[bool, bool], FixedRead[Annotation]] = {}
+
+
+def _queue_key(show_submitted: bool) -> str:
+    return "submitted_at" if show_submitted else "assigned_at"
+
+
+def _queue_page_rows(
+    user_id: int, moment: datetime | None = None, after_pk: int | None = None, *, show_submitted: bool
+) -> QuerySet[Annotation]:
+    """The read of one queue page (`keyset_slice`): the tab's rows, only the columns shown, both
+    tabs' counts riding on it."""
+    mine = (
+        Annotation.objects.submitted_by(user_id)  # type: ignore[arg-type]
+        if show_submitted
+        else Annotation.objects.open_queue_of(user_id)  # type: ignore[arg-type]
+    ).only(*QUEUE_COLUMNS)
+    return keyset_slice(
+        mine.annotate(**tab_counts(user_id)),  # type: ignore[arg-type]
+        key=_queue_key(show_submitted),
+        descending=show_submitted,
+        position=None if moment is None or after_pk is None else (moment, after_pk),
+        size=QUEUE_PAGE_SIZE,
+    )
+
+
+def _read_queue_page(
+    user_id: int, position: tuple[datetime, int] | None, *, show_submitted: bool
+) -> list[Annotation]:
+    shape = (show_submitted, position is not None)
+    read = _QUEUE_READS.get(shape)
+    if read is None:
+        params = {"user_id": INTEGER, **({"moment": MOMENT, "after_pk": INTEGER} if position else {})}
+        read = _QUEUE_READS.setdefault(
+            shape, FixedRead(partial(_queue_page_rows, show_submitted=show_submitted), **params)
+        )
+    at = {"moment": position[0], "after_pk": position[1]} if position else {}
+    return read.read(user_id=user_id, **at)
 
 
 @dataclass(frozen=True)
@@ -226,11 +237,13 @@ def workbench_context(
         "choices": CHOICES,
         "conflict_kinds": [kind for kind in CONFLICT_KINDS if kind],
         "suggestions": annotation.suggestions,
-        "strategy_rows": [
-            (strategy, chosen[strategy.slug])
-            for strategy in strategies
-            if strategy.active or chosen[strategy.slug]
-        ],
+        "strategy_table_rows": strategy_table_rows(
+            [
+                (strategy, chosen[strategy.slug])
+                for strategy in strategies
+                if strategy.active or chosen[strategy.slug]
+            ]
+        ),
         "constraints_text": "\n".join(tom.get("constraints", [])),
         "constraint_chips": CONSTRAINT_CHIPS_HTML,
         "draft": draft if draft is not None and draft.ok else None,
@@ -239,9 +252,11 @@ def workbench_context(
         "drafts_off": not drafts_enabled(),
         # Only the annotation's own annotator opens the workbench (`own_annotation`).
         "audio_url": audio_url(recording.audio_key, annotation.annotator) if recording else "",
-        "contours": recording.waveform_tracks() if recording else {},
-        "peaks": page_peaks(recording) if recording else None,
-        "timing": word_timing(recording.qc, recording.waveform_tracks()) if recording else None,
+        **(
+            page_tracks(recording, reverse("annotation:workbench_window", args=[annotation.pk]))
+            if recording
+            else {"contours": {}, "peaks": None, "timing": None, "window_url": ""}
+        ),
         "gender_draft": gender_suggestion(
             {"gender_draft": getattr(annotation, "recording_gender_draft", None)}
         ),
@@ -253,7 +268,7 @@ def workbench_context(
         "changed_labels": [field_label(path) for path in annotation.changed_from_draft],
         "perception_problems": problems_by_field(problems or [], "perception"),
         "tom_problems": problems_by_field(problems or [], "tom"),
-        "key_hints": CHOICE_KEY_HINTS.get(annotation.annotator.shortcut_keys, {}),
+        "choice_groups": choice_groups(annotation, perception, problems or []),
         "progress": progress,
         "revisions": list(annotation.revisions.order_by("-version")[:10]) if annotation.submitted_at else [],
         "stressed_json": json.dumps(perception.get("stressed_words", [])),
@@ -268,6 +283,20 @@ def workbench_context(
     }
 
 
+@role_required(Role.ANNOTATOR)
+@require_GET
+def workbench_window(request: StudioRequest, annotation_id: int) -> HttpResponse:
+    """A long take's contours and words between ?start= and ?end= seconds (`takes.window_of`), for
+    the workbench of one's own annotation (another's: 404, as the workbench)."""
+    annotation = own_annotation(request.user, annotation_id)
+    if annotation.item.recording is None:
+        raise Http404("This item has no take.")
+    try:
+        return JsonResponse(window_of(annotation.item.recording, request.GET))
+    except ValueError as error:
+        return JsonResponse({"error": str(error)}, status=400)
+
+
 def annotator_progress(annotation: Annotation) -> QueueProgress:
     """Return "12 of 40" for an open annotation: the annotator's submitted work plus their open
     queue, from the tab counts read with it (`own_annotation(..., with_tab_counts=True)`)."""
@@ -275,12 +304,6 @@ def annotator_progress(annotation: Annotation) -> QueueProgress:
         return QueueProgress(0, 0)
     open_count, done = counted_tabs(annotation)
     return QueueProgress(done, done + open_count)
-
-
-def problems_by_field(problems: list[LabelProblem], section: str) -> dict[str, str]:
-    """Return {field name: message} for one document's problems, for highlighting the form."""
-    prefix = f"{section}."
-    return {p.field.removeprefix(prefix): p.message for p in problems if p.field.startswith(prefix)}
 
 
 @role_required(Role.ANNOTATOR)

@@ -342,6 +342,10 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
     if check.get("doubtful_words"):
         script += " (" + ", ".join(f"'{word}'" for word in check["doubtful_words"]) + ")"
     similarity = speech.get("speaker_similarity")
+    voice = _number(similarity, 2, "") if similarity is not None else "no accepted takes yet"
+    kinds = {flag.get("kind") for flag in speech.get("flags", []) if isinstance(flag, dict)}
+    if similarity is not None and "too_short" in kinds:
+        voice = f"too short to check ({_number(conditions.get('speech_seconds'), 1, 's')} of speech)"
     return [
         ("Script", script),
         ("Speech above the noise (SNR)", _number(conditions.get("snr_db"), 0, "dB")),
@@ -358,8 +362,5 @@ def speech_rows(qc: dict[str, Any]) -> list[tuple[str, str]]:
         ("Vocal sounds outside words (never trimmed)", _vocal_events(speech.get("vocal_events"))),
         ("Estimated quality (DNSMOS P.808)", _number(dnsmos.get("p808"), 2, "of 5")),
         ("True peak", _number(level.get("true_peak_dbtp"), 1, "dBTP")),
-        (
-            "Voice against accepted takes",
-            _number(similarity, 2, "") if similarity is not None else "no accepted takes yet",
-        ),
+        ("Voice against accepted takes", voice),
     ]

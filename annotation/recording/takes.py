@@ -22,11 +22,23 @@ from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.audio.acoustics import analyze, as_float_samples, scalar_features
 from annotation.audio.peaks import peaks_for_page, waveform_peaks
-from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS, Level, contours_for_display, relative_levels
+from annotation.audio.prosody import (
+    MIN_TAKES_FOR_LEVELS,
+    Level,
+    contours_for_display,
+    display_points,
+    relative_levels,
+)
 from annotation.audio.speech.rate import RATE_KEY, measure_articulation_rate
-from annotation.audio.speech.speaker import REFERENCE_TAKES
+from annotation.audio.speech.speaker import COHORT_SPEAKERS, COHORT_TAKES, REFERENCE_TAKES
 from annotation.audio.speech.take_check import review_flags
-from annotation.audio.suggestions import contours_for_waveform
+from annotation.audio.suggestions import (
+    contours_for_waveform,
+    is_windowed,
+    take_window,
+    word_timing,
+    word_timing_summary,
+)
 from annotation.audio.upload import UploadLimits, normalise_upload
 from annotation.audio.voice_drafts import voice_drafts
 from annotation.recording.access import may_record
@@ -231,7 +243,7 @@ def analyze_take(take_id: int, reporter: JobReporter) -> dict[str, Any]:
             locked.flagged_for_review = bool(review_flags(speech))
             fields.append("flagged_for_review")
         locked.features = features
-        locked.contours = dict(contours_for_display(analysis))
+        locked.contours = dict(contours_for_display(analysis, display_points(len(samples) / sample_rate)))
         locked.waveform = contours_for_waveform(locked.contours)
         locked.peaks = peaks
         reviewers: list[int] = []
@@ -272,6 +284,7 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
     accepted = Take.objects.filter(actor_id=take.actor_id, status=Take.Status.ACCEPTED).exclude(pk=take.pk)
     embeddings = _speaker_embeddings(accepted)
     references = _speaker_references(accepted)
+    cohort = _cohort_references(take)
     dialogue_embeddings: list[Any] = []
     if take.item.dialogue_id is not None:
         other_turns = Take.objects.filter(
@@ -285,6 +298,7 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
         min_p808=settings.SPEECH_CHECK_MIN_P808,
         script=ScriptLimits(min_snr_db=settings.SPEECH_CHECK_MIN_SNR_DB),
         min_snr_speaker_db=settings.SPEECH_CHECK_MIN_SNR_DB,
+        min_speaker_speech_seconds=settings.SPEECH_CHECK_MIN_SPEAKER_SECONDS,
     )
     return check_take(
         samples.astype(np.float64) / 32768,
@@ -293,12 +307,28 @@ def speech_check(take: Take, samples: npt.NDArray[np.int16], sample_rate: int) -
         thresholds,
         dialogue_embeddings,
         same_actor_references=references,
+        cohort_references=cohort,
     )
 
 
-def _speaker_references(takes: QuerySet[Take]) -> list[npt.NDArray[np.float64]]:
-    """Return the samples of the REFERENCE_TAKES cleanest of the latest 20 of these takes (the
-    highest SNR the speech models measured; a take measured before SNRs were kept counts last)."""
+def _cohort_references(take: Take) -> list[list[npt.NDArray[np.float64]]]:
+    """Return the speaker check's cohort for a take: the COHORT_TAKES cleanest accepted takes of
+    each of up to COHORT_SPEAKERS other actors (those whose takes were accepted last). Samples
+    only: which actor recorded them goes no further than this query (reviewers stay blind)."""
+    accepted = Take.objects.filter(status=Take.Status.ACCEPTED).exclude(actor_id=take.actor_id)
+    actors: list[int] = []
+    for actor_id in accepted.order_by("-pk").values_list("actor_id", flat=True)[:200]:
+        if actor_id not in actors:
+            actors.append(actor_id)
+        if len(actors) == COHORT_SPEAKERS:
+            break
+    voices = [_speaker_references(accepted.filter(actor_id=actor_id), COHORT_TAKES) for actor_id in actors]
+    return [voice for voice in voices if voice]
+
+
+def _speaker_references(takes: QuerySet[Take], count: int = REFERENCE_TAKES) -> list[npt.NDArray[np.float64]]:
+    """Return the samples of the `count` cleanest of the latest 20 of these takes (the highest
+    SNR the speech models measured; a take measured before SNRs were kept counts last)."""
     ranked: list[tuple[float, int, str]] = []
     for pk, key, qc in takes.order_by("-pk").values_list("pk", "audio_key", "qc")[:20]:
         speech = qc.get("speech") if isinstance(qc, dict) else None
@@ -306,7 +336,7 @@ def _speaker_references(takes: QuerySet[Take]) -> list[npt.NDArray[np.float64]]:
         snr = conditions.get("snr_db") if isinstance(conditions, dict) else None
         ranked.append((float(snr) if isinstance(snr, int | float) else -1e9, pk, key))
     references = []
-    for _, _, key in sorted(ranked, reverse=True)[:REFERENCE_TAKES]:
+    for _, _, key in sorted(ranked, reverse=True)[:count]:
         samples, rate = wav_samples(read_media(key))
         if rate == 16_000:
             references.append(samples.astype(np.float64) / 32768)
@@ -337,6 +367,43 @@ def page_peaks(take: Take) -> dict[str, Any] | None:
         # Conditional: a re-analysis that stored peaks meanwhile keeps them.
         Take.objects.filter(pk=take.pk, peaks__isnull=True).update(peaks=take.peaks)
     return peaks_for_page(take.peaks)
+
+
+def page_tracks(take: Take, window_url: str) -> dict[str, Any]:
+    """Return what a workbench-like page carries of a take's waveform: "peaks", "contours",
+    "timing" (the word ruler) and "window_url". A long take (`suggestions.is_windowed`) carries
+    no contours and no words: the page asks `window_url` (answered by `window_of`) for the part in
+    view; "timing" then holds only the speaking rate. A short take carries both, and no url."""
+    windowed = is_windowed(take.duration_seconds)
+    if windowed:
+        return {
+            "peaks": page_peaks(take),
+            "contours": None,
+            "timing": word_timing_summary(take.qc),
+            "window_url": window_url,
+        }
+    tracks = take.waveform_tracks()
+    return {
+        "peaks": page_peaks(take),
+        "contours": tracks,
+        "timing": word_timing(take.qc, tracks),
+        "window_url": "",
+    }
+
+
+def window_of(take: Take, query: Mapping[str, str]) -> dict[str, Any]:
+    """Return `suggestions.take_window` of the take for the query's "start" and "end" seconds
+    (clamped to the take); ValueError when either is missing or not a number, or end < start."""
+    try:
+        start, end = float(query["start"]), float(query["end"])
+    except (KeyError, ValueError) as error:
+        raise ValueError("start and end must be numbers of seconds") from error
+    if not (math.isfinite(start) and math.isfinite(end)) or end < start:
+        raise ValueError("the window must end after it starts")
+    duration = take.duration_seconds or math.inf
+    start, end = max(0.0, start), min(duration, end)
+    tracks = take.waveform_tracks()
+    return take_window(tracks, word_timing(take.qc, tracks), start, end)
 
 
 def wav_samples(data: bytes) -> tuple[npt.NDArray[np.int16], int]:

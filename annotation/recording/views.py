@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.audio.prosody import contours_overview
 from annotation.audio.upload import ACCEPTED_FORMATS_TEXT
 from annotation.recording import reports
 from annotation.recording.access import (
@@ -192,7 +193,8 @@ def take_detail(request: StudioRequest, public_id: uuid.UUID) -> HttpResponse:
         "item": take.item,
         "is_admin": is_admin,
         "audio_url": audio_url(take.audio_key, request.user),
-        "contours": take.contours or None,
+        # At most 400 points a contour: a long take keeps 20 a second for the workbench's windows.
+        "contours": contours_overview(take.contours) if take.contours else None,
         "peaks": page_peaks(take),
         "qc_rows": reports.qc_rows(take.qc),
         "feature_rows": reports.feature_rows(take.features),

@@ -4,6 +4,8 @@
     {"question_id": "...", "import": 3, "answer": "..."}              ... to import 3's question
     {"delivery": "id_1_..._target.wav", "transcript": "..."}          a transcription
     {"delivery": "...", "prompt": "none", "response": "...", "scores": {"c1": 4, ...}}   a reply
+    a row of the VoiceBench-style export (`hf_export.write_echomind_voicebench`) with the
+    "response" a harness added: a reply (its "prompt_strength", its "response_audio" if any)
 
 Answers are read with `choices.read_choice` (unparseable ones are kept, counted, never guessed);
 replies get BLEU-4 and ROUGE-L against the delivery's reference replies when it has some. A reply's
@@ -205,8 +207,11 @@ def _store(
 
 
 def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> CleanAudio | str | None:
-    """Return the clean audio of a reply row (None when it has none), or the problem with it."""
-    named = str(row.get("audio") or "")
+    """Return the clean audio of a reply row (None when it has none), or the problem with it. A
+    row of the VoiceBench-style export run by a harness (it has "audio_sha256") names the delivery
+    it heard in "audio"; its reply audio, if any, is in "response_audio"."""
+    exported = "audio_sha256" in row
+    named = str(row.get("response_audio") or ("" if exported else row.get("audio")) or "")
     name = named or layout.response_name(str(row["delivery"]))
     if name not in audio:
         return f"no audio file {named}" if named else None
@@ -217,7 +222,9 @@ def _reply_audio(row: dict[str, Any], audio: Mapping[str, bytes]) -> CleanAudio 
 
 
 def _reply(system: System, delivery: Delivery, row: dict[str, Any]) -> Reply | str:
-    prompt = str(row.get("prompt", Reply.Prompt.NONE))
+    # The VoiceBench-style export's "prompt" is the delivery's text, as VoiceBench names it; its
+    # prompt strength is "prompt_strength".
+    prompt = str(row["prompt_strength"] if "prompt_strength" in row else row.get("prompt", Reply.Prompt.NONE))
     if prompt not in Reply.Prompt.values:
         return f"prompt must be one of {', '.join(Reply.Prompt.values)}"
     given = row.get("scores", {})

@@ -4,16 +4,21 @@ dataset folder: ``echomind-<type>/`` loadable by ``datasets.load_from_disk``, wi
 
 One row a delivery: its case (id, topic, script, attribute, alternative attribute), its role, its
 accepted audio (WAV bytes, as the released layout exports them) and its multiple-choice questions.
+
+Also each set as a VoiceBench-style JSONL (``echomind-<type>.jsonl``, audio under ``audio/``) that
+a harness runs as it is, and whose result file imports back as replies (`write_echomind_voicebench`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annotation.gold.harness_export import dataset_card
 from evaluation.echomind.models import Delivery, Question
 from evaluation.echomind.transfer import original_or_audio
+from webapp.lib.jsonlines import json_line
 
 if TYPE_CHECKING:
     import datasets
@@ -111,3 +116,54 @@ def export_echomind_sets(folder: Path) -> list[Path]:
         )
         written.append(target)
     return written
+
+
+def voicebench_name(script_type: str) -> str:
+    """Return the VoiceBench-style JSONL's file name of one EchoMind set."""
+    return f"echomind-{script_type}.jsonl"
+
+
+def write_echomind_voicebench(folder: Path) -> dict[str, int]:
+    """Write each EchoMind set as a VoiceBench-style JSONL a harness runs directly (one row a
+    delivery with accepted audio: "prompt" its text, "audio" its file under audio/, its checksum),
+    the audio beside it; return the rows per set. A harness adds "response" to each row; the file it
+    writes imports back as the system's replies (`answers.import_answers`), placed by "delivery"."""
+    audio_folder = folder / "audio"
+    audio_folder.mkdir(parents=True, exist_ok=True)
+    handles: dict[str, Any] = {}
+    counts: dict[str, int] = {}
+    deliveries = (
+        Delivery.objects.select_related("delivery_set__attribute", "item__recording")
+        .filter(item__recording__isnull=False)
+        .order_by("delivery_set__case_id", "role")
+    )
+    try:
+        for delivery in deliveries:
+            case, take = delivery.delivery_set, delivery.item.recording
+            assert take is not None  # filtered above
+            data = original_or_audio(take)
+            name = delivery.audio_name()
+            (audio_folder / name).write_bytes(data)
+            if case.script_type not in handles:
+                handles[case.script_type] = (folder / voicebench_name(case.script_type)).open(
+                    "w", encoding="utf-8"
+                )
+            handles[case.script_type].write(
+                json_line(
+                    {
+                        "delivery": name,
+                        "case_id": case.case_id,
+                        "script_type": case.script_type,
+                        "role": delivery.role,
+                        "prompt": case.text,
+                        "prompt_strength": "none",
+                        "audio": f"audio/{name}",
+                        "audio_sha256": hashlib.sha256(data).hexdigest(),
+                    }
+                )
+            )
+            counts[case.script_type] = counts.get(case.script_type, 0) + 1
+    finally:
+        for handle in handles.values():
+            handle.close()
+    return counts

@@ -16,23 +16,21 @@ of the (delivery, prompt) replies any system gave.
 from __future__ import annotations
 
 import io
-import math
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from annotation.audio.speech.recognition import word_errors
 from webapp.lib.coverage import Coverage
 from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
-from webapp.lib.stats import wilson_interval
+from webapp.lib.stats import mean_t_interval, wilson_interval
 
 TARGET, NEUTRAL, ALTERNATIVE = "target", "neutral", "alternative"
 DELIVERY_ROLES = (TARGET, NEUTRAL, ALTERNATIVE)
 UNDERSTANDING, REASONING, CONVERSATION = "understanding", "reasoning", "conversation"
 LEVELS = (UNDERSTANDING, REASONING, CONVERSATION)
 CONTRASTS = ((TARGET, NEUTRAL), (TARGET, ALTERNATIVE))
-T_95_BY_DF = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
 @dataclass(frozen=True)
@@ -101,32 +99,7 @@ def accuracy_by(records: Iterable[AnswerRecord], grouping: str) -> dict[tuple[st
 
 # --- WER ------------------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[\w']+")
-
-
-def words(text: str) -> list[str]:
-    """Return the words WER compares: lower case, punctuation dropped (apostrophes kept)."""
-    return [word.strip("'") for word in _WORD.findall(text.lower()) if word.strip("'")]
-
-
-@dataclass(frozen=True)
-class WordErrors:
-    errors: int  # substitutions + deletions + insertions
-    reference_words: int
-
-
-def word_errors(reference: str, hypothesis: str) -> WordErrors:
-    """Return the word errors of a transcript against its reference (jiwer's alignment)."""
-    import jiwer  # loaded by scoring only, not by every page
-
-    truth = words(reference)
-    if not truth:
-        raise ValueError("a reference transcript needs at least one word")
-    heard = words(hypothesis)
-    if not heard:
-        return WordErrors(len(truth), len(truth))
-    out = jiwer.process_words(" ".join(truth), " ".join(heard))
-    return WordErrors(out.substitutions + out.deletions + out.insertions, len(truth))
+# The one WER rule (`annotation.audio.speech.recognition`): the reply-audio WER uses it too.
 
 
 def corpus_wer(pairs: Iterable[tuple[str, str]]) -> float | None:
@@ -167,21 +140,7 @@ class DeliveryEffect:
 
 def paired_interval(differences: Sequence[float]) -> tuple[float, float | None, float | None]:
     """Return the mean difference with its 95% t interval (None bounds for a single pair)."""
-    n = len(differences)
-    mean = sum(differences) / n
-    if n < 2:
-        return mean, None, None
-    sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / (n - 1))
-    half = _t95(n - 1) * sd / math.sqrt(n)
-    return mean, mean - half, mean + half
-
-
-def _t95(df: int) -> float:
-    if df in T_95_BY_DF:
-        return T_95_BY_DF[df]
-    from scipy import stats as scipy_stats  # heavy: only for larger sets
-
-    return float(scipy_stats.t.ppf(0.975, df))
+    return mean_t_interval(differences)
 
 
 def delivery_effects(scores: Iterable[DeliveryScore]) -> list[DeliveryEffect]:

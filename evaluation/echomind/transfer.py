@@ -43,7 +43,14 @@ from evaluation.echomind.models import (
 )
 from evaluation.echomind.taxonomy import AttributeNames, UnknownName
 from evaluation.outputs.parsing import unsafe_path_reason
-from webapp.lib.archives import ArchiveRefused, UnpackBudget, UnpackLimits, check_listing, read_member
+from webapp.lib.archives import (
+    ArchiveRefused,
+    UnpackBudget,
+    UnpackLimits,
+    archive_member,
+    check_listing,
+    read_member,
+)
 from webapp.lib.jsonlines import json_text
 from webapp.models import User
 from webapp.storage import new_media_key, read_media, save_media
@@ -162,7 +169,7 @@ def write_archive(files: Mapping[str, bytes]) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(files):
-            archive.writestr(zipfile.ZipInfo(name, date_time=(2025, 1, 1, 0, 0, 0)), files[name])
+            archive.writestr(archive_member(name), files[name])
     return out.getvalue()
 
 

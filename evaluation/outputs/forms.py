@@ -8,12 +8,39 @@ from django import forms
 
 from evaluation.outputs.harnesses import ECHOSTUDIO, FORMAT_CHOICES
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
+from webapp.storage import new_media_key, save_media
 
 
 class SystemForm(forms.ModelForm):
+    reference_voice = forms.FileField(
+        required=False,
+        label="Reference voice",
+        help_text="A recording of the voice the system is meant to speak in (its TTS voice's prompt or a "
+        "lab reference, a few seconds of clean speech): each spoken reply's speaker similarity is "
+        "measured against it. A new file replaces the old; the replies are measured again.",
+    )
+
     class Meta:
         model = System
         fields = ["name", "category", "version", "text_only"]
+
+    def clean_reference_voice(self) -> bytes | None:
+        """Return the upload as 16 kHz mono WAV bytes (None: keep the current reference)."""
+        upload = self.cleaned_data.get("reference_voice")
+        if not upload:
+            return None
+        from annotation.audio.upload import AudioRejected, normalise_upload
+
+        try:
+            return normalise_upload(upload.read(), upload.name).wav_bytes
+        except AudioRejected as rejected:
+            raise forms.ValidationError(rejected.reason) from rejected
+
+    def save(self, commit: bool = True) -> System:
+        wav = self.cleaned_data.get("reference_voice")
+        if wav:
+            self.instance.reference_voice_key = save_media(new_media_key("reference_voice", "wav"), wav)
+        return super().save(commit)
 
 
 # A JSONL of outputs for every benchmark item is a few MB; far more is no output file.
@@ -61,3 +88,32 @@ class OutputImportForm(forms.Form):
         if prefix and not prefix.startswith("s3://"):
             self.add_error("s3_prefix", "An S3 prefix starts with s3://")
         return cleaned
+
+
+class OutputFiguresForm(forms.Form):
+    """The output drill-down's filter and sort (every field optional)."""
+
+    system = forms.ModelChoiceField(queryset=System.objects.all(), required=False, empty_label="Every system")
+    metric = forms.ChoiceField(required=False, label="Where")
+    low = forms.FloatField(required=False, label="is at least")
+    high = forms.FloatField(required=False, label="and at most")
+    sort = forms.ChoiceField(required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from evaluation.outputs.audio_metrics import METRICS
+
+        super().__init__(*args, **kwargs)
+        metric, sort = self.fields["metric"], self.fields["sort"]
+        assert isinstance(metric, forms.ChoiceField) and isinstance(sort, forms.ChoiceField)
+        metric.choices = [("", "any measure"), *((m.key, m.label) for m in METRICS)]
+        sort.choices = [
+            ("", "item"),
+            *(
+                choice
+                for m in METRICS
+                for choice in (
+                    (m.key, f"{m.label}, lowest first"),
+                    (f"-{m.key}", f"{m.label}, highest first"),
+                )
+            ),
+        ]

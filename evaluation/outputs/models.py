@@ -34,6 +34,10 @@ class System(models.Model):
     version = models.CharField(max_length=200, blank=True, help_text="Version or checkpoint")
     anonymous_code = models.CharField(max_length=16, unique=True, default=new_anonymous_code, editable=False)
     text_only = models.BooleanField(default=False, help_text="Produces no response audio")
+    # The voice the system is meant to speak in (a lab's reference recording or its TTS voice's
+    # prompt): each reply's speaker similarity is measured against it (`audio_metrics`). Empty:
+    # not measured.
+    reference_voice_key = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -117,6 +121,14 @@ class OutputAudioMetrics(models.Model):
     loudness_lufs = models.FloatField(null=True, blank=True, help_text="Integrated loudness (BS.1770)")
     true_peak_dbtp = models.FloatField(null=True, blank=True)
     phones_per_second = models.FloatField(null=True, blank=True, help_text="Over speech only")
+    reply_wer = models.FloatField(
+        null=True, blank=True, help_text="Word error rate of free ASR of the audio against the reply text"
+    )
+    speaker_similarity = models.FloatField(
+        null=True, blank=True, help_text="Resemblyzer cosine similarity to the system's reference voice"
+    )
+    # The reference voice the similarity was measured against: a new reference makes the row stale.
+    reference_voice_key = models.CharField(max_length=200, blank=True)
     problem = models.CharField(max_length=300, blank=True, help_text="Why the audio could not be measured")
     measured_at = models.DateTimeField(auto_now=True)
 

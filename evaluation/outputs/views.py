@@ -32,7 +32,7 @@ def system_list(request: StudioRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def system_create(request: StudioRequest) -> HttpResponse:
     """Register a system under evaluation."""
-    form = SystemForm(request.POST or None)
+    form = SystemForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         system = form.save()
         messages.success(request, f"System {system.name} registered as {system.anonymous_code}.")
@@ -45,7 +45,7 @@ def system_create(request: StudioRequest) -> HttpResponse:
 def system_edit(request: StudioRequest, system_id: int) -> HttpResponse:
     """Change a system's name, category, version or text-only flag."""
     system = system_for_admin(system_id)
-    form = SystemForm(request.POST or None, instance=system)
+    form = SystemForm(request.POST or None, request.FILES or None, instance=system)
     if request.method == "POST" and form.is_valid():
         form.save()
         messages.success(request, "System saved.")

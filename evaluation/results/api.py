@@ -104,6 +104,11 @@ class ObjectiveAudioRowSerializer(serializers.Serializer[Any]):
         child=serializers.FloatField(allow_null=True),
         help_text="Metric key -> mean over the outputs it could be measured on; null when none",
     )
+    intervals = serializers.DictField(
+        child=serializers.DictField(),
+        help_text="Metric key -> {n, mean, low, high}: the mean's 95% t interval over n outputs "
+        "(null bounds with fewer than two)",
+    )
 
 
 class ObjectiveAudioSerializer(serializers.Serializer[Any]):
@@ -214,6 +219,7 @@ def _objective_audio(board: reports.ResultsLeaderboard, version: str) -> dict[st
                 "with_audio": row.figures.with_audio,
                 "measured": row.figures.measured,
                 "means": row.figures.means,
+                "intervals": {key: asdict(summary) for key, summary in row.figures.summaries.items()},
             }
             for row in reports.objective_rows(board, version)
         ],

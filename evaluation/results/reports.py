@@ -27,7 +27,7 @@ from evaluation.judging.rubrics import (
     stage_max,
 )
 from evaluation.outputs.audio_metrics import JOB_KIND as MEASURE_AUDIO_JOB
-from evaluation.outputs.audio_metrics import METRICS, SystemAudioFigures, system_means
+from evaluation.outputs.audio_metrics import METRICS, MetricSummary, SystemAudioFigures, system_means
 from evaluation.outputs.models import ModelOutput, System
 
 # The pure modules' own top-two marking and Table-8 counting, applied here to figures grouped by
@@ -236,6 +236,10 @@ class ObjectiveRow:
     def values(self) -> list[float | None]:
         """Return the means in `METRICS` order."""
         return [self.figures.means[metric.key] for metric in METRICS]
+
+    def summaries(self) -> list[MetricSummary]:
+        """Return each metric's mean, interval and n in `METRICS` order."""
+        return [self.figures.summaries[metric.key] for metric in METRICS]
 
 
 def objective_rows(

@@ -12,6 +12,7 @@ urlpatterns = [
     path("results/error-propagation/", views.error_propagation, name="error_propagation"),
     path("results/items/", views.item_list, name="item_list"),
     path("results/items/<int:item_id>/", views.item_detail, name="item_detail"),
+    path("results/outputs/", views.output_metrics, name="output_metrics"),
     path("results/agreement/", views.agreement, name="agreement"),
     path("results/judge-audits/", views.judge_audits, name="judge_audits"),
     path("results/judge-audits/<int:audit_id>/", views.judge_audit, name="judge_audit"),

@@ -21,7 +21,8 @@ from evaluation.judging.models import JudgeConfig
 from evaluation.judging.rubrics import PERCEPTION, REASONING, RESPONSE_CONTENT, stage_max
 from evaluation.outputs.access import blind_audio_url, query_audio_url
 from evaluation.outputs.audio_metrics import JOB_KIND as MEASURE_AUDIO_JOB
-from evaluation.outputs.audio_metrics import METRICS
+from evaluation.outputs.audio_metrics import METRICS, current_metrics, output_figures
+from evaluation.outputs.forms import OutputFiguresForm
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, ModelOutput, System
 from evaluation.results import reports
 from evaluation.results.access import item_for_admin
@@ -287,6 +288,46 @@ def item_list(request: StudioRequest) -> HttpResponse:
 
 @role_required(Role.ADMIN)
 @require_GET
+def output_metrics(request: StudioRequest) -> HttpResponse:
+    """Every output's measured audio figures (DNSMOS, loudness, rate, reply WER, speaker
+    similarity), filtered by system and a measure's range, sorted by any measure."""
+    versions = ModelOutput.objects.benchmark_versions() or [DEFAULT_BENCHMARK_VERSION]
+    version = request.GET.get("version") or versions[-1]
+    if version not in versions:
+        raise Http404("No outputs for that benchmark version.")
+    form = OutputFiguresForm(request.GET)
+    chosen: dict[str, Any] = form.cleaned_data if form.is_valid() else {}
+    system = chosen.get("system")
+    rows = output_figures(
+        version,
+        system_id=system.pk if system else None,
+        metric=chosen.get("metric", ""),
+        low=chosen.get("low"),
+        high=chosen.get("high"),
+        sort=chosen.get("sort", ""),
+    )
+    page = Paginator(rows, 100).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    sortless = query.copy()
+    sortless.pop("sort", None)
+    return render(
+        request,
+        "evaluation/results/output_metrics.html",
+        {
+            "form": form,
+            "version": version,
+            "metrics": METRICS,
+            "page": page,
+            "rows": [(row, [getattr(row, metric.key) for metric in METRICS]) for row in page],
+            "query": query.urlencode(),
+            "sortless": sortless.urlencode(),
+        },
+    )
+
+
+@role_required(Role.ADMIN)
+@require_GET
 def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     """One item: every output, the gold reference and each judge's sub-scores, caps and rationale."""
     item = item_for_admin(item_id)
@@ -297,11 +338,16 @@ def item_detail(request: StudioRequest, item_id: int) -> HttpResponse:
     gold, outputs = item_drilldown(item, version, gold_withheld_items(request.user))
     # A dialogue turn: each output beside the conversation its judge read before it.
     histories = histories_for(entry.output for entry in outputs)
+    measured = {
+        row.output_id: [(metric, getattr(row, metric.key)) for metric in METRICS]
+        for row in current_metrics().filter(output__in=[entry.output for entry in outputs])
+    }
     rows = [
         (
             entry,
             blind_audio_url(entry.output.response_audio_key, request.user),
             histories.get(entry.output.pk),
+            measured.get(entry.output.pk),
         )
         for entry in outputs
     ]

@@ -141,26 +141,32 @@ def summarise_ratings(
     """
     excluded = set(excluded_raters)
     kept = [row for row in rows if row.kind == "rated" and row.rater not in excluded]
+    # One pass groups the kept rows by dimension and system (not one scan of them per cell).
+    grouped: dict[str, dict[str, list[RatingRow]]] = defaultdict(lambda: defaultdict(list))
+    for row in kept:
+        grouped[row.dimension][row.system].append(row)
     if expected_outputs is None:
-        expected_outputs = {
-            system: len({row.stimulus for row in kept if row.system == system}) for system in systems
-        }
+        outputs_of: dict[str, set[str]] = defaultdict(set)
+        for row in kept:
+            outputs_of[row.system].add(row.stimulus)
+        expected_outputs = {system: len(outputs_of[system]) for system in systems}
     notes: list[str] = []
     cells: dict[tuple[str, str], MosCell] = {}
     comparisons: list[Comparison] = []
     agreement: list[Agreement] = []
     for dimension in dimensions:
-        on_dimension = [row for row in kept if row.dimension == dimension]
+        by_system = grouped.get(dimension, {})
+        on_dimension = [row for own in by_system.values() for row in own]
         per_item_means: dict[str, dict[str, float]] = {}
         for system in systems:
-            own = [row for row in on_dimension if row.system == system]
+            own = by_system.get(system, [])
             cells[(system, dimension)] = replace(
                 _mos_cell(system, dimension, own, n_boot, seed), n_expected=expected_outputs.get(system, 0)
             )
             by_item: dict[str, list[int]] = defaultdict(list)
             for row in own:
                 by_item[row.item].append(row.score)
-            per_item_means[system] = {item: float(np.mean(scores)) for item, scores in by_item.items()}
+            per_item_means[system] = {item: sum(scores) / len(scores) for item, scores in by_item.items()}
         _rank(cells, systems, dimension)
         testable = {system: means for system, means in per_item_means.items() if means}
         if len(testable) >= 2:
@@ -237,7 +243,8 @@ def _mos_cell(system: str, dimension: str, rows: Sequence[RatingRow], n_boot: in
     boot_low: float | None = None
     boot_high: float | None = None
     if rows:
-        mean = float(np.mean([np.mean(scores) for scores in by_output.values()]))
+        if len(by_output) < 2:  # else the t interval below gives the mean over outputs
+            mean = float(np.mean([sum(scores) / len(scores) for scores in by_output.values()]))
         boot = bootstrap_mos_ci(
             [(row.rater, row.stimulus, float(row.score)) for row in rows], n_boot=n_boot, seed=seed
         )
@@ -294,9 +301,10 @@ def _agreement(dimension: str, rows: Sequence[RatingRow]) -> Agreement:
     by_output: dict[str, dict[str, int]] = defaultdict(dict)
     for row in rows:
         by_output[row.stimulus][row.rater] = row.score
-    raters = sorted({row.rater for row in rows})
-    units = [[scores.get(rater) for rater in raters] for scores in by_output.values() if len(scores) >= 2]
-    n_ratings = sum(sum(score is not None for score in unit) for unit in units)
+    # Each unit lists only its raters' scores (in rater order): alpha reads nothing but the
+    # pairable values of a unit, so the empty cells of a units x raters table need not be built.
+    units = [[scores[rater] for rater in sorted(scores)] for scores in by_output.values() if len(scores) >= 2]
+    n_ratings = sum(len(unit) for unit in units)
     try:
         alpha: float | None = krippendorff_alpha(units, level="ordinal")
     except ValueError:

@@ -5,9 +5,10 @@ The race each function prevents:
 - ``claim_batch``: two stage jobs (shards, or a re-run beside a stalled attempt) must never take
   the same sample. ``SELECT ... FOR UPDATE SKIP LOCKED`` picks pending head rows no one else is
   choosing, and the UPDATE marks them claimed by this job's attempt in the same transaction.
-- ``finish_unit``: a result is written only while the rows are still claimed by this very attempt
-  (status running, same job, same attempt); otherwise ``ClaimLost`` is raised and nothing is
-  written, so a reaped attempt that wakes up cannot finish a sample a second time.
+- ``finish_units``: a batch's results are written only while every one of its rows is still
+  claimed by this very attempt (status running, same job, same attempt), in one UPDATE and one
+  transaction; otherwise ``ClaimLost`` is raised and nothing is written, so a reaped attempt that
+  wakes up cannot finish a sample a second time.
 - ``release_dead_claims``: rows held by an earlier attempt of this job (its worker died), or by this
   attempt before a database error made it start the stage over (``webapp.jobs.run_job``), go back
   to pending before this attempt claims anything; rows of finished jobs likewise when a stage resumes.
@@ -22,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from operator import or_
-from typing import Any
+from typing import Any, cast
 
-from django.db import transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db import connections, router, transaction
+from django.db.models import Count, Exists, Expression, F, Field, Model, OuterRef, Q, Sum, Value
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from ml.builder.models import (
@@ -107,41 +109,70 @@ def release_dead_claims(job: Job, build_id: int, stage: str) -> int:
     return compare_and_set(running.filter(dead), status=SampleStageStatus.PENDING)
 
 
-def claim_batch(job: Job, build_id: int, stage: str, size: int) -> list[list[SampleStage]]:
-    """Claim up to `size` units (a sample, or a dialogue's turns in order) for this attempt."""
+def claim_size(pending: int, size: int, shards: int) -> int:
+    """Return how many units to claim when `pending` are left: `size`, or near the end of a stage
+    shared by `shards` jobs an equal share of what is left (guided self-scheduling), so no shard
+    is left alone with a whole batch while the others wait at the stage's end."""
+    if shards <= 1:
+        return size
+    return max(1, min(size, -(-pending // shards)))
+
+
+def claim_batch(job: Job, build_id: int, stage: str, size: int, shards: int = 1) -> list[list[SampleStage]]:
+    """Claim up to `size` units (a sample, or a dialogue's turns in order) for this attempt; fewer
+    near the end of a stage `shards` jobs share (`claim_size`)."""
+    pending = SampleStage.objects.filter(
+        build_id=build_id, stage=stage, status=SampleStageStatus.PENDING, head=True
+    )
     with transaction.atomic():
-        head_ids = list(
-            SampleStage.objects.select_for_update(skip_locked=True)
-            .filter(build_id=build_id, stage=stage, status=SampleStageStatus.PENDING, head=True)
-            .order_by("id")
-            .values_list("id", flat=True)[:size]
+        if shards > 1:
+            # Counted over at most `size * shards` rows, so the count costs the same at 400K samples.
+            size = claim_size(pending[: size * shards].count(), size, shards)
+        # The heads are read whole with their samples in the locking read (only the state rows are
+        # locked): a batch of single samples needs no other read.
+        heads = list(
+            pending.select_for_update(skip_locked=True, of=("self",))
+            .select_related("sample", "sample__dialogue")
+            .order_by("id")[:size]
         )
-        if not head_ids:
+        if not heads:
             return []
-        heads = SampleStage.objects.filter(id__in=head_ids)
-        dialogue_ids = [d for d in heads.values_list("sample__dialogue_id", flat=True) if d is not None]
+        dialogue_ids = [row.sample.dialogue_id for row in heads if row.sample.dialogue_id is not None]
         # The other turns of a claimed dialogue are only ever taken with their head, and only
         # those still pending: a turn done for this stage (a re-run that redoes some turns only)
         # is done once.
-        tail_ids = list(
-            SampleStage.objects.filter(
-                build_id=build_id,
-                stage=stage,
-                head=False,
-                status=SampleStageStatus.PENDING,
-                sample__dialogue_id__in=dialogue_ids,
-            ).values_list("id", flat=True)
+        tail_ids = (
+            list(
+                SampleStage.objects.filter(
+                    build_id=build_id,
+                    stage=stage,
+                    head=False,
+                    status=SampleStageStatus.PENDING,
+                    sample__dialogue_id__in=dialogue_ids,
+                ).values_list("id", flat=True)
+            )
+            if dialogue_ids
+            else []
         )
+        head_ids = [row.pk for row in heads]
+        mark = attempt_mark(job)
         SampleStage.objects.filter(id__in=head_ids + tail_ids).update(
-            status=SampleStageStatus.RUNNING,
-            claims=F("claims") + 1,
-            **attempt_mark(job),
+            status=SampleStageStatus.RUNNING, claims=F("claims") + 1, **mark
         )
-    rows = list(
-        SampleStage.objects.filter(id__in=head_ids + tail_ids)
-        .select_related("sample", "sample__dialogue")
-        .order_by("sample__dialogue_id", "sample__turn", "id")
-    )
+    if dialogue_ids:
+        rows = list(
+            SampleStage.objects.filter(id__in=head_ids + tail_ids)
+            .select_related("sample", "sample__dialogue")
+            .order_by("sample__dialogue_id", "sample__turn", "id")
+        )
+    else:
+        # Single samples only: the rows read under the lock, as the UPDATE left them (they were
+        # locked, so nothing else changed them), in the order the read above would give them.
+        rows = sorted(heads, key=lambda row: (row.sample.turn, row.pk))
+        for row in rows:
+            row.status, row.claims = SampleStageStatus.RUNNING, row.claims + 1
+            for name, value in mark.items():
+                setattr(row, name, value)
     units: dict[Any, list[SampleStage]] = {}
     for row in rows:
         units.setdefault(row.sample.dialogue_id or f"s{row.sample_id}", []).append(row)
@@ -150,37 +181,93 @@ def claim_batch(job: Job, build_id: int, stage: str, size: int) -> list[list[Sam
 
 def finish_unit(job: Job, rows: Sequence[SampleStage], results: Sequence[SampleResult]) -> None:
     """Record a unit's results, all or nothing, as the attempt that claimed it."""
-    by_sample = {result.sample_id: result for result in results}
+    finish_units(job, [(rows, results)])
+
+
+def _per_row(pairs: Sequence[tuple[SampleStage, SampleResult]], name: str, value_of: Any) -> Expression:
+    return _by_id(SampleStage, name, {row.pk: value_of(result) for row, result in pairs})
+
+
+def _by_id(model: type[Model], name: str, value_by_id: dict[int, Any]) -> Expression:
+    """Return what an UPDATE of `model`'s rows `value_by_id` sets column `name` to: the one value
+    when every row gets the same (no LLM calls at an audio stage, every sample kept), else
+    `CASE id WHEN ... THEN ... END` written out, each value prepared as the field prepares it.
+    The ORM's `Case(When(pk=...))` builds and resolves a filter per row: a batch's write spent
+    most of its CPU there (bench/paper_scale.py)."""
+    column = cast(Field, model._meta.get_field(name))  # a column of the row, never a relation
+    values = list(value_by_id.values())
+    if all(value == values[0] for value in values):
+        return Value(values[0], column)
+    connection = connections[router.db_for_write(model)]
+    params: list[Any] = []
+    for row_id, value in value_by_id.items():
+        params += [row_id, column.get_db_prep_value(value, connection, prepared=False)]
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    return RawSQL(f"CASE {pk}{' WHEN %s THEN %s' * len(values)} END", params, output_field=column)
+
+
+def finish_units(job: Job, finished: Sequence[tuple[Sequence[SampleStage], Sequence[SampleResult]]]) -> None:
+    """Record the results of a batch of units in one transaction, all or nothing, as the attempt
+    that claimed them: one UPDATE of their state rows (written only while every one is still
+    claimed by this attempt, else ``ClaimLost`` and nothing is written), then their samples."""
+    pairs: list[tuple[SampleStage, SampleResult]] = []
+    for rows, results in finished:
+        by_sample = {result.sample_id: result for result in results}
+        pairs.extend((row, by_sample[row.sample_id]) for row in rows)
+    if not pairs:
+        return
     now = timezone.now()
     with transaction.atomic():
-        for row in rows:
-            result = by_sample[row.sample_id]
+        for stage in sorted({row.stage for row, _ in pairs}):
+            staged = [(row, result) for row, result in pairs if row.stage == stage]
+            ids = [row.pk for row, _ in staged]
             written = compare_and_set(
                 claimed_by_attempt(
-                    SampleStage.objects.filter(pk=row.pk, status=SampleStageStatus.RUNNING), job
+                    SampleStage.objects.filter(pk__in=ids, status=SampleStageStatus.RUNNING), job
                 ),
                 status=SampleStageStatus.DONE,
-                outcome=Outcome.KEPT if result.kept else Outcome.DROPPED,
-                reason=result.reason[:64],
-                detail=result.detail[:4000],
-                version=STAGE_VERSIONS[row.stage],
-                llm_calls=result.llm_calls,
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                seconds=result.seconds,
+                outcome=_per_row(staged, "outcome", lambda r: Outcome.KEPT if r.kept else Outcome.DROPPED),
+                reason=_per_row(staged, "reason", lambda r: r.reason[:64]),
+                detail=_per_row(staged, "detail", lambda r: r.detail[:4000]),
+                version=STAGE_VERSIONS[stage],
+                llm_calls=_per_row(staged, "llm_calls", lambda r: r.llm_calls),
+                prompt_tokens=_per_row(staged, "prompt_tokens", lambda r: r.prompt_tokens),
+                completion_tokens=_per_row(staged, "completion_tokens", lambda r: r.completion_tokens),
+                seconds=_per_row(staged, "seconds", lambda r: r.seconds),
                 finished_at=now,
             )
-            if not written:
-                raise ClaimLost(f"{row.sample} at {row.stage} is no longer claimed by attempt {job.attempts}")
-            fields = dict(result.fields)
+            if written != len(ids):
+                raise ClaimLost(
+                    f"{len(ids) - written} of {len(ids)} samples at {stage} are no longer claimed by "
+                    f"attempt {job.attempts}"
+                )
+        written_fields: dict[int, dict[str, Any]] = {}
+        for row, result in pairs:
+            fields = written_fields.setdefault(row.sample_id, {})
+            fields.update(result.fields)
             if not result.kept:
                 fields.update(
                     status=SampleStatus.DROPPED, dropped_at=row.stage, drop_reason=result.reason[:64]
                 )
-            if fields:
-                BuildSample.objects.filter(pk=row.sample_id).update(**fields)
             if result.dialogue_fields and row.sample.dialogue_id is not None:
                 BuildDialogue.objects.filter(pk=row.sample.dialogue_id).update(**result.dialogue_fields)
+        _write_samples(written_fields)
+
+
+def _write_samples(written_fields: dict[int, dict[str, Any]]) -> None:
+    """Write each sample's fields: one UPDATE for the samples that set the same columns (a kept
+    and a dropped sample set different ones), rather than one per sample."""
+    by_columns: dict[tuple[str, ...], list[int]] = {}
+    for sample_id, fields in written_fields.items():
+        if fields:
+            by_columns.setdefault(tuple(sorted(fields)), []).append(sample_id)
+    for columns, sample_ids in by_columns.items():
+        BuildSample.objects.filter(pk__in=sample_ids).update(
+            **{
+                name: _by_id(BuildSample, name, {pk: written_fields[pk][name] for pk in sample_ids})
+                for name in columns
+            }
+        )
 
 
 def stage_progress(build_id: int, stage: str) -> tuple[int, int]:

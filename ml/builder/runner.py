@@ -3,10 +3,11 @@
 A stage job (kind ``builder_stage``, parameters build, stage, shard) makes the stage's state rows,
 releases rows a dead attempt of itself left claimed, then claims batches of units until none is
 left, running each unit's step on a thread pool (LLM stages: as many threads as the endpoints
-allow in flight; audio stages: ``audio_threads``) and writing each result as the claiming
-attempt. Several shards of a stage share the work through the claims; whichever finishes last
-(no row pending or claimed) marks the stage done and starts the next stage's jobs, under a row
-lock so that happens once. After the last stage the build is exported as a new version
+allow in flight; audio stages: ``audio_threads``) and writing each batch's results in one
+transaction as the claiming attempt. Several shards of a stage share the work through the claims
+(near the stage's end in smaller batches, ``claims.claim_size``, so they finish together);
+whichever finishes last (no row pending or claimed) marks the stage done and starts the next
+stage's jobs, under a row lock so that happens once. After the last stage the build is exported as a new version
 (``export_versions.start_export``).
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from celery.signals import worker_init
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -61,6 +63,7 @@ from webapp.models import Job, JobStatus, User
 
 logger = logging.getLogger(__name__)
 SUMMARY_EVERY_SECONDS = 2.0
+CANCEL_CHECK_SECONDS = 1.0
 
 Step = Callable[[Sequence[BuildSample], Any], list[claims.SampleResult]]
 STEPS: dict[str, Step] = {
@@ -165,6 +168,13 @@ def _step_context(build: Build, stage: str, config: BuildConfig) -> tuple[Any, i
     return context, config.audio_threads, None
 
 
+@worker_init.connect
+def _warm_up_worker(**_: Any) -> None:
+    # Imported once in the Celery worker's parent process, before its pool forks: every child
+    # starts with SciPy loaded instead of paying for it on its first audio sample.
+    audio_steps.warm_up(models=False)
+
+
 def _run_unit(step: Step, samples: list[BuildSample], context: Any) -> list[claims.SampleResult]:
     try:
         results = step(samples, context)
@@ -190,26 +200,36 @@ def run_stage(job: Job, reporter: JobReporter, build: Build, stage: str) -> dict
         reporter.log(f"Took back {released} samples a stopped worker had claimed")
     context, threads, llm = _step_context(build, stage, config)
     stage_row = BuildStage.objects.get(build=build, stage=stage)
-    last_summary = 0.0
+    # The stage's summary is written about every SUMMARY_EVERY_SECONDS whichever shard writes it,
+    # so each of N shards writes it N times less often; a shard's first batch is not reported
+    # (its end is: `refresh_summary` below, and `advance`).
+    summary_every = SUMMARY_EVERY_SECONDS * max(1, config.shards)
+    last_summary = last_cancel_check = time.monotonic()
     try:
         run_unit = ThreadOrm().closing(_run_unit)  # each pool thread's connection closed after its unit
         with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-            while units := claims.claim_batch(job, build.pk, stage, config.batch_size):
+            while units := claims.claim_batch(job, build.pk, stage, config.batch_size, config.shards):
                 futures = {
                     pool.submit(run_unit, STEPS[stage], [row.sample for row in unit], context): unit
                     for unit in units
                 }
-                for future in as_completed(futures):
-                    claims.finish_unit(job, futures[future], future.result())
+                # The batch is written in one transaction (one commit, not one per sample); a worker
+                # killed before it leaves the rows claimed, and its successor does them again.
+                claims.finish_units(
+                    job, [(futures[future], future.result()) for future in as_completed(futures)]
+                )
                 # Counting a stage's rows costs a scan: done every few seconds, not every batch,
                 # so a 400K-sample stage does not spend its time counting itself.
-                if time.monotonic() - last_summary > SUMMARY_EVERY_SECONDS:
+                now = time.monotonic()
+                if now - last_summary > summary_every:
                     done, total = claims.stage_progress(build.pk, stage)
                     reporter.progress(done / max(total, 1), f"{STAGE_TITLES[stage]}: {done} of {total}")
                     claims.refresh_summary(stage_row)
-                    last_summary = time.monotonic()
-                else:
+                    last_summary = last_cancel_check = time.monotonic()
+                elif now - last_cancel_check > CANCEL_CHECK_SECONDS:
+                    # Asked about once a second, not after each of a fast stage's many batches.
                     reporter.check_cancelled()
+                    last_cancel_check = now
     except claims.ClaimLost as exc:
         raise JobLost(str(exc)) from exc
     finally:

@@ -1,5 +1,7 @@
 """Batch inference: EchoChat (or any registered speech LM) answers recorded items.
 
+What it returns (``InferenceOutput``) lives in ``ml.core.answers``, shared with the endpoint path.
+
 Each output keeps the raw text and its parse into perception / reasoning / strategy / response
 spans, so evaluation can store the spans and judge them stage by stage. ``should_cancel()`` is
 polled before every batch; a cancelled run returns the outputs finished so far.
@@ -16,11 +18,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ml.core.answers import InferenceOutput
 from ml.core.config import HISTORY_GOLD, HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
 from ml.core.loop import CancelCheck, ProgressCallback
 from ml.core.speech.inputs import PriorTurn, SpeechExample, resample
 from ml.core.speech.model import SpeechLM
-from webapp.lib.output_format import ParsedOutput, parse_output
+from webapp.lib.output_format import parse_output
 
 
 @dataclass(frozen=True)
@@ -35,23 +38,6 @@ class InferenceItem:
     def speech_example(self, target: str | None = None) -> SpeechExample:
         """Return what the model reads for this item (audio at 16 kHz, history included)."""
         return SpeechExample(resample(self.audio, self.sample_rate), self.prompt, target, self.history)
-
-
-@dataclass(frozen=True)
-class InferenceOutput:
-    item_id: str
-    raw_text: str
-    parsed: ParsedOutput
-    # The earlier replies this turn's prompt held, oldest first (none for a single item).
-    history_replies: tuple[str, ...] = ()
-
-    def spoken_reply(self) -> str:
-        """Return what the user heard: the response span, else the whole text (free-form answers)."""
-        return self.parsed.span_text("response").strip() or self.raw_text.strip()
-
-    def span_texts(self) -> dict[str, str]:
-        """Return {span name: text} for the spans found (e.g. to store on a model output row)."""
-        return {name: span.text for name, span in self.parsed.spans().items()}
 
 
 def run_inference(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from annotation.audio.tts import speak_in_style
 from evaluation.judging.dialogues.history import DialogueHistory, EarlierTurn, choose_reply
+from ml.core.answers import dialogue_turn_rows
 from ml.core.config import RlConfig
 from ml.core.inference import InferenceItem
 from ml.core.judge_scoring import JudgeGold
@@ -62,14 +63,7 @@ def inference_items(rows: Sequence[RecordAudio]) -> list[InferenceItem]:
 def dialogue_inference_items(rows: Sequence[RecordAudio]) -> list[list[InferenceItem]]:
     """Return the dialogue turns among the records as dialogues (each its turns in order), for
     ``ml.core.inference.run_dialogue_inference``; single items are left out."""
-    by_dialogue: dict[str, list[RecordAudio]] = {}
-    for row in rows:
-        if row.record.dialogue_id:
-            by_dialogue.setdefault(row.record.dialogue_id, []).append(row)
-    return [
-        inference_items(sorted(turns, key=lambda row: row.record.turn))
-        for _, turns in sorted(by_dialogue.items())
-    ]
+    return [inference_items(turns) for turns in dialogue_turn_rows(rows)]
 
 
 def heuristic_references(rows: Sequence[RecordAudio]) -> dict[str, HeuristicReference]:

@@ -2,8 +2,10 @@
 
 A record is what SFT, RL, reward training and the multi-GPU command line all start from. The web
 app builds records from the database (``ml.jobs.datasets``); ``export`` writes them as a folder holding
-``records.jsonl`` (one JSON object per line) and the user audio as 16 kHz WAV files, which
-``ml.cli`` reads back on a GPU box with no Django.
+``records.jsonl`` (one JSON object per line), or ``records.arrow`` (an Arrow IPC stream written in
+record batches, issue 46), and the user audio as 16 kHz WAV files, which ``ml.cli`` reads back on a
+GPU box with no Django. Both are written and read a record (or a batch) at a time, so 400K records
+never sit in memory; pyarrow is imported only when an Arrow file is written or read.
 
 The spans of the target come from the gold reference: perception from the perception labels,
 reasoning from the theory-of-mind fields, strategy from the recommended strategies and the
@@ -18,7 +20,8 @@ from __future__ import annotations
 import io
 import json
 import wave
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,10 @@ from webapp.lib.jsonlines import json_text
 from webapp.lib.output_format import render_output, render_reasoning, render_strategy
 
 RECORDS_FILE = "records.jsonl"
+ARROW_RECORDS_FILE = "records.arrow"
+RECORD_FORMATS = {"jsonl": RECORDS_FILE, "arrow": ARROW_RECORDS_FILE}
+# Records per Arrow record batch: what the writer holds before writing, and the reader at once.
+ARROW_BATCH = 1024
 # Written beside the records by the web app's export: {"snapshot": id, "content_hash": ..., ...}.
 MANIFEST_FILE = "manifest.json"
 AUDIO_FOLDER = "audio"
@@ -246,18 +253,93 @@ def read_wav(data: bytes) -> tuple[npt.NDArray[np.float32], int]:
 # --- export and import -----------------------------------------------------------------
 
 
-def export_records(rows: Iterable[RecordAudio], folder: Path) -> Path:
-    """Write records.jsonl and one WAV per record into ``folder``; return the records file.
+def _arrow_schema() -> Any:
+    """The Arrow schema of a record: one column per field; the free-form gold documents as JSON text."""
+    import pyarrow as pa
 
-    Rows are written as they come, one line each, so an iterator of 400K rows never sits in memory.
-    The lines go to a part file renamed at the end: a row that fails leaves no half records file.
+    text = pa.string()
+    history = pa.struct([("turn", pa.int32()), ("text", text), ("audio_path", text), ("reply", text)])
+    return pa.schema(
+        [
+            *((entry.name, text) for entry in fields(TrainingRecord) if entry.type == "str"),
+            ("strategies", pa.list_(text)),
+            ("gold_perception", text),
+            ("gold_tom", text),
+            ("turn", pa.int32()),
+            ("history", pa.list_(history)),
+        ]
+    )
+
+
+def _arrow_row(record: TrainingRecord) -> dict[str, Any]:
+    values = asdict(record)
+    values["strategies"] = list(record.strategies)
+    values["gold_perception"] = json_text(record.gold_perception, sort_keys=True)
+    values["gold_tom"] = json_text(record.gold_tom, sort_keys=True)
+    values["history"] = [asdict(turn) for turn in record.history]
+    return values
+
+
+def _record_from_arrow(values: dict[str, Any]) -> TrainingRecord:
+    values["strategies"] = tuple(values["strategies"] or ())
+    values["gold_perception"] = json.loads(values["gold_perception"] or "{}")
+    values["gold_tom"] = json.loads(values["gold_tom"] or "{}")
+    values["history"] = tuple(HistoryTurn(**turn) for turn in values["history"] or ())
+    return TrainingRecord(**values)
+
+
+@contextmanager
+def _record_writer(path: Path, records_format: str) -> Iterator[Callable[[TrainingRecord], None]]:
+    """Yield a function writing one record to `path`: a JSONL line, or a row of the Arrow batch
+    being filled (written every `ARROW_BATCH` records and at the end)."""
+    if records_format == "jsonl":
+        with path.open("w", encoding="utf-8") as records:
+            written = 0
+
+            def write_line(record: TrainingRecord) -> None:
+                nonlocal written
+                records.write(record.to_json() + "\n")
+                written += 1
+
+            yield write_line
+            if not written:
+                records.write("\n")  # as the file has always read with no record
+        return
+    import pyarrow as pa
+
+    schema = _arrow_schema()
+    batch: list[dict[str, Any]] = []
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+
+        def flush() -> None:
+            if batch:
+                writer.write_batch(pa.RecordBatch.from_pylist(batch, schema=schema))
+                batch.clear()
+
+        def write_row(record: TrainingRecord) -> None:
+            batch.append(_arrow_row(record))
+            if len(batch) >= ARROW_BATCH:
+                flush()
+
+        yield write_row
+        flush()
+
+
+def export_records(rows: Iterable[RecordAudio], folder: Path, *, records_format: str = "jsonl") -> Path:
+    """Write the records (records.jsonl, or records.arrow with ``records_format="arrow"``) and one
+    WAV per record into ``folder``; return the records file.
+
+    Rows are written as they come (a line each, or an Arrow batch of `ARROW_BATCH`), so an iterator
+    of 400K rows never sits in memory. The records go to a part file renamed at the end: a row that
+    fails leaves no half records file.
     """
+    if records_format not in RECORD_FORMATS:
+        raise ValueError(f"unknown records format {records_format!r}: one of {', '.join(RECORD_FORMATS)}")
     (folder / AUDIO_FOLDER).mkdir(parents=True, exist_ok=True)
-    records_file = folder / RECORDS_FILE
-    part = folder / f"{RECORDS_FILE}.part"
+    records_file = folder / RECORD_FORMATS[records_format]
+    part = folder / f"{records_file.name}.part"
     try:
-        written = 0
-        with part.open("w", encoding="utf-8") as records:
+        with _record_writer(part, records_format) as write:
             for row in rows:
                 if len(row.history_audio) != len(row.record.history):
                     raise ValueError(f"{row.record.item_id}: history audio does not match its history turns")
@@ -269,12 +351,7 @@ def export_records(rows: Iterable[RecordAudio], folder: Path) -> Path:
                     turn_path = f"{AUDIO_FOLDER}/{row.record.item_id}.history-t{turn.turn}.wav"
                     (folder / turn_path).write_bytes(wav_bytes(samples, rate))
                     history.append(replace(turn, audio_path=turn_path))
-                records.write(
-                    replace(row.record, audio_path=relative, history=tuple(history)).to_json() + "\n"
-                )
-                written += 1
-            if not written:
-                records.write("\n")  # as the file has always read with no record
+                write(replace(row.record, audio_path=relative, history=tuple(history)))
     except BaseException:
         part.unlink(missing_ok=True)
         raise
@@ -282,17 +359,35 @@ def export_records(rows: Iterable[RecordAudio], folder: Path) -> Path:
     return records_file
 
 
-def read_records(records_file: Path) -> list[RecordAudio]:
-    """Return the records of a JSONL export with their audio (paths relative to the file's folder)."""
-    rows: list[RecordAudio] = []
-    text = records_file.read_text(encoding="utf-8")
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = TrainingRecord.from_json(line)
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"{records_file}:{number}: {exc}") from exc
+def iter_records(records_file: Path) -> Iterator[tuple[int, TrainingRecord]]:
+    """Yield (number, record) of a records file, JSONL (by line) or Arrow (``.arrow``: by record
+    batch), a line or a batch at a time; a record that cannot be read is a ValueError naming it."""
+    if records_file.suffix == ".arrow":
+        import pyarrow as pa
+
+        number = 0
+        with pa.OSFile(str(records_file), "rb") as source:
+            for batch in pa.ipc.open_stream(source):
+                for values in batch.to_pylist():
+                    number += 1
+                    try:
+                        yield number, _record_from_arrow(values)
+                    except (ValueError, TypeError) as exc:
+                        raise ValueError(f"{records_file}: record {number}: {exc}") from exc
+        return
+    with records_file.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, TrainingRecord.from_json(line)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{records_file}:{number}: {exc}") from exc
+
+
+def iter_record_audio(records_file: Path) -> Iterator[RecordAudio]:
+    """Yield the records of an export (`iter_records`) with their audio, one at a time."""
+    for number, record in iter_records(records_file):
         audio, sample_rate = read_wav((records_file.parent / record.audio_path).read_bytes())
         missing = [turn.turn for turn in record.history if not turn.audio_path]
         if missing:
@@ -300,5 +395,10 @@ def read_records(records_file: Path) -> list[RecordAudio]:
         history_audio = tuple(
             read_wav((records_file.parent / turn.audio_path).read_bytes()) for turn in record.history
         )
-        rows.append(RecordAudio(record, audio, sample_rate, history_audio))
-    return rows
+        yield RecordAudio(record, audio, sample_rate, history_audio)
+
+
+def read_records(records_file: Path) -> list[RecordAudio]:
+    """Return the records of an export, JSONL or Arrow, with their audio (paths relative to the
+    file's folder)."""
+    return list(iter_record_audio(records_file))

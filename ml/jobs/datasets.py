@@ -247,10 +247,11 @@ def _entry_record(
     return with_history(row, entry, *history)
 
 
-def export_snapshot(snapshot: DatasetSnapshot, folder: Path) -> Path:
-    """Write the snapshot as a dataset export for ``python -m ml.cli``; return records.jsonl's path."""
+def export_snapshot(snapshot: DatasetSnapshot, folder: Path, *, records_format: str = "jsonl") -> Path:
+    """Write the snapshot as a dataset export for ``python -m ml.cli``; return the records file's
+    path (records.jsonl, or records.arrow with ``records_format="arrow"``)."""
     rows = build_records(snapshot) if snapshot.build_id is not None else iter_snapshot_records(snapshot)
-    records_file = export_records(rows, folder)
+    records_file = export_records(rows, folder, records_format=records_format)
     manifest = {
         "snapshot": str(snapshot.pk),
         "purpose": snapshot.purpose,

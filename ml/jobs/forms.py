@@ -34,6 +34,8 @@ from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice
 from ml.jobs.datasets import ready_counts
 from ml.jobs.dialogues.history import INFERENCE_TURN_CHOICES
 from ml.jobs.models import Checkpoint, DatasetSnapshot
+from webapp.lib.llm_client import JUDGE_KEY_ENV_PREFIX, key_variable_problem
+from webapp.outbound import named_key_problem, outbound_url_problem
 
 DEVICE_CHOICES = (
     ("auto", "Automatic: the worker's GPU (bf16), else its CPU"),
@@ -374,6 +376,73 @@ class InferenceJobForm(_JobForm):
             "dialogue_history": data.get("dialogue_history") or "",
             "device": data["device"],
             "dtype": "auto",
+        }
+
+
+class EndpointInferenceJobForm(_JobForm):
+    """Inference at an OpenAI-compatible chat endpoint that takes audio (``ml.jobs.endpoint_inference``)."""
+
+    purpose = DatasetSnapshot.Purpose.INFERENCE
+    default_splits = (Split.TEST,)
+
+    device = None  # type: ignore[assignment]  # the endpoint answers on its own GPUs; any worker runs the job
+    endpoint_url = forms.URLField(
+        max_length=500,
+        assume_scheme="https",
+        label="Endpoint base URL",
+        help_text="OpenAI-compatible, e.g. http://gpu-box:8000/v1 (vLLM) or https://api.openai.com/v1",
+    )
+    model = forms.CharField(
+        max_length=200, help_text="The model name the endpoint serves (vLLM: --served-model-name)"
+    )
+    key_variable = forms.CharField(
+        max_length=100,
+        required=False,
+        label="API key variable",
+        help_text=f"Blank for none, else the {JUDGE_KEY_ENV_PREFIX}* variable holding it (bound to this host "
+        "by ECHOSTUDIO_OUTBOUND_KEY_HOSTS)",
+    )
+    system_name = forms.CharField(max_length=120)
+    system_category = forms.ChoiceField(choices=System.Category.choices, initial=System.Category.OURS)
+    benchmark_version = forms.CharField(max_length=64, initial=DEFAULT_BENCHMARK_VERSION)
+    dialogue_history = forms.ChoiceField(choices=INFERENCE_TURN_CHOICES, required=False, label="Answer")
+    max_concurrency = forms.IntegerField(min_value=1, max_value=256, initial=8, label="Requests in flight")
+    max_tokens = forms.IntegerField(min_value=1, initial=INFERENCE_MAX_NEW_TOKENS)
+    temperature = forms.FloatField(min_value=0.0, max_value=2.0, initial=0.0)
+    system_prompt = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Blank: the server's chat template decides",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        url, variable = data.get("endpoint_url") or "", (data.get("key_variable") or "").strip()
+        if url and (problem := outbound_url_problem(url)) is not None:
+            self.add_error("endpoint_url", problem)
+        elif url and variable:
+            problem = key_variable_problem(variable) or named_key_problem(url, variable)
+            if problem is not None:
+                self.add_error("key_variable", problem)
+        name, category = data.get("system_name"), data.get("system_category")
+        if name and System.objects.filter(name=name).exclude(category=category).exists():
+            self.add_error("system_name", "A system of another category has this name; choose another.")
+        return data
+
+    def job_parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "endpoint_url": data["endpoint_url"],
+            "model": data["model"],
+            "key_variable": (data.get("key_variable") or "").strip(),
+            "system_name": data["system_name"],
+            "system_category": data["system_category"],
+            "benchmark_version": data["benchmark_version"],
+            "dialogue_history": data.get("dialogue_history") or "",
+            "max_concurrency": data["max_concurrency"],
+            "max_tokens": data["max_tokens"],
+            "temperature": data["temperature"],
+            "system_prompt": data.get("system_prompt") or "",
         }
 
 

@@ -1,7 +1,8 @@
 """The EchoChat inference job: a checkpoint answers every item of a snapshot; the answers become a
 System's outputs, which the judges and listening studies then use. Each response is voiced by the
 configured TTS backend (``ml.jobs.voicing``) in the speech style its strategy span declares, so the
-system has response audio for MOS studies and the response-audio judge.
+system has response audio for MOS studies and the response-audio judge (``ml.jobs.answers``, the
+storing the endpoint path ``ml.jobs.endpoint_inference`` shares).
 
 With ``dialogue_history`` set ("gold" or "own", ``ml.core.config.HISTORY_MODES``) the job answers
 the snapshot's dialogue turns instead, dialogue by dialogue and turn by turn, each turn hearing the
@@ -13,38 +14,23 @@ This module loads torch; only gpu workers import it (through ``ml.jobs.tasks``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from evaluation.outputs.importing import import_outputs
 from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.config import HISTORY_MODES, INFERENCE_BATCH_SIZE, INFERENCE_MAX_NEW_TOKENS
-from ml.core.inference import InferenceOutput, run_dialogue_inference, run_inference
+from ml.core.inference import run_dialogue_inference, run_inference
 from ml.core.loop import ProgressCallback
 from ml.core.runtime import StartModel, load_start_model, resolve_device_and_dtype
 from ml.core.training_inputs import dialogue_inference_items, inference_items
+from ml.jobs.answers import refuse_foreign_system, store_answers
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint
 from ml.jobs.training.register import finite_metrics, job_snapshot, stop_if_cancelled
-from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts, voice_responses
+from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts
 from webapp.jobs import JobReporter, JobResult
-from webapp.lib.row_outcome import RESULT_KEY, RowTally
 from webapp.models import Job
-
-
-def produced_history(history_mode: str, output: InferenceOutput) -> dict[str, Any]:
-    """Return the history a dialogue turn's output was produced with, as `ModelOutput.history`."""
-    replies = [{"turn": turn, "reply": reply} for turn, reply in enumerate(output.history_replies, start=1)]
-    return {"source": history_mode, "replies": replies}
-
-
-def refuse_foreign_system(system_name: str) -> None:
-    """Raise ValueError when the name is another (not EchoChat) system's: its outputs are not ours to replace."""
-    existing = System.objects.filter(name=system_name).first()
-    if existing is not None and existing.category != System.Category.OURS:
-        raise ValueError(f"system {system_name!r} is not an EchoChat system; choose another name")
 
 
 @dataclass(frozen=True)
@@ -144,62 +130,12 @@ def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:
     # A cancelled run returns fewer outputs: importing them would remove the missing items' outputs.
     stop_if_cancelled(len(outputs) < len(items), reporter)
     tts = configured_tts()
-    reporter.log(f"Voicing the responses with {describe_tts(tts)}")
-    voiced = voice_responses(
-        [(output.item_id, output.parsed) for output in outputs],
-        configured_synthesizer(),
-        lambda done: reporter.progress(0.9 + 0.05 * done / max(1, len(outputs)), f"Voiced {done} responses"),
-    )
-    reporter.progress(0.95, "Storing the outputs", force=True)
     system = echochat_system(system_name, model)
-    lines = "\n".join(
-        json.dumps(
-            {
-                "item_id": output.item_id,
-                "output": output.raw_text,
-                "audio": f"{output.item_id}.wav",
-                # The history this turn was answered with: its judge reads exactly these replies.
-                **({"history": produced_history(history_mode, output)} if history_mode else {}),
-            }
-        )
-        for output in outputs
-    )
-    # Per row, never per job: an output that cannot be voiced or stored is that row's error (with
-    # its reason, in the log and the result), and every other output is stored.
-    report = import_outputs(
-        system,
-        version,
-        lines.encode(),
-        voiced,
-        skip_invalid_rows=True,
-        scope="dialogue" if history_mode else "single",
-    )
-    row_errors = [f"{name}: {reason}" for name, reason in sorted(voiced.failures.items())]
-    # A row that was not voiced is also missing its audio for the import: said once, with the cause.
-    row_errors += [str(problem) for problem in report.errors if problem.item_id not in voiced.failures]
-    for line in [*row_errors, *(str(warning) for warning in report.warnings)]:
-        reporter.log(line)
-    stored = report.created + report.updated + report.unchanged if report.imported else 0
-    tally = RowTally(len(outputs), len(outputs) - stored, noun="outputs")
-    well_formed = sum(output.parsed.well_formed for output in outputs)
-    reporter.log(
-        f"{stored} of {len(outputs)} outputs stored for {system.name} ({version}): {report.created} new, "
-        f"{report.updated} changed, {report.unchanged} unchanged, {report.removed} removed; "
-        f"{well_formed} well formed; response audio by {describe_tts(tts)}"
+    stored = store_answers(
+        reporter, system, version, outputs, history_mode, configured_synthesizer(), describe_tts(tts)
     )
     return {
-        RESULT_KEY: tally.as_result(),
-        "row_errors": row_errors[:100],
-        "escaped": [
-            str(warning) for warning in report.warnings if warning.message.startswith("text escaped")
-        ][:100],
-        "system": system.pk,
-        "system_name": system.name,
-        "benchmark_version": version,
-        "outputs": len(outputs),
-        "well_formed": well_formed,
-        "voiced_by": describe_tts(tts),
+        **stored,
         "checkpoint": model.checkpoint.pk if model.checkpoint is not None else None,
-        "dialogue_history": history_mode,
         "dialogues": len(dialogues),
     }

@@ -12,6 +12,10 @@ decided by the worker that runs the job):
 - ``reward_scoring``: reward_checkpoint, system, benchmark_version;
 - ``echochat_inference``: start_from, system_name, benchmark_version, max_new_tokens, batch_size,
   device, dtype, dialogue_history ("" single items; "gold" or "own": dialogues turn by turn);
+- ``endpoint_inference``: endpoint_url, model, key_variable (an ECHOSTUDIO_JUDGE_KEY_* variable
+  or ""), system_name, system_category (of ``System.Category``), benchmark_version,
+  dialogue_history, max_concurrency, max_tokens, temperature, system_prompt. It runs on the
+  default queue (no torch: ``ml.jobs.endpoint_inference``);
 - ``echomind_inference``: start_from, system_name, prompts (reply prompt strengths, of
   ``Reply.Prompt``), max_new_tokens, batch_size, device, dtype. It reads the EchoMind delivery sets'
   accepted takes as they are when it runs: no snapshot.
@@ -40,6 +44,7 @@ RL_JOB = "rl_sdca"
 REWARD_TRAINING_JOB = "reward_training"
 REWARD_SCORING_JOB = "reward_scoring"
 INFERENCE_JOB = "echochat_inference"
+ENDPOINT_INFERENCE_JOB = "endpoint_inference"
 ECHOMIND_INFERENCE_JOB = "echomind_inference"
 ML_JOB_KINDS: tuple[str, ...] = (
     SFT_JOB,
@@ -47,6 +52,7 @@ ML_JOB_KINDS: tuple[str, ...] = (
     REWARD_TRAINING_JOB,
     REWARD_SCORING_JOB,
     INFERENCE_JOB,
+    ENDPOINT_INFERENCE_JOB,
     ECHOMIND_INFERENCE_JOB,
 )
 JOB_TITLES: dict[str, str] = {
@@ -55,6 +61,7 @@ JOB_TITLES: dict[str, str] = {
     REWARD_TRAINING_JOB: "Reward-model training",
     REWARD_SCORING_JOB: "Reward scoring of a system's outputs",
     INFERENCE_JOB: "EchoChat inference on a benchmark split",
+    ENDPOINT_INFERENCE_JOB: "Inference at a serving endpoint (vLLM, hosted audio model)",
     ECHOMIND_INFERENCE_JOB: "EchoChat answers the EchoMind delivery sets",
 }
 SNAPSHOT_PURPOSES: dict[str, str] = {
@@ -62,6 +69,7 @@ SNAPSHOT_PURPOSES: dict[str, str] = {
     RL_JOB: DatasetSnapshot.Purpose.RL,
     REWARD_TRAINING_JOB: DatasetSnapshot.Purpose.REWARD,
     INFERENCE_JOB: DatasetSnapshot.Purpose.INFERENCE,
+    ENDPOINT_INFERENCE_JOB: DatasetSnapshot.Purpose.INFERENCE,
 }
 
 

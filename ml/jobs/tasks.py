@@ -1,4 +1,5 @@
-"""Job functions of the ml app, all on the gpu queue (run by GPU workers through webapp.jobs).
+"""Job functions of the ml app, on the gpu queue (run by GPU workers through webapp.jobs) but for
+endpoint inference, which only talks HTTP and runs on the default queue (``ml.jobs.endpoint_inference``).
 
 The work is in ``ml.jobs.training.jobs`` (the three training jobs), ``ml.jobs.inference``,
 ``ml.jobs.echomind.inference`` and ``ml.jobs.reward_scoring``, imported inside each function: they load torch and transformers, which
@@ -11,6 +12,7 @@ from collections.abc import Callable
 
 from ml.jobs.launch import (
     ECHOMIND_INFERENCE_JOB,
+    ENDPOINT_INFERENCE_JOB,
     INFERENCE_JOB,
     JOB_TITLES,
     REWARD_SCORING_JOB,
@@ -33,6 +35,14 @@ def echochat_inference(job: Job, reporter: JobReporter) -> JobResult:
     from ml.jobs.inference import run_inference_job
 
     return run_inference_job(job, reporter)
+
+
+@job_task(ENDPOINT_INFERENCE_JOB, queue="default", title=JOB_TITLES[ENDPOINT_INFERENCE_JOB])
+def endpoint_inference(job: Job, reporter: JobReporter) -> JobResult:
+    """Send a benchmark split's takes to an OpenAI-compatible endpoint; the answers become a System's outputs."""
+    from ml.jobs.endpoint_inference import run_endpoint_inference_job
+
+    return run_endpoint_inference_job(job, reporter)
 
 
 @_gpu_job(ECHOMIND_INFERENCE_JOB)

@@ -13,6 +13,7 @@ from ml.jobs.builds.forms import BuildSource
 from ml.jobs.datasets import ready_counts
 from ml.jobs.echomind.forms import EchoMindInferenceJobForm
 from ml.jobs.forms import (
+    EndpointInferenceJobForm,
     InferenceJobForm,
     RewardScoringJobForm,
     RewardTrainingJobForm,
@@ -21,6 +22,7 @@ from ml.jobs.forms import (
 )
 from ml.jobs.launch import (
     ECHOMIND_INFERENCE_JOB,
+    ENDPOINT_INFERENCE_JOB,
     INFERENCE_JOB,
     JOB_TITLES,
     ML_JOB_KINDS,
@@ -35,6 +37,7 @@ from ml.jobs.lineage import SHOWN, checkpoint_lineage
 from ml.jobs.metric_charts import charts_json
 from ml.jobs.models import Checkpoint, DatasetSnapshot
 from webapp.http import StudioRequest
+from webapp.jobs import job_spec
 from webapp.models import Job
 from webapp.roles import role_required
 
@@ -55,6 +58,7 @@ START_FORMS: dict[str, type[Any]] = {
     REWARD_TRAINING_JOB: RewardTrainingJobForm,
     REWARD_SCORING_JOB: RewardScoringJobForm,
     INFERENCE_JOB: InferenceJobForm,
+    ENDPOINT_INFERENCE_JOB: EndpointInferenceJobForm,
     ECHOMIND_INFERENCE_JOB: EchoMindInferenceJobForm,
 }
 
@@ -96,7 +100,11 @@ def start_job_page(request: StudioRequest, kind: str) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             return redirect("ml:job", job_id=job.pk)
-    return render(request, "ml/start_job.html", {"form": form, "kind": kind, "title": JOB_TITLES[kind]})
+    return render(
+        request,
+        "ml/start_job.html",
+        {"form": form, "kind": kind, "title": JOB_TITLES[kind], "queue": job_spec(kind).queue},
+    )
 
 
 @role_required(*ML_ROLES)

@@ -2,9 +2,14 @@
 // being rated in a conversation (dialogue_rating.js), so both pages list and run the same keys:
 // Space plays or pauses the reply, Q the user's query, 1-5 score the highlighted question (which
 // stays highlighted), the arrows move the highlight, Enter submits, Esc leaves whatever has focus.
+// Space is the reply's even on the sample's two players: a focused query player answering Space
+// itself played the query instead of the sample being rated (issue 44); Q plays the query. Any
+// other player (a conversation's earlier turns) keeps its own Space, the only key that plays it.
+// The page opens with the reply's player focused, so Tab goes on from the sample to its questions.
 // The table runs the keys and writes the page's list of them (EchoKeys.use, shortcuts.js).
 (function () {
   "use strict";
+
 
   function toggle(audio, other) {
     if (!audio) return;
@@ -23,6 +28,9 @@
   function bind(options) {
     const questions = options.questions;
     let active = 0;
+    // The sample's players, which the keys name: their own controls would take Space (and press
+    // their button on keyup), so the reply's key is run instead.
+    const isPlayer = (target) => Boolean(target) && (target === options.reply || target === options.query);
 
     const chosen = (question) => question.querySelector("input:checked");
 
@@ -54,9 +62,9 @@
 
     const asked = () => questions.length > 0;
     const SHORTCUTS = [
-      { keys: "Space", hint: "Play / pause the reply (a focused button or player: press it)",
+      { keys: "Space", hint: "Play / pause the reply, from the query's player too (a focused button or other player: press it)",
         when: () => Boolean(options.reply),
-        on: (e) => e.key === " " && Boolean(options.reply) && !EchoKeys.ownsSpace(e.target),
+        on: (e) => e.key === " " && Boolean(options.reply) && (isPlayer(e.target) || !EchoKeys.ownsSpace(e.target)),
         run: (e) => { e.preventDefault(); toggle(options.reply, options.query); } },
       { keys: "Q", hint: "Play / pause the user's query", when: () => Boolean(options.query),
         on: (e) => (e.key === "q" || e.key === "Q") && Boolean(options.query), run: () => toggle(options.query, options.reply) },
@@ -79,6 +87,12 @@
     // Esc leaves whatever has focus (EchoKeys.bind); no key is taken while typing in a text box.
     EchoKeys.use(options.list, SHORTCUTS,
       (event) => event.altKey || event.ctrlKey || event.metaKey || EchoKeys.typing(event.target));
+    // The keydown above ran Space on the reply; the focused player must not also act on its keyup.
+    ["keyup", "keypress"].forEach((type) => document.addEventListener(type, (event) => {
+      if (event.key === " " && options.reply && isPlayer(event.target)) event.preventDefault();
+    }, true));
+    const focused = document.activeElement;
+    if (options.reply && (!focused || focused === document.body)) options.reply.focus({ preventScroll: true });
 
     return { activate: activate, firstUnanswered: firstUnanswered, answered: () => questions.every(chosen) };
   }

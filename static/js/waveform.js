@@ -335,11 +335,55 @@
     }
   }
 
+  /* --- A long take's contours and words, per window (issue 46) ------------------------------ */
+
+  /* Ask `url` (?start=&end= seconds) for the contours and words of the part in view and as much
+   * again on each side, when the view leaves what was loaded or zooms in past its detail (a
+   * window over three times the view's span); the answer replaces `options.contours` and goes to
+   * `options.onWindow(data)`. The container counts its requests (data-window-requests) and says
+   * the window it holds (data-window), for the tests and bench/long_audio.py. */
+  function bindWindows(ws, container, options) {
+    let loaded = null;
+    let pending = "";
+    let timer = 0;
+    container.dataset.windowRequests = "0";
+    const want = function () {
+      const duration = ws.getDuration();
+      if (!duration) return;
+      const range = visibleRange(ws, container);
+      const span = Math.max(0.01, range[1] - range[0]);
+      if (loaded && range[0] >= loaded.start - 0.01 && range[1] <= loaded.end + 0.01
+          && loaded.end - loaded.start <= 3.01 * span) return;
+      const start = Math.max(0, range[0] - span), end = Math.min(duration, range[1] + span);
+      const key = start.toFixed(3) + "-" + end.toFixed(3);
+      if (key === pending) return;
+      pending = key;
+      container.dataset.windowRequests = String(parseInt(container.dataset.windowRequests, 10) + 1);
+      const url = options.windowUrl + (options.windowUrl.includes("?") ? "&" : "?")
+        + "start=" + start.toFixed(3) + "&end=" + end.toFixed(3);
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) { return response.ok ? response.json() : Promise.reject(response.status); })
+        .then(function (data) {
+          if (key !== pending) return; // a newer window was asked for meanwhile
+          pending = "";
+          loaded = { start: data.start, end: data.end };
+          options.contours = { pitch: data.pitch, energy: data.energy };
+          container.dataset.window = data.start.toFixed(2) + "-" + data.end.toFixed(2);
+          ws.emit("contours");
+          if (options.onWindow) options.onWindow(data);
+        })
+        .catch(function () { pending = ""; }); // asked again on the next scroll or zoom
+    };
+    const schedule = function () { clearTimeout(timer); timer = setTimeout(want, 120); };
+    ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, schedule); });
+  }
+
   /* --- Creating a waveform --------------------------------------------------------------------- */
 
   /* options: container (element), subject (what it plays: "the take under review"), url or media,
    * peaksNode (json_script of the take's peaks; default: #waveform-peaks when a url is given),
-   * plugins, height, contours + canvas (+ energySpanDb), speedSelect, onContours(extents).
+   * plugins, height, contours + canvas (+ energySpanDb), speedSelect, onContours(extents);
+   * windowUrl + onWindow(data) for a long take, whose contours and words load per window.
    * Returns the WaveSurfer instance, zoom bound to the wheel, named and answering its keys. */
   function create(options) {
     const container = options.container;
@@ -380,9 +424,10 @@
           if (extents && options.onContours) options.onContours(extents);
         });
       };
-      ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, redraw); });
+      ["ready", "zoom", "scroll", "redrawcomplete", "contours"].forEach(function (name) { ws.on(name, redraw); });
       window.addEventListener("resize", redraw);
     }
+    if (options.windowUrl) bindWindows(ws, container, options);
     const scale = addScale(container);
     let scaleFrame = 0;
     const redrawScale = function () {

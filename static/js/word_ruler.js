@@ -4,7 +4,8 @@
  * dropped near a word boundary lands on it.
  * The page lists the words as <li data-start data-end> inside [data-word-ruler]
  * (templates/annotation/labelling/_word_ruler.html); without JavaScript they stay a plain list.
- * Exposes window.EchoWordRuler: attach(ws, view) -> {snap, nearest, between} and
+ * A long take's words come per window instead (`setWords`, issue 46).
+ * Exposes window.EchoWordRuler: attach(ws, view) -> {snap, nearest, between, setWords} and
  * snap(seconds, boundaries, tolerance). */
 (function (root) {
   "use strict";
@@ -35,10 +36,22 @@
   /* Lay the view's words out under `ws` (a wavesurfer instance); return {snap(seconds)}. */
   function attach(ws, view) {
     const list = view.querySelector("ol");
-    const words = Array.from(view.querySelectorAll("li[data-start]")).map(function (item) {
-      return { item: item, start: parseFloat(item.dataset.start), end: parseFloat(item.dataset.end) };
-    }).filter(function (word) { return isFinite(word.start) && isFinite(word.end); });
-    const boundaries = boundariesOf(words);
+    const note = view.querySelector("[data-role=word-note]");
+    let words = [];
+    let boundaries = [];
+    // The seconds whose words are loaded: all of a short take; a long take's window (`setWords`).
+    let covered = view.dataset.windowed ? null : [-Infinity, Infinity];
+    /* The words are the list's items: the page's (a short take), or a window's (`setWords`). */
+    function readItems() {
+      words = Array.from(view.querySelectorAll("li[data-start]")).map(function (item) {
+        return { item: item, start: parseFloat(item.dataset.start), end: parseFloat(item.dataset.end) };
+      }).filter(function (word) { return isFinite(word.start) && isFinite(word.end); });
+      boundaries = boundariesOf(words);
+      words.forEach(function (word) {
+        word.item.addEventListener("click", function () { ws.setTime(word.start); });
+      });
+    }
+    readItems();
     view.classList.add("timed");
 
     /* The whole take's width in pixels at the current zoom: the waveform scrolls inside it. */
@@ -63,16 +76,43 @@
     ["ready", "zoom", "scroll", "redrawcomplete"].forEach(function (name) { ws.on(name, layout); });
     window.addEventListener("resize", layout);
 
-    words.forEach(function (word) {
-      word.item.addEventListener("click", function () { ws.setTime(word.start); });
-    });
     ws.on("timeupdate", function (seconds) {
       words.forEach(function (word) {
         word.item.classList.toggle("current", seconds >= word.start && seconds < word.end);
       });
     });
 
+    /* A long take's words of the window in view (static/js/waveform.js loads them, issue 46):
+     * `list` as the window endpoint gives it, [{text, start, end, stress}]; `total` the words the
+     * window holds, more than `list` when there are too many to show at this zoom; `start` and
+     * `end` the window's seconds. */
+    function setWords(given, total, start, end) {
+      if (!list) return;
+      covered = given.length >= total ? [start, end] : null;
+      list.textContent = "";
+      given.forEach(function (word) {
+        const item = document.createElement("li");
+        item.dataset.start = String(word.start);
+        item.dataset.end = String(word.end);
+        if (word.stress) item.className = "stress-candidate";
+        item.title = word.text + ": " + word.start.toFixed(2) + "–" + word.end.toFixed(2) + " s" + (word.stress ? ", sounds stressed" : "");
+        item.textContent = word.text + " ";
+        const small = document.createElement("small");
+        small.className = "muted";
+        small.textContent = word.start.toFixed(2) + " s";
+        item.appendChild(small);
+        list.appendChild(item);
+      });
+      readItems();
+      if (note) {
+        note.hidden = given.length >= total;
+        note.textContent = total + " words in view: zoom in to see them";
+      }
+      layout();
+    }
+
     return {
+      setWords: setWords,
       /* `seconds` moved onto the nearest word boundary when one is close on screen. */
       snap: function (seconds) {
         const duration = ws.getDuration();
@@ -84,8 +124,10 @@
       nearest: function (seconds) {
         return boundaries.length ? snap(seconds, boundaries, Infinity) : seconds;
       },
-      /* The words mostly inside [start, end], as the segment's "Words" field shows them. */
+      /* The words mostly inside [start, end], as the segment's "Words" field shows them; null
+       * when they are not loaded (a long take's part out of the window). */
       between: function (start, end) {
+        if (!covered || start < covered[0] || end > covered[1]) return null;
         return words.filter(function (word) {
           const middle = (word.start + word.end) / 2;
           return middle >= start && middle < end;

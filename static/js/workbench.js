@@ -41,6 +41,12 @@
       canvas: panel.querySelector("canvas.contours"),
       contours: dataNode ? JSON.parse(dataNode.textContent || "{}") : null,
       speedSelect: document.querySelector("[data-role=speed]"),
+      // A long take: contours and words per window in view (issue 46).
+      windowUrl: panel.dataset.windowUrl || "",
+      onWindow: (data) => {
+        if (!state.words) return;
+        state.words.setWords(data.words, data.words_total, data.start, data.end);
+      },
     });
     // The take's words under the waveform, and the word boundaries segment edges snap to.
     const wordView = document.querySelector("[data-word-ruler]");
@@ -335,7 +341,8 @@
       if (!state.words) return;
       this.list.forEach((s) => {
         if (s.words && s.words !== s.rulerWords) return;
-        s.words = s.rulerWords = state.words.between(s.start, s.end);
+        const words = state.words.between(s.start, s.end);
+        if (words !== null) s.words = s.rulerWords = words; // null: its words are not loaded (a long take)
       });
     },
 

@@ -17,6 +17,7 @@ from evaluation.studies.models import StudyAssignment, StudyRating, StudySlot
 from tests.evaluation.studies.comparisons.support import make_comparison
 from tests.evaluation.studies.crowd.support import crowd_study, prolific_query
 from tests.evaluation.studies.support import build_world
+from tests.support.browser import wait_for_keys
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
@@ -57,9 +58,8 @@ def _rate_one(page: Any, link: CrowdLink, pid: str, number: int, total: int) -> 
     assignment = StudyAssignment.objects.next_for(link.study, seat.user)
     assert assignment is not None
     assert page.locator("#submit-rating").is_disabled()
-    # Space plays the reply from the page; on a focused player it is that player's own key.
-    page.locator("h1").first.click()
-    page.keyboard.press(" ")
+    wait_for_keys(page)
+    page.keyboard.press(" ")  # the reply's, whichever player has focus (test_rating_space_focus)
     page.wait_for_selector("#rating[data-unlocked=true]", timeout=60_000)  # a loaded CI machine
     page.keyboard.press("2" if assignment.stimulus.kind == "trap" else "4")
     page.keyboard.press("Enter")

@@ -15,7 +15,7 @@ from evaluation.studies.models import Study, StudyRating
 from ml.jobs.launch import SFT_JOB
 from ml.jobs.models import DatasetSnapshot
 from tests.factories import TEST_PASSWORD
-from tests.support.browser import log_in
+from tests.support.browser import log_in, wait_for_keys
 from webapp.models import Job, JobStatus, User
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.usefixtures("media_root")]
@@ -89,6 +89,7 @@ def test_a_newcomer_judges_rates_and_trains_on_the_demo(
     assert total == 4  # two items from each demo system
     for number in range(1, total + 1):
         page.wait_for_selector(f"[data-testid=progress-text]:has-text('Sample {number} of {total}')")
+        wait_for_keys(page)
         page.keyboard.press(" ")
         page.wait_for_selector("#rating[data-unlocked=true]", timeout=30_000)
         for _ in study.dimensions:  # a digit scores, the down arrow moves on (the page's hint)

@@ -6,7 +6,7 @@ import pytest
 
 from evaluation.studies.models import StudyRating
 from tests.evaluation.studies.support import build_world, current, from_system, make_study, rate_everything
-from tests.support.browser import listed_keys, log_in
+from tests.support.browser import listed_keys, log_in, wait_for_keys
 from webapp.roles import Role
 
 pytestmark = pytest.mark.browser
@@ -35,6 +35,7 @@ def test_an_evaluator_rates_by_keyboard_and_the_admin_sees_table_and_chart(
     seen_trap = False
     for number in range(1, total + 1):
         page.wait_for_selector(f"[data-testid=progress-text]:has-text('Sample {number} of {total}')")
+        wait_for_keys(page)
         assert page.locator("#submit-rating").is_disabled()
         if number == 1:  # Q is listed only where the user's query has audio
             keys = [key for key in listed_keys(page) if key != "Q"]

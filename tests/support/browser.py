@@ -54,10 +54,17 @@ def wait_for_layout(page: Any, script: str, settled: Callable[[Any], bool], time
         page.wait_for_timeout(50)
 
 
+def wait_for_keys(page: Any) -> None:
+    """Wait until the page's keys are bound: a deferred script binds them and writes their hint list
+    (EchoKeys.use), which may be after the elements a test waits for were parsed; a key pressed before
+    it goes nowhere."""
+    page.wait_for_selector("[data-shortcut-list] dt", state="attached")
+
+
 def listed_keys(page: Any) -> list[str]:
     """Return the keys the page's hint list shows, having checked that they are its handler table's
     keys (EchoKeys.keys, static/js/shortcuts.js): the hints and the keys come from one table."""
-    page.wait_for_selector("[data-shortcut-list] dt", state="attached")  # written by a deferred script
+    wait_for_keys(page)
     shown, handled = page.evaluate(
         """() => {
             const list = document.querySelector('[data-shortcut-list]');

@@ -30,6 +30,9 @@ HEAVY = (
     "resemblyzer",
     "librosa",
     "pyloudnorm",
+    # the Redis client (61 modules, ~6 MiB) loads where a cache or broker call needs it; the
+    # transient-error check looks its errors up only once it is loaded (webapp.db)
+    "redis",
 )
 
 LOAD_THE_WEB_APP = """

@@ -27,6 +27,16 @@ CHUNK_BYTES = 2**20
 # file of repeated lines legitimately compresses 100-fold, and it cannot fill a disk.
 RATIO_FLOOR_BYTES = 2**20
 DEFAULT_MAX_RATIO = 100.0
+# Written on every member of an archive we make: the same files make the same bytes whenever
+# they are written (the current time made two downloads a second apart differ).
+ARCHIVE_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def archive_member(name: str) -> zipfile.ZipInfo:
+    """Return the header of member `name` of an archive we write: a fixed time, deflated."""
+    member = zipfile.ZipInfo(name, date_time=ARCHIVE_TIME)
+    member.compress_type = zipfile.ZIP_DEFLATED
+    return member
 
 
 class ArchiveRefused(ValueError):

@@ -19,6 +19,11 @@ Answers are cached by sha256 of (model, messages, temperature) through any objec
 get(key) / set(key, value) (`JudgeCache`): the same prompt to the same judge model is paid
 once. Only answers that parsed as a JSON object are cached, so rerunning a judging job retries
 the failures.
+
+With `ChatJudgeConfig(text_replies=True)` the same transport answers in plain text: any text
+content is a good answer (`ok`, `data` None) and is cached as such. The endpoint inference job
+(`ml.jobs.endpoint_inference`) sends a system's prompts this way; its `cache_scope` (the
+endpoint's URL) keeps two servers that call their models by one name from sharing answers.
 """
 
 from __future__ import annotations
@@ -95,6 +100,10 @@ class ChatJudgeConfig:
     # Every request checked against it and sent to the checked address (webapp.lib.outbound);
     # None only for trusted callers: the command line, where the operator types the URL.
     outbound: OutboundPolicy | None = None
+    # Plain-text answers (a system answering, not a judge): any text content is a good reply.
+    text_replies: bool = False
+    # Part of every cache key when set: answers are shared only under the same scope.
+    cache_scope: str = ""
 
 
 @dataclass(frozen=True)
@@ -203,7 +212,14 @@ class JudgeClient:
         self._http.close()
 
     def cache_key(self, messages: Sequence[Message]) -> str:
-        return cache_key(self.config.model, messages, self.config.temperature)
+        scope = self.config.cache_scope
+        model = f"{scope}|{self.config.model}" if scope else self.config.model
+        return cache_key(model, messages, self.config.temperature)
+
+    def _from_text(self, text: str, attempts: int, cached: bool = False) -> JudgeReply:
+        if self.config.text_replies:
+            return JudgeReply(True, None, text, None, attempts, cached)
+        return _reply_from_text(text, attempts, cached)
 
     def complete_json(self, messages: Sequence[Message]) -> JudgeReply:
         """Return the judge's answer to one prompt as a JSON object, or the reason it has none."""
@@ -211,7 +227,7 @@ class JudgeClient:
         if self.cache is not None:
             cached = self.cache.get(key)
             if cached is not None:
-                return _reply_from_text(cached, attempts=0, cached=True)
+                return self._from_text(cached, attempts=0, cached=True)
         reply = self._request(messages)
         if reply.ok and self.cache is not None:
             self.cache.set(key, reply.raw_text)
@@ -321,7 +337,7 @@ class JudgeClient:
         if prompt.tries.attempts == 0 and self.cache is not None:
             cached = self.cache.get(self.cache_key(prompt.request.messages))
             if cached is not None:
-                return _reply_from_text(cached, attempts=0, cached=True)
+                return self._from_text(cached, attempts=0, cached=True)
         outcome = self._attempt(prompt.payload, prompt.tries)
         if isinstance(outcome, JudgeReply) and outcome.ok and self.cache is not None:
             self.cache.set(self.cache_key(prompt.request.messages), outcome.raw_text)
@@ -353,7 +369,7 @@ class JudgeClient:
             error, raw_text = f"connection error: {type(exc).__name__}: {exc}", ""
         else:
             if response.status_code == 200:
-                return _reply_from_body(response.text, attempts)
+                return _reply_from_body(response.text, attempts, self._from_text)
             error, raw_text = f"HTTP {response.status_code}", response.text
             if not _is_retryable(response.status_code):
                 return JudgeReply(False, None, raw_text, error, attempts)
@@ -375,7 +391,7 @@ class JudgeClient:
             return min(retry_after, self.config.backoff_max_s)
         exponential = min(self.config.backoff_base_s * 2 ** (attempt - 1), self.config.backoff_max_s)
         # Full jitter over the upper half keeps concurrent workers from retrying in lockstep.
-        return exponential * (0.5 + 0.5 * self._rng.random())
+        return float(exponential * (0.5 + 0.5 * self._rng.random()))
 
 
 @dataclass
@@ -419,7 +435,7 @@ def _retry_after_seconds(header: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _reply_from_body(body: str, attempts: int) -> JudgeReply:
+def _reply_from_body(body: str, attempts: int, from_text: Callable[[str, int], JudgeReply]) -> JudgeReply:
     """Return the reply for a 200 response: pick the assistant content out of the completion."""
     try:
         completion = json.loads(body)
@@ -430,7 +446,7 @@ def _reply_from_body(body: str, attempts: int) -> JudgeReply:
         )
     if not isinstance(content, str):
         return JudgeReply(False, None, body, "chat completion content is not text", attempts)
-    reply = _reply_from_text(content, attempts)
+    reply = from_text(content, attempts)
     usage = completion.get("usage") if isinstance(completion, dict) else None
     if isinstance(usage, dict):
         reply = replace(

@@ -20,8 +20,10 @@ Pure: no Django. `webapp.outbound` reads the settings into a policy for the apps
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import socket
+import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -178,6 +180,7 @@ class PinnedTransport(httpx.BaseTransport):
     ) -> None:
         self.policy = policy
         self._resolve = resolve
+        transport.setdefault("verify", _default_tls_context())
         self._inner = httpx.HTTPTransport(**transport)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -194,6 +197,15 @@ class PinnedTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self._inner.close()
+
+
+@functools.cache
+def _default_tls_context() -> ssl.SSLContext:
+    """Return the certificate check every pinned client makes by default, made once per process:
+    loading the CA bundle costs about 60 ms of CPU, which each new client paid again (a build's
+    stage job per endpoint, a TTS server's client per sample). One context serves any number of
+    connections and threads."""
+    return httpx.create_ssl_context()
 
 
 def http_client(policy: OutboundPolicy | None, **options: Any) -> httpx.Client:

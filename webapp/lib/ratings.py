@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import combinations
 from typing import TypeVar
 
@@ -44,7 +45,9 @@ def mos_with_ci(ratings: Mapping[Key, Sequence[float]], confidence: float = 0.95
     """
     from scipy import stats as scipy_stats  # heavy: loaded by the analysis, not the web app
 
-    means = np.array([np.mean(scores) for scores in ratings.values() if len(scores) > 0])
+    means = np.array(
+        [sum(scores) / len(scores) for scores in ratings.values() if len(scores) > 0], dtype=float
+    )
     if len(means) < 2:
         raise ValueError("a confidence interval needs at least two rated outputs")
     mean = float(means.mean())
@@ -76,17 +79,17 @@ def bootstrap_mos_ci(
     items = sorted({item for _, item, _ in table}, key=str)
     rater_index = {rater: i for i, rater in enumerate(raters)}
     item_index = {item: i for i, item in enumerate(items)}
+    at_rater = np.fromiter((rater_index[rater] for rater, _, _ in table), dtype=np.intp, count=len(table))
+    at_item = np.fromiter((item_index[item] for _, item, _ in table), dtype=np.intp, count=len(table))
+    scores = np.fromiter((score for _, _, score in table), dtype=float, count=len(table))
     sums = np.zeros((len(raters), len(items)))
     counts = np.zeros((len(raters), len(items)))
-    for rater, item, score in table:
-        sums[rater_index[rater], item_index[item]] += score
-        counts[rater_index[rater], item_index[item]] += 1
+    np.add.at(sums, (at_rater, at_item), scores)
+    np.add.at(counts, (at_rater, at_item), 1.0)
 
-    rng = np.random.default_rng(seed)
-    rater_weights = rng.multinomial(len(raters), np.full(len(raters), 1.0 / len(raters)), size=n_boot)
-    item_weights = rng.multinomial(len(items), np.full(len(items), 1.0 / len(items)), size=n_boot)
-    numerators = np.einsum("br,ri,bi->b", rater_weights, sums, item_weights)
-    denominators = np.einsum("br,ri,bi->b", rater_weights, counts, item_weights)
+    rater_weights, item_weights = _bootstrap_draws(len(raters), len(items), n_boot, seed)
+    numerators = _weighted_totals(rater_weights, sums, item_weights)
+    denominators = _weighted_totals(rater_weights, counts, item_weights)
     replicates = numerators[denominators > 0] / denominators[denominators > 0]
     if not len(replicates):
         raise ValueError("no bootstrap replicate drew a rater together with an item they rated")
@@ -94,6 +97,32 @@ def bootstrap_mos_ci(
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(replicates, [tail, 100.0 - tail])
     return MeanCI(mean=mean, low=float(low), high=float(high), n=len(table))
+
+
+@lru_cache(maxsize=8)
+def _bootstrap_draws(n_raters: int, n_items: int, n_boot: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the replicates' (rater weights, item weights) of `bootstrap_mos_ci`.
+
+    They depend on nothing but the counts and the seed, so the cells of one summary (same raters
+    and items, same seed) share one draw instead of repeating it; the arrays are read-only.
+    """
+    rng = np.random.default_rng(seed)
+    rater_weights = rng.multinomial(n_raters, np.full(n_raters, 1.0 / n_raters), size=n_boot)
+    item_weights = rng.multinomial(n_items, np.full(n_items, 1.0 / n_items), size=n_boot)
+    rater_weights.flags.writeable = False
+    item_weights.flags.writeable = False
+    return rater_weights, item_weights
+
+
+def _weighted_totals(rater_weights: np.ndarray, table: np.ndarray, item_weights: np.ndarray) -> np.ndarray:
+    """Return, per replicate b, sum over r, i of rater_weights[b, r] * table[r, i] * item_weights[b, i].
+
+    One matrix product (BLAS) and a row sum: the three-way einsum it replaces looped in C over
+    replicates x raters x items (seconds for 100,000 ratings); the figures are the same (integer
+    ratings and weights add exactly in any order).
+    """
+    means: np.ndarray = ((rater_weights.astype(float) @ table) * item_weights).sum(axis=1)
+    return means
 
 
 # --- Significance -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 ACOUSTIC_MODEL_ENV = "ECHOSTUDIO_ALIGNER_MODEL_DIR"  # a pocketsphinx/CMU Sphinx acoustic model folder
 DICTIONARY_ENV = "ECHOSTUDIO_ALIGNER_DICTIONARY"  # a CMU-style pronunciation dictionary
 PHONE_LM_ENV = "ECHOSTUDIO_ALIGNER_PHONE_LM"  # the free phone loop's phone n-gram (script check)
+LANGUAGE_MODEL_ENV = "ECHOSTUDIO_ASR_LANGUAGE_MODEL"  # free ASR's word n-gram (reply WER)
 VAD_MODEL_ENV = "ECHOSTUDIO_VAD_MODEL"  # a silero-vad ONNX file (16 kHz, 512-sample windows)
 DNSMOS_MODEL_ENV = "ECHOSTUDIO_DNSMOS_MODEL"  # DNSMOS P.835 ONNX (sig_bak_ovr.onnx)
 P808_MODEL_ENV = "ECHOSTUDIO_DNSMOS_P808_MODEL"  # DNSMOS P.808 ONNX (model_v8.onnx)

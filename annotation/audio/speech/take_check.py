@@ -5,7 +5,8 @@
 rejects a take: it sends the take to review with a visible reason.
 
 Every flag carries the take's estimated SNR (`conditions`), and a check below the SNR it was
-measured to hold at says so as its own flag, "too_noisy", instead of a verdict (issue 39). Trim
+measured to hold at says so as its own flag, "too_noisy", instead of a verdict (issue 39), and a
+voice check on too little speech says "too_short" with the seconds heard. Trim
 advice keeps vocal events (`events`): it never cuts a laugh, breath, sigh, cough or sob, and says
 what it would cut.
 """
@@ -20,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from annotation.audio.speech.activity import speech_activity
-from annotation.audio.speech.alignment import DOUBTFUL_RATIO, ScriptLimits, align, check_script
+from annotation.audio.speech.alignment import DOUBTFUL_RATIO, ScriptLimits, checked_script
 from annotation.audio.speech.conditions import MIN_SNR_SPEAKER_DB, noise_sample, recording_conditions
 from annotation.audio.speech.events import trim_advice, vocal_events
 from annotation.audio.speech.loudness import loudness
@@ -28,10 +29,12 @@ from annotation.audio.speech.quality import dnsmos_scores
 from annotation.audio.speech.rate import articulation_rate
 from annotation.audio.speech.speaker import (
     DOUBTFUL_SIMILARITY,
+    MIN_SPEECH_SECONDS,
     check_speaker,
     doubtful_below,
     similarity_to,
     speaker_embedding,
+    too_short,
 )
 
 SAMPLE_RATE = 16_000
@@ -41,6 +44,8 @@ SAMPLE_RATE = 16_000
 REVIEW_FLAG_KINDS = ("script", "speaker")
 # A check that cannot be trusted at the take's SNR: advice to re-record somewhere quieter.
 TOO_NOISY = "too_noisy"
+# A voice check on too little speech to trust its embedding: advice to record a longer take.
+TOO_SHORT = "too_short"
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class Thresholds:
     max_pause_seconds: float = 2.0  # a pause this long inside the take
     script: ScriptLimits = field(default_factory=ScriptLimits)
     min_snr_speaker_db: float = MIN_SNR_SPEAKER_DB
+    min_speaker_speech_seconds: float = MIN_SPEECH_SECONDS
 
 
 def review_flags(speech: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -73,6 +79,7 @@ def check_take(
     thresholds: Thresholds | None = None,
     dialogue_embeddings: Sequence[Sequence[float]] = (),
     same_actor_references: Sequence[npt.NDArray[np.float64]] = (),
+    cohort_references: Sequence[Sequence[npt.NDArray[np.float64]]] = (),
 ) -> dict[str, Any]:
     """Return the speech-model analysis of a 16 kHz take of `script`: figures, flags and reasons.
 
@@ -80,14 +87,15 @@ def check_take(
     `dialogue_embeddings` those of the standing takes of the dialogue's other turns (a dialogue
     is one speaker throughout, paper B.5). `same_actor_references` are the samples of the actor's
     cleanest accepted takes: given, the voice is compared with them heard in this take's room, on
-    the actor's own line (`speaker.check_speaker`), and `same_actor_embeddings` are not needed."""
+    the actor's own line (`speaker.check_speaker`), and `same_actor_embeddings` are not needed.
+    `cohort_references` are other actors' cleanest accepted takes (one list per actor, nameless):
+    heard in the same room, the take must sound nearer its actor than them (`speaker.cohort_score`)."""
     limits = thresholds or Thresholds()
     array = np.clip(np.asarray(samples, dtype=np.float64), -1.0, 1.0)
     speech = speech_activity(array)
     conditions = recording_conditions(array, speech.regions)
     snr = conditions.snr_db
-    alignment = align(array, script)
-    script_check = check_script(alignment, limits.doubtful_word_ratio, snr, limits.script)
+    alignment, script_check = checked_script(array, script, snr, limits.script, limits.doubtful_word_ratio)
     activity = speech.summary()
     events = vocal_events(array, speech.regions, conditions.noise_dbfs)
     trim = trim_advice(speech.duration, speech.regions, events, limits.max_edge_silence_seconds)
@@ -100,6 +108,7 @@ def check_take(
         noise_sample(array, speech.regions),
         snr,
         limits.doubtful_speaker_similarity,
+        cohort_references,
     )
     speaker_similarity = (
         speaker.similarity if speaker is not None else similarity_to(embedding, same_actor_embeddings)
@@ -118,11 +127,22 @@ def check_take(
         flag(TOO_NOISY, script_check.reason)
     elif script_check.verdict in ("doubtful", "does_not_match"):
         flag("script", script_check.reason)
+    # With a cohort the actor's verdict is the cohort score's (`SpeakerCheck.doubtful`).
     compared = [
-        (value, limit, against)
-        for value, limit, against in (
-            (speaker_similarity, actor_limit, "this actor's accepted takes"),
-            (dialogue_similarity, speaker_limit, "the other turns of this dialogue"),
+        (doubtful, against)
+        for value, doubtful, against in (
+            (
+                speaker_similarity,
+                speaker.doubtful
+                if speaker is not None
+                else speaker_similarity is not None and speaker_similarity < actor_limit,
+                "this actor's accepted takes",
+            ),
+            (
+                dialogue_similarity,
+                dialogue_similarity is not None and dialogue_similarity < speaker_limit,
+                "the other turns of this dialogue",
+            ),
         )
         if value is not None
     ]
@@ -132,9 +152,15 @@ def check_take(
             f"Too noisy to check the voice: the speech is {snr:.0f} dB above the noise, "
             f"the check needs {limits.min_snr_speaker_db:.0f} dB.",
         )
+    elif compared and too_short(conditions.speech_seconds, limits.min_speaker_speech_seconds):
+        flag(
+            TOO_SHORT,
+            f"Too short to check the voice: {conditions.speech_seconds:.1f} s of speech heard, "
+            f"the check needs {limits.min_speaker_speech_seconds:.1f} s.",
+        )
     else:
-        for value, limit, against in compared:
-            if value < limit:
+        for doubtful, against in compared:
+            if doubtful:
                 flag("speaker", f"The voice sounds unlike {against}.")
     if quality is not None and quality.p808 < limits.min_p808:
         flag("quality", f"The take sounds noisy or distorted (estimated quality {quality.p808:.1f} of 5).")
@@ -169,6 +195,10 @@ def check_take(
         "speaker_threshold": round(actor_limit, 3),
         "speaker_references_in_take_room": speaker.in_take_room if speaker is not None else False,
         "speaker_threshold_calibrated": speaker.calibrated if speaker is not None else False,
+        # The cohort: how many other voices the take was heard against, never whose.
+        "speaker_cohort_score": speaker.cohort_score if speaker is not None else None,
+        "speaker_cohort_margin": speaker.cohort_margin if speaker is not None else None,
+        "speaker_cohort_size": speaker.cohort_size if speaker is not None else 0,
         "dnsmos": asdict(quality) if quality else None,
         "loudness": asdict(level),
         "speaker_embedding": embedding,

@@ -127,7 +127,8 @@ def categorical_value(labels: AnnotatorLabels | Labels, field: str) -> Hashable 
     if field in ORDINAL_SCALES:
         scale = ORDINAL_SCALES[field]
         return scale.index(value) if value in scale else None
-    return value
+    named: Hashable = value
+    return named
 
 
 def cross_turn_value(labels: AnnotatorLabels | Labels, field_name: str) -> Hashable | None:

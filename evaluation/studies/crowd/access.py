@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from django.core import signing
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
@@ -28,6 +29,7 @@ from webapp.storage import STAND_IN_VIEWER_SESSION_KEY
 SESSION_RATER = "crowd_rater"
 _TOKEN_SALT = "echostudio.crowd.rater"
 RATE_WINDOW_SECONDS = 60
+Owned = TypeVar("Owned", bound=Model)
 
 
 def link_for(token: str) -> CrowdLink:
@@ -78,30 +80,33 @@ def rater_for(request: HttpRequest, link: CrowdLink) -> CrowdRater | None:
 
 def assignment_for_crowd_rater(rater: CrowdRater, public_id: UUID) -> StudyAssignment:
     """Return one assignment of the rater's seat; 404 for any other (another rater's included)."""
-    if rater.seat is None:
-        raise Http404("No such sample.")
-    assignment = (
-        StudyAssignment.objects.filter(public_id=public_id, evaluator_id=rater.seat.user_id)
-        .select_related("study", "stimulus", "evaluator")
-        .first()
+    return _seat_own(
+        rater,
+        StudyAssignment.objects.select_related("study", "stimulus", "evaluator"),
+        public_id,
+        "evaluator_id",
     )
-    if assignment is None:
-        raise Http404("No such sample.")
-    return assignment
 
 
 def slot_for_crowd_rater(rater: CrowdRater, public_id: UUID) -> StudySlot:
     """Return a slot of one of the rater's seat's comparison trials; 404 for any other."""
+    return _seat_own(
+        rater,
+        StudySlot.objects.select_related("assignment__study", "assignment__stimulus", "part__sample"),
+        public_id,
+        "assignment__evaluator_id",
+    )
+
+
+def _seat_own(rater: CrowdRater, rows: QuerySet[Owned], public_id: UUID, seat_field: str) -> Owned:
+    """Return the row of `rows` with this public id that the rater's seat holds (`seat_field` names
+    the seat's user); 404 for a rater without a seat and for any row not theirs."""
     if rater.seat is None:
         raise Http404("No such sample.")
-    slot = (
-        StudySlot.objects.filter(public_id=public_id, assignment__evaluator_id=rater.seat.user_id)
-        .select_related("assignment__study", "assignment__stimulus", "part__sample")
-        .first()
-    )
-    if slot is None:
+    found = rows.filter(public_id=public_id, **{seat_field: rater.seat.user_id}).first()
+    if found is None:
         raise Http404("No such sample.")
-    return slot
+    return found
 
 
 def personal_token(link: CrowdLink, number: int) -> str:

@@ -8,6 +8,8 @@ seat's assignments), and the end with the platform's code and return link.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 from uuid import UUID
 
@@ -104,26 +106,31 @@ def entry(request: HttpRequest, link: CrowdLink) -> HttpResponse:
     return redirect("evaluation:crowd_step", token=link.token)
 
 
-def _session_rater(request: HttpRequest, link: CrowdLink) -> CrowdRater | HttpResponse:
-    rater = rater_for(request, link)
-    if rater is None:
-        return _problem(
-            request,
-            "Open the study from your invitation",
-            "This browser has not started this study. Open it again from the platform's link.",
-            status=403,
-        )
-    return rater
+def session_rater(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Hand the view this session's rater on the link (after `throttled`); a browser that has not
+    started the study from its invitation gets a page that says so (403)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, link: CrowdLink, *args: Any, **kwargs: Any) -> HttpResponse:
+        rater = rater_for(request, link)
+        if rater is None:
+            return _problem(
+                request,
+                "Open the study from your invitation",
+                "This browser has not started this study. Open it again from the platform's link.",
+                status=403,
+            )
+        return view(request, link, rater, *args, **kwargs)
+
+    return wrapper
 
 
 @require_GET
 @never_cache
 @throttled
-def step(request: HttpRequest, link: CrowdLink) -> HttpResponse:
+@session_rater
+def step(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResponse:
     """The page of the rater's stage."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     stage = stage_of(rater)
     refresh_stand_in(request, rater)
     context: dict[str, Any] = {"link": link, "study": link.study, "rater": rater}
@@ -186,11 +193,9 @@ def _trial(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResp
 
 @require_POST
 @throttled
-def consent(request: HttpRequest, link: CrowdLink) -> HttpResponse:
+@session_rater
+def consent(request: HttpRequest, link: CrowdLink, rater: CrowdRater) -> HttpResponse:
     """Record that the rater agreed to take part."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     if request.POST.get("agree") == "yes":
         give_consent(rater)
     return redirect("evaluation:crowd_step", token=link.token)
@@ -198,11 +203,11 @@ def consent(request: HttpRequest, link: CrowdLink) -> HttpResponse:
 
 @require_GET
 @throttled
-def screen_audio(request: HttpRequest, link: CrowdLink, test: str, number: int) -> HttpResponse:
+@session_rater
+def screen_audio(
+    request: HttpRequest, link: CrowdLink, rater: CrowdRater, test: str, number: int
+) -> HttpResponse:
     """One trial of the rater's open screening, as WAV."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     screening = rater.screenings.filter(test=test, finished_at__isnull=True).first()
     if screening is None or not 1 <= number <= len(screening.trials):
         return _problem(request, "No such sound", "This check is finished or has no such trial.", 404)
@@ -217,11 +222,9 @@ def screen_audio(request: HttpRequest, link: CrowdLink, test: str, number: int) 
 
 @require_POST
 @throttled
-def screen_answer(request: HttpRequest, link: CrowdLink, test: str) -> HttpResponse:
+@session_rater
+def screen_answer(request: HttpRequest, link: CrowdLink, rater: CrowdRater, test: str) -> HttpResponse:
     """Grade the rater's answers to their open screening of `test`."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     screening = rater.screenings.filter(test=test, finished_at__isnull=True).first()
     if screening is not None:
         answers = [
@@ -233,99 +236,109 @@ def screen_answer(request: HttpRequest, link: CrowdLink, test: str) -> HttpRespo
 
 @require_POST
 @throttled
-def played(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+@session_rater
+def played(request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID) -> HttpResponse:
     """The browser reports that the sample played to the end (`workflows.record_playback`)."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     assignment = assignment_for_crowd_rater(rater, public_id)
-    try:
-        record_playback(assignment)
-    except RatingRefused as refused:
-        return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
-    return JsonResponse({"unlocked": True})
+    return _playback_answer(lambda: record_playback(assignment))
 
 
 @require_POST
 @throttled
-def submit(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+@session_rater
+def submit(request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID) -> HttpResponse:
     """Store the rater's scores of one sample; the same submission twice stores it once."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     assignment = assignment_for_crowd_rater(rater, public_id)
-    if rater.completed_at is None and rater.screened_out_at is None:
-        try:
-            submit_rating(assignment.pk, scores_from(request, assignment.study))
-        except RatingRefused as refused:
-            # A repeat of a stored submission (a retried request, a double click) is answered as
-            # the first was: on to the next sample. Any other refusal is for the rater to fix.
-            if not StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists():
-                messages.error(request, str(refused))
+    _store_once(
+        request,
+        rater,
+        lambda: submit_rating(assignment.pk, scores_from(request, assignment.study)),
+        lambda: _submitted(assignment),
+    )
     return redirect("evaluation:crowd_step", token=link.token)
 
 
 @require_POST
 @throttled
-def slot_played(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+@session_rater
+def slot_played(request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID) -> HttpResponse:
     """The browser reports that one sample of a comparison trial played to the end
     (`workflows.record_slot_playback`)."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     return slot_played_reply(slot_for_crowd_rater(rater, public_id))
 
 
 @require_POST
 @throttled
-def submit_answer(request: HttpRequest, link: CrowdLink, public_id: UUID) -> HttpResponse:
+@session_rater
+def submit_answer(request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID) -> HttpResponse:
     """Store the rater's answer to one comparison trial; the same submission twice stores it once."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     assignment = assignment_for_crowd_rater(rater, public_id)
-    if rater.completed_at is None and rater.screened_out_at is None:
-        try:
-            submit_trial(assignment.pk, trial_answers_from(request))
-        except RatingRefused as refused:
-            # As in `submit`: a repeat of a stored answer moves on; any other refusal is shown.
-            if not StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists():
-                messages.error(request, str(refused))
+    _store_once(
+        request,
+        rater,
+        lambda: submit_trial(assignment.pk, trial_answers_from(request)),
+        lambda: _submitted(assignment),
+    )
     return redirect("evaluation:crowd_step", token=link.token)
 
 
 @require_POST
 @throttled
-def turn_played(request: HttpRequest, link: CrowdLink, public_id: UUID, turn: int) -> HttpResponse:
+@session_rater
+def turn_played(
+    request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID, turn: int
+) -> HttpResponse:
     """The browser reports that a dialogue turn's reply played to the end (`workflows.record_turn_playback`)."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
     assignment = assignment_for_crowd_rater(rater, public_id)
+    return _playback_answer(lambda: record_turn_playback(assignment, turn))
+
+
+@require_POST
+@throttled
+@session_rater
+def submit_turn(
+    request: HttpRequest, link: CrowdLink, rater: CrowdRater, public_id: UUID, turn: int
+) -> HttpResponse:
+    """Store the scores of one assistant turn; the same submission twice stores it once."""
+    assignment = assignment_for_crowd_rater(rater, public_id)
+    stored = _store_once(
+        request,
+        rater,
+        lambda: submit_turn_rating(assignment.pk, turn, scores_from(request, assignment.study)),
+        lambda: assignment.ratings.filter(turn=turn).exists(),
+    )
+    anchor = turn + 1 if stored else turn
+    return redirect(f"{reverse('evaluation:crowd_step', args=[link.token])}#turn-{anchor}")
+
+
+def _playback_answer(record: Callable[[], object]) -> JsonResponse:
+    """Answer a browser's playback report: unlocked, or refused with the reason (409)."""
     try:
-        record_turn_playback(assignment, turn)
+        record()
     except RatingRefused as refused:
         return JsonResponse({"unlocked": False, "error": str(refused)}, status=409)
     return JsonResponse({"unlocked": True})
 
 
-@require_POST
-@throttled
-def submit_turn(request: HttpRequest, link: CrowdLink, public_id: UUID, turn: int) -> HttpResponse:
-    """Store the scores of one assistant turn; the same submission twice stores it once."""
-    rater = _session_rater(request, link)
-    if isinstance(rater, HttpResponse):
-        return rater
-    assignment = assignment_for_crowd_rater(rater, public_id)
-    anchor = turn + 1
-    if rater.completed_at is None and rater.screened_out_at is None:
-        try:
-            submit_turn_rating(assignment.pk, turn, scores_from(request, assignment.study))
-        except RatingRefused as refused:
-            if not assignment.ratings.filter(turn=turn).exists():
-                messages.error(request, str(refused))
-                anchor = turn
-    return redirect(f"{reverse('evaluation:crowd_step', args=[link.token])}#turn-{anchor}")
+def _store_once(
+    request: HttpRequest, rater: CrowdRater, store: Callable[[], object], stored: Callable[[], bool]
+) -> bool:
+    """Store a submission of a rater still at work; return False when it was refused for the rater
+    to fix (the reason shown). A repeat of a stored submission (a retried request, a double click)
+    is answered as the first was: on to the next."""
+    if rater.completed_at is not None or rater.screened_out_at is not None:
+        return True
+    try:
+        store()
+    except RatingRefused as refused:
+        if not stored():
+            messages.error(request, str(refused))
+            return False
+    return True
+
+
+def _submitted(assignment: StudyAssignment) -> bool:
+    return StudyAssignment.objects.filter(pk=assignment.pk, submitted_at__isnull=False).exists()
 
 
 # --- Admin --------------------------------------------------------------------------------------

@@ -171,6 +171,28 @@ def reading_features(wav: bytes, text: str) -> dict[str, Any]:
     }
 
 
+WARM_UP_TEXT = "This is how a worker warms up."
+
+
+def warm_up(*, models: bool = True) -> float:
+    """Load what the audio stages otherwise load on a worker process's first sample; return the
+    seconds it took.
+
+    SciPy's signal and statistics modules, imported on first use (the web app never loads them),
+    cost about 1.4 s of CPU, and the aligner and voice-activity models about 0.5 s more. Every
+    fresh worker pays it at the same time, so it does not shrink as workers are added
+    (bench/paper_scale.py). Without `models` only the imports are done, which is safe before a
+    worker forks its pool."""
+    started = time.monotonic()
+    import scipy.signal
+    import scipy.stats  # noqa: F401
+
+    if models:
+        speech = synthesize(WARM_UP_TEXT, rate_wpm=NEUTRAL_RATE_WPM, pitch=NEUTRAL_PITCH)
+        reading_features(to_wav_bytes(speech.samples, speech.sample_rate), WARM_UP_TEXT)
+    return time.monotonic() - started
+
+
 def _voice_of(sample: BuildSample) -> str:
     source = sample.dialogue.voice if sample.dialogue is not None else sample.voice
     return str(source.get("voice") or "en-us")

@@ -10,6 +10,7 @@ import torch
 
 from ml.core.config import RlConfig
 from ml.core.loop import CancelCheck, ProgressCallback, ResumeSpec, TrainingResult, run_steps
+from ml.core.precision import training_compute_dtype
 from ml.core.resume import training_state
 from ml.core.rl.grpo import rl_step
 from ml.core.rl.rollouts import RlPrompt, RolloutScorer
@@ -18,7 +19,6 @@ from ml.core.runtime import (
     prepare_for_training,
     seed_everything,
     sum_across_ranks,
-    training_compute_dtype,
 )
 from ml.core.speech.model import SpeechLM
 

@@ -121,7 +121,10 @@ def resample(audio: np.ndarray, sample_rate: int, target_rate: int = SAMPLE_RATE
     if sample_rate == target_rate:
         return samples
     divisor = gcd(sample_rate, target_rate)
-    return resample_poly(samples, target_rate // divisor, sample_rate // divisor).astype(np.float32)
+    resampled: np.ndarray = resample_poly(samples, target_rate // divisor, sample_rate // divisor).astype(
+        np.float32
+    )
+    return resampled
 
 
 def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

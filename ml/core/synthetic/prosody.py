@@ -200,7 +200,10 @@ def speak(sentence: str, emotion: str, speaker: Speaker, jitter: random.Random) 
     voiced = np.flatnonzero(np.abs(samples) > 0.01)
     if voiced.size:
         samples = samples[voiced[0] : voiced[-1] + 1]
-    return np.clip(resample(samples, speech.sample_rate, SAMPLE_RATE), -1.0, 1.0).astype(np.float32)
+    clipped: np.ndarray = np.clip(resample(samples, speech.sample_rate, SAMPLE_RATE), -1.0, 1.0).astype(
+        np.float32
+    )
+    return clipped
 
 
 def _split(speakers: tuple[Speaker, ...], takes: int, seed: int, prefix: str) -> list[Utterance]:

@@ -30,7 +30,8 @@ from ml.core.reward.model import RewardInput, RewardModel, build_reward_model
 from ml.core.reward.scoring import score_responses
 from ml.core.reward.training import train_reward_model
 from ml.core.speech.inputs import SAMPLE_RATE, resample
-from ml.core.synthetic.prosody import ANGRY, EMOTIONS, GOLD, HAPPY, NEUTRAL, SAD, Utterance
+from ml.core.synthetic.prosody import EMOTIONS, GOLD, Utterance
+from webapp.lib.vocabulary import ANGRY, HAPPY, NEUTRAL, SAD
 
 PHRASINGS = 4
 TRAIN_PHRASINGS = (0, 1, 2)

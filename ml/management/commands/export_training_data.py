@@ -1,4 +1,5 @@
-"""Write a dataset snapshot as records.jsonl + WAV files for `python -m ml.cli` (multi-GPU training)."""
+"""Write a dataset snapshot as records.jsonl (or records.arrow) + WAV files for `python -m ml.cli`
+(multi-GPU training)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotation.recording.models import Split
+from ml.core.training_records import RECORD_FORMATS
 from ml.jobs.datasets import EmptyDataset, create_snapshot, export_snapshot
 from ml.jobs.models import DatasetSnapshot
 
@@ -15,7 +17,7 @@ from ml.jobs.models import DatasetSnapshot
 class Command(BaseCommand):
     help = (
         "Freeze the items ready for training (or export an existing snapshot) into a folder that "
-        "python -m ml.cli reads: records.jsonl, audio/*.wav and manifest.json."
+        "python -m ml.cli reads: records.jsonl (or .arrow), audio/*.wav and manifest.json."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,6 +27,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--splits", default=Split.TRAIN, help="comma-separated, e.g. train,dev")
         parser.add_argument("--snapshot", type=int, help="export this existing snapshot instead")
+        parser.add_argument(
+            "--format",
+            choices=sorted(RECORD_FORMATS),
+            default="jsonl",
+            help="records.jsonl (default) or records.arrow (Arrow IPC stream, written in record batches)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["snapshot"] is not None:
@@ -40,5 +48,5 @@ class Command(BaseCommand):
                 snapshot = create_snapshot(options["purpose"], splits)
             except EmptyDataset as exc:
                 raise CommandError(str(exc)) from exc
-        records_file = export_snapshot(snapshot, options["folder"])
+        records_file = export_snapshot(snapshot, options["folder"], records_format=options["format"])
         self.stdout.write(f"snapshot #{snapshot.pk}: {snapshot.size} records written to {records_file}")

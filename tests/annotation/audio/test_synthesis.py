@@ -111,3 +111,11 @@ def test_an_ssml_reading_ends_as_a_plain_one(rate_wpm: int) -> None:
     plain = synthesize("No.", rate_wpm=rate_wpm)
     marked = synthesize(ssml_markup("No.")[0], ssml=True, rate_wpm=rate_wpm)
     assert abs(marked.duration_seconds - plain.duration_seconds) < 0.05  # the pause is 0.1-0.5 s
+
+
+def test_a_variant_on_a_language_code_speaks_as_on_a_voice_name() -> None:
+    male = median_f0(synthesize(LINE, voice="en-gb"))
+    british, american = (median_f0(synthesize(LINE, voice=voice)) for voice in ("en-gb+f2", "en-us+f2"))
+    assert male is not None and british is not None and american is not None
+    assert british > 1.5 * male
+    assert british == pytest.approx(american, rel=0.1)  # f2 sets the pitch, whatever the language

@@ -4,6 +4,7 @@ zip of all), imported back as a machine draft the workbench starts from; who may
 from __future__ import annotations
 
 import io
+import time
 import zipfile
 
 import pytest
@@ -17,6 +18,7 @@ from annotation.labelling.models import TIER_FILE_DRAFT, Annotation, MachineDraf
 from annotation.labelling.tier_labels import draft_from_tiers
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import LabellingItemFactory, assign, perception, tom
+from webapp.lib.archives import ARCHIVE_TIME
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
@@ -130,6 +132,19 @@ def test_the_zip_holds_every_take_and_withholds_gold_its_reader_still_labels(cli
     assert '"monday"' in text and "rising" not in text and "happy" not in text
     _, single = _download(client_for("lead"), item, "textgrid")
     assert b"rising" not in single and b'"great"' in single
+
+
+def test_the_same_tiers_download_as_the_same_bytes(client_for, item, monkeypatch) -> None:
+    url = reverse("annotation:tiers_download") + "?format=textgrid"
+    first = client_for("admin").get(url).content
+    # a later download (the clock a day on) is the same file: no member carries the time it was made
+    later = time.time() + 86_400
+    monkeypatch.setattr(time, "time", lambda: later)
+    monkeypatch.setattr(time, "localtime", lambda seconds=None: time.gmtime(later))
+    assert client_for("admin").get(url).content == first
+    with zipfile.ZipFile(io.BytesIO(first)) as archive:
+        assert {member.date_time for member in archive.infolist()} == {ARCHIVE_TIME}
+        assert {member.compress_type for member in archive.infolist()} == {zipfile.ZIP_DEFLATED}
 
 
 @pytest.mark.parametrize("role", ["annotator", "reviewer", "actor", "evaluator", "norole"])

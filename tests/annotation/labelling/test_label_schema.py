@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from annotation.labelling.schema import (
-    EMOTIONS,
     check_perception,
     check_tom,
     empty_perception,
@@ -13,6 +12,7 @@ from annotation.labelling.schema import (
 )
 from annotation.recording.models import Emotion
 from tests.annotation.labelling.support import SCRIPT, perception, tom
+from webapp.lib.vocabulary import EMOTIONS
 
 SLUGS = {"emotional-validation", "reflection-of-feelings", "information", "reassurance"}
 

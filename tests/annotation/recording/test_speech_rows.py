@@ -24,3 +24,17 @@ def test_a_check_from_before_issue_39_shows_dashes() -> None:
 
     assert rows["Speech above the noise (SNR)"] == "—"
     assert rows["Vocal sounds outside words (never trimmed)"] == "—"
+
+
+def test_a_voice_too_short_to_check_shows_the_seconds_heard_not_a_similarity() -> None:
+    speech = {
+        "script_check": {"verdict": "matches"},
+        "conditions": {"snr_db": 18.0, "speech_seconds": 0.74},
+        "speaker_similarity": 0.61,
+        "flags": [{"kind": "too_short", "reason": "Too short to check the voice: 0.7 s ...", "snr_db": 18.0}],
+    }
+
+    rows = dict(speech_rows({"speech": speech}))
+
+    assert rows["Voice against accepted takes"] == "too short to check (0.7 s of speech)"
+    assert dict(speech_rows({"speech": {**speech, "flags": []}}))["Voice against accepted takes"] == "0.61"

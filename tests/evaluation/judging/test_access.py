@@ -35,6 +35,7 @@ PAGES = {
     "evaluation:error_propagation": ("", {"admin"}, 200),
     "evaluation:item_list": ("", {"admin"}, 200),
     "evaluation:item_detail": ("item", {"admin"}, 200),
+    "evaluation:output_metrics": ("", {"admin"}, 200),
     "evaluation:agreement": ("", {"admin"}, 200),
     "evaluation:my_rubric_samples": ("", {"evaluator"}, 200),
     "evaluation:rubric_next": ("sample", {"evaluator"}, 302),

@@ -136,8 +136,10 @@ def _page_rows(html: str) -> dict[str, list[str]]:
     table = re.search(r'data-testid="objective-audio-table">(.*?)</table>', html, re.S)
     assert table is not None
     assert "Judges' Audio (1-5)" in table.group(1) and "DNSMOS P.808" in table.group(1)
+    # each measure's interval and n are read by tests/evaluation/outputs/test_reply_measures.py
+    means = re.sub(r'<span class="coverage" data-testid="(interval|metric-n)">.*?</span>', "", table.group(1))
     # the judges' Audio carries its n/N under it, read here as "value n/N"
-    shown = re.sub(r'<span class="coverage">(.*?)</span>', r" \1", table.group(1))
+    shown = re.sub(r'<span class="coverage">(.*?)</span>', r" \1", means)
     return {
         system: re.findall(r'<td class="num"[^>]*>(.*?)</td>', row)
         for system, row in re.findall(r'<tr data-measured-system="([^"]+)">(.*?)</tr>', shown, re.S)
@@ -154,7 +156,7 @@ def test_the_leaderboard_shows_the_measures_beside_the_judges_audio(media_root, 
     html = client_for("admin").get(reverse("evaluation:leaderboard"), {"judge": judge.pk}).content.decode()
 
     # judges' Audio 3.00 (mean of 4 and 2), P.808 3.50 and -20.00 LUFS from the one current row
-    assert _page_rows(html) == {"EchoChat": ["3.00 2/2", "3.50", "-", "-20.00", "-", "1 of 2"]}
+    assert _page_rows(html) == {"EchoChat": ["3.00 2/2", "3.50", "-", "-20.00", "-", "-", "-", "1 of 2"]}
     assert "integrated loudness, ITU-R BS.1770" in html
 
 
@@ -196,12 +198,20 @@ def test_the_api_and_the_client_carry_the_pages_objective_figures(
         == page
         == {
             # each system answered its own items: 3 and 2 of the 5 expected of both
-            "EchoChat": ["3.67 3/5", "2.32", "-", "-20.00", "-", "3 of 3"],
-            "Parrot": ["3.00 2/5", "2.25", "-", "-20.00", "-", "1 of 2"],
+            "EchoChat": ["3.67 3/5", "2.32", "-", "-20.00", "-", "-", "-", "3 of 3"],
+            "Parrot": ["3.00 2/5", "2.25", "-", "-20.00", "-", "-", "-", "1 of 2"],
         }
     )
     assert objective["metrics"] == [
-        {"key": metric.key, "label": metric.label, "scale": metric.scale} for metric in METRICS
+        {
+            "key": metric.key,
+            "label": metric.label,
+            "scale": metric.scale,
+            # the bounds a client clips its own intervals to, as the page does
+            "lowest": metric.lowest,
+            "highest": metric.highest,
+        }
+        for metric in METRICS
     ]
     # and the client prints the same figures under Table 2, each metric's scale with them
     objective_lines = printed.split("\n\n", 1)[1].splitlines()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from evaluation.outputs.models import ModelOutput
-from ml.core.inference import InferenceOutput
+from ml.core.answers import InferenceOutput
 from ml.jobs import inference
 from tests.factories import ItemFactory
 from webapp.jobs import JobReporter, ended

@@ -77,6 +77,18 @@ def test_a_connection_error_wrapped_by_another_counts_as_transient() -> None:
     assert not is_transient(ValueError("bad input"))
 
 
+def test_redis_and_broker_connection_errors_count_as_transient() -> None:
+    # looked up from the loaded libraries, not imported by webapp.db (the web process skips Redis)
+    from kombu.exceptions import OperationalError as BrokerUnreachable
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    assert is_transient(RedisConnectionError("Connection refused"))
+    assert is_transient(RedisTimeout("Timeout reading from socket"))
+    assert is_transient(BrokerUnreachable("broker unreachable"))
+    assert not is_transient(ValueError("bad input"))
+
+
 CALLS: dict[int, int] = {}
 
 

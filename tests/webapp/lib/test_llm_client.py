@@ -216,3 +216,27 @@ def test_usage_that_is_missing_or_strange_counts_as_zero():
     with running_chat_server([raw_reply(200, json.dumps(completion))]) as server:
         reply = _client(server).complete_json(MESSAGES)
     assert (reply.prompt_tokens, reply.completion_tokens) == (0, 0)
+
+
+def test_text_replies_take_any_text_and_cache_it_under_the_scope():
+    # given a client in text-reply mode (a system answering, not a judge) and a shared cache
+    cache = InMemoryJudgeCache()
+    with running_chat_server([chat_reply("I hear you."), chat_reply("Other server.")]) as server:
+        with _client(server, cache=cache, text_replies=True, cache_scope="http://a/v1") as client:
+            # when it asks, the plain text is a good answer (no JSON object wanted)
+            reply = client.complete_json(MESSAGES)
+            assert (reply.ok, reply.data, reply.raw_text, reply.error) == (True, None, "I hear you.", None)
+            # and the same prompt again comes from the cache, still as text
+            again = client.complete_json(MESSAGES)
+            assert (again.ok, again.raw_text, again.cached, again.attempts) == (True, "I hear you.", True, 0)
+        # when another endpoint serves a model of the same name, its answers are its own
+        with _client(server, cache=cache, text_replies=True, cache_scope="http://b/v1") as other:
+            assert other.complete_json(MESSAGES).raw_text == "Other server."
+            assert other.cache_key(MESSAGES) != cache_key("judge-model", MESSAGES, 0.0)
+        assert len(server.chat_requests) == 2
+
+
+def test_a_judge_still_refuses_plain_text():
+    with running_chat_server([chat_reply("I hear you.")]) as server, _client(server) as client:
+        reply = client.complete_json(MESSAGES)
+    assert (reply.ok, reply.error) == (False, "answer is not a JSON object")

@@ -81,6 +81,6 @@ def test_label_schema_and_rubrics_read_the_vocabulary() -> None:
     assert CHOICES["emotion"] == EMOTIONS and CHOICES["polarity"] == POLARITIES
     assert CHOICES["pitch"] == PROSODY_LEVELS and CHOICES["conflict_kind"] == CONFLICT_KINDS
     assert leaderboard.SCENARIOS is vocabulary.SCENARIOS
-    assert rubrics.MODALITY_CONFLICT == vocabulary.MODALITY_CONFLICT
+    assert vars(rubrics)["MODALITY_CONFLICT"] is vocabulary.MODALITY_CONFLICT
     problems = check_perception({"emotion": "joy", "polarity": "mixed"})
     assert [problem.field for problem in problems] == ["perception.emotion"]

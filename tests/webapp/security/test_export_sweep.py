@@ -436,6 +436,7 @@ NOT_EXPORTS = {
     "evaluation:error_propagation": "an HTML page",
     "evaluation:item_list": "an HTML page",
     "evaluation:item_detail": "an HTML page",
+    "evaluation:output_metrics": "an HTML page (each output's measures, filtered and sorted)",
     "evaluation:agreement": "an HTML page",
     "evaluation:judge_audits": "an HTML page",
     "evaluation:judge_audit": "an HTML page",

@@ -9,14 +9,17 @@ import numpy as np
 import pytest
 
 from annotation.audio import rooms
+from annotation.audio.speech import alignment as alignment_module
 from annotation.audio.speech.alignment import (
     SPEECH_LIKE_LOOP_SCORE,
     SPEECH_LIKE_TAKE_GOODNESS,
     TAKE_GOODNESS,
+    WARPS,
     AlignedWord,
     Alignment,
     align,
     check_script,
+    checked_script,
     script_words,
 )
 from annotation.audio.speech.rate import articulation_rate
@@ -60,8 +63,9 @@ def test_a_one_word_substitution_is_flagged_and_named() -> None:
 
 
 def test_most_substitutions_are_the_weakest_word_across_voices() -> None:
-    # Measured: the substituted word is the weakest word in 7 of these 9 (two failed to align at
-    # all, which reads "does not match"). The gate is looser than the measure, never looser than 2/3.
+    # Measured: the substituted word is the weakest word (function words are never named) or the
+    # take does not match in 7-8 of these 9 (eSpeak NG's reading differs a little with what the
+    # process synthesised before). The gate is looser than the measure, never looser than 2/3.
     found = 0
     for voice in VOICES:
         for text, (right, wrong) in zip(
@@ -108,6 +112,17 @@ def test_expressive_readings_of_the_right_script_match(delivery: dict[str, objec
     assert check.verdict == "matches", check
 
 
+@pytest.mark.parametrize("delivery", rooms.DELIVERIES)
+def test_made_expressive_deliveries_match_their_script_and_not_another(delivery: str) -> None:
+    # Shouted into clipping, child-like, elderly-like with a tremolo, whisper-like, crying, angry
+    # (`rooms.delivered`).
+    samples = rooms.delivered(spoken(SENTENCES[2])[0], delivery, seed=1)
+    assert checked_script(samples, SENTENCES[2])[1].verdict == "matches"
+    assert checked_script(samples, "My brother lost his keys on the way home from work")[1].verdict == (
+        "does_not_match"
+    )
+
+
 def test_below_the_snr_it_holds_at_the_check_is_too_noisy_not_a_mismatch() -> None:
     samples, _ = spoken(SENTENCES[1])
     alignment = align(samples, "The office is closed today.")
@@ -125,10 +140,13 @@ def test_in_babble_a_wrong_sentence_does_not_match_and_the_right_one_does() -> N
     samples, _ = spoken("The office is closed today", pitch=5)
     pad = np.zeros(RATE // 2)
     take = np.concatenate([pad, samples, pad])
-    take = rooms.mixed(take, rooms.babble(len(take) / RATE + 0.1, seed=40), 10.0)
+    # (seed 40's babble read -4 to -14 on the free loop, with what eSpeak NG had read before: not
+    # always speech-like; this one reads -13 to -17, and the wrong sentence -40 to -50)
+    take = rooms.mixed(take, rooms.babble(len(take) / RATE + 0.1, seed=41), 10.0)
 
     # then a longer wrong sentence, which can borrow the babble's sounds, does not match
     wrong = align(take, "My brother lost his keys on the way home from work")
+    assert wrong.loop_score is not None and wrong.loop_score < SPEECH_LIKE_LOOP_SCORE
     assert check_script(wrong, snr_db=10.0).verdict == "does_not_match"
     assert check_script(align(take, "The office is closed today"), snr_db=10.0).verdict == "matches"
 
@@ -146,3 +164,110 @@ def test_in_speech_like_noise_a_take_must_clear_the_stricter_line() -> None:
 
     assert verdict(SPEECH_LIKE_LOOP_SCORE - 5) == "does_not_match"  # babble: the loop scores poorly too
     assert verdict(SPEECH_LIKE_LOOP_SCORE + 8) == "matches"  # a fan or white noise
+
+
+def in_room(samples: np.ndarray, noise: str, snr_db: float, seed: int) -> np.ndarray:
+    """Return `samples` with 0.5 s of room either side, mixed into `noise` at `snr_db`."""
+    pad = np.zeros(RATE // 2)
+    take = np.concatenate([pad, samples, pad])
+    return rooms.mixed(take, rooms.NOISES[noise](len(take) / RATE + 0.1, seed=seed), snr_db)
+
+
+def test_a_short_take_in_babble_is_not_flagged_for_the_voices_around_it() -> None:
+    # issue 39: around real card names (1-2 s) the free loop heard the babble in the room before
+    # and after as speech a three-word script cannot cover (coverage 0.29-0.56: flagged)
+    samples, _ = spoken("Go back home")
+    take = in_room(samples, "babble", 10.0, seed=8)
+
+    right = align(take, "Go back home")
+    assert right.heard_coverage is not None and right.heard_coverage > 0.9
+    assert check_script(right, snr_db=10.0).verdict == "matches", right
+    # and a wrong short sentence in the same room is still flagged: it scores near the line on the
+    # whole (-31 to -34), but "off" far below the loop (a doubtful word, WORST_WORD_GOODNESS)
+    wrong = check_script(align(take, "Turn the lights off"), snr_db=10.0)
+    assert wrong.verdict == "does_not_match" or wrong.doubtful_words == ("off",)
+
+
+def test_heard_coverage_counts_only_speech_over_the_noise_in_speech_like_noise() -> None:
+    words = (AlignedWord("home", 0.0, 0.3, -40.0, (), goodness=-20.0),)
+
+    def verdict(coverage: float, heard: float | None) -> str:
+        alignment = Alignment(
+            words,
+            (),
+            False,
+            goodness=-20.0,
+            coverage=coverage,
+            loop_score=SPEECH_LIKE_LOOP_SCORE - 5,
+            heard_coverage=heard,
+        )
+        return check_script(alignment, snr_db=10.0).verdict
+
+    assert verdict(0.4, 0.95) == "matches"  # the babble around it is not the actor's speech
+    assert verdict(0.4, 0.5) == "does_not_match"  # half the speech over the noise is not the script
+    assert verdict(0.4, None) == "does_not_match"  # unmeasured: the coverage of all the loop hears
+
+
+def test_a_take_with_no_path_at_the_default_beams_is_aligned_again_with_wider_ones() -> None:
+    # A child-like reading (formants 25% up): the default beams find no path through its own
+    # script; the wide-beam retry does, and a wrong sentence still scores far below the loop.
+    samples = rooms.delivered(spoken(SENTENCES[1], pitch=80)[0], "child-like")
+
+    right = align(samples, SENTENCES[1])
+    assert right.retried and not right.failed
+    assert [word.text for word in right.words] == script_words(SENTENCES[1])
+    wrong = align(samples, SENTENCES[2])
+    assert check_script(wrong).verdict == "does_not_match"
+
+
+def test_a_flagged_take_is_checked_again_under_a_vocal_tract_warp(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = tuple(AlignedWord(text, 0.0, 0.3, -40.0, (), goodness=-20.0) for text in ("ten", "clubs"))
+    adult = Alignment(words, (), False, goodness=TAKE_GOODNESS - 8, coverage=0.9, loop_score=2.0)
+    warped = Alignment(
+        words, (), False, goodness=TAKE_GOODNESS + 15, coverage=0.9, loop_score=3.0, warp=WARPS[0]
+    )
+    calls: list[float | None] = []
+
+    def aligned(samples: object, script: str, *, warp: float | None = None) -> Alignment:
+        calls.append(warp)
+        return adult if warp is None else warped
+
+    monkeypatch.setattr(alignment_module, "align", aligned)
+    alignment, check = checked_script(np.zeros(RATE), "ten of clubs", snr_db=10.0)
+    assert (check.verdict, alignment.warp, calls) == ("matches", WARPS[0], [None, *WARPS])
+
+    # a take that matches at once is aligned once; a warp that scores no better changes nothing
+    calls.clear()
+    adult = warped
+    assert checked_script(np.zeros(RATE), "ten of clubs", snr_db=10.0)[1].verdict == "matches"
+    assert calls == [None]
+    adult = warped = Alignment(words, (), False, goodness=TAKE_GOODNESS - 8, coverage=0.9, loop_score=2.0)
+    assert checked_script(np.zeros(RATE), "ten of clubs", snr_db=10.0)[0].warp is None
+
+
+def test_a_child_like_voice_in_a_fan_matches_its_script_and_not_another() -> None:
+    # A child-like reading (formants 25% up) in a fan scores -35 to -40 against the loop (eSpeak's
+    # reading differs a little with what the process synthesised before), inside the take line; a
+    # wrong sentence finds no path, warped or not.
+    samples = rooms.delivered(spoken(SENTENCES[0], pitch=80)[0], "child-like")
+    take = in_room(samples, "fan", 10.0, seed=3)
+
+    assert checked_script(take, SENTENCES[0], snr_db=10.0)[1].verdict == "matches"
+    wrong = align(take, SENTENCES[2], warp=WARPS[0])
+    assert wrong.failed or (wrong.goodness is not None and wrong.goodness < TAKE_GOODNESS)
+    assert checked_script(take, SENTENCES[2], snr_db=10.0)[1].verdict == "does_not_match"
+
+
+def test_a_take_reads_the_same_whatever_the_process_checked_before() -> None:
+    # pocketsphinx's noise removal kept its noise estimate from take to take: a take in babble read
+    # -11.4 checked first and -6.9 after a take in white noise, so a verdict near a line depended
+    # on the order of the takes (issue 39; a full-suite CI failure).
+    take = in_room(spoken(SENTENCES[1])[0], "babble", 10.0, seed=5)
+    first = checked_script(take, SENTENCES[1], snr_db=10.0)
+
+    for noise, snr_db in (("white", 0.0), ("fan", 10.0)):
+        other = in_room(spoken(SENTENCES[2], pitch=80)[0], noise, snr_db, seed=6)
+        checked_script(other, SENTENCES[0])  # another script: the warped decoders run too
+
+    assert checked_script(take, SENTENCES[1], snr_db=10.0) == first
+    assert checked_script(take, SENTENCES[2], snr_db=10.0)[1].verdict == "does_not_match"

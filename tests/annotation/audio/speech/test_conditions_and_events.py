@@ -38,6 +38,21 @@ def test_the_snr_estimate_follows_the_mixed_snr_in_each_room(kind: str, low: flo
         assert estimate is not None and snr + low <= estimate <= snr + high
 
 
+def test_the_speech_heard_counts_a_short_reading_not_the_babble_around_it() -> None:
+    # "five five" (under a second) with a second of room: in babble the VAD hears speech throughout
+    speech, _ = spoken("five five")
+    take = _take(_silence(0.5), speech, _silence(0.5))
+    clean = recording_conditions(take, speech_activity(take).regions)
+    noisy = rooms.mixed(take, rooms.babble(len(take) / RATE, seed=4), 10.0)
+    regions = speech_activity(noisy).regions
+
+    heard = recording_conditions(noisy, regions).speech_seconds
+
+    assert abs(clean.speech_seconds - len(speech) / RATE) < 0.15
+    assert sum(end - start for start, end in regions) > len(speech) / RATE + 0.5  # the VAD's own count
+    assert 0.3 < heard < len(speech) / RATE + 0.2
+
+
 def test_a_clean_take_reads_as_clean_and_no_speech_has_no_snr() -> None:
     speech, _ = spoken(SCRIPT)
     take = _take(_silence(0.5), speech, _silence(0.5))
@@ -137,3 +152,53 @@ def test_babble_at_0_db_reads_under_the_script_checks_line(seed: int) -> None:
     assert not windows.silence_found
     assert estimate is not None and estimate < MIN_SNR_SCRIPT_DB
     assert len(noise_sample(noisy, activity.regions)) == np.count_nonzero(windows.noise) * 512
+
+
+def test_made_deliveries_shout_into_clipping_shift_the_voice_and_lose_the_pitch() -> None:
+    speech, _ = spoken(SCRIPT)
+    shouted = rooms.delivered(speech, "shouted")
+    assert np.mean(np.abs(shouted) >= 1.0) > 0.01  # the peaks clip
+    assert len(rooms.delivered(speech, "child-like")) < 0.85 * len(speech)  # faster and higher
+    elderly = rooms.delivered(speech, "elderly-like")
+    assert len(elderly) > 1.1 * len(speech)  # slower and lower
+
+    def voicing(samples: np.ndarray) -> float:
+        frames = samples[: len(samples) // 640 * 640].reshape(-1, 640)
+        loud = frames[np.mean(frames**2, axis=1) > 0.1 * np.max(np.mean(frames**2, axis=1))]
+        peaks = []
+        for frame in loud:
+            corr = np.correlate(frame, frame, "full")[639:]
+            peaks.append(np.max(corr[27:230]) / max(corr[0], 1e-12))  # a 70-600 Hz period
+        return float(np.median(peaks))
+
+    whisper = rooms.delivered(speech, "whisper-like", seed=2)
+    assert voicing(whisper) < voicing(speech) - 0.2
+    assert np.mean(whisper**2) == pytest.approx(np.mean(speech**2), rel=0.05)
+    with pytest.raises(ValueError):
+        rooms.delivered(speech, "sung")
+
+
+def test_made_crying_breaks_the_phrasing_and_sobs_and_anger_is_faster_louder_and_brighter() -> None:
+    speech, _ = spoken(SCRIPT)
+    crying = rooms.delivered(speech, "crying", seed=1)
+    assert len(speech) + 0.3 * 16_000 <= len(crying) <= len(speech) + 0.7 * 16_000  # two pauses put in
+    assert np.array_equal(crying, rooms.delivered(speech, "crying", seed=1))  # seeded
+
+    # the level sobs: on a steady vowel-like tone the 20 ms windows' level swings by half
+    tone = 0.3 * np.sin(2 * np.pi * 180.0 * np.arange(2 * 16_000) / 16_000)
+    sobbing = rooms.delivered(tone, "crying", seed=1)
+    frames = sobbing[: len(sobbing) // 320 * 320].reshape(-1, 320)
+    level = np.sqrt(np.mean(frames**2, axis=1))
+    voiced = level[level > 0.05 * np.max(level)]  # the pauses put in left out
+    assert np.percentile(voiced, 10) < 0.6 * np.percentile(voiced, 90)
+
+    angry = rooms.delivered(speech, "angry")
+    assert len(angry) < 0.95 * len(speech)  # faster
+    assert np.sqrt(np.mean(angry**2)) > 1.5 * np.sqrt(np.mean(speech**2))  # louder
+
+    def high_share(samples: np.ndarray) -> float:
+        spectrum = np.abs(np.fft.rfft(samples)) ** 2
+        frequencies = np.fft.rfftfreq(len(samples), 1 / 16_000)
+        return float(spectrum[frequencies > 2_000].sum() / spectrum.sum())
+
+    assert high_share(angry) > 1.5 * high_share(speech)  # brighter

@@ -24,8 +24,9 @@ def recorded_dialogue(
     gold_turns: Iterable[int] = (1, 2, 3),
     split: str = vocabulary.TRAIN,
     unrecorded_turns: Iterable[int] = (),
+    base_pitch_hz: float = 140.0,
 ) -> Dialogue:
-    """Return a dialogue whose turns are recorded (each a different pitch), with gold (its response
+    """Return a dialogue whose turns are recorded (each a different pitch, from ``base_pitch_hz``), with gold (its response
     ``gold_reply``) on ``gold_turns``; every turn's planned reply is ``planned_reply``."""
     dialogue = DialogueFactory.create(external_id=external_id, turns=0, split=split)
     gold, unrecorded = set(gold_turns), set(unrecorded_turns)
@@ -38,7 +39,7 @@ def recorded_dialogue(
             "reference_reply": planned_reply(external_id, turn),
             "with_gold": turn in gold,
             "reference_response": gold_reply(external_id, turn),
-            "pitch_hz": 140.0 + 30 * turn,
+            "pitch_hz": base_pitch_hz + 30 * turn,
         }
         if turn in unrecorded:
             fields.update(recording=None, state=Item.State.SCRIPTED)
