@@ -8,6 +8,7 @@ handed to our callback, which makes a call a plain function from text to samples
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import io
 import threading
@@ -107,6 +108,13 @@ class _Engine:
 
     eSpeak NG keeps its voice, parameters and output buffer in C globals, so every synthesis
     runs under one lock, and the callback appends to a buffer that only the lock holder uses.
+
+    Its wave generator also keeps state in C statics that run on from one call to the next (the
+    glottal phase, pitch flutter, the echo buffer) and that `espeak_Initialize` does not reset: the
+    same text came out with a different waveform after any other synthesis, so what a test or a
+    data build read depended on what the process had spoken before. Each call therefore loads the
+    library, speaks, and unloads it (about 4 ms a call with the load; measured in
+    docs/benchmarks.md), and a text reads the same, sample for sample, in any process.
     """
 
     def __init__(self) -> None:
@@ -165,14 +173,19 @@ class _Engine:
         if sample_rate <= 0:
             raise RuntimeError(f"eSpeak NG failed to initialise with data at {data_path.decode()}")
         library.espeak_SetSynthCallback(self._callback)
-        # Breathy voices' noise comes from eSpeak NG's own random numbers, seeded from the clock
-        # unless set: seeded here, the same process reads the same speech run after run.
         library.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
         library.espeak_ng_SetRandSeed.restype = None
-        library.espeak_ng_SetRandSeed(0)
         self._sample_rate = sample_rate
         self._library = library
         return library
+
+    def _unload(self) -> None:
+        """Free eSpeak NG and unload its library, so the next call starts from its pristine statics."""
+        if self._library is None:
+            return
+        self._library.espeak_Terminate()
+        _ctypes.dlclose(self._library._handle)
+        self._library = None
 
     def _set_voice(self, library: ctypes.CDLL, voice: str) -> None:
         """Select `voice`: a voice name or file ("en-us", "gmw/en") or a language code ("en-gb"),
@@ -201,13 +214,16 @@ class _Engine:
     def synthesize(self, text: str, rate_wpm: int, pitch: int, voice: str, ssml: bool) -> SynthesizedSpeech:
         with self._lock:
             library = self._start()
-            self._set_voice(library, voice)
-            # Set after the voice, because loading a voice resets the prosody parameters.
-            library.espeak_SetParameter(_PARAM_RATE, rate_wpm, 0)
-            library.espeak_SetParameter(_PARAM_PITCH, pitch, 0)
-            encoded = text.encode()
             self._chunks, self._events = [], []
             try:
+                self._set_voice(library, voice)
+                # Breathy voices' noise comes from eSpeak NG's own random numbers, seeded from the
+                # clock unless set.
+                library.espeak_ng_SetRandSeed(0)
+                # Set after the voice, because loading a voice resets the prosody parameters.
+                library.espeak_SetParameter(_PARAM_RATE, rate_wpm, 0)
+                library.espeak_SetParameter(_PARAM_PITCH, pitch, 0)
+                encoded = text.encode()
                 status = library.espeak_Synth(
                     encoded,
                     len(encoded) + 1,
@@ -226,6 +242,7 @@ class _Engine:
                 words = () if ssml else _timed_words(text, self._events)
             finally:
                 self._chunks, self._events = [], []
+                self._unload()
             return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate, words=words)
 
 
