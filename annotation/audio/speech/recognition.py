@@ -82,6 +82,8 @@ class _Recogniser:
                     lm=str(model_path(LANGUAGE_MODEL_ENV, models / "en-us.lm.bin")),
                     loglevel="FATAL",
                 )
+            # A fresh front end: its noise estimate would otherwise carry from reply to reply.
+            self._decoder.reinit_feat()
             self._decoder.start_utt()
             self._decoder.process_raw(pcm, full_utt=True)
             self._decoder.end_utt()

@@ -152,7 +152,7 @@ def test_in_babble_a_wrong_sentence_does_not_match_and_the_right_one_does() -> N
 
 
 def test_in_speech_like_noise_a_take_must_clear_the_stricter_line() -> None:
-    # A wrong sentence in babble scored -32 to -41 against the free loop, inside the -42 line.
+    # A wrong sentence in babble scored -32 to -41 against the free loop, inside the -45 line.
     words = tuple(
         AlignedWord(text, 0.0, 0.3, -40.0, (), goodness=-35.0) for text in ("brother", "lost", "keys", "home")
     )
@@ -182,10 +182,10 @@ def test_a_short_take_in_babble_is_not_flagged_for_the_voices_around_it() -> Non
     right = align(take, "Go back home")
     assert right.heard_coverage is not None and right.heard_coverage > 0.9
     assert check_script(right, snr_db=10.0).verdict == "matches", right
-    # and a wrong short sentence in the same room is still flagged: it scores near the line on the
-    # whole (-31 to -34), but "off" far below the loop (a doubtful word, WORST_WORD_GOODNESS)
+    # and a wrong short sentence in the same room is still flagged: the loop scores poorly in
+    # babble, so the take must clear the stricter line, which it misses (-44 against -38)
     wrong = check_script(align(take, "Turn the lights off"), snr_db=10.0)
-    assert wrong.verdict == "does_not_match" or wrong.doubtful_words == ("off",)
+    assert wrong.verdict == "does_not_match"
 
 
 def test_heard_coverage_counts_only_speech_over_the_noise_in_speech_like_noise() -> None:
@@ -256,6 +256,17 @@ def test_a_child_like_voice_in_a_fan_matches_its_script_and_not_another() -> Non
     wrong = align(take, SENTENCES[2], warp=WARPS[0])
     assert wrong.failed or (wrong.goodness is not None and wrong.goodness < TAKE_GOODNESS)
     assert checked_script(take, SENTENCES[2], snr_db=10.0)[1].verdict == "does_not_match"
+
+
+def test_a_warped_alignment_reads_the_same_after_an_unwarped_one() -> None:
+    # pocketsphinx keeps the frequency warp's parameters in process globals that a rebuilt front
+    # end takes up: a warped decoder rebuilt after an unwarped one scored unwarped.
+    take = in_room(spoken(SENTENCES[1], pitch=80)[0], "fan", 10.0, seed=3)
+    warped = align(take, SENTENCES[1], warp=WARPS[0])
+    unwarped = align(in_room(spoken(SENTENCES[2])[0], "white", 10.0, seed=4), SENTENCES[2])
+
+    assert align(take, SENTENCES[1], warp=WARPS[0]) == warped
+    assert align(take, SENTENCES[1]).goodness != warped.goodness != unwarped.goodness
 
 
 def test_a_take_reads_the_same_whatever_the_process_checked_before() -> None:
