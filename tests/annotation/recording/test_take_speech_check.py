@@ -98,6 +98,16 @@ def test_a_dialogue_turn_in_the_same_voice_is_not_flagged(
     assert not any(flag["kind"] == "speaker" for flag in take.qc["speech"]["flags"])
 
 
+def own_and_other_voice_takes(actor: User, line: str, room: str) -> tuple[Take, Take]:
+    """Return two takes of `line` recorded by `actor` at 10 dB of `room`, in this order: one in the
+    actor's own eSpeak voice (en-us), one in another (en-us+f3)."""
+    own, other = (
+        record(actor, ItemFactory.create(actor=actor, text=line), noisy_wav(line, voice, room, 10))
+        for voice in ("en-us", "en-us+f3")
+    )
+    return own, other
+
+
 def noisy_wav(text: str, voice: str, kind: str, snr_db: float) -> bytes:
     samples, _ = spoken(text, voice=voice)
     pad = np.zeros(8_000)
@@ -122,16 +132,7 @@ def test_in_a_noisy_room_another_voice_is_flagged_against_the_actors_accepted_ta
     line = "Could you tell me where the nearest train station is?"
 
     # when a take in the actor's voice and one in another voice arrive, both at 10 dB of white noise
-    own = record(
-        users["actor"],
-        ItemFactory.create(actor=users["actor"], text=line),
-        noisy_wav(line, "en-us", "white", 10),
-    )
-    other = record(
-        users["actor"],
-        ItemFactory.create(actor=users["actor"], text=line),
-        noisy_wav(line, "en-us+f3", "white", 10),
-    )
+    own, other = own_and_other_voice_takes(users["actor"], line, "white")
 
     # then both were compared with the accepted takes heard in their room, on the actor's own line,
     # and only the other voice is flagged
@@ -194,16 +195,7 @@ def test_the_worker_hears_other_actors_as_the_cohort_and_names_none_of_them(
     line = "Could you tell me where the nearest train station is?"
 
     # when a take in the actor's voice and one in another voice arrive, both in 10 dB of babble
-    own = record(
-        users["actor"],
-        ItemFactory.create(actor=users["actor"], text=line),
-        noisy_wav(line, "en-us", "babble", 10),
-    )
-    other = record(
-        users["actor"],
-        ItemFactory.create(actor=users["actor"], text=line),
-        noisy_wav(line, "en-us+f3", "babble", 10),
-    )
+    own, other = own_and_other_voice_takes(users["actor"], line, "babble")
 
     # then both were scored against the three other actors' voices: only the other voice is flagged
     for take in (own, other):
