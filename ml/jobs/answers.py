@@ -28,6 +28,16 @@ def produced_history(history_mode: str, output: InferenceOutput) -> dict[str, An
     return {"source": history_mode, "replies": replies}
 
 
+def spoken_system(name: str, category: str, version: str) -> System:
+    """Return the system of that name (made when new, of `category`), spoken, at `version`: what
+    every inference job (a checkpoint in the worker, or an endpoint) answers as."""
+    system, _ = System.objects.get_or_create(name=name, defaults={"category": category, "text_only": False})
+    system.version = version[:200]
+    system.text_only = False
+    system.save(update_fields=["version", "text_only"])
+    return system
+
+
 def refuse_foreign_system(system_name: str, category: str = System.Category.OURS) -> None:
     """Raise ValueError when the name is a system of another category: its outputs are not ours to
     replace (an EchoChat run never overwrites a baseline's imported outputs, nor the reverse)."""

@@ -37,7 +37,7 @@ from evaluation.outputs.models import DEFAULT_BENCHMARK_VERSION, System
 from ml.core.answers import InferenceOutput, dialogue_turn_rows, spoken_reply
 from ml.core.config import HISTORY_GOLD, HISTORY_MODES, INFERENCE_MAX_NEW_TOKENS
 from ml.core.training_records import RecordAudio, wav_bytes
-from ml.jobs.answers import refuse_foreign_system, store_answers
+from ml.jobs.answers import refuse_foreign_system, spoken_system, store_answers
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.training.register import job_snapshot
 from ml.jobs.voicing import configured_synthesizer, configured_tts, describe_tts
@@ -193,11 +193,7 @@ def _refuse_unanswered(answers: _EndpointAnswers, base_url: str) -> None:
 
 def endpoint_system(name: str, category: str, config: ChatJudgeConfig) -> System:
     """Return the system of that name (made when new, of `category`), spoken, its version the endpoint's."""
-    system, _ = System.objects.get_or_create(name=name, defaults={"category": category, "text_only": False})
-    system.version = f"{config.model} at {config.base_url}"[:200]
-    system.text_only = False
-    system.save(update_fields=["version", "text_only"])
-    return system
+    return spoken_system(name, category, f"{config.model} at {config.base_url}")
 
 
 def run_endpoint_inference_job(job: Job, reporter: JobReporter) -> JobResult:

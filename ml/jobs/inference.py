@@ -23,7 +23,7 @@ from ml.core.inference import run_dialogue_inference, run_inference
 from ml.core.loop import ProgressCallback
 from ml.core.runtime import StartModel, load_start_model, resolve_device_and_dtype
 from ml.core.training_inputs import dialogue_inference_items, inference_items
-from ml.jobs.answers import refuse_foreign_system, store_answers
+from ml.jobs.answers import refuse_foreign_system, spoken_system, store_answers
 from ml.jobs.checkpoint_registry import resolve_start
 from ml.jobs.datasets import snapshot_records
 from ml.jobs.models import Checkpoint
@@ -70,13 +70,7 @@ def inference_progress(reporter: JobReporter) -> ProgressCallback:
 
 def echochat_system(system_name: str, model: AnsweringModel) -> System:
     """Return the EchoChat system of that name (made when new), spoken, its version the model's."""
-    system, _ = System.objects.get_or_create(
-        name=system_name, defaults={"category": System.Category.OURS, "text_only": False}
-    )
-    system.version = model.version()
-    system.text_only = False
-    system.save(update_fields=["version", "text_only"])
-    return system
+    return spoken_system(system_name, System.Category.OURS, model.version())
 
 
 def run_inference_job(job: Job, reporter: JobReporter) -> JobResult:

@@ -98,6 +98,17 @@ def test_a_dialogue_turn_in_the_same_voice_is_not_flagged(
     assert not any(flag["kind"] == "speaker" for flag in take.qc["speech"]["flags"])
 
 
+def accept_three_takes(actor: User) -> None:
+    """Record three clean takes as `actor` and have the review panel accept each."""
+    for text in (
+        "The office is closed today.",
+        SCRIPT,
+        "My brother lost his keys on the way home from work.",
+    ):
+        accepted = record(actor, ItemFactory.create(actor=actor, text=text), espeak_wav(text))
+        assert decide(accepted, "accept", "accept", "accept")[-1] == "accepted"
+
+
 def own_and_other_voice_takes(actor: User, line: str, room: str) -> tuple[Take, Take]:
     """Return two takes of `line` recorded by `actor` at 10 dB of `room`, in this order: one in the
     actor's own eSpeak voice (en-us), one in another (en-us+f3)."""
@@ -120,15 +131,7 @@ def test_in_a_noisy_room_another_voice_is_flagged_against_the_actors_accepted_ta
     users: dict[str, User], review_panel: list[User]
 ) -> None:
     # given three accepted takes of the actor, recorded clean
-    for text in (
-        "The office is closed today.",
-        SCRIPT,
-        "My brother lost his keys on the way home from work.",
-    ):
-        accepted = record(
-            users["actor"], ItemFactory.create(actor=users["actor"], text=text), espeak_wav(text)
-        )
-        assert decide(accepted, "accept", "accept", "accept")[-1] == "accepted"
+    accept_three_takes(users["actor"])
     line = "Could you tell me where the nearest train station is?"
 
     # when a take in the actor's voice and one in another voice arrive, both at 10 dB of white noise
@@ -220,15 +223,7 @@ def test_a_take_too_short_for_the_voice_check_says_so_on_the_take_page_and_is_no
     users: dict[str, User], review_panel: list[User]
 ) -> None:
     # given three accepted takes of the actor
-    for text in (
-        "The office is closed today.",
-        SCRIPT,
-        "My brother lost his keys on the way home from work.",
-    ):
-        accepted = record(
-            users["actor"], ItemFactory.create(actor=users["actor"], text=text), espeak_wav(text)
-        )
-        assert decide(accepted, "accept", "accept", "accept")[-1] == "accepted"
+    accept_three_takes(users["actor"])
 
     # when another voice reads "five five" (under a second of speech) in a fan's noise
     take = record(
