@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping
 
 from django.conf import settings
 
-from webapp.lib.llm_client import api_key_from_environment
 from webapp.lib.outbound import (
     OutboundPolicy,
     OutboundRefused,
     allowed_hosts,
+    api_key_from_environment,
     bound_key_problem,
     key_for_url,
 )

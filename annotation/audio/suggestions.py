@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from annotation.audio.stress import StressCandidate, TimedWord, stress_candidates
-from annotation.audio.voice_drafts import FEMALE, MALE
-from webapp.lib.vocabulary import INTENSITIES, INTONATIONS, PROSODY_LEVELS
+from webapp.lib.vocabulary import FEMALE, INTENSITIES, INTONATIONS, MALE, PROSODY_LEVELS
 
 
 @dataclass(frozen=True)

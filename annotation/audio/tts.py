@@ -21,11 +21,10 @@ import wave
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args
 
-import httpx
 import numpy as np
 
 from annotation.audio.synthesis import SynthesizedSpeech, synthesize
-from webapp.lib.outbound import OutboundPolicy, http_client
+from webapp.lib.outbound import OutboundPolicy
 
 TtsBackendName = Literal["espeak", "openai"]
 TTS_BACKENDS: tuple[TtsBackendName, ...] = get_args(TtsBackendName)
@@ -102,6 +101,11 @@ class OpenAiSpeechTts:
             "instructions": STYLE_INSTRUCTIONS[_style(style)],
         }
         url = self.settings.base_url.rstrip("/") + "/audio/speech"
+        # Loaded on the first call: the web process imports this module and never speaks.
+        import httpx
+
+        from webapp.lib.pinned_http import http_client
+
         try:
             with http_client(self.settings.outbound, timeout=self.settings.timeout_s) as http:
                 response = http.post(url, json=payload, headers=headers)

@@ -35,9 +35,8 @@ import numpy as np
 
 from annotation.audio.prosody import MIN_TAKES_FOR_LEVELS
 from annotation.audio.speech.rate import RATE_KEY
-from webapp.lib.vocabulary import HIGH, LOW, MEDIUM
+from webapp.lib.vocabulary import FEMALE, HIGH, LOW, MALE, MEDIUM
 
-FEMALE, MALE = "female", "male"
 GENDER_SPLIT_HZ = 165.0
 INTENSITY_EDGES = (0.3, 0.65)
 # Accuracy on the bench set's held-out sentences (bench/drafts_accuracy.py, whose saved output

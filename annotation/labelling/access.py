@@ -94,8 +94,8 @@ def annotations_visible_to(user: User | AnonymousUser) -> AnnotationQuerySet:
     return Annotation.objects.filter(annotator=user)
 
 
-def own_annotations(user: User) -> QuerySet[Annotation]:
-    """Return the annotations assigned to the user: the only ones they may work on."""
+def own_annotations(user: User | int) -> QuerySet[Annotation]:
+    """Return the annotations assigned to the user (or the user's id): the only ones they may work on."""
     return Annotation.objects.filter(annotator=user)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from django.db.models import QuerySet
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -23,6 +24,7 @@ from annotation.labelling.access import own_annotations
 from annotation.labelling.models import Annotation
 from webapp.api.pagination import NewestFirstPagination
 from webapp.api.rows import row_shape
+from webapp.fixed_reads import INTEGER, FixedRead
 from webapp.models import User
 from webapp.roles import HasRole, Role
 
@@ -58,6 +60,24 @@ class AnnotationSerializer(serializers.ModelSerializer[Annotation]):
 # AnnotationSerializer's documents written from `.values()` rows (webapp.api.rows): what the API
 # answers; the serializer stays the shape, and the schema, they follow.
 ANNOTATION_ROWS = row_shape(AnnotationSerializer)
+
+
+def _own_document_rows(user_id: int, annotation_id: int) -> QuerySet[Any]:
+    """The row of one of the user's own annotations that its document is written from."""
+    return ANNOTATION_ROWS.values(own_annotations(user_id).filter(pk=annotation_id))
+
+
+# The one-annotation read, the same SQL on every request but for the two ids: compiled once
+# (`webapp.fixed_reads`, issue 46), as the workbench's read of the same annotation is.
+_OWN_DOCUMENT_READ = FixedRead(_own_document_rows, user_id=INTEGER, annotation_id=INTEGER)
+
+
+def own_document(user: User, annotation_id: int) -> dict[str, Any]:
+    """Return the API's document of one of the user's own annotations; else raise Http404."""
+    rows = _OWN_DOCUMENT_READ.read(user_id=user.pk, annotation_id=annotation_id)
+    if not rows:
+        raise Http404("No such annotation of yours.")
+    return ANNOTATION_ROWS.documents(rows)[0]
 
 
 class LabelsSerializer(serializers.Serializer[Any]):
@@ -155,12 +175,7 @@ class AnnotationDetail(APIView):
 
     @extend_schema(summary="Read one of my annotations", responses={200: AnnotationSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        rows = ANNOTATION_ROWS.documents(
-            ANNOTATION_ROWS.values(own_annotations(_user(request)).filter(pk=pk))
-        )
-        if not rows:
-            raise Http404("No such annotation of yours.")
-        return Response(rows[0])
+        return Response(own_document(_user(request), pk))
 
     @extend_schema(
         summary="Autosave my labels",

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from annotation.audio.speech.recognition import word_errors
+from annotation.audio.speech.wer import word_errors
 from webapp.lib.coverage import Coverage
 from webapp.lib.latex import latex_escape
 from webapp.lib.spreadsheet import NeutralWriter
@@ -99,7 +99,7 @@ def accuracy_by(records: Iterable[AnswerRecord], grouping: str) -> dict[tuple[st
 
 # --- WER ------------------------------------------------------------------------------------------
 
-# The one WER rule (`annotation.audio.speech.recognition`): the reply-audio WER uses it too.
+# The one WER rule (`annotation.audio.speech.wer`): the reply-audio WER uses it too.
 
 
 def corpus_wer(pairs: Iterable[tuple[str, str]]) -> float | None:

@@ -4,7 +4,7 @@ the same rubrics applied by hand by evaluators on a blind sample of outputs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -20,7 +20,7 @@ from evaluation.judging.rubrics import (
     SHIFT_PERCEPTION,
 )
 from evaluation.outputs.models import ModelOutput, System
-from webapp.lib.llm_client import ChatJudgeConfig, key_variable_problem
+from webapp.lib.outbound import key_variable_problem
 from webapp.lib.row_outcome import SUCCEEDED, RowTally, tally_of
 from webapp.lib.url_shape import web_url_problem
 from webapp.models import FINISHED_STATUSES, Archivable, ArchivableQuerySet, User
@@ -31,6 +31,9 @@ from webapp.outbound import (
     outbound_url_problem,
     settings_key,
 )
+
+if TYPE_CHECKING:
+    from webapp.lib.llm_client import ChatJudgeConfig
 
 
 class Stage(models.TextChoices):
@@ -147,6 +150,9 @@ class JudgeConfig(models.Model):
 
     def client_config(self) -> ChatJudgeConfig:
         """Return the judge client configuration, settings filling what this row leaves blank."""
+        # Imported here: the client's module brings httpx, which the web process never needs.
+        from webapp.lib.llm_client import ChatJudgeConfig
+
         return ChatJudgeConfig(
             base_url=self.effective_base_url,
             model=self.effective_model,

@@ -4,14 +4,16 @@ before validation, so an unreachable or oversized file is reported per row and n
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import httpx
 from django.conf import settings
 
 from evaluation.outputs.audio_sources import AudioTooLarge
 from evaluation.outputs.parsing import Problem, parse_rows
-from webapp.lib.outbound import http_client
 from webapp.outbound import outbound_policy
+
+if TYPE_CHECKING:
+    import httpx
 
 URL_SCHEMES = ("http://", "https://")
 FETCH_TIMEOUT_S = 30.0
@@ -27,6 +29,11 @@ class UrlAudioSource:
     """Audio files fetched from the URLs rows name; `problems` holds each file that could not be had."""
 
     def __init__(self, wanted: Iterable[tuple[int, str, str]], client: httpx.Client | None = None) -> None:
+        # Loaded here, not with the module: the outputs API imports it and most uploads name no URL.
+        import httpx
+
+        from webapp.lib.pinned_http import http_client
+
         self._files: dict[str, bytes] = {}
         self.problems: list[Problem] = []
         # No redirects: the admin named these addresses, a server must not send the fetch elsewhere.

@@ -11,7 +11,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from typing import Any
 
 from ml.builder.stages import PROMPT_VARIANTS
-from webapp.lib.llm_client import JUDGE_KEY_ENV_PREFIX, key_variable_problem
+from webapp.lib.outbound import JUDGE_KEY_ENV_PREFIX, key_variable_problem
 from webapp.lib.url_shape import web_url_problem
 from webapp.lib.vocabulary import EMOTIONS, INTENSITIES, NEUTRAL
 

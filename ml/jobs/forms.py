@@ -34,7 +34,7 @@ from ml.jobs.checkpoint_registry import START_TINY, TINY_BASE_NAME, start_choice
 from ml.jobs.datasets import ready_counts
 from ml.jobs.dialogues.history import INFERENCE_TURN_CHOICES
 from ml.jobs.models import Checkpoint, DatasetSnapshot
-from webapp.lib.llm_client import JUDGE_KEY_ENV_PREFIX, key_variable_problem
+from webapp.lib.outbound import JUDGE_KEY_ENV_PREFIX, key_variable_problem
 from webapp.outbound import named_key_problem, outbound_url_problem
 
 DEVICE_CHOICES = (

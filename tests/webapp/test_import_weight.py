@@ -33,6 +33,11 @@ HEAVY = (
     # the Redis client (61 modules, ~6 MiB) loads where a cache or broker call needs it; the
     # transient-error check looks its errors up only once it is loaded (webapp.db)
     "redis",
+    # the HTTP client (with rich, click and pygments, 81 modules) loads with the first outbound
+    # client (webapp.lib.pinned_http), in a job or the drafting view; the policy that checks a
+    # URL on save is webapp.lib.outbound, without it
+    "httpx",
+    "rich",
 )
 
 LOAD_THE_WEB_APP = """

@@ -33,7 +33,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import os
 import random
 import re
 import threading
@@ -41,44 +40,17 @@ import time
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
+from webapp.lib.outbound import OutboundPolicy
 
-from webapp.lib.outbound import OutboundPolicy, RefusedByPolicy, http_client
+if TYPE_CHECKING:
+    import httpx
 
 Message = Mapping[str, Any]
 # Besides 5xx: rate limits (429) and the statuses the official openai client also retries
 # (408 request timeout, 409 lock conflict).
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-
-# A judge configuration stored in the database may name where its API key lives, but only among
-# variables made for that: naming DJANGO_SECRET_KEY or a cloud credential would send it to
-# whatever base URL the same row names.
-JUDGE_KEY_ENV_PREFIX = "ECHOSTUDIO_JUDGE_KEY_"
-_KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
-
-
-class KeyVariableRefused(ValueError):
-    """An API key was asked for from an environment variable outside the allow-listed prefix."""
-
-
-def key_variable_problem(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str | None:
-    """Return why `name` may not hold an API key, or None when it may."""
-    if name.startswith(prefix) and len(name) > len(prefix) and _KEY_VARIABLE.fullmatch(name):
-        return None
-    return (
-        f"Only environment variables named {prefix}SOMETHING (capitals, digits, _) may hold an API key, "
-        f"e.g. {prefix}OPENAI; {name!r} is not one. Leave it blank to use the key from the settings."
-    )
-
-
-def api_key_from_environment(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str:
-    """Return the API key in the named variable; refuse any variable outside the prefix."""
-    problem = key_variable_problem(name, prefix)
-    if problem is not None:
-        raise KeyVariableRefused(problem)
-    return os.environ.get(name, "")
 
 
 @dataclass(frozen=True)
@@ -193,8 +165,14 @@ class JudgeClient:
         self.cache = cache
         self._sleep = sleep
         self._rng = rng or random.Random()
+        # httpx is loaded with the first client, not with this module: the web process imports the
+        # module for its configuration and reply types and never calls out (17 MiB less a worker).
+        import httpx
+
+        from webapp.lib.pinned_http import http_client
+
         headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
-        self._http = http_client(
+        self._http: httpx.Client = http_client(
             config.outbound,
             base_url=config.base_url.rstrip("/") + "/",
             headers=headers,
@@ -354,6 +332,10 @@ class JudgeClient:
 
     def _attempt(self, payload: dict[str, Any], tries: _Tries) -> JudgeReply | _RetryLater:
         """Send one more attempt of a prompt (counted in `tries`): its final reply, or how long to wait."""
+        import httpx  # loaded by __init__ already
+
+        from webapp.lib.pinned_http import RefusedByPolicy
+
         tries.attempts += 1
         attempts = tries.attempts
         busy = False

@@ -8,28 +8,26 @@ Three rules, each in one function:
   multicast address is refused (an IPv6 form carrying an IPv4 address, by the address it
   carries), unless the operator's `OutboundPolicy` allows internal hosts (all of them, or named
   ones, each on every port or one). A pentest aimed the judge key at Redis and at the app itself.
-- `PinnedTransport`: the connection goes to the address that was checked. It resolves the host
-  once per request, checks every address, and connects to the checked IP while the Host header,
-  TLS SNI and certificate check keep the name: no DNS-rebinding window between check and connect.
+- `webapp.lib.pinned_http.PinnedTransport`: the connection goes to the address that was checked
+  (kept apart so that loading the policy, as every model and the web process do, loads no HTTP
+  client: httpx and what it brings are 17 MiB of the web worker's memory).
 - `key_for_url` / `bound_key_problem`: a key goes only to the host it was configured for. A key
   from the settings follows its own base URL setting; a key in an ECHOSTUDIO_JUDGE_KEY_* variable
-  is bound to a host by the operator (`parse_key_hosts`), never by the row that names it.
+  is bound to a host by the operator (`parse_key_hosts`), never by the row that names it, and
+  only variables made for keys may be named (`key_variable_problem`).
 
 Pure: no Django. `webapp.outbound` reads the settings into a policy for the apps.
 """
 
 from __future__ import annotations
 
-import functools
 import ipaddress
+import os
+import re
 import socket
-import ssl
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
-
-import httpx
 
 Resolver = Callable[[str, int], list[str]]
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -37,11 +35,6 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 
 class OutboundRefused(ValueError):
     """A URL the policy does not let the server call (or a key it may not carry there)."""
-
-
-class RefusedByPolicy(httpx.ConnectError):
-    """`PinnedTransport` refused to connect: a transport error, so every caller's "could not
-    connect" handling reports it, but one no retry can mend."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +123,7 @@ def _not_global(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not ip.is_global or ip.is_multicast
 
 
-def _literal(host: str) -> str | None:
+def ip_literal(host: str) -> str | None:
     try:
         return str(ipaddress.ip_address(host))
     except ValueError:
@@ -150,7 +143,7 @@ def check_outbound_url(
     accepted then (and checked again on every call, where an unresolvable host is refused).
     """
     scheme, host, port = split_url(url)
-    literal = _literal(host)
+    literal = ip_literal(host)
     if literal is not None:
         addresses = [literal]
     else:
@@ -170,51 +163,6 @@ def check_outbound_url(
                     "(ECHOSTUDIO_OUTBOUND_ALLOWED_HOSTS or ECHOSTUDIO_OUTBOUND_ALLOW_INTERNAL_HOSTS lift this)"
                 )
     return CheckedUrl(url, scheme, host, port, tuple(addresses))
-
-
-class PinnedTransport(httpx.BaseTransport):
-    """An httpx transport that checks each request's host and connects to the checked address."""
-
-    def __init__(
-        self, policy: OutboundPolicy, *, resolve: Resolver = resolve_addresses, **transport: Any
-    ) -> None:
-        self.policy = policy
-        self._resolve = resolve
-        transport.setdefault("verify", _default_tls_context())
-        self._inner = httpx.HTTPTransport(**transport)
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            checked = check_outbound_url(str(request.url), self.policy, resolve=self._resolve)
-        except OutboundRefused as refused:
-            raise RefusedByPolicy(str(refused), request=request) from refused
-        # The Host header was set from the name when the request was built and stays; the TLS
-        # handshake names (and verifies) the host through SNI, not the address dialled.
-        request.url = request.url.copy_with(host=checked.addresses[0])
-        if checked.scheme == "https" and _literal(checked.host) is None:
-            request.extensions = {**request.extensions, "sni_hostname": checked.host}
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-@functools.cache
-def _default_tls_context() -> ssl.SSLContext:
-    """Return the certificate check every pinned client makes by default, made once per process:
-    loading the CA bundle costs about 60 ms of CPU, which each new client paid again (a build's
-    stage job per endpoint, a TTS server's client per sample). One context serves any number of
-    connections and threads."""
-    return httpx.create_ssl_context()
-
-
-def http_client(policy: OutboundPolicy | None, **options: Any) -> httpx.Client:
-    """Return an httpx client whose requests follow `policy` (None: unchecked, for trusted callers
-    such as the command line, where the operator types the URL)."""
-    if policy is None:
-        return httpx.Client(**options)
-    limits = options.pop("limits", httpx.Limits())
-    return httpx.Client(transport=PinnedTransport(policy, limits=limits), **options)
 
 
 def same_origin(url: str, other: str) -> bool:
@@ -306,8 +254,37 @@ def _split_host_port(entry: str) -> tuple[str, int | None]:
 def _host_key(host: str) -> str:
     """Return `host` as the policy compares it: lower case, no brackets, an IP in its short form."""
     bare = host.strip().lower().strip("[]")
-    return _literal(bare) or bare
+    return ip_literal(bare) or bare
 
 
 def _with_brackets(host: str) -> str:
     return f"[{host}]" if ":" in host else host
+
+
+# A judge configuration stored in the database may name where its API key lives, but only among
+# variables made for that: naming DJANGO_SECRET_KEY or a cloud credential would send it to
+# whatever base URL the same row names.
+JUDGE_KEY_ENV_PREFIX = "ECHOSTUDIO_JUDGE_KEY_"
+_KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+class KeyVariableRefused(ValueError):
+    """An API key was asked for from an environment variable outside the allow-listed prefix."""
+
+
+def key_variable_problem(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str | None:
+    """Return why `name` may not hold an API key, or None when it may."""
+    if name.startswith(prefix) and len(name) > len(prefix) and _KEY_VARIABLE.fullmatch(name):
+        return None
+    return (
+        f"Only environment variables named {prefix}SOMETHING (capitals, digits, _) may hold an API key, "
+        f"e.g. {prefix}OPENAI; {name!r} is not one. Leave it blank to use the key from the settings."
+    )
+
+
+def api_key_from_environment(name: str, prefix: str = JUDGE_KEY_ENV_PREFIX) -> str:
+    """Return the API key in the named variable; refuse any variable outside the prefix."""
+    problem = key_variable_problem(name, prefix)
+    if problem is not None:
+        raise KeyVariableRefused(problem)
+    return os.environ.get(name, "")

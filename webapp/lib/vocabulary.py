@@ -34,6 +34,9 @@ HIGH = "high"
 INTENSITIES: tuple[str, ...] = (LOW, MEDIUM, HIGH)
 DEFAULT_INTENSITY = MEDIUM
 
+# The speaker gender the analysis drafts (annotation.audio.voice_drafts).
+FEMALE, MALE = "female", "male"
+
 TEST = "test"
 DEV = "dev"
 TRAIN = "train"

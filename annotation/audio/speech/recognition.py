@@ -8,15 +8,12 @@ text, so a figure compared between systems, never a pass mark. Measured on eSpea
 worst of five), against another text 1.11 (0.93 at best); about 5 s of CPU per reply on a loaded
 machine, so it runs in the audio job only.
 
-WER is the rule every EchoStudio WER follows (EchoMind's scoring reads it from here): lower case,
-punctuation dropped (apostrophes kept), errors by jiwer's alignment over the reference's words.
+WER follows the one rule in `wer`.
 """
 
 from __future__ import annotations
 
-import re
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,37 +27,7 @@ from annotation.audio.speech.paths import (
     model_path,
     package_dir,
 )
-
-_WORD = re.compile(r"[\w']+")
-
-
-def words(text: str) -> list[str]:
-    """Return the words WER compares: lower case, punctuation dropped (apostrophes kept)."""
-    return [word.strip("'") for word in _WORD.findall(text.lower()) if word.strip("'")]
-
-
-@dataclass(frozen=True)
-class WordErrors:
-    errors: int  # substitutions + deletions + insertions
-    reference_words: int
-
-    @property
-    def rate(self) -> float:
-        return self.errors / self.reference_words
-
-
-def word_errors(reference: str, hypothesis: str) -> WordErrors:
-    """Return the word errors of a transcript against its reference (jiwer's alignment)."""
-    import jiwer  # loaded by scoring only, not by every page
-
-    truth = words(reference)
-    if not truth:
-        raise ValueError("a reference transcript needs at least one word")
-    heard = words(hypothesis)
-    if not heard:
-        return WordErrors(len(truth), len(truth))
-    out = jiwer.process_words(" ".join(truth), " ".join(heard))
-    return WordErrors(out.substitutions + out.deletions + out.insertions, len(truth))
+from annotation.audio.speech.wer import word_errors, words
 
 
 class _Recogniser:

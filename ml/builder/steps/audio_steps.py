@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import numpy as np
 from django.conf import settings as django_settings
 
@@ -47,7 +46,7 @@ from ml.builder.logic.voicing import NEUTRAL_PITCH, NEUTRAL_RATE_WPM, espeak_pro
 from ml.builder.models import BuildSample
 from ml.builder.stages import INCONSISTENT_EMOTION, MODALITY_CONFLICT, NOT_CONFIDENT, TTS_ERROR
 from ml.core.training_records import read_wav
-from webapp.lib.outbound import OutboundPolicy, http_client
+from webapp.lib.outbound import OutboundPolicy
 from webapp.outbound import outbound_policy, settings_key
 from webapp.storage import new_media_key, read_media, save_media
 
@@ -121,6 +120,11 @@ def _speak(
         payload["reference_audio"] = base64.b64encode(prompted.wav).decode("ascii")
         payload["reference_text"] = prompted.text
     headers = {"Authorization": f"Bearer {ctx.api_key}"} if ctx.api_key else {}
+    # Loaded on the first call: the web process imports the builder's steps and never speaks.
+    import httpx
+
+    from webapp.lib.pinned_http import http_client
+
     try:
         with http_client(ctx.outbound, timeout=120) as http:
             response = http.post(

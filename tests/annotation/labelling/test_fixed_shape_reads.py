@@ -11,7 +11,7 @@ from django.db.models import Model
 from django.http import Http404
 from django.utils import timezone
 
-from annotation.labelling import access, views, workflows
+from annotation.labelling import access, api, views, workflows
 from annotation.labelling.models import Annotation, Strategy
 from annotation.recording.models import Item
 from tests.annotation.labelling.support import submitted
@@ -119,3 +119,19 @@ def test_a_queue_page_reads_as_the_orm_reads_it(trio: list[User], show_submitted
             read = views._read_queue_page(trio[0].pk, position, show_submitted=show_submitted)
             assert [_state(row) for row in read] == [_state(row) for row in orm]
     assert views._read_queue_page(trio[2].pk, None, show_submitted=show_submitted) == []
+
+
+def test_one_annotation_document_reads_as_the_orm_reads_it(
+    annotations: list[Annotation], trio: list[User]
+) -> None:
+    submitted(annotations[1])
+    for annotation, user in zip(annotations, trio, strict=True):
+        orm = api.ANNOTATION_ROWS.documents(api._own_document_rows(user.pk, annotation.pk))
+        assert [api.own_document(user, annotation.pk)] == orm
+        assert orm and orm[0]["id"] == annotation.pk
+
+    with pytest.raises(Http404):  # another's annotation
+        api.own_document(trio[0], annotations[1].pk)
+    for missing in (10**6, 2**40):  # no such annotation; an id past the column's range
+        with pytest.raises(Http404):
+            api.own_document(trio[0], missing)

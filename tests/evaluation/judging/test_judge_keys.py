@@ -18,7 +18,7 @@ from tests.evaluation.judging_support import BenchmarkItemFactory, rubric_judge
 from tests.factories import ModelOutputFactory
 from tests.support.fake_chat_server import running_chat_server
 from webapp.jobs import run_job
-from webapp.lib.llm_client import KeyVariableRefused, api_key_from_environment, key_variable_problem
+from webapp.lib.outbound import KeyVariableRefused, api_key_from_environment, key_variable_problem
 from webapp.models import JobStatus
 
 pytestmark = pytest.mark.usefixtures("media_root")

@@ -11,13 +11,12 @@ from webapp.lib.llm_client import ChatJudgeConfig, JudgeClient
 from webapp.lib.outbound import (
     OutboundPolicy,
     OutboundRefused,
-    PinnedTransport,
-    RefusedByPolicy,
     bound_key_problem,
     check_outbound_url,
     key_for_url,
     parse_key_hosts,
 )
+from webapp.lib.pinned_http import PinnedTransport, RefusedByPolicy
 
 STRICT = OutboundPolicy()
 
