@@ -175,6 +175,8 @@ class _Engine:
         library.espeak_SetSynthCallback(self._callback)
         library.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
         library.espeak_ng_SetRandSeed.restype = None
+        library.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int]
+        library.espeak_TextToPhonemes.restype = ctypes.c_char_p
         self._sample_rate = sample_rate
         self._library = library
         return library
@@ -246,6 +248,22 @@ class _Engine:
             return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate, words=words)
 
 
+    def phonemes(self, text: str, voice: str) -> str:
+        with self._lock:
+            library = self._start()
+            try:
+                self._set_voice(library, voice)
+                remaining = ctypes.c_char_p(text.encode())
+                clauses = []
+                # One clause per call; eSpeak NG moves the pointer on and sets it to NULL at the end.
+                while remaining.value:
+                    spelled = library.espeak_TextToPhonemes(ctypes.byref(remaining), _CHARS_UTF8, 0)
+                    clauses.append((spelled or b"").decode())
+            finally:
+                self._unload()
+            return " ".join(clause.strip() for clause in clauses if clause.strip())
+
+
 def _timed_words(text: str, events: list[tuple[int, int, int, int, bytes]]) -> tuple[TimedWord, ...]:
     """Group eSpeak's word and phoneme events into words (pauses, written "_", are no phonemes)."""
     encoded = text.encode()
@@ -273,6 +291,12 @@ def synthesize(
     if not 0 <= pitch <= 100:
         raise ValueError(f"pitch must be between 0 and 100, got {pitch}")
     return _ENGINE.synthesize(text, rate_wpm, pitch, voice, ssml)
+
+
+def phonemes(text: str, *, voice: str = "en-us") -> str:
+    """Return how eSpeak NG would say `text`, in its phoneme mnemonics ("glutton" -> "gl'V?n-"):
+    its letter-to-sound rules and dictionary, for words another dictionary lacks."""
+    return _ENGINE.phonemes(text, voice)
 
 
 # SSML mode ends a reading with a clause pause (0.1-0.5 s by rate) that a plain reading does not
