@@ -247,8 +247,8 @@ class _Engine:
                 self._unload()
             return SynthesizedSpeech(samples=samples, sample_rate=self._sample_rate, words=words)
 
-
     def phonemes(self, text: str, voice: str) -> str:
+        """Return eSpeak NG's phoneme mnemonics for `text`, clause by clause, joined by spaces."""
         with self._lock:
             library = self._start()
             try:

@@ -446,7 +446,8 @@ def align(
     words = script_words(script)
     pcm = prepared_pcm(samples)
     aligned, unknown, free, retried = _ALIGNER.align(pcm, words, free_loop=scored, warp=warp)
-    known = [word for word in words if word not in set(unknown)]
+    missing = set(unknown)
+    known = [word for word in words if word not in missing]
     contrast = order_contrast(pcm, known, aligned, warp) if scored else None
     offset = PAD_SECONDS
     kept: list[AlignedWord] = []
