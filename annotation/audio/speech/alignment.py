@@ -39,7 +39,8 @@ Words the dictionary lacks (names, rare and archaic words: "Priya", "glutton") a
 eSpeak NG's letter-to-sound rules (`pronunciation`) and added to the decoders before aligning
 (issue 39, eighth pass). Left out, as before, the speech such a word takes fell outside the
 script's words, so a right take read as if it said more than its script: on a held-out real
-reader, 14% of clean right takes were flagged, most in lines with such a word; spelled, none.
+reader, 14% of clean right takes were flagged, most in lines with such a word; spelled, none
+(under the same limits).
 
 The word order (eighth pass): a take that says its script fits the script's words in their order
 far better than the same words reversed (`Alignment.order_contrast`, the free loop cancelling
