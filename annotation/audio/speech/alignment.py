@@ -319,10 +319,15 @@ class _Aligner:
         for word in words:
             if self._decoder.lookup_word(word):
                 continue
-            phones = spelled(word)
-            if phones:
-                for decoder in (self._decoder, self._wide):
-                    decoder.add_word(word, " ".join(phones), True)
+            # A word that cannot be spelled (eSpeak NG failing, a phone the model refuses) stays
+            # unknown, as every missing word was before: it never sinks the take's check.
+            try:
+                phones = spelled(word)
+                if phones:
+                    for decoder in (self._decoder, self._wide):
+                        decoder.add_word(word, " ".join(phones), True)
+            except (RuntimeError, OSError):
+                continue
 
     def free_scores(self, pcm: bytes) -> npt.NDArray[np.float64]:
         """Return the free phone loop's acoustic score of each 10 ms frame of `pcm` (each phone's

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from annotation.audio.speech import alignment as alignment_module
 from annotation.audio.speech.alignment import align, check_script, spelled
 from annotation.audio.speech.pronunciation import arpabet
 from annotation.audio.synthesis import phonemes
@@ -37,3 +40,23 @@ def test_a_script_with_words_the_dictionary_lacks_aligns_every_word_and_matches(
     assert (
         check_script(align(samples, "My brother lost his keys on the way home")).verdict == "does_not_match"
     )
+
+
+def test_a_word_that_cannot_be_spelled_stays_unknown_and_the_rest_is_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # eSpeak NG failing, or a phone the acoustic model does not have: the word is left out, as a
+    # missing word was before pronunciations were added, and the take is still aligned and checked
+    spelled_by_espeak = alignment_module.spelled
+
+    def fails(word: str) -> tuple[str, ...]:
+        if word == "zorbleck":
+            raise RuntimeError("eSpeak NG failed to initialise")
+        return ("QQ",) if word == "flimwick" else spelled_by_espeak(word)
+
+    monkeypatch.setattr(alignment_module, "spelled", fails)
+    samples, _ = spoken("Please call Stella tomorrow morning")
+    alignment = align(samples, "Please call zorbleck flimwick Stella tomorrow morning")
+
+    assert set(alignment.unknown_words) == {"zorbleck", "flimwick"}
+    assert [word.text for word in alignment.words] == ["please", "call", "stella", "tomorrow", "morning"]
